@@ -1,0 +1,44 @@
+#pragma once
+// One explicit name -> factory table per kind. Adding an algorithm: one file defining its
+// `*_entry()` function, one declaration and one row in registry.cpp, one test.
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "algorithms/aggregator.hpp"
+#include "algorithms/compression/compressor.hpp"
+#include "sim/core/params.hpp"
+
+namespace aggsim {
+
+// Everything a factory needs, already parsed and checked.
+struct AlgorithmConfig {
+  ReduceOp op;
+  Params params;  // the algorithm's own parameters (its ParamSpecs)
+  int world = 1;
+};
+
+struct AlgorithmInfo {
+  std::string name;
+  std::string summary;
+  std::vector<ParamSpec> params;
+  // True when payloads are combined in flight (reduce-scatter, trees): needs a summable compressor.
+  bool reduces_in_flight = true;
+  std::function<std::unique_ptr<Aggregator>(const AlgorithmConfig&)> make;
+};
+
+struct CompressorInfo {
+  std::string name;
+  std::string summary;
+  std::vector<ParamSpec> params;
+  std::function<std::unique_ptr<Compressor>(const Params&)> make;
+};
+
+const std::vector<AlgorithmInfo>& algorithm_table();
+const std::vector<CompressorInfo>& compressor_table();
+const AlgorithmInfo* find_algorithm(std::string_view name);
+const CompressorInfo* find_compressor(std::string_view name);
+
+}  // namespace aggsim

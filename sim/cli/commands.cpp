@@ -1,0 +1,85 @@
+#include "sim/cli/commands.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <iostream>
+
+#include "algorithms/registry.hpp"
+#include "sim/engine/simulation.hpp"
+#include "sim/metrics/report.hpp"
+#include "sim/platform/topology.hpp"
+#include "sim/scenario/scenario_loader.hpp"
+
+namespace aggsim::cli {
+
+namespace {
+
+std::string output_dir(const Scenario& sc, const RunOptions& options) {
+  if (!options.out_dir.empty()) return options.out_dir;
+  if (!sc.output.dir.empty()) return sc.output.dir;
+  return "out/" + sc.name;
+}
+
+void print_params(const std::vector<ParamSpec>& params) {
+  for (const auto& p : params) {
+    std::string def = p.required ? "required" : p.default_text.empty() ? "optional" : "default " + p.default_text;
+    if (p.kind == ParamKind::choice) {
+      std::string choices;
+      for (const auto& c : p.choices) choices += (choices.empty() ? "" : " | ") + c;
+      def += "; one of " + choices;
+    }
+    fmt::print("      {:<22} {:<10} {} ({})\n", p.key, param_kind_name(p.kind), p.help, def);
+  }
+}
+
+}  // namespace
+
+int run_command(const RunOptions& options) {
+  const Scenario sc = load_scenario(options.scenario, options.overrides);
+  const std::string dir = output_dir(sc, options);
+  const auto wall_start = std::chrono::steady_clock::now();
+  const SimulationResult result = simulate(sc, options.simgrid_args);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  write_run_folder(dir, run_outputs(sc, result));
+  if (!options.quiet) {
+    std::cout << human_summary(sc, result, dir);
+    std::cout << fmt::format("  wall time {:.3f} s\n", wall);
+  }
+  return 0;
+}
+
+int validate_command(const RunOptions& options) {
+  const Scenario sc = load_scenario(options.scenario, options.overrides);
+  const std::string platform = check_platform(sc, options.simgrid_args);
+  std::cout << fmt::format("{}: ok: {} ranks, {} steps, {} on {}, network {}\n", options.scenario, sc.ranks, sc.steps,
+                           sc.algorithm.name, platform, network_preset_name(sc.network));
+  return 0;
+}
+
+int list_command() {
+  fmt::print("Algorithms (algorithm.name; every algorithm also takes op: sum | avg | min | max | custom_avg):\n");
+  for (const auto& a : algorithm_table()) {
+    fmt::print("  {:<30} {}\n", a.name, a.summary);
+    print_params(a.params);
+  }
+  fmt::print("\nCompressors (compression.name):\n");
+  for (const auto& c : compressor_table()) {
+    fmt::print("  {:<30} {}\n", c.name, c.summary);
+    print_params(c.params);
+  }
+  fmt::print("\nTopologies (platform.topology; or platform.file: a SimGrid XML):\n");
+  for (const auto& t : topology_table()) {
+    fmt::print("  {:<30} {}\n", t.name, t.summary);
+    print_params(t.params);
+  }
+  fmt::print("\nNetwork presets (network):\n");
+  for (auto preset : {NetworkPreset::lv08, NetworkPreset::alpha_beta, NetworkPreset::ns3}) {
+    std::string cfg;
+    for (const auto& c : network_preset_config(preset)) cfg += (cfg.empty() ? "" : " ") + ("--cfg=" + c);
+    fmt::print("  {:<30} {}\n", network_preset_name(preset), cfg);
+  }
+  return 0;
+}
+
+}  // namespace aggsim::cli

@@ -1,0 +1,76 @@
+// aggsim: simulate gradient aggregation on a network. See README.md.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "sim/cli/commands.hpp"
+#include "sim/core/error.hpp"
+
+namespace {
+
+// SimGrid's own --cfg=... and --log=... flags pass through untouched; CLI11 sees the rest.
+std::vector<std::string> take_simgrid_args(std::vector<std::string>& args) {
+  std::vector<std::string> simgrid, rest;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.rfind("--cfg=", 0) == 0 || a.rfind("--log=", 0) == 0) {
+      simgrid.push_back(a);
+    } else if ((a == "--cfg" || a == "--log") && i + 1 < args.size()) {
+      simgrid.push_back(a + "=" + args[++i]);
+    } else {
+      rest.push_back(a);
+    }
+  }
+  args = rest;
+  return simgrid;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  aggsim::cli::RunOptions options;
+  options.simgrid_args = take_simgrid_args(args);
+
+  CLI::App app{"aggsim: discrete-event simulation of gradient aggregation in distributed training"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", AGGSIM_VERSION);
+  app.footer("SimGrid flags (--cfg=..., --log=...) are passed through to SimGrid.");
+
+  auto add_scenario_options = [&](CLI::App* cmd) {
+    cmd->add_option("scenario", options.scenario, "scenario YAML file")->required();
+    cmd->add_option("--set", options.overrides, "override a key, e.g. --set ranks=64 --set algorithm.op=sum")
+        ->allow_extra_args(false);
+  };
+  CLI::App* run = app.add_subcommand("run", "run one simulation and write its output folder");
+  add_scenario_options(run);
+  run->add_option("--out", options.out_dir, "output folder (default: output.dir, else out/<scenario name>)");
+  run->add_flag("-q,--quiet", options.quiet, "print nothing on success");
+  CLI::App* validate = app.add_subcommand("validate", "check a scenario and its platform without running it");
+  add_scenario_options(validate);
+  CLI::App* list = app.add_subcommand("list", "list algorithms, compressors, topologies and network presets");
+  std::vector<std::string> bench_args;
+  CLI::App* bench = app.add_subcommand("bench", "time reference workloads (see README)");
+  bench->allow_extras();
+
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    if (*run) return aggsim::cli::run_command(options);
+    if (*validate) return aggsim::cli::validate_command(options);
+    if (*list) return aggsim::cli::list_command();
+    if (*bench) return aggsim::cli::bench_command(bench->remaining());
+  } catch (const aggsim::InputError& e) {
+    std::cerr << "aggsim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "aggsim: internal error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

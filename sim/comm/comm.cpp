@@ -1,0 +1,66 @@
+#include "sim/comm/comm.hpp"
+
+#include <fmt/format.h>
+#include <stdexcept>
+
+namespace aggsim {
+
+void SendHandle::wait() {
+  if (comm_) comm_->wait();
+  comm_ = nullptr;
+}
+
+Payload RecvHandle::wait() {
+  if (!comm_) throw std::logic_error("RecvHandle::wait on an empty or already waited handle");
+  comm_->wait();
+  comm_ = nullptr;
+  std::unique_ptr<Payload> owned(*slot_);
+  return std::move(*owned);
+}
+
+bool RecvHandle::done() const { return comm_ != nullptr && comm_->test(); }
+
+sg4::Mailbox* Comm::box(int src, int dst, int channel) {
+  if (src < 0 || src >= size_ || dst < 0 || dst >= size_)
+    throw std::out_of_range(fmt::format("rank {} addressed peer outside [0, {})", rank_, size_));
+  const int peer = src == rank_ ? dst : src;
+  const std::uint64_t key = (static_cast<std::uint64_t>(channel) << 40) ^
+                            (static_cast<std::uint64_t>(src == rank_) << 39) ^ static_cast<std::uint64_t>(peer);
+  auto it = boxes_.find(key);
+  if (it != boxes_.end()) return it->second;
+  auto* mb = sg4::Mailbox::by_name(fmt::format("{}>{}#{}", src, dst, channel));
+  boxes_.emplace(key, mb);
+  return mb;
+}
+
+SendHandle Comm::isend(int dst, Payload payload, int channel) {
+  const std::uint64_t bytes = payload.wire_bytes;
+  counters_.bytes_sent += bytes;
+  counters_.messages_sent += 1;
+  auto* owned = new Payload(std::move(payload));  // the receiver takes ownership
+  return SendHandle(box(rank_, dst, channel)->put_async(owned, bytes));
+}
+
+void Comm::send(int dst, Payload payload, int channel) { isend(dst, std::move(payload), channel).wait(); }
+
+RecvHandle Comm::irecv(int src, int channel) {
+  auto slot = std::make_unique<Payload*>(nullptr);
+  auto comm = box(src, rank_, channel)->get_async<Payload>(slot.get());
+  return RecvHandle(std::move(comm), std::move(slot));
+}
+
+Payload Comm::recv(int src, int channel) { return irecv(src, channel).wait(); }
+
+Payload Comm::sendrecv(int dst, Payload payload, int src, int channel) {
+  RecvHandle in = irecv(src, channel);
+  SendHandle out = isend(dst, std::move(payload), channel);
+  Payload received = in.wait();
+  out.wait();
+  return received;
+}
+
+void Comm::wait_all(std::vector<SendHandle>& sends) {
+  for (auto& s : sends) s.wait();
+}
+
+}  // namespace aggsim

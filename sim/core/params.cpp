@@ -1,0 +1,175 @@
+#include "sim/core/params.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <stdexcept>
+
+#include "sim/core/units.hpp"
+
+namespace aggsim {
+
+const ParamValue& Params::at(const std::string& key) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) throw std::logic_error("parameter '" + key + "' was not declared or has no value");
+  return it->second;
+}
+
+double Params::real(const std::string& key) const {
+  const ParamValue& v = at(key);
+  if (auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
+  return std::get<double>(v);
+}
+
+const char* param_kind_name(ParamKind kind) {
+  switch (kind) {
+    case ParamKind::integer: return "integer";
+    case ParamKind::real: return "number";
+    case ParamKind::boolean: return "boolean";
+    case ParamKind::text: return "string";
+    case ParamKind::choice: return "choice";
+    case ParamKind::bytes: return "size";
+    case ParamKind::bandwidth: return "bandwidth";
+    case ParamKind::duration: return "duration";
+    case ParamKind::speed: return "speed";
+    case ParamKind::integer_list: return "integer list";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string range_text(const ParamSpec& spec) {
+  const bool has_min = spec.min > -1e299, has_max = spec.max < 1e299;
+  if (has_min && has_max) return fmt::format(" in [{}, {}]", spec.min, spec.max);
+  if (has_min) return spec.min == 0 ? " >= 0" : fmt::format(" >= {}", spec.min);
+  if (has_max) return fmt::format(" <= {}", spec.max);
+  return "";
+}
+
+void check_range(const ParamSpec& spec, double v) {
+  if (v < spec.min || v > spec.max) {
+    const char* noun = spec.kind == ParamKind::integer || spec.kind == ParamKind::integer_list ? "an integer" : "a value";
+    throw std::invalid_argument(fmt::format("must be {}{}", noun, range_text(spec)));
+  }
+}
+
+std::int64_t parse_integer(const ParamSpec& spec, const std::string& text) {
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size())
+    throw std::invalid_argument(fmt::format("must be an integer{} (got '{}')", range_text(spec), text));
+  check_range(spec, static_cast<double>(v));
+  return v;
+}
+
+}  // namespace
+
+ParamValue parse_param(const ParamSpec& spec, const std::string& text) {
+  switch (spec.kind) {
+    case ParamKind::integer: return parse_integer(spec, text);
+    case ParamKind::real: {
+      std::size_t used = 0;
+      double v = 0;
+      try {
+        v = std::stod(text, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != text.size() || !std::isfinite(v))
+        throw std::invalid_argument(fmt::format("must be a number{} (got '{}')", range_text(spec), text));
+      check_range(spec, v);
+      return v;
+    }
+    case ParamKind::boolean: {
+      static const std::vector<std::string> yes = {"true", "on", "yes", "True", "On", "Yes", "TRUE", "ON", "YES"};
+      static const std::vector<std::string> no = {"false", "off", "no", "False", "Off", "No", "FALSE", "OFF", "NO"};
+      for (const auto& y : yes)
+        if (text == y) return true;
+      for (const auto& n : no)
+        if (text == n) return false;
+      throw std::invalid_argument(fmt::format("must be true or false (got '{}')", text));
+    }
+    case ParamKind::text: return text;
+    case ParamKind::choice:
+      for (const auto& c : spec.choices)
+        if (text == c) return text;
+      throw std::invalid_argument(fmt::format("must be one of {} (got '{}')", fmt::join(spec.choices, " | "), text));
+    case ParamKind::bytes: {
+      auto v = static_cast<double>(units::parse_bytes(text));
+      check_range(spec, v);
+      return static_cast<std::int64_t>(v);
+    }
+    case ParamKind::bandwidth: {
+      double v = units::parse_bandwidth(text);
+      if (v <= 0) throw std::invalid_argument(fmt::format("must be a positive bandwidth (got '{}')", text));
+      check_range(spec, v);
+      return v;
+    }
+    case ParamKind::duration: {
+      double v = units::parse_duration(text);
+      check_range(spec, v);
+      return v;
+    }
+    case ParamKind::speed: {
+      double v = units::parse_speed(text);
+      if (v <= 0) throw std::invalid_argument(fmt::format("must be a positive speed (got '{}')", text));
+      check_range(spec, v);
+      return v;
+    }
+    case ParamKind::integer_list: {
+      // Defaults are written "2,4,8"; YAML sequences arrive element by element through the loader.
+      std::vector<std::int64_t> out;
+      std::size_t start = 0;
+      while (start <= text.size() && !text.empty()) {
+        std::size_t comma = text.find(',', start);
+        std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+        while (!item.empty() && item.back() == ' ') item.pop_back();
+        out.push_back(parse_integer(spec, item));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+      return out;
+    }
+  }
+  throw std::logic_error("unknown parameter kind");
+}
+
+std::string format_param(const ParamSpec& spec, const ParamValue& value) {
+  return std::visit(
+      [&](const auto& v) -> std::string {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, bool>) {
+          return v ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, std::int64_t>) {
+          return spec.kind == ParamKind::bytes ? fmt::format("{}B", v) : fmt::format("{}", v);
+        } else if constexpr (std::is_same_v<T, double>) {
+          switch (spec.kind) {
+            case ParamKind::bandwidth: return fmt::format("{}Bps", v);
+            case ParamKind::duration: return fmt::format("{}s", v);
+            case ParamKind::speed: return fmt::format("{}f", v);
+            default: return fmt::format("{}", v);
+          }
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          return v;
+        } else {
+          return fmt::format("{}", fmt::join(v, ","));
+        }
+      },
+      value);
+}
+
+Params default_params(const std::vector<ParamSpec>& specs) {
+  Params p;
+  for (const auto& s : specs)
+    if (!s.default_text.empty()) p.set(s.key, parse_param(s, s.default_text));
+  return p;
+}
+
+}  // namespace aggsim

@@ -1,0 +1,19 @@
+#pragma once
+// Quantities with SimGrid's unit suffixes: "10Gbps", "25GBps", "1us", "100MB", "64MiB", "100Gf".
+// Decimal prefixes are powers of 10 (100MB = 10^8 bytes), binary ones powers of 2 (MiB = 2^20).
+// A bare number is bytes, bytes per second, seconds or flop/s. Parsers throw std::invalid_argument
+// with a message that says what was expected.
+#include <cstdint>
+#include <string>
+
+namespace aggsim::units {
+
+std::uint64_t parse_bytes(const std::string& text);
+double parse_bandwidth(const std::string& text);  // bytes per second
+double parse_duration(const std::string& text);   // seconds
+double parse_speed(const std::string& text);      // flop per second
+
+std::string format_bytes(double bytes);     // "1.5 MB"
+std::string format_duration(double seconds);  // "12.3 ms"
+
+}  // namespace aggsim::units

@@ -1,0 +1,40 @@
+#pragma once
+// Runs one scenario in this process: one SimGrid Engine, one actor per rank. SimGrid allows one
+// Engine per process, so call simulate() at most once per process (tests fork for isolation).
+#include <Eigen/Core>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sim/metrics/step_log.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace aggsim {
+
+struct SimulationHooks {
+  // Called on each rank after each aggregation with its proxy gradient before and after.
+  std::function<void(int rank, int step, const Eigen::VectorXf& before, const Eigen::VectorXf& after)> after_aggregate;
+};
+
+struct SimulationResult {
+  StepLog log{0, 0};
+  double sim_time_s = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t messages_sent = 0;
+  std::string platform_description;  // "platforms/x.xml (16 hosts)" or "cluster (64 hosts)"
+};
+
+// `simgrid_args` are --cfg=... / --log=... flags passed through to SimGrid (they override ours).
+SimulationResult simulate(const Scenario& scenario, const std::vector<std::string>& simgrid_args,
+                          const SimulationHooks& hooks = {});
+
+// Loads the platform in a fresh Engine and checks that the ranks fit (for `aggsim validate`).
+// Returns the platform description. Throws InputError.
+std::string check_platform(const Scenario& scenario, const std::vector<std::string>& simgrid_args);
+
+// SimGrid settings a network preset stands for.
+std::vector<std::string> network_preset_config(NetworkPreset preset);
+
+std::string simgrid_version();
+
+}  // namespace aggsim

@@ -1,0 +1,47 @@
+#pragma once
+// Per-rank, per-step timestamps and counters, filled by the rank actors, summarized per step.
+#include <cstdint>
+#include <vector>
+
+namespace aggsim {
+
+struct RankStepRecord {
+  double start = 0;        // step begins (simulated seconds)
+  double compute_end = 0;  // local gradient ready
+  double agg_start = 0;    // aggregation entered
+  double agg_end = 0;      // aggregation returned: the step's result is usable on this rank
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t messages_sent = 0;
+};
+
+class StepLog {
+ public:
+  StepLog(int ranks, int steps)
+      : ranks_(ranks), steps_(steps), records_(static_cast<std::size_t>(ranks) * static_cast<std::size_t>(steps)) {}
+  RankStepRecord& at(int rank, int step) { return records_[index(rank, step)]; }
+  const RankStepRecord& at(int rank, int step) const { return records_[index(rank, step)]; }
+  int ranks() const { return ranks_; }
+  int steps() const { return steps_; }
+
+ private:
+  std::size_t index(int rank, int step) const {
+    return static_cast<std::size_t>(step) * static_cast<std::size_t>(ranks_) + static_cast<std::size_t>(rank);
+  }
+  int ranks_, steps_;
+  std::vector<RankStepRecord> records_;
+};
+
+// One row of steps.csv.
+struct StepSummary {
+  int step = 0;
+  double end_time_s = 0;      // when the last rank finished this step
+  double step_time_s = 0;     // end_time_s minus the previous step's end_time_s (0 before step 0)
+  double compute_time_s = 0;  // slowest rank's gradient computation
+  double comm_time_s = 0;     // slowest rank's time inside aggregation
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t messages_sent = 0;
+};
+
+std::vector<StepSummary> summarize_steps(const StepLog& log);
+
+}  // namespace aggsim

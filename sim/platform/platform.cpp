@@ -1,0 +1,92 @@
+#include "sim/platform/platform.hpp"
+
+#include <boost/property_tree/ptree.hpp>
+#include <boost/property_tree/xml_parser.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "sim/core/error.hpp"
+#include "sim/platform/topology.hpp"
+
+namespace aggsim {
+
+namespace {
+
+// Catch malformed XML with a precise line before SimGrid's parser sees it.
+void check_well_formed(const std::string& file) {
+  boost::property_tree::ptree tree;
+  try {
+    boost::property_tree::read_xml(file, tree);
+  } catch (const boost::property_tree::xml_parser_error& e) {
+    throw InputError(fmt::format("{}:{}: malformed platform XML: {}", file, e.line(), e.message()));
+  }
+  if (tree.find("platform") == tree.not_found())
+    throw InputError(fmt::format("{}: not a SimGrid platform (no <platform> root element)", file));
+}
+
+}  // namespace
+
+void build_platform(const PlatformSpec& spec, sg4::Engine& engine) {
+  if (!spec.file.empty()) {
+    check_well_formed(spec.file);
+    try {
+      engine.load_platform(spec.file);
+    } catch (const std::exception& e) {
+      throw InputError(fmt::format("{}: invalid platform: {}", spec.file, e.what()));
+    }
+    return;
+  }
+  const TopologyInfo* info = find_topology(spec.topology);
+  if (!info) throw InputError("unknown topology '" + spec.topology + "'");
+  info->build(spec.params);
+}
+
+bool natural_less(const std::string& a, const std::string& b) {
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
+      std::size_t i2 = i, j2 = j;
+      while (i2 < a.size() && std::isdigit(static_cast<unsigned char>(a[i2]))) ++i2;
+      while (j2 < b.size() && std::isdigit(static_cast<unsigned char>(b[j2]))) ++j2;
+      // Compare digit runs by value: strip leading zeros, then by length, then lexically.
+      std::size_t ia = i, jb = j;
+      while (ia + 1 < i2 && a[ia] == '0') ++ia;
+      while (jb + 1 < j2 && b[jb] == '0') ++jb;
+      if (i2 - ia != j2 - jb) return i2 - ia < j2 - jb;
+      int c = a.compare(ia, i2 - ia, b, jb, j2 - jb);
+      if (c != 0) return c < 0;
+      if (i2 - i != j2 - j) return i2 - i < j2 - j;  // "01" after "1": total order
+      i = i2;
+      j = j2;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
+}
+
+std::vector<sg4::Host*> hosts_in_natural_order(const sg4::Engine& engine) {
+  auto hosts = engine.get_all_hosts();
+  std::sort(hosts.begin(), hosts.end(),
+            [](const sg4::Host* x, const sg4::Host* y) { return natural_less(x->get_name(), y->get_name()); });
+  return hosts;
+}
+
+RankLayout layout_of(const std::vector<sg4::Host*>& rank_hosts) {
+  RankLayout layout;
+  std::map<std::string, int> node_ids;
+  for (const auto* host : rank_hosts) {
+    const char* node = host->get_property(kNodeProperty);
+    const std::string key = node ? std::string("node:") + node : "host:" + host->get_name();
+    auto it = node_ids.emplace(key, static_cast<int>(node_ids.size())).first;
+    layout.node_of_rank.push_back(it->second);
+  }
+  return layout;
+}
+
+}  // namespace aggsim

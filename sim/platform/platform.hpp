@@ -1,0 +1,32 @@
+#pragma once
+// Builds the simulated platform (from XML or a generator) and maps ranks to hosts.
+#include <simgrid/s4u.hpp>
+
+#include <string>
+#include <vector>
+
+#include "algorithms/rank_context.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace aggsim {
+
+namespace sg4 = simgrid::s4u;
+
+// Loads `spec` into the engine. Malformed XML, unknown topologies and impossible parameters throw
+// InputError naming the file and line (or the parameter).
+void build_platform(const PlatformSpec& spec, sg4::Engine& engine);
+
+// Compares host names in natural order: "host-2" < "host-10" (SimGrid sorts them as text).
+bool natural_less(const std::string& a, const std::string& b);
+
+// All hosts of the platform in natural name order.
+std::vector<sg4::Host*> hosts_in_natural_order(const sg4::Engine& engine);
+
+// Host property naming the physical node a host belongs to (several GPUs of one machine share a
+// node). Hosts without it are nodes of their own.
+constexpr const char* kNodeProperty = "aggsim_node";
+
+// Node of each rank from the hosts' node property; nodes are numbered in order of first rank.
+RankLayout layout_of(const std::vector<sg4::Host*>& rank_hosts);
+
+}  // namespace aggsim

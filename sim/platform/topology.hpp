@@ -1,0 +1,28 @@
+#pragma once
+// Platform generators, one name -> builder table (like the algorithm registry). A builder creates
+// the hosts, links and routes of a generated cluster inside the current SimGrid Engine.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/core/params.hpp"
+
+namespace aggsim {
+
+struct TopologyInfo {
+  std::string name;
+  std::string summary;
+  std::vector<ParamSpec> params;
+  // Number of hosts the parameters describe, without building anything. Throws
+  // std::invalid_argument naming the parameter when the combination is impossible.
+  std::function<std::int64_t(const Params&)> host_count;
+  // Builds the platform as the Engine's root zone; must run before any simulation starts.
+  std::function<void(const Params&)> build;
+};
+
+const std::vector<TopologyInfo>& topology_table();
+const TopologyInfo* find_topology(std::string_view name);
+
+}  // namespace aggsim

@@ -1,0 +1,309 @@
+#include "sim/scenario/scenario_loader.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "algorithms/registry.hpp"
+#include "sim/core/error.hpp"
+#include "sim/platform/topology.hpp"
+#include "sim/scenario/yaml_reader.hpp"
+
+namespace aggsim {
+
+const char* network_preset_name(NetworkPreset preset) {
+  switch (preset) {
+    case NetworkPreset::lv08: return "lv08";
+    case NetworkPreset::alpha_beta: return "alpha_beta";
+    case NetworkPreset::ns3: return "ns3";
+  }
+  return "?";
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+YAML::Node parse_document(const std::string& text, const std::string& label) {
+  try {
+    YAML::Node doc = YAML::Load(text);
+    if (!doc.IsDefined() || doc.IsNull()) throw InputError(label + ": the scenario is empty");
+    return doc;
+  } catch (const YAML::ParserException& e) {
+    throw InputError(fmt::format("{}:{}:{}: syntax error: {}", label, e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+}
+
+// Applies "a.b.c=value" by creating/replacing the key in the document tree.
+void apply_override(YAML::Node& root, const std::string& text, YamlSource& source) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError(fmt::format("--set {}: expected key.path=value", text));
+  const std::string path = text.substr(0, eq), value_text = text.substr(eq + 1);
+  YAML::Node value;
+  try {
+    value = YAML::Load(value_text);
+  } catch (const YAML::ParserException& e) {
+    throw InputError(fmt::format("--set {}: value is not valid YAML: {}", text, e.msg));
+  }
+  std::vector<std::string> parts;
+  std::stringstream ss(path);
+  for (std::string part; std::getline(ss, part, '.');) {
+    if (part.empty()) throw InputError(fmt::format("--set {}: empty key in '{}'", text, path));
+    parts.push_back(part);
+  }
+  YAML::Node cur = root;
+  std::string walked;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    walked += (walked.empty() ? "" : ".") + parts[i];
+    YAML::Node next = cur[parts[i]];
+    if (!next || next.IsNull()) {
+      cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
+      next = cur[parts[i]];
+    } else if (!next.IsMap()) {
+      throw InputError(fmt::format("--set {}: '{}' is not a mapping", text, walked));
+    }
+    cur.reset(next);
+  }
+  cur[parts.back()] = value;
+  source.overrides[path] = text;
+}
+
+std::string find_platform_file(const YamlValue& where, const std::string& file, const std::string& scenario_file) {
+  const fs::path p(file);
+  std::vector<fs::path> candidates = {p};
+  if (p.is_relative()) {
+    const fs::path scenario_dir = fs::path(scenario_file).parent_path();
+    if (!scenario_dir.empty()) candidates.push_back(scenario_dir / p);
+  }
+  for (const auto& c : candidates)
+    if (fs::is_regular_file(c)) return c.lexically_normal().string();
+  std::string tried;
+  for (const auto& c : candidates) tried += (tried.empty() ? "" : ", ") + c.string();
+  where.fail(fmt::format("platform file not found (looked for {})", tried));
+}
+
+PlatformSpec read_platform(YamlMap& top, const std::string& scenario_file) {
+  PlatformSpec spec;
+  YamlMap map(top.require("platform"));
+  auto file = map.get("file");
+  auto topology = map.get("topology");
+  if (file && topology) file->fail("give either a platform file or a topology generator, not both");
+  if (file) {
+    spec.file = find_platform_file(*file, file->scalar(), scenario_file);
+  } else if (topology) {
+    spec.topology = topology->scalar();
+    const TopologyInfo* info = find_topology(spec.topology);
+    if (!info) {
+      std::string names;
+      for (const auto& t : topology_table()) names += (names.empty() ? "" : " | ") + t.name;
+      topology->fail(fmt::format("unknown topology '{}' (available: {})", spec.topology, names));
+    }
+    spec.params = map.params(info->params);
+    try {
+      info->host_count(spec.params);
+    } catch (const std::invalid_argument& e) {
+      map.value().fail(e.what());
+    }
+  } else {
+    map.value().fail("needs 'file: PLATFORM.xml' or 'topology: cluster | fat_tree | torus | dragonfly'");
+  }
+  map.finish();
+  return spec;
+}
+
+template <class Table>
+std::string names_of(const Table& table) {
+  std::string names;
+  for (const auto& t : table) names += (names.empty() ? "" : " | ") + t.name;
+  return names;
+}
+
+Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source) {
+  Scenario sc;
+  sc.source_file = source->file;
+  YamlMap top(YamlValue(doc, "", source));
+
+  if (auto v = top.get("name")) sc.name = v->scalar();
+  else sc.name = fs::path(source->file).stem().string();
+  if (sc.name.empty() || sc.name.find('/') != std::string::npos || sc.name == "." || sc.name == "..")
+    top.value().fail("name: must be a plain, non-empty name usable as a folder name");
+  top.get("description");  // free text for people; not used
+  if (auto v = top.get("seed")) sc.seed = static_cast<std::uint64_t>(v->integer(0, 9.2e18));
+  auto ranks = top.get("ranks");
+  if (ranks) sc.ranks = static_cast<int>(ranks->integer(1, 1 << 22));
+  if (auto v = top.get("steps")) sc.steps = static_cast<int>(v->integer(1, 1e9));
+
+  sc.platform = read_platform(top, source->file);
+  if (!sc.platform.topology.empty()) {
+    const auto hosts = find_topology(sc.platform.topology)->host_count(sc.platform.params);
+    if (sc.ranks > hosts) {
+      const YamlValue& at = ranks ? *ranks : top.value();
+      at.fail(fmt::format("{} ranks do not fit on the {} hosts of this {} platform", sc.ranks, hosts,
+                          sc.platform.topology));
+    }
+  }
+
+  if (auto v = top.get("network")) {
+    const std::string n = v->scalar();
+    if (n == "lv08") sc.network = NetworkPreset::lv08;
+    else if (n == "alpha_beta") sc.network = NetworkPreset::alpha_beta;
+    else if (n == "ns3") sc.network = NetworkPreset::ns3;
+    else v->fail(fmt::format("must be one of lv08 | alpha_beta | ns3 (got '{}')", n));
+  }
+
+  if (auto m = top.get("model")) {
+    YamlMap model(*m);
+    if (auto v = model.get("size")) {
+      sc.model.size_bytes = v->bytes();
+      if (sc.model.size_bytes == 0) v->fail("must be a positive size, e.g. 100MB");
+    }
+    if (auto v = model.get("proxy_dim")) sc.model.proxy_dim = v->integer(1, 1e9);
+    if (auto v = model.get("math")) sc.model.math = v->boolean();
+    model.finish();
+  }
+
+  {
+    YamlMap alg(top.require("algorithm"));
+    auto name = alg.require("name");
+    sc.algorithm.name = name.scalar();
+    const AlgorithmInfo* info = find_algorithm(sc.algorithm.name);
+    if (!info) name.fail(fmt::format("unknown algorithm '{}' (available: {})", sc.algorithm.name, names_of(algorithm_table())));
+    if (auto v = alg.get("op")) {
+      try {
+        sc.algorithm.op.kind = parse_reduce_kind(v->scalar());
+      } catch (const std::invalid_argument& e) {
+        v->fail(e.what());
+      }
+    }
+    auto denominator = alg.get("denominator");
+    if (sc.algorithm.op.kind == ReduceKind::custom_avg) {
+      if (!denominator) alg.value().fail("op custom_avg needs 'denominator' (a positive number)");
+      sc.algorithm.op.denominator = denominator->real(1e-300, 1e300);
+    } else if (denominator) {
+      denominator->fail("only used with op: custom_avg");
+    }
+    sc.algorithm.params = alg.params(info->params);
+    alg.finish();
+  }
+
+  auto compression = top.get("compression");
+  if (compression) {
+    YamlMap comp(*compression);
+    auto name = comp.require("name");
+    sc.compression.name = name.scalar();
+    const CompressorInfo* info = find_compressor(sc.compression.name);
+    if (!info) name.fail(fmt::format("unknown compressor '{}' (available: {})", sc.compression.name, names_of(compressor_table())));
+    sc.compression.params = comp.params(info->params);
+    comp.finish();
+  }
+  {
+    // A compressor whose payloads cannot be added must not ride a collective that adds in flight.
+    const auto compressor = find_compressor(sc.compression.name)->make(sc.compression.params);
+    const AlgorithmInfo* alg = find_algorithm(sc.algorithm.name);
+    if (alg->reduces_in_flight && !compressor->summable()) {
+      const YamlValue at = compression ? *compression : top.value();
+      at.fail(fmt::format("compressor '{}' is not summable, so '{}' cannot add its payloads in flight; "
+                          "use algorithm 'allgather' or 'parameter_server' instead",
+                          sc.compression.name, sc.algorithm.name));
+    }
+  }
+
+  if (auto o = top.get("output")) {
+    YamlMap out(*o);
+    if (auto v = out.get("dir")) sc.output.dir = v->scalar();
+    out.finish();
+  }
+  top.finish();
+  return sc;
+}
+
+Scenario load_from(const std::string& text, const std::string& label, const std::vector<std::string>& overrides) {
+  auto source = std::make_shared<YamlSource>();
+  source->file = label;
+  YAML::Node doc = parse_document(text, label);
+  if (!doc.IsMap()) throw InputError(label + ": a scenario must be a mapping of keys (seed, ranks, platform, ...)");
+  for (const auto& o : overrides) apply_override(doc, o, *source);
+  return read_scenario(doc, source);
+}
+
+}  // namespace
+
+Scenario load_scenario(const std::string& file, const std::vector<std::string>& overrides) {
+  if (!fs::exists(file)) throw InputError(fmt::format("{}: scenario file not found", file));
+  std::ifstream in(file);
+  if (!in) throw InputError(fmt::format("{}: cannot read the scenario file", file));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return load_from(buffer.str(), file, overrides);
+}
+
+Scenario load_scenario_text(const std::string& text, const std::string& label,
+                            const std::vector<std::string>& overrides) {
+  return load_from(text, label, overrides);
+}
+
+namespace {
+
+void emit_params(YAML::Emitter& out, const std::vector<ParamSpec>& specs, const Params& params) {
+  for (const auto& spec : specs) {
+    if (!params.has(spec.key)) continue;
+    out << YAML::Key << spec.key << YAML::Value;
+    const auto& value = params.all().at(spec.key);
+    if (auto* list = std::get_if<std::vector<std::int64_t>>(&value)) {
+      out << YAML::Flow << YAML::BeginSeq;
+      for (auto x : *list) out << x;
+      out << YAML::EndSeq;
+    } else {
+      out << format_param(spec, value);
+    }
+  }
+}
+
+}  // namespace
+
+std::string resolved_yaml(const Scenario& sc) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << sc.name;
+  out << YAML::Key << "seed" << YAML::Value << sc.seed;
+  out << YAML::Key << "ranks" << YAML::Value << sc.ranks;
+  out << YAML::Key << "steps" << YAML::Value << sc.steps;
+  out << YAML::Key << "platform" << YAML::Value << YAML::BeginMap;
+  if (!sc.platform.file.empty()) {
+    out << YAML::Key << "file" << YAML::Value << sc.platform.file;
+  } else {
+    out << YAML::Key << "topology" << YAML::Value << sc.platform.topology;
+    emit_params(out, find_topology(sc.platform.topology)->params, sc.platform.params);
+  }
+  out << YAML::EndMap;
+  out << YAML::Key << "network" << YAML::Value << network_preset_name(sc.network);
+  out << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "size" << YAML::Value << fmt::format("{}B", sc.model.size_bytes);
+  out << YAML::Key << "proxy_dim" << YAML::Value << sc.model.proxy_dim;
+  out << YAML::Key << "math" << YAML::Value << (sc.model.math ? "on" : "off");
+  out << YAML::EndMap;
+  out << YAML::Key << "algorithm" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << sc.algorithm.name;
+  out << YAML::Key << "op" << YAML::Value << reduce_kind_name(sc.algorithm.op.kind);
+  if (sc.algorithm.op.kind == ReduceKind::custom_avg)
+    out << YAML::Key << "denominator" << YAML::Value << fmt::format("{}", sc.algorithm.op.denominator);
+  emit_params(out, find_algorithm(sc.algorithm.name)->params, sc.algorithm.params);
+  out << YAML::EndMap;
+  out << YAML::Key << "compression" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << sc.compression.name;
+  emit_params(out, find_compressor(sc.compression.name)->params, sc.compression.params);
+  out << YAML::EndMap;
+  if (!sc.output.dir.empty()) {
+    out << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "dir" << YAML::Value << sc.output.dir;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace aggsim

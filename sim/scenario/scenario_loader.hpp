@@ -1,0 +1,19 @@
+#pragma once
+#include <string>
+#include <vector>
+
+#include "sim/scenario/scenario.hpp"
+
+namespace aggsim {
+
+// Reads and checks a scenario file; `overrides` are "key.path=value" strings (--set), applied
+// before checking. Throws InputError ("file:line:col: key.path: message") on any problem.
+Scenario load_scenario(const std::string& file, const std::vector<std::string>& overrides = {});
+// Same, from text (tests, sweeps); `label` stands for the file name in messages.
+Scenario load_scenario_text(const std::string& text, const std::string& label,
+                            const std::vector<std::string>& overrides = {});
+
+// The fully resolved scenario (every default filled in) as YAML; loading it gives the same scenario.
+std::string resolved_yaml(const Scenario& scenario);
+
+}  // namespace aggsim

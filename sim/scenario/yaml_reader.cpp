@@ -1,0 +1,160 @@
+#include "sim/scenario/yaml_reader.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "sim/core/error.hpp"
+#include "sim/core/units.hpp"
+
+namespace aggsim {
+namespace {
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string join_path(const std::string& parent, const std::string& key) {
+  return parent.empty() ? key : parent + "." + key;
+}
+
+}  // namespace
+
+YamlValue YamlValue::child(const std::string& key) const {
+  return YamlValue(node_[key], join_path(path_, key), source_);
+}
+
+YamlValue YamlValue::item(std::size_t index) const {
+  return YamlValue(node_[index], fmt::format("{}[{}]", path_, index), source_);
+}
+
+std::string YamlValue::location() const {
+  for (const auto& [path, text] : source_->overrides)
+    if (path_ == path || path_.rfind(path + ".", 0) == 0) return "--set " + text;
+  const YAML::Mark mark = node_.Mark();
+  if (mark.is_null()) return source_->file;
+  return fmt::format("{}:{}:{}", source_->file, mark.line + 1, mark.column + 1);
+}
+
+void YamlValue::fail(const std::string& message) const {
+  throw InputError(fmt::format("{}: {}: {}", location(), path_.empty() ? "(top level)" : path_, message));
+}
+
+std::string YamlValue::scalar() const {
+  if (!node_.IsScalar()) {
+    if (node_.IsNull()) fail("needs a value");
+    fail(node_.IsMap() ? "expected a single value, found a mapping" : "expected a single value, found a list");
+  }
+  return node_.Scalar();
+}
+
+template <class F>
+auto YamlValue::parse_or_fail(F&& parse) const -> decltype(parse(std::string())) {
+  const std::string text = scalar();
+  try {
+    return parse(text);
+  } catch (const std::invalid_argument& e) {
+    fail(e.what());
+  }
+}
+
+std::int64_t YamlValue::integer(double min, double max) const {
+  ParamSpec spec("", ParamKind::integer);
+  spec.min = min;
+  spec.max = max;
+  return parse_or_fail([&](const std::string& t) { return std::get<std::int64_t>(parse_param(spec, t)); });
+}
+
+double YamlValue::real(double min, double max) const {
+  ParamSpec spec("", ParamKind::real);
+  spec.min = min;
+  spec.max = max;
+  return parse_or_fail([&](const std::string& t) { return std::get<double>(parse_param(spec, t)); });
+}
+
+bool YamlValue::boolean() const {
+  ParamSpec spec("", ParamKind::boolean);
+  return parse_or_fail([&](const std::string& t) { return std::get<bool>(parse_param(spec, t)); });
+}
+
+std::uint64_t YamlValue::bytes() const {
+  return parse_or_fail([](const std::string& t) { return units::parse_bytes(t); });
+}
+
+ParamValue YamlValue::param(const ParamSpec& spec) const {
+  if (spec.kind == ParamKind::integer_list) {
+    if (node_.IsScalar()) return parse_or_fail([&](const std::string& t) { return parse_param(spec, t); });
+    if (!node_.IsSequence()) fail("expected a list of integers, e.g. [2, 4]");
+    std::vector<std::int64_t> out;
+    for (std::size_t i = 0; i < node_.size(); ++i) {
+      out.push_back(item(i).integer(spec.min, spec.max));
+    }
+    if (out.empty()) fail("must not be an empty list");
+    return out;
+  }
+  return parse_or_fail([&](const std::string& t) { return parse_param(spec, t); });
+}
+
+YamlMap::YamlMap(const YamlValue& value) : value_(value) {
+  if (!value.node().IsMap()) {
+    if (value.node().IsNull()) value.fail("needs a mapping of keys, found nothing");
+    value.fail("expected a mapping of keys");
+  }
+}
+
+std::optional<YamlValue> YamlMap::get(const std::string& key) {
+  claimed_.insert(key);
+  if (!value_.node()[key]) return std::nullopt;
+  return value_.child(key);
+}
+
+YamlValue YamlMap::require(const std::string& key) {
+  auto v = get(key);
+  if (!v) value_.fail(fmt::format("missing required key '{}'", key));
+  return *v;
+}
+
+Params YamlMap::params(const std::vector<ParamSpec>& specs) {
+  Params out;
+  for (const auto& spec : specs) {
+    if (auto v = get(spec.key)) {
+      out.set(spec.key, v->param(spec));
+    } else if (spec.required) {
+      value_.fail(fmt::format("missing required key '{}' ({})", spec.key, spec.help));
+    } else if (!spec.default_text.empty()) {
+      out.set(spec.key, parse_param(spec, spec.default_text));
+    }
+  }
+  return out;
+}
+
+void YamlMap::finish() const {
+  for (auto it = value_.node().begin(); it != value_.node().end(); ++it) {
+    const std::string key = it->first.Scalar();
+    if (claimed_.count(key)) continue;
+    std::string hint;
+    std::size_t best = 3;
+    for (const auto& known : claimed_) {
+      std::size_t d = edit_distance(key, known);
+      if (d < best) {
+        best = d;
+        hint = fmt::format(" (did you mean '{}'?)", known);
+      }
+    }
+    std::string known_list = claimed_.empty() ? "none" : fmt::format("{}", fmt::join(claimed_, ", "));
+    YamlValue at(it->first, join_path(value_.path(), key), value_.source());
+    at.fail(fmt::format("unknown key{}; known keys here: {}", hint, known_list));
+  }
+}
+
+}  // namespace aggsim

@@ -1,0 +1,72 @@
+#pragma once
+// Checked reading of a YAML document: every access knows its key path and source position, so each
+// error reads "file:line:col: key.path: what is wrong"; unknown keys are errors, with a suggestion.
+#include <yaml-cpp/yaml.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/core/params.hpp"
+
+namespace aggsim {
+
+// Where values came from: a file, or --set overrides (reported as such).
+struct YamlSource {
+  std::string file;
+  std::map<std::string, std::string> overrides;  // key path -> "--set key=value" text
+};
+
+class YamlValue {
+ public:
+  YamlValue(YAML::Node node, std::string path, std::shared_ptr<const YamlSource> source)
+      : node_(std::move(node)), path_(std::move(path)), source_(std::move(source)) {}
+
+  [[noreturn]] void fail(const std::string& message) const;
+  std::string location() const;  // "file:line:col" or "--set key=value"
+  const std::string& path() const { return path_; }
+  const std::shared_ptr<const YamlSource>& source() const { return source_; }
+  const YAML::Node& node() const { return node_; }
+  // The value under `key` of this mapping (whatever it holds), with its path extended.
+  YamlValue child(const std::string& key) const;
+  YamlValue item(std::size_t index) const;
+
+  bool is_map() const { return node_.IsMap(); }
+  std::string scalar() const;  // fails unless a scalar
+  std::int64_t integer(double min, double max) const;
+  double real(double min, double max) const;
+  bool boolean() const;
+  std::uint64_t bytes() const;
+  // A value checked against a ParamSpec (scalars, or sequences for integer lists).
+  ParamValue param(const ParamSpec& spec) const;
+
+ private:
+  template <class F>
+  auto parse_or_fail(F&& parse) const -> decltype(parse(std::string()));
+
+  YAML::Node node_;
+  std::string path_;
+  std::shared_ptr<const YamlSource> source_;
+};
+
+// A mapping whose keys are claimed one by one; finish() rejects whatever was not claimed.
+class YamlMap {
+ public:
+  explicit YamlMap(const YamlValue& value);  // fails unless a mapping
+
+  std::optional<YamlValue> get(const std::string& key);
+  YamlValue require(const std::string& key);
+  // Reads every spec'd key into Params (defaults filled), claiming the keys.
+  Params params(const std::vector<ParamSpec>& specs);
+  void finish() const;  // unknown keys are errors naming the known ones
+  const YamlValue& value() const { return value_; }
+
+ private:
+  YamlValue value_;
+  std::set<std::string> claimed_;
+};
+
+}  // namespace aggsim
