@@ -18,6 +18,8 @@ struct AlgorithmConfig {
   ReduceOp op;
   Params params;  // the algorithm's own parameters (its ParamSpecs)
   int world = 1;
+  // Makes this rank's compressor (the scenario's `compression`); identity when none.
+  std::function<std::unique_ptr<Compressor>()> make_compressor;
 };
 
 struct AlgorithmInfo {
@@ -26,6 +28,9 @@ struct AlgorithmInfo {
   std::vector<ParamSpec> params;
   // True when payloads are combined in flight (reduce-scatter, trees): needs a summable compressor.
   bool reduces_in_flight = true;
+  // True when every rank ends with the same result (all-reduce, parameter server); false for
+  // decentralized schemes where ranks only approach consensus.
+  bool consensus = true;
   std::function<std::unique_ptr<Aggregator>(const AlgorithmConfig&)> make;
 };
 

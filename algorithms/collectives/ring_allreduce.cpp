@@ -61,6 +61,7 @@ AlgorithmInfo ring_allreduce_entry() {
           "ring reduce-scatter + all-gather; 2(p-1) steps of S/p bytes",
           {},
           true,
+          true,
           [](const AlgorithmConfig& cfg) { return std::make_unique<RingAllreduce>(cfg.op); }};
 }
 

@@ -76,9 +76,9 @@ void run_rank(RankState& st, const Scenario& sc, StepLog& log, const SimulationH
     ctx.step = step;
     RankStepRecord& rec = log.at(ctx.rank, step);
     rec.start = sg4::Engine::get_clock();
-    Gradient grad;
-    grad.wire_elements = sc.model.wire_elements();
-    if (sc.model.math) grad.values = synthetic_gradient(sc.seed, ctx.rank, step, sc.model.proxy_dim);
+    Gradient grad = flat_gradient(
+        sc.model.math ? synthetic_gradient(sc.seed, ctx.rank, step, sc.model.proxy_dim) : Eigen::VectorXf(),
+        sc.model.wire_elements());
     rec.compute_end = sg4::Engine::get_clock();
     const Eigen::VectorXf before = hooks.after_aggregate ? grad.values : Eigen::VectorXf();
     const CommCounters c0 = st.comm.counters();
@@ -108,7 +108,9 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
   const RankLayout layout = layout_of(hosts);
 
   const AlgorithmInfo* algorithm = find_algorithm(sc.algorithm.name);
-  AlgorithmConfig config{sc.algorithm.op, sc.algorithm.params, sc.ranks};
+  const CompressorInfo* compressor = find_compressor(sc.compression.name);
+  AlgorithmConfig config{sc.algorithm.op, sc.algorithm.params, sc.ranks,
+                         [compressor, &sc] { return compressor->make(sc.compression.params); }};
 
   result.log = StepLog(sc.ranks, sc.steps);
   std::vector<std::unique_ptr<RankState>> ranks;
