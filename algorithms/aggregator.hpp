@@ -42,6 +42,9 @@ class Aggregator {
   virtual ~Aggregator() = default;
   // Replaces `grad` by the reduction (with the configured op) of all ranks' gradients.
   virtual void aggregate(RankContext& ctx, Gradient& grad) = 0;
+  // Called once after the last step, so schemes that leave messages in flight across steps (a
+  // parameter server's late or asynchronous pushes) receive them before the simulation ends.
+  virtual void finish(RankContext&) {}
 };
 
 constexpr std::uint64_t kFloatBytes = 4;

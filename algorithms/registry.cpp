@@ -4,6 +4,8 @@ namespace aggsim {
 
 // Collectives
 AlgorithmInfo ring_allreduce_entry();
+// Centralized
+AlgorithmInfo parameter_server_entry();
 
 // Compressors
 CompressorInfo identity_compressor_entry();
@@ -11,6 +13,7 @@ CompressorInfo identity_compressor_entry();
 const std::vector<AlgorithmInfo>& algorithm_table() {
   static const std::vector<AlgorithmInfo> table = {
       ring_allreduce_entry(),
+      parameter_server_entry(),
   };
   return table;
 }

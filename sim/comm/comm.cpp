@@ -63,4 +63,18 @@ void Comm::wait_all(std::vector<SendHandle>& sends) {
   for (auto& s : sends) s.wait();
 }
 
+std::size_t Comm::wait_any(const std::vector<RecvHandle>& recvs) {
+  std::vector<sg4::CommPtr> comms;
+  std::vector<std::size_t> index;
+  for (std::size_t i = 0; i < recvs.size(); ++i) {
+    if (!recvs[i].valid()) continue;
+    comms.push_back(recvs[i].comm_);
+    index.push_back(i);
+  }
+  if (comms.empty()) throw std::logic_error("Comm::wait_any without a pending receive");
+  const ssize_t done = sg4::Comm::wait_any(comms);
+  if (done < 0) throw std::runtime_error("Comm::wait_any failed");
+  return index[static_cast<std::size_t>(done)];
+}
+
 }  // namespace aggsim

@@ -35,6 +35,7 @@ class RecvHandle {
   bool done() const;  // completed, so wait() returns at once
 
  private:
+  friend class Comm;
   sg4::CommPtr comm_;
   std::unique_ptr<Payload*> slot_;  // SimGrid writes the sender's pointer here
 };
@@ -61,6 +62,9 @@ class Comm {
 
   // Waits for all sends (e.g. a broadcast's fan-out).
   static void wait_all(std::vector<SendHandle>& sends);
+  // Blocks until one of the valid handles has completed and returns its index (its wait() then
+  // returns at once): servers serving whichever worker arrives first. Needs one valid handle.
+  static std::size_t wait_any(const std::vector<RecvHandle>& recvs);
 
   const CommCounters& counters() const { return counters_; }
 

@@ -89,6 +89,7 @@ void run_rank(RankState& st, const Scenario& sc, StepLog& log, const SimulationH
     rec.messages_sent = st.comm.counters().messages_sent - c0.messages_sent;
     if (hooks.after_aggregate) hooks.after_aggregate(ctx.rank, step, before, grad.values);
   }
+  st.aggregator->finish(ctx);
 }
 
 }  // namespace

@@ -1,0 +1,192 @@
+// Synchronous parameter server with S shards (Li et al., OSDI'14; ATOMO's PS with num-aggregate).
+// The gradient's elements (both planes, chunked as the collectives chunk them) are split into S
+// contiguous shards; rank s < S serves shard s. Each step every worker compresses each shard with
+// the scenario's compressor and pushes it to its server; a server decodes the first k pushes to
+// arrive, reduces them with the op (avg divides by the number reduced), and sends the dense fp32
+// result back to every worker, which copies it: every worker ends the step with the server's bits.
+// Pushes that arrive after the k-th (backup workers, stragglers) are received and dropped, at the
+// next step or in finish(), so nothing is left unreceived. A colocated server's own push and pull
+// are local and cost nothing on the network. Dedicated servers contribute no gradient; their
+// `grad` ends holding their shard of the result and zeros elsewhere.
+// Assumes a commutative, associative op (the reduction order is the arrival order).
+#include "algorithms/centralized/parameter_server.hpp"
+
+#include <fmt/format.h>
+
+#include <optional>
+#include <stdexcept>
+
+namespace aggsim {
+
+ParameterServerStats& parameter_server_stats() {
+  static ParameterServerStats stats;
+  return stats;
+}
+
+Payload push_payload(const RankContext& ctx, Compressor& compressor, const Gradient& grad, const ChunkView& shard) {
+  const auto wire = static_cast<std::uint64_t>(shard.wire.count);
+  Rng rng = ctx.rng(Stream::compression, static_cast<std::uint64_t>(shard.wire.begin));
+  Payload p = compressor.compress(grad.values.segment(shard.proxy.begin, shard.proxy.count), wire, rng);
+  ctx.compute(compressor.encode_flops(wire));
+  p.tag = ctx.step;
+  return p;
+}
+
+Eigen::VectorXf decode_push(const RankContext& ctx, const Compressor& compressor, const Payload& push,
+                            const ChunkView& shard) {
+  ctx.compute(compressor.decode_flops(static_cast<std::uint64_t>(shard.wire.count)));
+  return compressor.decompress(push, shard.proxy.count);
+}
+
+Payload pull_payload(const Eigen::VectorXf& values, const ChunkView& shard) {
+  Payload p;
+  p.values = values;
+  p.wire_bytes = static_cast<std::uint64_t>(shard.wire.count) * kFloatBytes;
+  return p;
+}
+
+namespace {
+
+class SyncParameterServer final : public Aggregator {
+ public:
+  SyncParameterServer(const AlgorithmConfig& cfg, const PsOptions& o)
+      : op_(cfg.op),
+        roles_{cfg.world, o.servers, o.dedicated},
+        k_(o.aggregate > 0 ? o.aggregate : roles_.workers()),
+        compressor_(cfg.make_compressor()) {}
+
+  void aggregate(RankContext& ctx, Gradient& grad) override {
+    Comm& comm = *ctx.comm;
+    const int me = ctx.rank, servers = roles_.servers;
+    // A worker's previous pushes (a straggler's may still be on its link) go out first.
+    Comm::wait_all(pushes_);
+    pushes_.clear();
+    std::vector<RecvHandle> pulls(static_cast<std::size_t>(servers));
+    std::optional<Payload> own_push;
+    if (roles_.is_worker(me)) {
+      // Pulls are posted before pushing, so every pull flows as soon as its server sends it.
+      for (int s = 0; s < servers; ++s)
+        if (s != me) pulls[static_cast<std::size_t>(s)] = comm.irecv(s, kPullChannel);
+      for (int s = 0; s < servers; ++s) {
+        Payload push = push_payload(ctx, *compressor_, grad, chunk_of(grad, servers, s));
+        if (s == me) own_push = std::move(push);
+        else pushes_.push_back(comm.isend(s, std::move(push), kPushChannel));
+      }
+    }
+    if (roles_.is_server(me)) {
+      const ChunkView shard = chunk_of(grad, servers, me);
+      const Eigen::VectorXf result = serve_round(ctx, shard, own_push);
+      if (!roles_.is_worker(me)) grad.values.setZero();
+      grad.values.segment(shard.proxy.begin, shard.proxy.count) = result;
+    }
+    for (int s = 0; s < servers; ++s) {
+      auto& pull = pulls[static_cast<std::size_t>(s)];
+      if (!pull.valid()) continue;
+      const ChunkView shard = chunk_of(grad, servers, s);
+      grad.values.segment(shard.proxy.begin, shard.proxy.count) = pull.wait().values;
+    }
+  }
+
+  void finish(RankContext&) override {
+    Comm::wait_all(pushes_);
+    for (auto& late : late_) drop(late.wait());
+  }
+
+ private:
+  // Receives this step's pushes for my shard, reduces the first k and sends the result to every
+  // worker. Pushes still in flight stay posted in late_.
+  Eigen::VectorXf serve_round(RankContext& ctx, const ChunkView& shard, const std::optional<Payload>& own_push) {
+    Comm& comm = *ctx.comm;
+    std::vector<RecvHandle> inbox = std::move(late_);
+    late_.clear();
+    for (int w = 0; w < roles_.workers(); ++w)
+      if (roles_.worker_rank(w) != ctx.rank) inbox.push_back(comm.irecv(roles_.worker_rank(w), kPushChannel));
+    Eigen::VectorXf acc;
+    int reduced = 0;
+    const auto reduce = [&](const Payload& push) {
+      Eigen::VectorXf g = decode_push(ctx, *compressor_, push, shard);
+      if (reduced++ == 0) acc = std::move(g);
+      else op_.combine(acc, g);
+    };
+    if (own_push) reduce(*own_push);
+    while (reduced < k_) {
+      Payload push = inbox[Comm::wait_any(inbox)].wait();
+      if (push.tag == ctx.step) reduce(push);
+      else drop(push);
+    }
+    for (auto& r : inbox)
+      if (r.valid()) late_.push_back(std::move(r));
+    op_.finalize(acc, reduced);
+
+    std::vector<SendHandle> sends;
+    for (int w = 0; w < roles_.workers(); ++w)
+      if (roles_.worker_rank(w) != ctx.rank) sends.push_back(comm.isend(roles_.worker_rank(w), pull_payload(acc, shard), kPullChannel));
+    Comm::wait_all(sends);
+    return acc;
+  }
+
+  static void drop(const Payload&) { ++parameter_server_stats().discarded_pushes; }
+
+  ReduceOp op_;
+  PsRoles roles_;
+  int k_;
+  std::unique_ptr<Compressor> compressor_;
+  std::vector<SendHandle> pushes_;  // worker: pushes not yet known to be delivered
+  std::vector<RecvHandle> late_;    // server: pushes that missed their round
+};
+
+PsOptions ps_options(const Params& p, int world) {
+  PsOptions o;
+  o.servers = static_cast<int>(p.integer("servers"));
+  o.dedicated = p.text("placement") == "dedicated";
+  o.asynchronous = p.boolean("asynchronous");
+  o.staleness = static_cast<int>(p.integer("staleness"));
+  if (p.has("aggregate")) o.aggregate = static_cast<int>(p.integer("aggregate"));
+  const PsRoles roles{world, o.servers, o.dedicated};
+  if (o.servers > world || (o.dedicated && o.servers >= world))
+    throw std::invalid_argument(fmt::format(
+        "parameter_server: {} {} servers leave no worker among {} ranks (dedicated: ranks = workers + servers)",
+        o.servers, o.dedicated ? "dedicated" : "colocated", world));
+  if (o.aggregate > roles.workers())
+    throw std::invalid_argument(
+        fmt::format("parameter_server: aggregate: {} exceeds the {} workers", o.aggregate, roles.workers()));
+  if (o.asynchronous && o.aggregate > 0)
+    throw std::invalid_argument("parameter_server: aggregate (k-of-n) applies to the synchronous server only");
+  return o;
+}
+
+}  // namespace
+
+std::unique_ptr<Aggregator> make_sync_parameter_server(const AlgorithmConfig& cfg, const PsOptions& options) {
+  return std::make_unique<SyncParameterServer>(cfg, options);
+}
+
+AlgorithmInfo parameter_server_entry() {
+  return {"parameter_server",
+          "sharded parameter server: push compressed gradients, pull the dense reduction; k-of-n, async",
+          {
+              ParamSpec("servers", ParamKind::integer, "1", "shards, served by ranks 0..servers-1").between(1, 1 << 20),
+              ParamSpec("placement", ParamKind::choice, "colocated",
+                        "colocated: servers are workers too; dedicated: servers only serve (ranks = workers + servers)")
+                  .one_of({"colocated", "dedicated"}),
+              ParamSpec("aggregate", ParamKind::integer, "",
+                        "k of k-of-n: reduce the first k pushes to arrive, drop the rest (default: all workers)")
+                  .between(1, 1 << 22),
+              ParamSpec("asynchronous", ParamKind::boolean, "false",
+                        "no global barrier: apply each push as it comes, reply with the updates since the last pull"),
+              ParamSpec("staleness", ParamKind::integer, "0",
+                        "asynchronous: a worker may lead the slowest by at most this many pushes before its pull waits")
+                  .between(0, 1 << 30),
+          },
+          // Decodes every push on the server: any compressor works, summable or not.
+          false,
+          // Ranks do not all end with the same vector: dedicated servers hold only their shard, and
+          // asynchronous workers each hold the model as of their own pull.
+          false,
+          [](const AlgorithmConfig& cfg) {
+            const PsOptions o = ps_options(cfg.params, cfg.world);
+            return o.asynchronous ? make_async_parameter_server(cfg, o) : make_sync_parameter_server(cfg, o);
+          }};
+}
+
+}  // namespace aggsim

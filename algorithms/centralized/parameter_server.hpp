@@ -1,0 +1,60 @@
+#pragma once
+// Pieces shared by the synchronous and the asynchronous parameter server: who serves, who works,
+// which shard of the gradient each server owns, and how pushes and pulls are encoded.
+#include <cstdint>
+#include <memory>
+
+#include "algorithms/collectives/group.hpp"
+#include "algorithms/registry.hpp"
+
+namespace aggsim {
+
+struct PsOptions {
+  int servers = 1;          // shards, served by ranks 0..servers-1
+  bool dedicated = false;   // servers only serve (contribute no gradient)
+  int aggregate = 0;        // k of k-of-n (synchronous); the number of workers when 0
+  bool asynchronous = false;
+  int staleness = 0;        // tau (asynchronous)
+};
+
+// Ranks 0..servers-1 serve one shard each. Colocated: every rank is a worker. Dedicated: ranks
+// servers..world-1 are the workers.
+struct PsRoles {
+  int world = 1;
+  int servers = 1;
+  bool dedicated = false;
+
+  int first_worker() const { return dedicated ? servers : 0; }
+  int workers() const { return world - first_worker(); }
+  bool is_server(int rank) const { return rank < servers; }
+  bool is_worker(int rank) const { return rank >= first_worker(); }
+  int worker_index(int rank) const { return rank - first_worker(); }
+  int worker_rank(int index) const { return index + first_worker(); }
+};
+
+// What the servers observed; process-wide (one simulation per process), for tests and reports.
+struct ParameterServerStats {
+  int max_staleness = 0;               // asynchronous: largest lead over the slowest worker at a pull
+  std::uint64_t deferred_pulls = 0;    // asynchronous: pulls held back by the staleness bound
+  std::uint64_t discarded_pushes = 0;  // k-of-n: late gradients received and dropped
+};
+ParameterServerStats& parameter_server_stats();
+
+// Channels apart from the collectives' channel 0, so pushes and pulls never match each other.
+constexpr int kPushChannel = 1;
+constexpr int kPullChannel = 2;
+// Payload tag of the message that tells a server a worker will push no more.
+constexpr std::int64_t kLastPush = -1;
+
+// A worker's push of shard `shard` of its gradient, compressed; encode work charged to its host.
+Payload push_payload(const RankContext& ctx, Compressor& compressor, const Gradient& grad, const ChunkView& shard);
+// A server's decoding of a push (decode work charged to its host).
+Eigen::VectorXf decode_push(const RankContext& ctx, const Compressor& compressor, const Payload& push,
+                            const ChunkView& shard);
+// The dense fp32 pull of one shard.
+Payload pull_payload(const Eigen::VectorXf& values, const ChunkView& shard);
+
+std::unique_ptr<Aggregator> make_sync_parameter_server(const AlgorithmConfig& cfg, const PsOptions& options);
+std::unique_ptr<Aggregator> make_async_parameter_server(const AlgorithmConfig& cfg, const PsOptions& options);
+
+}  // namespace aggsim
