@@ -1,0 +1,312 @@
+// Parameter server: exact reductions (colocated and dedicated servers, 1-3 shards), k-of-n step time
+// under stragglers against the alpha-beta closed form, and the asynchronous staleness bound.
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <simgrid/s4u.hpp>
+
+#include <algorithm>
+#include <numeric>
+
+#include "algorithms/centralized/parameter_server.hpp"
+#include "support/cli.hpp"
+#include "support/reduction_check.hpp"
+
+using namespace aggsim;
+using namespace aggsim::test;
+
+namespace {
+
+std::string ps_scenario(int p, const std::string& platform, const std::string& options, int steps = 2,
+                        const std::string& network = "alpha_beta", const std::string& size = "1MB", int dim = 1001) {
+  return fmt::format(R"(
+seed: 5
+ranks: {p}
+steps: {steps}
+platform: {platform}
+network: {network}
+model: {{size: {size}, proxy_dim: {dim}}}
+algorithm: {{name: parameter_server, {options}}}
+)", fmt::arg("p", p), fmt::arg("steps", steps), fmt::arg("platform", platform), fmt::arg("network", network),
+                     fmt::arg("size", size), fmt::arg("dim", dim), fmt::arg("options", options));
+}
+
+std::string cluster(int hosts) { return fmt::format("{{topology: cluster, hosts: {}, bandwidth: 10Gbps, latency: 1us}}", hosts); }
+
+// What every rank held before and after each step's aggregation, and when its aggregation ended.
+struct Trace {
+  std::vector<std::vector<Eigen::VectorXf>> before, after;  // [step][rank]
+  std::vector<std::vector<double>> end;                     // [step][rank]
+  std::vector<double> step_times;
+  ParameterServerStats stats;
+  std::uint64_t messages = 0;
+};
+
+// Runs the scenario in a child and ships the trace back as text.
+Trace trace_of(const std::string& yaml) {
+  const std::string text = run_isolated([&] {
+    const Scenario sc = load_scenario_text(yaml, "test.yaml");
+    std::string out;
+    SimulationHooks hooks;
+    hooks.after_aggregate = [&](int rank, int step, const Eigen::VectorXf& in, const Eigen::VectorXf& res) {
+      out += fmt::format("v {} {} {:.17g} {}", step, rank, simgrid::s4u::Engine::get_clock(), in.size());
+      for (float x : in) out += fmt::format(" {:.9g}", x);
+      for (float x : res) out += fmt::format(" {:.9g}", x);
+      out += "\n";
+    };
+    const auto result = simulate(sc, {}, hooks);
+    for (const auto& s : summarize_steps(result.log)) out += fmt::format("t {:.17g}\n", s.step_time_s);
+    const auto& st = parameter_server_stats();
+    out += fmt::format("s {} {} {} {}\n", st.max_staleness, st.deferred_pulls, st.discarded_pushes, result.messages_sent);
+    return out;
+  });
+  Trace t;
+  std::istringstream in(text);
+  for (std::string kind; in >> kind;) {
+    if (kind == "v") {
+      int step = 0, rank = 0;
+      double clock = 0;
+      Eigen::Index n = 0;
+      in >> step >> rank >> clock >> n;
+      const auto grow = [&](auto& v) {
+        if (v.size() <= static_cast<std::size_t>(step)) v.resize(static_cast<std::size_t>(step) + 1);
+        auto& row = v[static_cast<std::size_t>(step)];
+        if (row.size() <= static_cast<std::size_t>(rank)) row.resize(static_cast<std::size_t>(rank) + 1);
+        return &row[static_cast<std::size_t>(rank)];
+      };
+      Eigen::VectorXf* b = grow(t.before);
+      Eigen::VectorXf* a = grow(t.after);
+      *grow(t.end) = clock;
+      b->resize(n);
+      a->resize(n);
+      for (Eigen::Index i = 0; i < n; ++i) in >> (*b)[i];
+      for (Eigen::Index i = 0; i < n; ++i) in >> (*a)[i];
+    } else if (kind == "t") {
+      double x = 0;
+      in >> x;
+      t.step_times.push_back(x);
+    } else if (kind == "s") {
+      in >> t.stats.max_staleness >> t.stats.deferred_pulls >> t.stats.discarded_pushes >> t.messages;
+    } else {
+      FAIL("unexpected trace output: " << text.substr(0, 300));
+    }
+  }
+  if (t.step_times.empty()) FAIL("no trace: " << text.substr(0, 300));
+  return t;
+}
+
+std::vector<Eigen::VectorXf> inputs_of(const Trace& t, int step, const std::vector<int>& ranks) {
+  std::vector<Eigen::VectorXf> v;
+  for (int r : ranks) v.push_back(t.before[static_cast<std::size_t>(step)][static_cast<std::size_t>(r)]);
+  return v;
+}
+
+double max_abs_diff(const Eigen::VectorXf& a, const Eigen::VectorXd& b) {
+  return (a.cast<double>() - b).cwiseAbs().maxCoeff();
+}
+
+// A star of hosts with separate up and down links, so each worker's upload can be slow while the
+// server's links and every download stay at 10 Gb/s. All links have 1 us of latency.
+std::string straggler_platform(const std::vector<double>& up_gbps) {
+  std::string xml = R"(<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+<zone id="stragglers" routing="Full">
+)";
+  const int n = static_cast<int>(up_gbps.size());
+  for (int i = 0; i < n; ++i) {
+    xml += fmt::format("  <host id=\"host-{}\" speed=\"100Gf\"/>\n", i);
+    xml += fmt::format("  <link id=\"up-{}\" bandwidth=\"{}Gbps\" latency=\"1us\"/>\n", i, up_gbps[static_cast<std::size_t>(i)]);
+    xml += fmt::format("  <link id=\"down-{}\" bandwidth=\"10Gbps\" latency=\"1us\"/>\n", i);
+  }
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      if (i != j)
+        xml += fmt::format("  <route src=\"host-{}\" dst=\"host-{}\" symmetrical=\"NO\"><link_ctn id=\"up-{}\"/>"
+                           "<link_ctn id=\"down-{}\"/></route>\n", i, j, i, j);
+  return xml + "</zone>\n</platform>\n";
+}
+
+std::string platform_file(const std::string& xml) {
+  const auto path = fresh_dir("ps-platform") / "platform.xml";
+  write_file(path, xml);
+  return fmt::format("{{file: {}}}", path.string());
+}
+
+}  // namespace
+
+TEST_CASE("colocated parameter server gives every rank the exact reduction, bit-identical", "[ps][math]") {
+  for (const std::string op : {"avg", "sum", "min", "max"}) {
+    for (int servers : {1, 2, 3}) {
+      for (int p : {2, 5, 8}) {
+        if (servers > p) continue;
+        INFO("op " << op << ", servers " << servers << ", p " << p);
+        const auto e = check_reduction(ps_scenario(p, cluster(p), fmt::format("op: {}, servers: {}", op, servers)));
+        CHECK(e.checked_vectors == 2 * p);
+        CHECK(e.max_abs_error <= summation_tolerance(p, e.reference_scale));
+        CHECK(e.max_rank_spread == 0.0);
+      }
+    }
+  }
+}
+
+// Dedicated: ranks 0..S-1 only serve. The reduction is over the workers' inputs (ranks S..p-1)
+// alone, avg divides by the number of workers, every worker ends with it bit for bit, and server s
+// ends with its shard of it (chunk s of S, as the collectives chunk) and zeros elsewhere.
+TEST_CASE("dedicated parameter server reduces the workers' inputs only", "[ps][math]") {
+  for (const std::string op : {"avg", "sum", "max"}) {
+    for (int servers : {1, 2, 3}) {
+      for (int p : {2, 5, 8}) {
+        if (servers >= p) continue;
+        INFO("op " << op << ", servers " << servers << ", p " << p);
+        const Trace t = trace_of(ps_scenario(p, cluster(p), fmt::format("op: {}, servers: {}, placement: dedicated", op, servers)));
+        std::vector<int> workers(static_cast<std::size_t>(p - servers));
+        std::iota(workers.begin(), workers.end(), servers);
+        ReduceOp reduce_op;
+        reduce_op.kind = parse_reduce_kind(op);
+        for (std::size_t step = 0; step < t.after.size(); ++step) {
+          const Eigen::VectorXd expected = direct_reduction(inputs_of(t, static_cast<int>(step), workers), reduce_op);
+          const double tol = summation_tolerance(p, expected.cwiseAbs().maxCoeff());
+          const auto& first = t.after[step][static_cast<std::size_t>(servers)];
+          for (int w : workers) {
+            const auto& out = t.after[step][static_cast<std::size_t>(w)];
+            CHECK(max_abs_diff(out, expected) <= tol);
+            CHECK((out - first).cwiseAbs().maxCoeff() == 0.0f);
+          }
+          for (int s = 0; s < servers; ++s) {
+            const auto& out = t.after[step][static_cast<std::size_t>(s)];
+            const Range shard = chunk_range(out.size(), servers, s);
+            CHECK((out.segment(shard.begin, shard.count) - first.segment(shard.begin, shard.count)).cwiseAbs().maxCoeff() == 0.0f);
+            CHECK(out.sum() == Approx(first.segment(shard.begin, shard.count).sum()).margin(0));
+            CHECK(out.cwiseAbs().sum() == Approx(out.segment(shard.begin, shard.count).cwiseAbs().sum()).margin(0));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("parameter server with custom_avg divides by the given denominator", "[ps][math]") {
+  const auto e = check_reduction(ps_scenario(5, cluster(5), "op: custom_avg, denominator: 3, servers: 2"));
+  CHECK(e.max_abs_error <= summation_tolerance(5, e.reference_scale));
+  CHECK(e.max_rank_spread == 0.0);
+}
+
+// Synchronous, S = 1, colocated on a cluster: W-1 pushes of S bytes share the server's down link,
+// then W-1 pulls share its up link: 2 (alpha + (p-1) S / beta).
+TEST_CASE("synchronous parameter server step time equals its alpha-beta closed form", "[ps][formula]") {
+  const double alpha = 2e-6, beta = 1.25e9, size = 1e6;
+  for (int p : {2, 5, 8}) {
+    INFO("p " << p);
+    const auto times = step_times(ps_scenario(p, cluster(p), "op: avg", 2, "alpha_beta", "1000000B", 16));
+    for (double t : times) CHECK(t == Approx(2 * (alpha + (p - 1) * size / beta)).epsilon(1e-9));
+  }
+  // S shards colocated on 6 ranks: server s receives 5 pushes of size/S and sends 5 pulls, while
+  // each rank also uploads S-1 shards; with S = 6 (all-to-all) every link carries 5 shards each way.
+  const auto times = step_times(ps_scenario(6, cluster(6), "op: avg, servers: 6", 1, "alpha_beta", "1200000B", 16));
+  CHECK(times.at(0) == Approx(2 * (alpha + 5 * (size * 1.2 / 6) / beta)).epsilon(1e-9));
+}
+
+// One dedicated server (host-0, 10 Gb/s links) and five workers whose uploads run at different
+// rates summing below the server's 10 Gb/s download, so each push of B bytes flows at its own
+// upload rate: it arrives at 2 us + B / up_i. The server reduces the first k, then its five pulls
+// share its 10 Gb/s upload: every rank ends at t_(k) + 2 us + 5 B / 1.25e9.
+TEST_CASE("k-of-n step time is the k-th arrival plus the pull, and workers hold the server's model",
+          "[ps][k-of-n]") {
+  const std::vector<double> up_gbps = {10, 0.8, 2.4, 1.2, 3.2, 1.6};
+  const std::string platform = platform_file(straggler_platform(up_gbps));
+  const double bytes = 1e6, alpha = 2e-6, pull = alpha + 5 * bytes / 1.25e9;
+  std::vector<std::pair<double, int>> arrivals;  // (time, rank)
+  for (int r = 1; r <= 5; ++r) arrivals.emplace_back(alpha + bytes / (up_gbps[static_cast<std::size_t>(r)] * 1e9 / 8), r);
+  std::sort(arrivals.begin(), arrivals.end());
+  for (int k = 1; k <= 5; ++k) {
+    INFO("k " << k);
+    const Trace t = trace_of(ps_scenario(6, platform, fmt::format("op: avg, placement: dedicated, aggregate: {}", k),
+                                         1, "alpha_beta", "1000000B", 64));
+    CHECK(t.step_times.at(0) == Approx(arrivals[static_cast<std::size_t>(k - 1)].first + pull).epsilon(1e-9));
+    // The server's model is the mean of the k fastest workers' gradients; every worker pulled it.
+    std::vector<int> fastest;
+    for (int i = 0; i < k; ++i) fastest.push_back(arrivals[static_cast<std::size_t>(i)].second);
+    ReduceOp avg;
+    const Eigen::VectorXd expected = direct_reduction(inputs_of(t, 0, fastest), avg);
+    const Eigen::VectorXf& server = t.after[0][0];
+    CHECK(max_abs_diff(server, expected) <= summation_tolerance(k, expected.cwiseAbs().maxCoeff()));
+    for (int r = 1; r <= 5; ++r) CHECK((t.after[0][static_cast<std::size_t>(r)] - server).cwiseAbs().maxCoeff() == 0.0f);
+    CHECK(t.stats.discarded_pushes == static_cast<std::uint64_t>(5 - k));
+  }
+}
+
+TEST_CASE("k-of-n over several steps drops late pushes and ends cleanly", "[ps][k-of-n]") {
+  const std::string platform = platform_file(straggler_platform({10, 0.8, 2.4, 1.2, 3.2, 1.6}));
+  const Trace t = trace_of(ps_scenario(6, platform, "op: sum, placement: dedicated, aggregate: 3", 4));
+  CHECK(t.step_times.size() == 4);
+  CHECK(t.stats.discarded_pushes == 4 * 2);
+  // 4 steps x (5 pushes + 5 pulls), every one received (an unreceived send would not return).
+  CHECK(t.messages == 4 * 10);
+  for (const auto& step : t.after)
+    for (int r = 1; r <= 5; ++r) CHECK((step[static_cast<std::size_t>(r)] - step[0]).cwiseAbs().maxCoeff() == 0.0f);
+}
+
+// Asynchronous with a slow worker. The bound: when worker w's pull of step s returns, every
+// worker's push of step s - tau has been applied, and that push was sent only after its step
+// s - tau - 1 had returned. So end(u, s - tau - 1) <= end(w, s) for all u, w: checked from the
+// hook's clock, independent of the server's own bookkeeping; and without a bound it fails.
+TEST_CASE("asynchronous parameter server keeps every worker within tau versions", "[ps][async]") {
+  const std::string platform = platform_file(straggler_platform({10, 10, 10, 10, 1, 10}));
+  const int steps = 8;
+  const auto violations = [&](const Trace& t, int tau) {
+    int bad = 0;
+    for (int s = tau + 1; s < steps; ++s)
+      for (int w = 1; w <= 5; ++w)
+        for (int u = 1; u <= 5; ++u)
+          if (t.end[static_cast<std::size_t>(s - tau - 1)][static_cast<std::size_t>(u)] >
+              t.end[static_cast<std::size_t>(s)][static_cast<std::size_t>(w)] + 1e-12)
+            ++bad;
+    return bad;
+  };
+  for (const std::string placement : {"dedicated", "colocated"}) {
+    for (int tau : {0, 1, 2}) {
+      INFO(placement << ", tau " << tau);
+      const Trace t = trace_of(ps_scenario(6, platform,
+                                           fmt::format("op: sum, asynchronous: true, staleness: {}, placement: {}", tau, placement),
+                                           steps, "alpha_beta", "1MB", 32));
+      CHECK(violations(t, tau) == 0);
+      CHECK(t.stats.max_staleness == tau);  // the straggler makes the bound bind
+      CHECK(t.stats.deferred_pulls > 0);
+      // Every push answered and every last word received: W steps of pushes + replies + 1 each.
+      const int workers = placement == "dedicated" ? 5 : 6;
+      const int remote = placement == "dedicated" ? workers : workers - 1;
+      CHECK(t.messages == static_cast<std::uint64_t>(remote * (2 * steps + 1)));
+      // Summed over steps, the deltas a worker pulled are the updates applied before its last
+      // pull; the last worker to pull has seen every update of every worker.
+      Eigen::VectorXd all = Eigen::VectorXd::Zero(32);
+      for (int s = 0; s < steps; ++s)
+        for (int w = 6 - workers; w < 6; ++w) all += t.before[static_cast<std::size_t>(s)][static_cast<std::size_t>(w)].cast<double>();
+      double best = 1e300;
+      for (int w = 6 - workers; w < 6; ++w) {
+        Eigen::VectorXd pulled = Eigen::VectorXd::Zero(32);
+        for (int s = 0; s < steps; ++s) pulled += t.after[static_cast<std::size_t>(s)][static_cast<std::size_t>(w)].cast<double>();
+        best = std::min(best, (pulled - all).cwiseAbs().maxCoeff());
+      }
+      CHECK(best <= summation_tolerance(workers * steps, all.cwiseAbs().maxCoeff()));
+    }
+  }
+  // Without a binding bound the fast workers run ahead of the straggler: the check above can fail.
+  const Trace loose = trace_of(ps_scenario(6, platform, "op: sum, asynchronous: true, staleness: 100, placement: dedicated",
+                                           steps, "alpha_beta", "1MB", 32));
+  CHECK(violations(loose, 1) > 0);
+  CHECK(loose.stats.deferred_pulls == 0);
+}
+
+TEST_CASE("parameter server options are checked against the ranks", "[ps]") {
+  const auto fails = [](const std::string& yaml) {
+    try {
+      trace_of(yaml);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK_THAT(fails(ps_scenario(3, cluster(3), "servers: 3, placement: dedicated")), Catch::Contains("no worker"));
+  CHECK_THAT(fails(ps_scenario(3, cluster(3), "aggregate: 4")), Catch::Contains("exceeds the 3 workers"));
+  CHECK_THAT(fails(ps_scenario(3, cluster(3), "aggregate: 2, asynchronous: true")), Catch::Contains("synchronous"));
+}
