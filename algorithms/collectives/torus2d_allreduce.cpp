@@ -9,10 +9,9 @@
 // SMPI: no equivalent (its allreduce:smp_rsag* are two-level by node, not by a logical grid).
 #include <fmt/format.h>
 
-#include <stdexcept>
-
 #include "algorithms/collectives/allreduce.hpp"
 #include "algorithms/registry.hpp"
+#include "sim/core/error.hpp"
 
 namespace aggsim {
 
@@ -57,7 +56,7 @@ AlgorithmInfo torus2d_allreduce_entry() {
             const int rows = cfg.params.has("rows") ? static_cast<int>(cfg.params.integer("rows"))
                                                     : most_square_rows(cfg.world);
             if (cfg.world % rows != 0)
-              throw std::invalid_argument(
+              throw InputError(
                   fmt::format("torus2d_allreduce: rows {} does not divide the {} ranks", rows, cfg.world));
             return std::make_unique<Torus2dAllreduce>(cfg.op, rows);
           }};
