@@ -18,6 +18,10 @@ void tree_allreduce(Comm& comm, const Group& group, Gradient& g, const ReduceOp&
 void double_binary_tree_allreduce(Comm& comm, const Group& group, Gradient& g, const ReduceOp& op, int world,
                                   int chunks);
 
+// Binds the pipelining parameter of tree_allreduce / double_binary_tree_allreduce.
+using ChunkedAllreduce = void (*)(Comm&, const Group&, Gradient&, const ReduceOp&, int world, int chunks);
+GroupAllreduce with_chunks(ChunkedAllreduce fn, int chunks);
+
 // Reduce-scatter (ring) inside `local`, all-reduce of my shard among `across` with `inner`, then
 // all-gather (ring) inside `local`. Used by the hierarchical and 2D-torus algorithms.
 void two_level_allreduce(Comm& comm, const Group& local, const Group& across, Gradient& g, const ReduceOp& op,

@@ -205,11 +205,8 @@ AlgorithmInfo double_binary_tree_allreduce_entry() {
           true,
           true,
           [](const AlgorithmConfig& cfg) {
-            const int chunks = static_cast<int>(cfg.params.integer("chunks"));
-            return make_world_allreduce(cfg.op, [chunks](Comm& c, const Group& grp, Gradient& g, const ReduceOp& op,
-                                                         int world) {
-              double_binary_tree_allreduce(c, grp, g, op, world, chunks);
-            });
+            return make_world_allreduce(
+                cfg.op, with_chunks(double_binary_tree_allreduce, static_cast<int>(cfg.params.integer("chunks"))));
           }};
 }
 

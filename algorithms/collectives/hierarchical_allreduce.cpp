@@ -25,14 +25,8 @@ namespace {
 GroupAllreduce inter_algorithm(const std::string& name, int chunks) {
   if (name == "halving_doubling") return halving_doubling_allreduce;
   if (name == "recursive_doubling") return recursive_doubling_allreduce;
-  if (name == "tree")
-    return [chunks](Comm& c, const Group& grp, Gradient& g, const ReduceOp& op, int world) {
-      tree_allreduce(c, grp, g, op, world, chunks);
-    };
-  if (name == "double_binary_tree")
-    return [chunks](Comm& c, const Group& grp, Gradient& g, const ReduceOp& op, int world) {
-      double_binary_tree_allreduce(c, grp, g, op, world, chunks);
-    };
+  if (name == "tree") return with_chunks(tree_allreduce, chunks);
+  if (name == "double_binary_tree") return with_chunks(double_binary_tree_allreduce, chunks);
   return ring_allreduce;
 }
 

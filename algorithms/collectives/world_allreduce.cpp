@@ -22,6 +22,12 @@ std::unique_ptr<Aggregator> make_world_allreduce(ReduceOp op, GroupAllreduce fn)
   return std::make_unique<WorldAllreduce>(op, std::move(fn));
 }
 
+GroupAllreduce with_chunks(ChunkedAllreduce fn, int chunks) {
+  return [fn, chunks](Comm& comm, const Group& group, Gradient& g, const ReduceOp& op, int world) {
+    fn(comm, group, g, op, world, chunks);
+  };
+}
+
 void two_level_allreduce(Comm& comm, const Group& local, const Group& across, Gradient& g, const ReduceOp& op,
                          int world, const GroupAllreduce& inner) {
   ring_reduce_scatter(comm, local, g, op);
