@@ -125,19 +125,22 @@ TEST_CASE("scaled random-k has variance factor d/k - 1", "[compression][variance
 }
 
 TEST_CASE("top-k keeps exactly the k largest magnitudes", "[compression][topk]") {
-  const Eigen::VectorXf v = normal_vector(1000, 4);
-  for (int k : {1, 37, 500, 1000}) {
-    INFO("k " << k);
-    auto c = make_compressor("topk", {{"k", std::to_string(k)}});
-    Rng rng = draw_rng(0);
-    const Eigen::VectorXf out = c->decompress(c->compress(v, same_shape(1000), rng), same_shape(1000));
-    std::vector<int> order(1000);
+  // 1000 values go straight to nth_element; 2^17 values take the sampled-bound path first.
+  for (int n : {1000, 1 << 17}) {
+    const Eigen::VectorXf v = normal_vector(n, 4);
+    std::vector<int> order(static_cast<std::size_t>(n));
     std::iota(order.begin(), order.end(), 0);
     std::sort(order.begin(), order.end(), [&](int a, int b) { return std::abs(v[a]) > std::abs(v[b]); });
-    Eigen::VectorXf expected = Eigen::VectorXf::Zero(1000);
-    for (int i = 0; i < k; ++i) expected[order[i]] = v[order[i]];
-    CHECK((out - expected).cwiseAbs().maxCoeff() == 0.0f);
-    CHECK((out.array() != 0).count() == k);
+    for (int k : {1, 37, 500, n / 7, n}) {
+      INFO("n " << n << ", k " << k);
+      auto c = make_compressor("topk", {{"k", std::to_string(k)}});
+      Rng rng = draw_rng(0);
+      const Eigen::VectorXf out = c->decompress(c->compress(v, same_shape(n), rng), same_shape(n));
+      Eigen::VectorXf expected = Eigen::VectorXf::Zero(n);
+      for (int i = 0; i < k; ++i) expected[order[static_cast<std::size_t>(i)]] = v[order[static_cast<std::size_t>(i)]];
+      CHECK((out - expected).cwiseAbs().maxCoeff() == 0.0f);
+      CHECK((out.array() != 0).count() == k);
+    }
   }
 }
 
