@@ -23,25 +23,27 @@ ParameterServerStats& parameter_server_stats() {
   return stats;
 }
 
-Payload push_payload(const RankContext& ctx, Compressor& compressor, const Gradient& grad, const ChunkView& shard) {
-  const auto wire = static_cast<std::uint64_t>(shard.wire.count);
-  Rng rng = ctx.rng(Stream::compression, static_cast<std::uint64_t>(shard.wire.begin));
-  Payload p = compressor.compress(grad.values.segment(shard.proxy.begin, shard.proxy.count), wire, rng);
-  ctx.compute(compressor.encode_flops(wire));
+Shard shard_of(const Gradient& grad, int servers, int s) {
+  const ChunkView view = chunk_of(grad, servers, s);
+  return {view, TensorDesc::flat(view.proxy.count, static_cast<std::uint64_t>(view.wire.count), static_cast<std::uint64_t>(s))};
+}
+
+Payload push_payload(RankContext& ctx, Compressor& compressor, const Gradient& grad, const Shard& shard) {
+  Payload p = compress_on_rank(ctx, compressor, grad.values.segment(shard.view.proxy.begin, shard.view.proxy.count),
+                               shard.tensor);
   p.tag = ctx.step;
   return p;
 }
 
-Eigen::VectorXf decode_push(const RankContext& ctx, const Compressor& compressor, const Payload& push,
-                            const ChunkView& shard) {
-  ctx.compute(compressor.decode_flops(static_cast<std::uint64_t>(shard.wire.count)));
-  return compressor.decompress(push, shard.proxy.count);
+Eigen::VectorXf decode_push(RankContext& ctx, const Compressor& compressor, const Payload& push, const Shard& shard) {
+  charge_decode(ctx, compressor, shard.tensor);
+  return compressor.decompress(push, shard.tensor);
 }
 
-Payload pull_payload(const Eigen::VectorXf& values, const ChunkView& shard) {
+Payload pull_payload(const Eigen::VectorXf& values, const Shard& shard) {
   Payload p;
   p.values = values;
-  p.wire_bytes = static_cast<std::uint64_t>(shard.wire.count) * kFloatBytes;
+  p.wire_bytes = static_cast<std::uint64_t>(shard.view.wire.count) * kFloatBytes;
   return p;
 }
 
@@ -68,16 +70,16 @@ class SyncParameterServer final : public Aggregator {
       for (int s = 0; s < servers; ++s)
         if (s != me) pulls[static_cast<std::size_t>(s)] = comm.irecv(s, kPullChannel);
       for (int s = 0; s < servers; ++s) {
-        Payload push = push_payload(ctx, *compressor_, grad, chunk_of(grad, servers, s));
+        Payload push = push_payload(ctx, *compressor_, grad, shard_of(grad, servers, s));
         if (s == me) own_push = std::move(push);
         else pushes_.push_back(comm.isend(s, std::move(push), kPushChannel));
       }
     }
     if (roles_.is_server(me)) {
-      const ChunkView shard = chunk_of(grad, servers, me);
+      const Shard shard = shard_of(grad, servers, me);
       const Eigen::VectorXf result = serve_round(ctx, shard, own_push);
       if (!roles_.is_worker(me)) grad.values.setZero();
-      grad.values.segment(shard.proxy.begin, shard.proxy.count) = result;
+      grad.values.segment(shard.view.proxy.begin, shard.view.proxy.count) = result;
     }
     for (int s = 0; s < servers; ++s) {
       auto& pull = pulls[static_cast<std::size_t>(s)];
@@ -95,28 +97,25 @@ class SyncParameterServer final : public Aggregator {
  private:
   // Receives this step's pushes for my shard, reduces the first k and sends the result to every
   // worker. Pushes still in flight stay posted in late_.
-  Eigen::VectorXf serve_round(RankContext& ctx, const ChunkView& shard, const std::optional<Payload>& own_push) {
+  Eigen::VectorXf serve_round(RankContext& ctx, const Shard& shard, std::optional<Payload>& own_push) {
     Comm& comm = *ctx.comm;
     std::vector<RecvHandle> inbox = std::move(late_);
     late_.clear();
     for (int w = 0; w < roles_.workers(); ++w)
       if (roles_.worker_rank(w) != ctx.rank) inbox.push_back(comm.irecv(roles_.worker_rank(w), kPushChannel));
-    Eigen::VectorXf acc;
-    int reduced = 0;
-    const auto reduce = [&](const Payload& push) {
-      Eigen::VectorXf g = decode_push(ctx, *compressor_, push, shard);
-      if (reduced++ == 0) acc = std::move(g);
-      else op_.combine(acc, g);
-    };
-    if (own_push) reduce(*own_push);
-    while (reduced < k_) {
+    std::vector<Payload> taken;  // in arrival order; the own push, if any, arrives first
+    if (own_push) taken.push_back(std::move(*own_push));
+    while (static_cast<int>(taken.size()) < k_) {
       Payload push = inbox[Comm::wait_any(inbox)].wait();
-      if (push.tag == ctx.step) reduce(push);
+      if (push.tag == ctx.step) taken.push_back(std::move(push));
       else drop(push);
     }
     for (auto& r : inbox)
       if (r.valid()) late_.push_back(std::move(r));
-    op_.finalize(acc, reduced);
+    // Decode and reduce with the op (the compressor may vote instead, as sign compression does);
+    // avg divides by the number of gradients taken.
+    charge_decode(ctx, *compressor_, shard.tensor, static_cast<int>(taken.size()));
+    const Eigen::VectorXf acc = compressor_->reduce(taken, shard.tensor, op_);
 
     std::vector<SendHandle> sends;
     for (int w = 0; w < roles_.workers(); ++w)

@@ -46,13 +46,20 @@ constexpr int kPullChannel = 2;
 // Payload tag of the message that tells a server a worker will push no more.
 constexpr std::int64_t kLastPush = -1;
 
-// A worker's push of shard `shard` of its gradient, compressed; encode work charged to its host.
-Payload push_payload(const RankContext& ctx, Compressor& compressor, const Gradient& grad, const ChunkView& shard);
-// A server's decoding of a push (decode work charged to its host).
-Eigen::VectorXf decode_push(const RankContext& ctx, const Compressor& compressor, const Payload& push,
-                            const ChunkView& shard);
+// Shard s of S of a gradient: its ranges on both planes, and the tensor the compressor sees (the
+// id keeps per-shard compressor state, e.g. error-feedback residuals, apart).
+struct Shard {
+  ChunkView view;
+  TensorDesc tensor;
+};
+Shard shard_of(const Gradient& grad, int servers, int s);
+
+// A worker's push of one shard of its gradient, compressed (encode work charged to its host).
+Payload push_payload(RankContext& ctx, Compressor& compressor, const Gradient& grad, const Shard& shard);
+// A server's decoding of one push (decode work charged to its host).
+Eigen::VectorXf decode_push(RankContext& ctx, const Compressor& compressor, const Payload& push, const Shard& shard);
 // The dense fp32 pull of one shard.
-Payload pull_payload(const Eigen::VectorXf& values, const ChunkView& shard);
+Payload pull_payload(const Eigen::VectorXf& values, const Shard& shard);
 
 std::unique_ptr<Aggregator> make_sync_parameter_server(const AlgorithmConfig& cfg, const PsOptions& options);
 std::unique_ptr<Aggregator> make_async_parameter_server(const AlgorithmConfig& cfg, const PsOptions& options);

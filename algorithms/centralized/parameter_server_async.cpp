@@ -30,7 +30,7 @@ class AsyncParameterServer final : public Aggregator {
 
   void aggregate(RankContext& ctx, Gradient& grad) override {
     const int servers = roles_.servers, me = ctx.rank;
-    if (roles_.is_server(me)) shard_ = chunk_of(grad, servers, me);
+    if (roles_.is_server(me)) shard_ = shard_of(grad, servers, me);
     post_inbox(ctx);
     if (!roles_.is_worker(me)) {
       grad.values.setZero();
@@ -42,7 +42,7 @@ class AsyncParameterServer final : public Aggregator {
     for (int s = 0; s < servers; ++s)
       if (s != me) recvs_[static_cast<std::size_t>(s)] = comm.irecv(s, kPullChannel);
     for (int s = 0; s < servers; ++s) {
-      Payload push = push_payload(ctx, *compressor_, grad, chunk_of(grad, servers, s));
+      Payload push = push_payload(ctx, *compressor_, grad, shard_of(grad, servers, s));
       if (s == me) apply(ctx, roles_.worker_index(me), push);
       else pushes_.push_back(comm.isend(s, std::move(push), kPushChannel));
     }
@@ -52,7 +52,7 @@ class AsyncParameterServer final : public Aggregator {
     bool own_done = !roles_.is_server(me);
     const auto take_own = [&] {
       if (!own_reply_) return;
-      grad.values.segment(shard_.proxy.begin, shard_.proxy.count) = *own_reply_;
+      grad.values.segment(shard_.view.proxy.begin, shard_.view.proxy.count) = *own_reply_;
       own_reply_.reset();
       own_done = true;
     };
@@ -154,7 +154,7 @@ class AsyncParameterServer final : public Aggregator {
   std::vector<SendHandle> pushes_;
   std::optional<Eigen::VectorXf> own_reply_;  // colocated: my own shard's reply
   // Server side (shard_ is mine), one entry per worker.
-  ChunkView shard_;
+  Shard shard_;
   std::vector<RecvHandle> recvs_;
   std::vector<std::int64_t> clock_;         // pushes applied
   std::vector<Eigen::VectorXf> pending_;    // reduction of the updates applied since its last pull

@@ -310,3 +310,32 @@ TEST_CASE("parameter server options are checked against the ranks", "[ps]") {
   CHECK_THAT(fails(ps_scenario(3, cluster(3), "aggregate: 4")), Catch::Contains("exceeds the 3 workers"));
   CHECK_THAT(fails(ps_scenario(3, cluster(3), "aggregate: 2, asynchronous: true")), Catch::Contains("synchronous"));
 }
+
+// Top-k is not summable: workers encode each shard, the server decodes every push and averages.
+// Expected: the mean over ranks of each rank's own top-k per shard (k = 10 % of the shard).
+TEST_CASE("parameter server carries a non-summable compressor (top-k) per shard", "[ps][compression]") {
+  const int p = 5, dim = 1000;
+  for (int servers : {1, 2, 3}) {
+    INFO("servers " << servers);
+    const Trace t = trace_of(ps_scenario(p, cluster(p), fmt::format("op: avg, servers: {}", servers), 2, "alpha_beta",
+                                         "1MB", dim) + "compression: {name: topk, ratio: 0.1}\n");
+    for (std::size_t step = 0; step < t.after.size(); ++step) {
+      Eigen::VectorXd expected = Eigen::VectorXd::Zero(dim);
+      for (int r = 0; r < p; ++r) {
+        const Eigen::VectorXf& x = t.before[step][static_cast<std::size_t>(r)];
+        for (int s = 0; s < servers; ++s) {
+          const Range shard = chunk_range(dim, servers, s);
+          std::vector<Eigen::Index> order(static_cast<std::size_t>(shard.count));
+          std::iota(order.begin(), order.end(), shard.begin);
+          std::sort(order.begin(), order.end(), [&](auto a, auto b) { return std::abs(x[a]) > std::abs(x[b]); });
+          const auto keep = static_cast<std::size_t>(std::llround(0.1 * static_cast<double>(shard.count)));
+          for (std::size_t i = 0; i < keep; ++i) expected[order[i]] += x[order[i]] / static_cast<double>(p);
+        }
+      }
+      for (int r = 0; r < p; ++r) {
+        CHECK(max_abs_diff(t.after[step][static_cast<std::size_t>(r)], expected) <= summation_tolerance(p, 4.0));
+        CHECK((t.after[step][static_cast<std::size_t>(r)] - t.after[step][0]).cwiseAbs().maxCoeff() == 0.0f);
+      }
+    }
+  }
+}
