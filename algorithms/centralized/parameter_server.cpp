@@ -25,17 +25,19 @@ ParameterServerStats& parameter_server_stats() {
 
 Shard shard_of(const Gradient& grad, int servers, int s) {
   const ChunkView view = chunk_of(grad, servers, s);
-  return {view, TensorDesc::flat(view.proxy.count, static_cast<std::uint64_t>(view.wire.count), static_cast<std::uint64_t>(s))};
+  return {view, TensorDesc::flat(view.proxy.count, static_cast<std::uint64_t>(view.wire.count),
+                                 static_cast<std::uint64_t>(s))};
 }
 
 Payload push_payload(RankContext& ctx, Compressor& compressor, const Gradient& grad, const Shard& shard) {
-  Payload p = compress_on_rank(ctx, compressor, grad.values.segment(shard.view.proxy.begin, shard.view.proxy.count),
-                               shard.tensor);
+  Payload p = compress_on_rank(
+      ctx, compressor, grad.values.segment(shard.view.proxy.begin, shard.view.proxy.count), shard.tensor);
   p.tag = ctx.step;
   return p;
 }
 
-Eigen::VectorXf decode_push(RankContext& ctx, const Compressor& compressor, const Payload& push, const Shard& shard) {
+Eigen::VectorXf decode_push(RankContext& ctx, const Compressor& compressor, const Payload& push,
+                            const Shard& shard) {
   charge_decode(ctx, compressor, shard.tensor);
   return compressor.decompress(push, shard.tensor);
 }
@@ -71,8 +73,10 @@ class SyncParameterServer final : public Aggregator {
         if (s != me) pulls[static_cast<std::size_t>(s)] = comm.irecv(s, kPullChannel);
       for (int s = 0; s < servers; ++s) {
         Payload push = push_payload(ctx, *compressor_, grad, shard_of(grad, servers, s));
-        if (s == me) own_push = std::move(push);
-        else pushes_.push_back(comm.isend(s, std::move(push), kPushChannel));
+        if (s == me)
+          own_push = std::move(push);
+        else
+          pushes_.push_back(comm.isend(s, std::move(push), kPushChannel));
       }
     }
     if (roles_.is_server(me)) {
@@ -107,8 +111,10 @@ class SyncParameterServer final : public Aggregator {
     if (own_push) taken.push_back(std::move(*own_push));
     while (static_cast<int>(taken.size()) < k_) {
       Payload push = inbox[Comm::wait_any(inbox)].wait();
-      if (push.tag == ctx.step) taken.push_back(std::move(push));
-      else drop(push);
+      if (push.tag == ctx.step)
+        taken.push_back(std::move(push));
+      else
+        drop(push);
     }
     for (auto& r : inbox)
       if (r.valid()) late_.push_back(std::move(r));
@@ -119,7 +125,8 @@ class SyncParameterServer final : public Aggregator {
 
     std::vector<SendHandle> sends;
     for (int w = 0; w < roles_.workers(); ++w)
-      if (roles_.worker_rank(w) != ctx.rank) sends.push_back(comm.isend(roles_.worker_rank(w), pull_payload(acc, shard), kPullChannel));
+      if (roles_.worker_rank(w) != ctx.rank)
+        sends.push_back(comm.isend(roles_.worker_rank(w), pull_payload(acc, shard), kPullChannel));
     Comm::wait_all(sends);
     return acc;
   }
@@ -143,14 +150,16 @@ PsOptions ps_options(const Params& p, int world) {
   if (p.has("aggregate")) o.aggregate = static_cast<int>(p.integer("aggregate"));
   const PsRoles roles{world, o.servers, o.dedicated};
   if (o.servers > world || (o.dedicated && o.servers >= world))
-    throw std::invalid_argument(fmt::format(
-        "parameter_server: {} {} servers leave no worker among {} ranks (dedicated: ranks = workers + servers)",
-        o.servers, o.dedicated ? "dedicated" : "colocated", world));
+    throw std::invalid_argument(
+        fmt::format("parameter_server: {} {} servers leave no worker among {} ranks (dedicated: ranks = "
+                    "workers + servers)",
+                    o.servers, o.dedicated ? "dedicated" : "colocated", world));
   if (o.aggregate > roles.workers())
     throw std::invalid_argument(
         fmt::format("parameter_server: aggregate: {} exceeds the {} workers", o.aggregate, roles.workers()));
   if (o.asynchronous && o.aggregate > 0)
-    throw std::invalid_argument("parameter_server: aggregate (k-of-n) applies to the synchronous server only");
+    throw std::invalid_argument(
+        "parameter_server: aggregate (k-of-n) applies to the synchronous server only");
   return o;
 }
 
@@ -161,31 +170,36 @@ std::unique_ptr<Aggregator> make_sync_parameter_server(const AlgorithmConfig& cf
 }
 
 AlgorithmInfo parameter_server_entry() {
-  return {"parameter_server",
-          "sharded parameter server: push compressed gradients, pull the dense reduction; k-of-n, async",
-          {
-              ParamSpec("servers", ParamKind::integer, "1", "shards, served by ranks 0..servers-1").between(1, 1 << 20),
-              ParamSpec("placement", ParamKind::choice, "colocated",
-                        "colocated: servers are workers too; dedicated: servers only serve (ranks = workers + servers)")
-                  .one_of({"colocated", "dedicated"}),
-              ParamSpec("aggregate", ParamKind::integer, "",
-                        "k of k-of-n: reduce the first k pushes to arrive, drop the rest (default: all workers)")
-                  .between(1, 1 << 22),
-              ParamSpec("asynchronous", ParamKind::boolean, "false",
-                        "no global barrier: apply each push as it comes, reply with the updates since the last pull"),
-              ParamSpec("staleness", ParamKind::integer, "0",
-                        "asynchronous: a worker may lead the slowest by at most this many pushes before its pull waits")
-                  .between(0, 1 << 30),
-          },
-          // Decodes every push on the server: any compressor works, summable or not.
-          false,
-          // Ranks do not all end with the same vector: dedicated servers hold only their shard, and
-          // asynchronous workers each hold the model as of their own pull.
-          false,
-          [](const AlgorithmConfig& cfg) {
-            const PsOptions o = ps_options(cfg.params, cfg.world);
-            return o.asynchronous ? make_async_parameter_server(cfg, o) : make_sync_parameter_server(cfg, o);
-          }};
+  return {
+      "parameter_server",
+      "sharded parameter server: push compressed gradients, pull the dense reduction; k-of-n, async",
+      {
+          ParamSpec("servers", ParamKind::integer, "1", "shards, served by ranks 0..servers-1")
+              .between(1, 1 << 20),
+          ParamSpec(
+              "placement", ParamKind::choice, "colocated",
+              "colocated: servers are workers too; dedicated: servers only serve (ranks = workers + servers)")
+              .one_of({"colocated", "dedicated"}),
+          ParamSpec("aggregate", ParamKind::integer, "",
+                    "k of k-of-n: reduce the first k pushes to arrive, drop the rest (default: all workers)")
+              .between(1, 1 << 22),
+          ParamSpec(
+              "asynchronous", ParamKind::boolean, "false",
+              "no global barrier: apply each push as it comes, reply with the updates since the last pull"),
+          ParamSpec(
+              "staleness", ParamKind::integer, "0",
+              "asynchronous: a worker may lead the slowest by at most this many pushes before its pull waits")
+              .between(0, 1 << 30),
+      },
+      // Decodes every push on the server: any compressor works, summable or not.
+      false,
+      // Ranks do not all end with the same vector: dedicated servers hold only their shard, and
+      // asynchronous workers each hold the model as of their own pull.
+      false,
+      [](const AlgorithmConfig& cfg) {
+        const PsOptions o = ps_options(cfg.params, cfg.world);
+        return o.asynchronous ? make_async_parameter_server(cfg, o) : make_sync_parameter_server(cfg, o);
+      }};
 }
 
 }  // namespace aggsim

@@ -10,11 +10,11 @@
 namespace aggsim {
 
 struct PsOptions {
-  int servers = 1;          // shards, served by ranks 0..servers-1
-  bool dedicated = false;   // servers only serve (contribute no gradient)
-  int aggregate = 0;        // k of k-of-n (synchronous); the number of workers when 0
+  int servers = 1;         // shards, served by ranks 0..servers-1
+  bool dedicated = false;  // servers only serve (contribute no gradient)
+  int aggregate = 0;       // k of k-of-n (synchronous); the number of workers when 0
   bool asynchronous = false;
-  int staleness = 0;        // tau (asynchronous)
+  int staleness = 0;  // tau (asynchronous)
 };
 
 // Ranks 0..servers-1 serve one shard each. Colocated: every rank is a worker. Dedicated: ranks
@@ -57,7 +57,8 @@ Shard shard_of(const Gradient& grad, int servers, int s);
 // A worker's push of one shard of its gradient, compressed (encode work charged to its host).
 Payload push_payload(RankContext& ctx, Compressor& compressor, const Gradient& grad, const Shard& shard);
 // A server's decoding of one push (decode work charged to its host).
-Eigen::VectorXf decode_push(RankContext& ctx, const Compressor& compressor, const Payload& push, const Shard& shard);
+Eigen::VectorXf decode_push(RankContext& ctx, const Compressor& compressor, const Payload& push,
+                            const Shard& shard);
 // The dense fp32 pull of one shard.
 Payload pull_payload(const Eigen::VectorXf& values, const Shard& shard);
 

@@ -20,7 +20,10 @@ namespace {
 class AsyncParameterServer final : public Aggregator {
  public:
   AsyncParameterServer(const AlgorithmConfig& cfg, const PsOptions& o)
-      : op_(cfg.op), roles_{cfg.world, o.servers, o.dedicated}, tau_(o.staleness), compressor_(cfg.make_compressor()) {
+      : op_(cfg.op),
+        roles_{cfg.world, o.servers, o.dedicated},
+        tau_(o.staleness),
+        compressor_(cfg.make_compressor()) {
     const auto w = static_cast<std::size_t>(roles_.workers());
     clock_.assign(w, 0);
     pending_.resize(w);
@@ -43,8 +46,10 @@ class AsyncParameterServer final : public Aggregator {
       if (s != me) recvs_[static_cast<std::size_t>(s)] = comm.irecv(s, kPullChannel);
     for (int s = 0; s < servers; ++s) {
       Payload push = push_payload(ctx, *compressor_, grad, shard_of(grad, servers, s));
-      if (s == me) apply(ctx, roles_.worker_index(me), push);
-      else pushes_.push_back(comm.isend(s, std::move(push), kPushChannel));
+      if (s == me)
+        apply(ctx, roles_.worker_index(me), push);
+      else
+        pushes_.push_back(comm.isend(s, std::move(push), kPushChannel));
     }
     // Wait for every shard's reply; a colocated server keeps serving meanwhile, since others'
     // replies, and perhaps its own, wait for pushes it has yet to apply.
@@ -118,13 +123,16 @@ class AsyncParameterServer final : public Aggregator {
   void apply(RankContext& ctx, int worker, const Payload& push) {
     const Eigen::VectorXf g = decode_push(ctx, *compressor_, push, shard_);
     for (std::size_t u = 0; u < pending_.size(); ++u) {
-      if (pending_count_[u]++ == 0) pending_[u] = g;
-      else op_.combine(pending_[u], g);
+      if (pending_count_[u]++ == 0)
+        pending_[u] = g;
+      else
+        op_.combine(pending_[u], g);
     }
     const auto w = static_cast<std::size_t>(worker);
     ++clock_[w];
     deferred_[w] = true;
-    if (clock_[w] - *std::min_element(clock_.begin(), clock_.end()) > tau_) ++parameter_server_stats().deferred_pulls;
+    if (clock_[w] - *std::min_element(clock_.begin(), clock_.end()) > tau_)
+      ++parameter_server_stats().deferred_pulls;
     release(ctx);
   }
 
@@ -141,8 +149,10 @@ class AsyncParameterServer final : public Aggregator {
       pending_count_[u] = 0;
       deferred_[u] = false;
       const int rank = roles_.worker_rank(static_cast<int>(u));
-      if (rank == ctx.rank) own_reply_ = std::move(delta);
-      else replies_.push_back(ctx.comm->isend(rank, pull_payload(delta, shard_), kPullChannel));
+      if (rank == ctx.rank)
+        own_reply_ = std::move(delta);
+      else
+        replies_.push_back(ctx.comm->isend(rank, pull_payload(delta, shard_), kPullChannel));
     }
   }
 
@@ -156,17 +166,18 @@ class AsyncParameterServer final : public Aggregator {
   // Server side (shard_ is mine), one entry per worker.
   Shard shard_;
   std::vector<RecvHandle> recvs_;
-  std::vector<std::int64_t> clock_;         // pushes applied
-  std::vector<Eigen::VectorXf> pending_;    // reduction of the updates applied since its last pull
+  std::vector<std::int64_t> clock_;       // pushes applied
+  std::vector<Eigen::VectorXf> pending_;  // reduction of the updates applied since its last pull
   std::vector<int> pending_count_;
-  std::vector<bool> deferred_;              // pushed, not yet answered
+  std::vector<bool> deferred_;  // pushed, not yet answered
   std::vector<SendHandle> replies_;
   int finished_workers_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<Aggregator> make_async_parameter_server(const AlgorithmConfig& cfg, const PsOptions& options) {
+std::unique_ptr<Aggregator> make_async_parameter_server(const AlgorithmConfig& cfg,
+                                                        const PsOptions& options) {
   return std::make_unique<AsyncParameterServer>(cfg, options);
 }
 

@@ -1,11 +1,11 @@
 // Parameter server: exact reductions (colocated and dedicated servers, 1-3 shards), k-of-n step time
 // under stragglers against the alpha-beta closed form, and the asynchronous staleness bound.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
-#include <simgrid/s4u.hpp>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <numeric>
+#include <simgrid/s4u.hpp>
 
 #include "algorithms/centralized/parameter_server.hpp"
 #include "support/cli.hpp"
@@ -17,7 +17,8 @@ using namespace aggsim::test;
 namespace {
 
 std::string ps_scenario(int p, const std::string& platform, const std::string& options, int steps = 2,
-                        const std::string& network = "alpha_beta", const std::string& size = "1MB", int dim = 1001) {
+                        const std::string& network = "alpha_beta", const std::string& size = "1MB",
+                        int dim = 1001) {
   return fmt::format(R"(
 seed: 5
 ranks: {p}
@@ -26,11 +27,15 @@ platform: {platform}
 network: {network}
 model: {{size: {size}, proxy_dim: {dim}}}
 algorithm: {{name: parameter_server, {options}}}
-)", fmt::arg("p", p), fmt::arg("steps", steps), fmt::arg("platform", platform), fmt::arg("network", network),
-                     fmt::arg("size", size), fmt::arg("dim", dim), fmt::arg("options", options));
+)",
+                     fmt::arg("p", p), fmt::arg("steps", steps), fmt::arg("platform", platform),
+                     fmt::arg("network", network), fmt::arg("size", size), fmt::arg("dim", dim),
+                     fmt::arg("options", options));
 }
 
-std::string cluster(int hosts) { return fmt::format("{{topology: cluster, hosts: {}, bandwidth: 10Gbps, latency: 1us}}", hosts); }
+std::string cluster(int hosts) {
+  return fmt::format("{{topology: cluster, hosts: {}, bandwidth: 10Gbps, latency: 1us}}", hosts);
+}
 
 // What every rank held before and after each step's aggregation, and when its aggregation ended.
 struct Trace {
@@ -56,7 +61,8 @@ Trace trace_of(const std::string& yaml) {
     const auto result = simulate(sc, {}, hooks);
     for (const auto& s : summarize_steps(result.log)) out += fmt::format("t {:.17g}\n", s.step_time_s);
     const auto& st = parameter_server_stats();
-    out += fmt::format("s {} {} {} {}\n", st.max_staleness, st.deferred_pulls, st.discarded_pushes, result.messages_sent);
+    out += fmt::format("s {} {} {} {}\n", st.max_staleness, st.deferred_pulls, st.discarded_pushes,
+                       result.messages_sent);
     return out;
   });
   Trace t;
@@ -115,14 +121,17 @@ std::string straggler_platform(const std::vector<double>& up_gbps) {
   const int n = static_cast<int>(up_gbps.size());
   for (int i = 0; i < n; ++i) {
     xml += fmt::format("  <host id=\"host-{}\" speed=\"100Gf\"/>\n", i);
-    xml += fmt::format("  <link id=\"up-{}\" bandwidth=\"{}Gbps\" latency=\"1us\"/>\n", i, up_gbps[static_cast<std::size_t>(i)]);
+    xml += fmt::format("  <link id=\"up-{}\" bandwidth=\"{}Gbps\" latency=\"1us\"/>\n", i,
+                       up_gbps[static_cast<std::size_t>(i)]);
     xml += fmt::format("  <link id=\"down-{}\" bandwidth=\"10Gbps\" latency=\"1us\"/>\n", i);
   }
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j)
       if (i != j)
-        xml += fmt::format("  <route src=\"host-{}\" dst=\"host-{}\" symmetrical=\"NO\"><link_ctn id=\"up-{}\"/>"
-                           "<link_ctn id=\"down-{}\"/></route>\n", i, j, i, j);
+        xml += fmt::format(
+            "  <route src=\"host-{}\" dst=\"host-{}\" symmetrical=\"NO\"><link_ctn id=\"up-{}\"/>"
+            "<link_ctn id=\"down-{}\"/></route>\n",
+            i, j, i, j);
   return xml + "</zone>\n</platform>\n";
 }
 
@@ -140,7 +149,8 @@ TEST_CASE("colocated parameter server gives every rank the exact reduction, bit-
       for (int p : {2, 5, 8}) {
         if (servers > p) continue;
         INFO("op " << op << ", servers " << servers << ", p " << p);
-        const auto e = check_reduction(ps_scenario(p, cluster(p), fmt::format("op: {}, servers: {}", op, servers)));
+        const auto e =
+            check_reduction(ps_scenario(p, cluster(p), fmt::format("op: {}, servers: {}", op, servers)));
         CHECK(e.checked_vectors == 2 * p);
         CHECK(e.max_abs_error <= summation_tolerance(p, e.reference_scale));
         CHECK(e.max_rank_spread == 0.0);
@@ -158,13 +168,15 @@ TEST_CASE("dedicated parameter server reduces the workers' inputs only", "[ps][m
       for (int p : {2, 5, 8}) {
         if (servers >= p) continue;
         INFO("op " << op << ", servers " << servers << ", p " << p);
-        const Trace t = trace_of(ps_scenario(p, cluster(p), fmt::format("op: {}, servers: {}, placement: dedicated", op, servers)));
+        const Trace t = trace_of(ps_scenario(
+            p, cluster(p), fmt::format("op: {}, servers: {}, placement: dedicated", op, servers)));
         std::vector<int> workers(static_cast<std::size_t>(p - servers));
         std::iota(workers.begin(), workers.end(), servers);
         ReduceOp reduce_op;
         reduce_op.kind = parse_reduce_kind(op);
         for (std::size_t step = 0; step < t.after.size(); ++step) {
-          const Eigen::VectorXd expected = direct_reduction(inputs_of(t, static_cast<int>(step), workers), reduce_op);
+          const Eigen::VectorXd expected =
+              direct_reduction(inputs_of(t, static_cast<int>(step), workers), reduce_op);
           const double tol = summation_tolerance(p, expected.cwiseAbs().maxCoeff());
           const auto& first = t.after[step][static_cast<std::size_t>(servers)];
           for (int w : workers) {
@@ -175,9 +187,12 @@ TEST_CASE("dedicated parameter server reduces the workers' inputs only", "[ps][m
           for (int s = 0; s < servers; ++s) {
             const auto& out = t.after[step][static_cast<std::size_t>(s)];
             const Range shard = chunk_range(out.size(), servers, s);
-            CHECK((out.segment(shard.begin, shard.count) - first.segment(shard.begin, shard.count)).cwiseAbs().maxCoeff() == 0.0f);
+            CHECK((out.segment(shard.begin, shard.count) - first.segment(shard.begin, shard.count))
+                      .cwiseAbs()
+                      .maxCoeff() == 0.0f);
             CHECK(out.sum() == Approx(first.segment(shard.begin, shard.count).sum()).margin(0));
-            CHECK(out.cwiseAbs().sum() == Approx(out.segment(shard.begin, shard.count).cwiseAbs().sum()).margin(0));
+            CHECK(out.cwiseAbs().sum() ==
+                  Approx(out.segment(shard.begin, shard.count).cwiseAbs().sum()).margin(0));
           }
         }
       }
@@ -202,7 +217,8 @@ TEST_CASE("synchronous parameter server step time equals its alpha-beta closed f
   }
   // S shards colocated on 6 ranks: server s receives 5 pushes of size/S and sends 5 pulls, while
   // each rank also uploads S-1 shards; with S = 6 (all-to-all) every link carries 5 shards each way.
-  const auto times = step_times(ps_scenario(6, cluster(6), "op: avg, servers: 6", 1, "alpha_beta", "1200000B", 16));
+  const auto times =
+      step_times(ps_scenario(6, cluster(6), "op: avg, servers: 6", 1, "alpha_beta", "1200000B", 16));
   CHECK(times.at(0) == Approx(2 * (alpha + 5 * (size * 1.2 / 6) / beta)).epsilon(1e-9));
 }
 
@@ -216,12 +232,14 @@ TEST_CASE("k-of-n step time is the k-th arrival plus the pull, and workers hold 
   const std::string platform = platform_file(straggler_platform(up_gbps));
   const double bytes = 1e6, alpha = 2e-6, pull = alpha + 5 * bytes / 1.25e9;
   std::vector<std::pair<double, int>> arrivals;  // (time, rank)
-  for (int r = 1; r <= 5; ++r) arrivals.emplace_back(alpha + bytes / (up_gbps[static_cast<std::size_t>(r)] * 1e9 / 8), r);
+  for (int r = 1; r <= 5; ++r)
+    arrivals.emplace_back(alpha + bytes / (up_gbps[static_cast<std::size_t>(r)] * 1e9 / 8), r);
   std::sort(arrivals.begin(), arrivals.end());
   for (int k = 1; k <= 5; ++k) {
     INFO("k " << k);
-    const Trace t = trace_of(ps_scenario(6, platform, fmt::format("op: avg, placement: dedicated, aggregate: {}", k),
-                                         1, "alpha_beta", "1000000B", 64));
+    const Trace t =
+        trace_of(ps_scenario(6, platform, fmt::format("op: avg, placement: dedicated, aggregate: {}", k), 1,
+                             "alpha_beta", "1000000B", 64));
     CHECK(t.step_times.at(0) == Approx(arrivals[static_cast<std::size_t>(k - 1)].first + pull).epsilon(1e-9));
     // The server's model is the mean of the k fastest workers' gradients; every worker pulled it.
     std::vector<int> fastest;
@@ -230,7 +248,8 @@ TEST_CASE("k-of-n step time is the k-th arrival plus the pull, and workers hold 
     const Eigen::VectorXd expected = direct_reduction(inputs_of(t, 0, fastest), avg);
     const Eigen::VectorXf& server = t.after[0][0];
     CHECK(max_abs_diff(server, expected) <= summation_tolerance(k, expected.cwiseAbs().maxCoeff()));
-    for (int r = 1; r <= 5; ++r) CHECK((t.after[0][static_cast<std::size_t>(r)] - server).cwiseAbs().maxCoeff() == 0.0f);
+    for (int r = 1; r <= 5; ++r)
+      CHECK((t.after[0][static_cast<std::size_t>(r)] - server).cwiseAbs().maxCoeff() == 0.0f);
     CHECK(t.stats.discarded_pushes == static_cast<std::uint64_t>(5 - k));
   }
 }
@@ -243,7 +262,8 @@ TEST_CASE("k-of-n over several steps drops late pushes and ends cleanly", "[ps][
   // 4 steps x (5 pushes + 5 pulls), every one received (an unreceived send would not return).
   CHECK(t.messages == 4 * 10);
   for (const auto& step : t.after)
-    for (int r = 1; r <= 5; ++r) CHECK((step[static_cast<std::size_t>(r)] - step[0]).cwiseAbs().maxCoeff() == 0.0f);
+    for (int r = 1; r <= 5; ++r)
+      CHECK((step[static_cast<std::size_t>(r)] - step[0]).cwiseAbs().maxCoeff() == 0.0f);
 }
 
 // Asynchronous with a slow worker. The bound: when worker w's pull of step s returns, every
@@ -266,9 +286,10 @@ TEST_CASE("asynchronous parameter server keeps every worker within tau versions"
   for (const std::string placement : {"dedicated", "colocated"}) {
     for (int tau : {0, 1, 2}) {
       INFO(placement << ", tau " << tau);
-      const Trace t = trace_of(ps_scenario(6, platform,
-                                           fmt::format("op: sum, asynchronous: true, staleness: {}, placement: {}", tau, placement),
-                                           steps, "alpha_beta", "1MB", 32));
+      const Trace t = trace_of(ps_scenario(
+          6, platform,
+          fmt::format("op: sum, asynchronous: true, staleness: {}, placement: {}", tau, placement), steps,
+          "alpha_beta", "1MB", 32));
       CHECK(violations(t, tau) == 0);
       CHECK(t.stats.max_staleness == tau);  // the straggler makes the bound bind
       CHECK(t.stats.deferred_pulls > 0);
@@ -280,19 +301,22 @@ TEST_CASE("asynchronous parameter server keeps every worker within tau versions"
       // pull; the last worker to pull has seen every update of every worker.
       Eigen::VectorXd all = Eigen::VectorXd::Zero(32);
       for (int s = 0; s < steps; ++s)
-        for (int w = 6 - workers; w < 6; ++w) all += t.before[static_cast<std::size_t>(s)][static_cast<std::size_t>(w)].cast<double>();
+        for (int w = 6 - workers; w < 6; ++w)
+          all += t.before[static_cast<std::size_t>(s)][static_cast<std::size_t>(w)].cast<double>();
       double best = 1e300;
       for (int w = 6 - workers; w < 6; ++w) {
         Eigen::VectorXd pulled = Eigen::VectorXd::Zero(32);
-        for (int s = 0; s < steps; ++s) pulled += t.after[static_cast<std::size_t>(s)][static_cast<std::size_t>(w)].cast<double>();
+        for (int s = 0; s < steps; ++s)
+          pulled += t.after[static_cast<std::size_t>(s)][static_cast<std::size_t>(w)].cast<double>();
         best = std::min(best, (pulled - all).cwiseAbs().maxCoeff());
       }
       CHECK(best <= summation_tolerance(workers * steps, all.cwiseAbs().maxCoeff()));
     }
   }
   // Without a binding bound the fast workers run ahead of the straggler: the check above can fail.
-  const Trace loose = trace_of(ps_scenario(6, platform, "op: sum, asynchronous: true, staleness: 100, placement: dedicated",
-                                           steps, "alpha_beta", "1MB", 32));
+  const Trace loose =
+      trace_of(ps_scenario(6, platform, "op: sum, asynchronous: true, staleness: 100, placement: dedicated",
+                           steps, "alpha_beta", "1MB", 32));
   CHECK(violations(loose, 1) > 0);
   CHECK(loose.stats.deferred_pulls == 0);
 }
@@ -306,9 +330,11 @@ TEST_CASE("parameter server options are checked against the ranks", "[ps]") {
     }
     return std::string();
   };
-  CHECK_THAT(fails(ps_scenario(3, cluster(3), "servers: 3, placement: dedicated")), Catch::Contains("no worker"));
+  CHECK_THAT(fails(ps_scenario(3, cluster(3), "servers: 3, placement: dedicated")),
+             Catch::Contains("no worker"));
   CHECK_THAT(fails(ps_scenario(3, cluster(3), "aggregate: 4")), Catch::Contains("exceeds the 3 workers"));
-  CHECK_THAT(fails(ps_scenario(3, cluster(3), "aggregate: 2, asynchronous: true")), Catch::Contains("synchronous"));
+  CHECK_THAT(fails(ps_scenario(3, cluster(3), "aggregate: 2, asynchronous: true")),
+             Catch::Contains("synchronous"));
 }
 
 // Top-k is not summable: workers encode each shard, the server decodes every push and averages.
@@ -317,8 +343,9 @@ TEST_CASE("parameter server carries a non-summable compressor (top-k) per shard"
   const int p = 5, dim = 1000;
   for (int servers : {1, 2, 3}) {
     INFO("servers " << servers);
-    const Trace t = trace_of(ps_scenario(p, cluster(p), fmt::format("op: avg, servers: {}", servers), 2, "alpha_beta",
-                                         "1MB", dim) + "compression: {name: topk, ratio: 0.1}\n");
+    const Trace t = trace_of(ps_scenario(p, cluster(p), fmt::format("op: avg, servers: {}", servers), 2,
+                                         "alpha_beta", "1MB", dim) +
+                             "compression: {name: topk, ratio: 0.1}\n");
     for (std::size_t step = 0; step < t.after.size(); ++step) {
       Eigen::VectorXd expected = Eigen::VectorXd::Zero(dim);
       for (int r = 0; r < p; ++r) {
@@ -327,13 +354,15 @@ TEST_CASE("parameter server carries a non-summable compressor (top-k) per shard"
           const Range shard = chunk_range(dim, servers, s);
           std::vector<Eigen::Index> order(static_cast<std::size_t>(shard.count));
           std::iota(order.begin(), order.end(), shard.begin);
-          std::sort(order.begin(), order.end(), [&](auto a, auto b) { return std::abs(x[a]) > std::abs(x[b]); });
+          std::sort(order.begin(), order.end(),
+                    [&](auto a, auto b) { return std::abs(x[a]) > std::abs(x[b]); });
           const auto keep = static_cast<std::size_t>(std::llround(0.1 * static_cast<double>(shard.count)));
           for (std::size_t i = 0; i < keep; ++i) expected[order[i]] += x[order[i]] / static_cast<double>(p);
         }
       }
       for (int r = 0; r < p; ++r) {
-        CHECK(max_abs_diff(t.after[step][static_cast<std::size_t>(r)], expected) <= summation_tolerance(p, 4.0));
+        CHECK(max_abs_diff(t.after[step][static_cast<std::size_t>(r)], expected) <=
+              summation_tolerance(p, 4.0));
         CHECK((t.after[step][static_cast<std::size_t>(r)] - t.after[step][0]).cwiseAbs().maxCoeff() == 0.0f);
       }
     }

@@ -7,7 +7,7 @@
 #
 # Environment: RANKS ("1024 4096"), SIZE (bytes per rank, 1048576), SMPI_TIMEOUT (seconds per
 # smpirun, 300; once SMPI times out for an algorithm, larger p are skipped for it), AGGSIM_TIMEOUT
-# (seconds per aggsim run, 900).
+# (seconds per aggsim run, 900), ALGORITHMS (a space-separated subset, run in that order).
 # The platform: p hosts on one switch, a private 10 Gb/s, 1 us full-duplex link each.
 set -euo pipefail
 
@@ -32,6 +32,14 @@ algorithms=(
   "torus2d_allreduce|-"
   "parameter_server|-"
 )
+
+if [ -n "${ALGORITHMS:-}" ]; then
+  chosen=()
+  for want in $ALGORITHMS; do
+    for entry in "${algorithms[@]}"; do [ "${entry%%|*}" = "$want" ] && chosen+=("$entry"); done
+  done
+  algorithms=("${chosen[@]}")
+fi
 
 # Runs a command under /usr/bin/time; prints "wall_s cpu_s peak_MB" (cpu = user + system: on a
 # shared machine it is the fairer figure), or "timeout - -" / "failed - -".
