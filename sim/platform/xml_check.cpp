@@ -220,6 +220,9 @@ struct Checker {
       declare(netpoints, e.name, e.attribute("id"), e);
     } else if (e.name == "link" || e.name == "backbone") {
       declare(links, "link", e.attribute("id"), e);
+      // The DTD defaults it to 0, but SimGrid 3.32 then fails with "cannot parse number:".
+      if (e.attributes.count("latency") == 0)
+        fail(e, "needs a latency attribute (write latency=\"0\" for none)");
     } else if (e.name == "cluster") {
       declare(netpoints, "zone", e.attribute("id"), e);
       check_cluster(e);
