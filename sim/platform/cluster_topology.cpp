@@ -7,11 +7,10 @@
 // Under ns-3 (SimGrid 3.32 only hands ns-3 routes made of one link, and ignores star-zone routes)
 // the same cluster is built as a full-routing zone of one-link routes to a "switch" router, which
 // ns-3 turns into point-to-point links and IP routes through the switch.
-#include <simgrid/s4u.hpp>
-
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <simgrid/s4u.hpp>
 #include <stdexcept>
 
 #include "sim/platform/endpoints.hpp"
@@ -25,7 +24,8 @@ namespace sg4 = simgrid::s4u;
 namespace {
 
 std::string node_link_name(const NodeShape& shape, std::int64_t node) {
-  return shape.gpus_per_node == 1 ? endpoint_host_name(shape, node, 0) + "_link" : fmt::format("node-{}_link", node);
+  return shape.gpus_per_node == 1 ? endpoint_host_name(shape, node, 0) + "_link"
+                                  : fmt::format("node-{}_link", node);
 }
 
 void build_star(const Params& p) {
@@ -33,19 +33,21 @@ void build_star(const Params& p) {
   auto* zone = sg4::create_star_zone("cluster");
   sg4::Link* backbone = nullptr;
   if (p.has("backbone_bandwidth")) {
-    backbone = zone->create_link("backbone", p.real("backbone_bandwidth"))->set_latency(p.real("backbone_latency"));
+    backbone =
+        zone->create_link("backbone", p.real("backbone_bandwidth"))->set_latency(p.real("backbone_latency"));
     backbone->seal();
   }
   for (std::int64_t i = 0; i < shape.nodes; ++i) {
     const auto [netpoint, gateway] = create_endpoint(zone, shape, i);
-    auto* link = zone->create_split_duplex_link(node_link_name(shape, i), shape.bandwidth)->set_latency(shape.latency);
+    auto* link =
+        zone->create_split_duplex_link(node_link_name(shape, i), shape.bandwidth)->set_latency(shape.latency);
     link->seal();
     // Up to the switch (through the backbone, if any), then down: the backbone is crossed once.
     std::vector<sg4::LinkInRoute> up = {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)};
     if (backbone) up.emplace_back(backbone);
     zone->add_route(netpoint, nullptr, gateway, nullptr, up, false);
-    zone->add_route(nullptr, netpoint, nullptr, gateway, {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::DOWN)},
-                    false);
+    zone->add_route(nullptr, netpoint, nullptr, gateway,
+                    {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::DOWN)}, false);
   }
   zone->seal();
 }
@@ -60,7 +62,8 @@ void cable(sg4::NetZone* zone, simgrid::kernel::routing::NetPoint* a, simgrid::k
 
 void build_for_ns3(const Params& p) {
   if (p.has("backbone_bandwidth"))
-    throw std::invalid_argument("backbone_bandwidth: not supported with network ns3 (ns-3 sees one-link routes only)");
+    throw std::invalid_argument(
+        "backbone_bandwidth: not supported with network ns3 (ns-3 sees one-link routes only)");
   const NodeShape shape = node_shape(p);
   auto* zone = sg4::create_full_zone("cluster");
   auto* sw = zone->create_router("cluster-switch");
@@ -73,7 +76,8 @@ void build_for_ns3(const Params& p) {
     }
     // ns-3 forwards hop by hop, so the NIC and the fabric link are one cable at the slower speed.
     auto* nic = zone->create_router(fmt::format("node-{}-nic", i));
-    cable(zone, nic, sw, node_link_name(shape, i), std::min(shape.bandwidth, shape.nic_bandwidth), shape.latency);
+    cable(zone, nic, sw, node_link_name(shape, i), std::min(shape.bandwidth, shape.nic_bandwidth),
+          shape.latency);
     for (std::int64_t g = 0; g < shape.gpus_per_node; ++g) {
       const std::string name = endpoint_host_name(shape, i, g);
       auto* host = zone->create_host(name, shape.speed);
@@ -91,11 +95,11 @@ TopologyInfo cluster_topology_entry() {
   TopologyInfo info;
   info.name = "cluster";
   info.summary = "nodes on one non-blocking switch, a private full-duplex link each";
-  info.params = endpoint_params("each node's link to the switch (a transfer crosses two);");
+  info.params = endpoint_params("each node's link to the switch (crossed twice)");
   info.params.push_back(ParamSpec("backbone_bandwidth", ParamKind::bandwidth, "",
                                   "optional shared backbone crossed by every transfer between nodes"));
   info.params.push_back(ParamSpec("backbone_latency", ParamKind::duration, "0s", "backbone latency"));
-  info.host_count = [](const Params& p) { return node_shape(p).hosts(); };
+  info.host_count = checked_host_count(nullptr);
   info.build = build_star;
   info.build_ns3 = build_for_ns3;
   return info;

@@ -8,10 +8,9 @@
 // 3.32 attaches group h's link to router h of the first chassis, groups may not exceed routers.
 // Default: a balanced shape, k = ceil(nodes^(1/4)) nodes per router, routers per chassis and
 // chassis per group, and just enough groups; unused node slots hold idle routers.
-#include <simgrid/s4u.hpp>
-
 #include <fmt/format.h>
 
+#include <simgrid/s4u.hpp>
 #include <stdexcept>
 
 #include "sim/platform/endpoints.hpp"
@@ -43,8 +42,10 @@ DragonflyShape dragonfly_shape(const Params& p, std::int64_t nodes) {
   }
   for (const auto& key : kShapeKeys)
     if (!p.has(key))
-      throw std::invalid_argument(fmt::format(
-          "{}: give groups, chassis, routers and nodes_per_router together (or none, to derive them from nodes)", key));
+      throw std::invalid_argument(
+          fmt::format("{}: give groups, chassis, routers and nodes_per_router together (or none, to derive "
+                      "them from nodes)",
+                      key));
   s.groups = p.integer("groups");
   s.chassis = p.integer("chassis");
   s.routers = p.integer("routers");
@@ -56,8 +57,8 @@ DragonflyShape dragonfly_shape(const Params& p, std::int64_t nodes) {
         s.groups, s.routers));
   if (s.slots() < nodes)
     throw std::invalid_argument(fmt::format(
-        "nodes_per_router: groups x chassis x routers x nodes_per_router = {} node slots for {} nodes", s.slots(),
-        nodes));
+        "nodes_per_router: groups x chassis x routers x nodes_per_router = {} node slots for {} nodes",
+        s.slots(), nodes));
   if (s.slots() > (std::int64_t(1) << 23))
     throw std::invalid_argument(fmt::format("nodes_per_router: {} node slots is too many", s.slots()));
   return s;
@@ -67,10 +68,12 @@ void build_dragonfly(const Params& p) {
   const NodeShape nodes = node_shape(p);
   const DragonflyShape s = dragonfly_shape(p, nodes.nodes);
   auto u = [](std::int64_t v) { return static_cast<unsigned>(v); };
-  const sg4::DragonflyParams shape({u(s.groups), u(p.integer("group_links"))}, {u(s.chassis), u(p.integer("chassis_links"))},
+  const sg4::DragonflyParams shape({u(s.groups), u(p.integer("group_links"))},
+                                   {u(s.chassis), u(p.integer("chassis_links"))},
                                    {u(s.routers), u(p.integer("router_links"))}, u(s.nodes_per_router));
-  auto* zone = sg4::create_dragonfly_zone("dragonfly", nullptr, shape, endpoint_callbacks(nodes, "dragonfly-spare"),
-                                          nodes.bandwidth, nodes.latency, sg4::Link::SharingPolicy::SPLITDUPLEX);
+  auto* zone =
+      sg4::create_dragonfly_zone("dragonfly", nullptr, shape, endpoint_callbacks(nodes, "dragonfly-spare"),
+                                 nodes.bandwidth, nodes.latency, sg4::Link::SharingPolicy::SPLITDUPLEX);
   zone->seal();
 }
 
@@ -79,8 +82,9 @@ void build_dragonfly(const Params& p) {
 TopologyInfo dragonfly_topology_entry() {
   TopologyInfo info;
   info.name = "dragonfly";
-  info.summary = "groups of all-to-all router chassis joined by global links (SimGrid DRAGONFLY, minimal routing)";
-  info.params = endpoint_params("each link (node-router, green, black, blue: times its count);");
+  info.summary =
+      "groups of all-to-all router chassis joined by global links (SimGrid DRAGONFLY, minimal routing)";
+  info.params = endpoint_params("every link (green, black, blue: times its count)");
   const auto count = [](const std::string& key, const std::string& help) {
     return ParamSpec(key, ParamKind::integer, "", help).between(1, 1 << 16);
   };
@@ -89,16 +93,16 @@ TopologyInfo dragonfly_topology_entry() {
   info.params.push_back(count("routers", "routers per chassis (default: derived from nodes)"));
   info.params.push_back(count("nodes_per_router", "nodes per router (default: derived from nodes)"));
   info.params.push_back(
-      ParamSpec("group_links", ParamKind::integer, "1", "parallel blue links between two groups").between(1, 1024));
-  info.params.push_back(ParamSpec("chassis_links", ParamKind::integer, "1", "parallel black links between chassis")
-                            .between(1, 1024));
-  info.params.push_back(ParamSpec("router_links", ParamKind::integer, "1", "parallel green links between routers")
-                            .between(1, 1024));
-  info.host_count = [](const Params& p) {
-    const NodeShape nodes = node_shape(p);
-    dragonfly_shape(p, nodes.nodes);
-    return nodes.hosts();
-  };
+      ParamSpec("group_links", ParamKind::integer, "1", "parallel blue links between two groups")
+          .between(1, 1024));
+  info.params.push_back(
+      ParamSpec("chassis_links", ParamKind::integer, "1", "parallel black links between chassis")
+          .between(1, 1024));
+  info.params.push_back(
+      ParamSpec("router_links", ParamKind::integer, "1", "parallel green links between routers")
+          .between(1, 1024));
+  info.host_count =
+      checked_host_count([](const Params& p, std::int64_t nodes) { dragonfly_shape(p, nodes); });
   info.build = build_dragonfly;
   return info;
 }

@@ -6,9 +6,9 @@
 // nic_bandwidth joins the fabric. A transfer between two GPUs of one node crosses two intra
 // links; between nodes it crosses intra up, NIC up, the fabric's route, NIC down, intra down.
 // Every GPU host carries the node property (kNodeProperty) so ranks can be grouped by machine.
-#include <simgrid/s4u.hpp>
-
 #include <cstdint>
+#include <functional>
+#include <simgrid/s4u.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,12 +32,17 @@ struct NodeShape {
 };
 
 // The keys every generator takes: nodes | hosts, gpus_per_node, bandwidth, latency, speed, intra_*,
-// nic_bandwidth. `fabric` words the help of bandwidth/latency for the generator at hand.
+// nic_bandwidth. `fabric_link_help` names the links bandwidth/latency apply to.
 std::vector<ParamSpec> endpoint_params(const std::string& fabric_link_help);
 
 // Reads the keys of endpoint_params(). Throws std::invalid_argument naming the key when nodes and
 // hosts are both given or both missing, or when hosts is not a multiple of gpus_per_node.
 NodeShape node_shape(const Params& params);
+
+// TopologyInfo::host_count for a generator whose own keys `check(params, nodes)` validates
+// (throwing std::invalid_argument naming the key): nodes x gpus_per_node.
+std::function<std::int64_t(const Params&)> checked_host_count(
+    std::function<void(const Params&, std::int64_t nodes)> check);
 
 // Name of the host of `gpu` on `node`: host-N with one GPU per node, else node-N-gpu-G (both sort
 // naturally in rank order).

@@ -6,10 +6,9 @@
 // 2 links apart and, in a 2-level tree, nodes under different leaf switches 4 links.
 // Default: a 2-level full-bisection tree (each leaf switch as many links up as down) with about
 // sqrt(nodes) nodes per leaf switch. Leaves beyond the node count hold idle routers.
-#include <simgrid/s4u.hpp>
-
 #include <fmt/format.h>
 
+#include <simgrid/s4u.hpp>
 #include <stdexcept>
 
 #include "sim/platform/endpoints.hpp"
@@ -33,15 +32,17 @@ std::vector<std::int64_t> list_or_empty(const Params& p, const std::string& key,
   if (!p.has(key)) return {};
   const auto& v = p.integers(key);
   if (static_cast<std::int64_t>(v.size()) != levels)
-    throw std::invalid_argument(
-        fmt::format("{}: has {} entries but the tree has {} levels (one entry per level)", key, v.size(), levels));
+    throw std::invalid_argument(fmt::format(
+        "{}: has {} entries but the tree has {} levels (one entry per level)", key, v.size(), levels));
   return v;
 }
 
 FatTreeShape fat_tree_shape(const Params& p, std::int64_t nodes) {
   FatTreeShape s;
-  if (p.has("levels")) s.levels = p.integer("levels");
-  else if (p.has("down")) s.levels = static_cast<std::int64_t>(p.integers("down").size());
+  if (p.has("levels"))
+    s.levels = p.integer("levels");
+  else if (p.has("down"))
+    s.levels = static_cast<std::int64_t>(p.integers("down").size());
   s.down = list_or_empty(p, "down", s.levels);
   s.up = list_or_empty(p, "up", s.levels);
   s.link_count = list_or_empty(p, "link_count", s.levels);
@@ -64,8 +65,8 @@ FatTreeShape fat_tree_shape(const Params& p, std::int64_t nodes) {
   }
   const std::int64_t leaves = capped_product(s.down, kMaxLeaves);
   if (leaves < nodes)
-    throw std::invalid_argument(fmt::format("down: the tree has {} leaves (the product of down) for {} nodes",
-                                            leaves, nodes));
+    throw std::invalid_argument(
+        fmt::format("down: the tree has {} leaves (the product of down) for {} nodes", leaves, nodes));
   if (leaves > kMaxLeaves)
     throw std::invalid_argument(fmt::format("down: the tree has more than {} leaves", kMaxLeaves));
   return s;
@@ -76,8 +77,9 @@ void build_fat_tree(const Params& p) {
   const FatTreeShape s = fat_tree_shape(p, nodes.nodes);
   const sg4::FatTreeParams tree(static_cast<unsigned>(s.levels), convert_all<unsigned>(s.down),
                                 convert_all<unsigned>(s.up), convert_all<unsigned>(s.link_count));
-  auto* zone = sg4::create_fatTree_zone("fat_tree", nullptr, tree, endpoint_callbacks(nodes, "fat_tree-spare"),
-                                        nodes.bandwidth, nodes.latency, sg4::Link::SharingPolicy::SPLITDUPLEX);
+  auto* zone =
+      sg4::create_fatTree_zone("fat_tree", nullptr, tree, endpoint_callbacks(nodes, "fat_tree-spare"),
+                               nodes.bandwidth, nodes.latency, sg4::Link::SharingPolicy::SPLITDUPLEX);
   zone->seal();
 }
 
@@ -87,23 +89,21 @@ TopologyInfo fat_tree_topology_entry() {
   TopologyInfo info;
   info.name = "fat_tree";
   info.summary = "fat tree of switches (SimGrid FAT_TREE, d-mod-k routing); default 2 levels, full bisection";
-  info.params = endpoint_params("every tree link;");
+  info.params = endpoint_params("every tree link");
   info.params.push_back(
-      ParamSpec("levels", ParamKind::integer, "", "switch levels (default: the length of down, else 2)").between(1, 8));
-  info.params.push_back(ParamSpec("down", ParamKind::integer_list, "",
-                                  "children per switch, by level from the leaves (default: ~nodes^(1/levels) each)")
-                            .between(1, 1 << 16));
+      ParamSpec("levels", ParamKind::integer, "", "switch levels (default: the length of down, else 2)")
+          .between(1, 8));
+  info.params.push_back(
+      ParamSpec("down", ParamKind::integer_list, "",
+                "children per switch, by level from the leaves (default: ~nodes^(1/levels) each)")
+          .between(1, 1 << 16));
   info.params.push_back(ParamSpec("up", ParamKind::integer_list, "",
                                   "parents per node/switch, by level (default: 1, then full bisection)")
                             .between(1, 1 << 16));
   info.params.push_back(ParamSpec("link_count", ParamKind::integer_list, "",
                                   "parallel links to each parent, by level (default: 1 each)")
                             .between(1, 1 << 10));
-  info.host_count = [](const Params& p) {
-    const NodeShape nodes = node_shape(p);
-    fat_tree_shape(p, nodes.nodes);
-    return nodes.hosts();
-  };
+  info.host_count = checked_host_count([](const Params& p, std::int64_t nodes) { fat_tree_shape(p, nodes); });
   info.build = build_fat_tree;
   return info;
 }

@@ -5,10 +5,9 @@
 // sum over dimensions of min(|dx|, size - |dx|); neighbours are one link apart.
 // Default dimensions: the near-cubic factorisation of the node count (16 -> 2x2x4, 16384 ->
 // 16x32x32), dropping dimensions of size 1 (a prime count gives a ring).
-#include <simgrid/s4u.hpp>
-
 #include <fmt/format.h>
 
+#include <simgrid/s4u.hpp>
 #include <stdexcept>
 
 #include "sim/platform/endpoints.hpp"
@@ -57,8 +56,8 @@ void build_torus(const Params& p) {
   const NodeShape nodes = node_shape(p);
   const auto dims = torus_dimensions(p, nodes.nodes);
   auto* zone = sg4::create_torus_zone("torus", nullptr, convert_all<unsigned long>(dims),
-                                      endpoint_callbacks(nodes, "torus-spare"), nodes.bandwidth, nodes.latency,
-                                      sg4::Link::SharingPolicy::SPLITDUPLEX);
+                                      endpoint_callbacks(nodes, "torus-spare"), nodes.bandwidth,
+                                      nodes.latency, sg4::Link::SharingPolicy::SPLITDUPLEX);
   zone->seal();
 }
 
@@ -68,15 +67,13 @@ TopologyInfo torus_topology_entry() {
   TopologyInfo info;
   info.name = "torus";
   info.summary = "k-ary n-cube with wrap-around links (SimGrid TORUS, dimension-order routing)";
-  info.params = endpoint_params("each neighbour link;");
-  info.params.push_back(ParamSpec("dimensions", ParamKind::integer_list, "",
-                                  "size of each dimension, product = nodes (default: near-cubic factorisation)")
-                            .between(1, 1 << 22));
-  info.host_count = [](const Params& p) {
-    const NodeShape nodes = node_shape(p);
-    torus_dimensions(p, nodes.nodes);
-    return nodes.hosts();
-  };
+  info.params = endpoint_params("each neighbour link");
+  info.params.push_back(
+      ParamSpec("dimensions", ParamKind::integer_list, "",
+                "size of each dimension, product = nodes (default: near-cubic factorisation)")
+          .between(1, 1 << 22));
+  info.host_count =
+      checked_host_count([](const Params& p, std::int64_t nodes) { torus_dimensions(p, nodes); });
   info.build = build_torus;
   return info;
 }

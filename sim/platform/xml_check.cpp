@@ -31,21 +31,36 @@ std::vector<XmlElement> scan_xml_elements(const std::string& text) {
       advance_to(text.find('<', i) == std::string::npos ? text.size() : text.find('<', i));
       continue;
     }
-    if (text.compare(i, 4, "<!--") == 0) { skip_past("-->"); continue; }
-    if (text.compare(i, 9, "<![CDATA[") == 0) { skip_past("]]>"); continue; }
-    if (text.compare(i, 2, "<?") == 0) { skip_past("?>"); continue; }
+    if (text.compare(i, 4, "<!--") == 0) {
+      skip_past("-->");
+      continue;
+    }
+    if (text.compare(i, 9, "<![CDATA[") == 0) {
+      skip_past("]]>");
+      continue;
+    }
+    if (text.compare(i, 2, "<?") == 0) {
+      skip_past("?>");
+      continue;
+    }
     if (text.compare(i, 2, "<!") == 0) {
       const auto close = text.find('>', i), bracket = text.find('[', i);
       skip_past(bracket != std::string::npos && bracket < close ? "]>" : ">");
       continue;
     }
-    if (text.compare(i, 2, "</") == 0) { skip_past(">"); continue; }
+    if (text.compare(i, 2, "</") == 0) {
+      skip_past(">");
+      continue;
+    }
     XmlElement e;
     e.line = line;
     ++i;
     while (i < text.size() && !is_space(text[i]) && text[i] != '>' && text[i] != '/') e.name += text[i++];
     while (i < text.size() && text[i] != '>') {
-      if (is_space(text[i]) || text[i] == '/') { advance_to(i + 1); continue; }
+      if (is_space(text[i]) || text[i] == '/') {
+        advance_to(i + 1);
+        continue;
+      }
       std::string key;
       while (i < text.size() && text[i] != '=' && !is_space(text[i])) key += text[i++];
       while (i < text.size() && text[i] != '"' && text[i] != '\'') advance_to(i + 1);
@@ -83,7 +98,8 @@ std::vector<long> positive_list(const std::string& text, const std::string& what
   std::stringstream ss(text);
   for (std::string item; std::getline(ss, item, ',');) {
     if (!std::regex_match(item, std::regex(R"(\s*[1-9]\d{0,8}\s*)")))
-      throw std::invalid_argument(fmt::format("{} must be positive integers separated by commas (got '{}')", what, text));
+      throw std::invalid_argument(
+          fmt::format("{} must be positive integers separated by commas (got '{}')", what, text));
     out.push_back(std::stol(item));
   }
   if (out.empty()) throw std::invalid_argument(what + " is empty");
@@ -115,17 +131,19 @@ long topology_leaves(const std::string& topology, const std::string& params) {
     const char* names[] = {"", "down", "up", "link_count"};
     std::vector<long> down;
     for (int k = 1; k <= 3; ++k) {
-      const auto list = positive_list(parts[static_cast<std::size_t>(k)], std::string("the fat tree's ") + names[k] + " list");
+      const auto list = positive_list(parts[static_cast<std::size_t>(k)],
+                                      std::string("the fat tree's ") + names[k] + " list");
       if (static_cast<long>(list.size()) != levels)
-        throw std::invalid_argument(fmt::format("the fat tree's {} list has {} entries for {} levels", names[k],
-                                                list.size(), levels));
+        throw std::invalid_argument(fmt::format("the fat tree's {} list has {} entries for {} levels",
+                                                names[k], list.size(), levels));
       if (k == 1) down = list;
     }
     return product(down);
   }
   if (topology == "DRAGONFLY") {
     const auto parts = split(params, ';');
-    const std::string format = "DRAGONFLY topo_parameters must be 'groups,links;chassis,links;routers,links;nodes'";
+    const std::string format =
+        "DRAGONFLY topo_parameters must be 'groups,links;chassis,links;routers,links;nodes'";
     if (parts.size() != 4) throw std::invalid_argument(format);
     std::vector<long> counts;
     for (std::size_t k = 0; k < 3; ++k) {
@@ -136,22 +154,25 @@ long topology_leaves(const std::string& topology, const std::string& params) {
     const auto nodes = positive_list(parts[3], "the dragonfly's nodes per router");
     if (nodes.size() != 1) throw std::invalid_argument(format);
     if (counts[0] > counts[2])
-      throw std::invalid_argument(fmt::format(
-          "the dragonfly has {} groups but {} routers per chassis; SimGrid 3.32 wires group h to router h, so "
-          "groups must not exceed routers",
-          counts[0], counts[2]));
+      throw std::invalid_argument(
+          fmt::format("the dragonfly has {} groups but {} routers per chassis; SimGrid 3.32 wires group h to "
+                      "router h, so "
+                      "groups must not exceed routers",
+                      counts[0], counts[2]));
     return counts[0] * counts[1] * counts[2] * nodes[0];
   }
-  throw std::invalid_argument(fmt::format("unknown cluster topology '{}' (FLAT | TORUS | FAT_TREE | DRAGONFLY)", topology));
+  throw std::invalid_argument(
+      fmt::format("unknown cluster topology '{}' (FLAT | TORUS | FAT_TREE | DRAGONFLY)", topology));
 }
 
 // Elements of SimGrid 3.32's simgrid.dtd (its parser reports others as a confusing syntax error).
 const std::set<std::string> kElements = {
-    "platform", "include",  "trace",     "random",          "trace_connect", "AS",          "zone",
-    "storage_type", "storage", "mount",  "host",            "disk",          "host_link",   "cluster",
-    "cabinet",  "peer",     "router",    "backbone",        "link",          "route",       "ASroute",
-    "bypassASroute", "zoneRoute", "link_ctn", "bypassRoute", "bypassZoneRoute", "process", "actor",
-    "argument", "config",   "prop",      "model_prop"};
+    "platform",    "include",         "trace",   "random",        "trace_connect", "AS",
+    "zone",        "storage_type",    "storage", "mount",         "host",          "disk",
+    "host_link",   "cluster",         "cabinet", "peer",          "router",        "backbone",
+    "link",        "route",           "ASroute", "bypassASroute", "zoneRoute",     "link_ctn",
+    "bypassRoute", "bypassZoneRoute", "process", "actor",         "argument",      "config",
+    "prop",        "model_prop"};
 
 const std::set<std::string> kRoutings = {"cluster", "dijkstra", "dijkstracache", "floyd",
                                          "full",    "none",     "vivaldi",       "wifi"};
@@ -169,15 +190,18 @@ struct Checker {
   [[noreturn]] void fail(const XmlElement& e, const std::string& message) const {
     throw InputError(fmt::format("{}:{}: <{}>: {}", file, e.line, e.name, message));
   }
-  void declare(std::map<std::string, int>& names, const std::string& kind, const std::string& id, const XmlElement& e) {
+  void declare(std::map<std::string, int>& names, const std::string& kind, const std::string& id,
+               const XmlElement& e) {
     if (id.empty()) return;
     auto [it, inserted] = names.emplace(id, e.line);
-    if (!inserted) fail(e, fmt::format("duplicate {} id '{}' (already defined at line {})", kind, id, it->second));
+    if (!inserted)
+      fail(e, fmt::format("duplicate {} id '{}' (already defined at line {})", kind, id, it->second));
   }
 
   void check_cluster(const XmlElement& e) {
     const auto radicals = expand_radical(e.attribute("radical"));
-    for (long r : radicals) declare(netpoints, "host", e.attribute("prefix") + std::to_string(r) + e.attribute("suffix"), e);
+    for (long r : radicals)
+      declare(netpoints, "host", e.attribute("prefix") + std::to_string(r) + e.attribute("suffix"), e);
     const std::string topology = e.attribute("topology").empty() ? "FLAT" : e.attribute("topology");
     if (topology != "FLAT") {
       long leaves = 0;
@@ -187,9 +211,10 @@ struct Checker {
         fail(e, err.what());
       }
       if (!radicals.empty() && leaves != static_cast<long>(radicals.size()))
-        fail(e, fmt::format("topology {} with topo_parameters '{}' has {} leaves but radical '{}' names {} hosts",
-                            topology, e.attribute("topo_parameters"), leaves, e.attribute("radical"),
-                            radicals.size()));
+        fail(e,
+             fmt::format(
+                 "topology {} with topo_parameters '{}' has {} leaves but radical '{}' names {} hosts",
+                 topology, e.attribute("topo_parameters"), leaves, e.attribute("radical"), radicals.size()));
     }
     if (!for_ns3) return;
     if (topology != "FLAT")
@@ -197,25 +222,30 @@ struct Checker {
                           "network lv08 or alpha_beta",
                           topology));
     if (e.attribute("bb_bw").empty())
-      fail(e, "network ns3: SimGrid 3.32 gives a <cluster> to ns-3 as hosts on a shared CSMA backbone and needs "
-              "bb_bw and bb_lat (without them ns-3 divides by zero); add a backbone, or use a generated cluster "
-              "(platform: {topology: cluster, ...}), which ns-3 gets as point-to-point links to a switch");
+      fail(e,
+           "network ns3: SimGrid 3.32 gives a <cluster> to ns-3 as hosts on a shared CSMA backbone and needs "
+           "bb_bw and bb_lat (without them ns-3 divides by zero); add a backbone, or use a generated cluster "
+           "(platform: {topology: cluster, ...}), which ns-3 gets as point-to-point links to a switch");
   }
 
   void check(const XmlElement& e) {
     if (kElements.count(e.name) == 0)
-      fail(e, "unknown element (SimGrid 3.32 platforms use zone, host, router, link, cluster, route, link_ctn, prop, "
-              "...; see https://simgrid.org/simgrid.dtd)");
+      fail(e,
+           "unknown element (SimGrid 3.32 platforms use zone, host, router, link, cluster, route, link_ctn, "
+           "prop, "
+           "...; see https://simgrid.org/simgrid.dtd)");
     if (e.name == "zone" || e.name == "AS") {
       declare(netpoints, "zone", e.attribute("id"), e);
       const std::string routing = e.attribute("routing");
       if (!routing.empty() && kRoutings.count(lower(routing)) == 0)
-        fail(e, fmt::format("unknown routing '{}' (Full | Floyd | Dijkstra | DijkstraCache | Cluster | None | "
-                            "Vivaldi | Wifi)",
-                            routing));
+        fail(e,
+             fmt::format("unknown routing '{}' (Full | Floyd | Dijkstra | DijkstraCache | Cluster | None | "
+                         "Vivaldi | Wifi)",
+                         routing));
       if (for_ns3 && lower(routing) == "cluster")
-        fail(e, "network ns3: SimGrid 3.32 does not give routing=\"Cluster\" (star) zones to ns-3; use Full or "
-                "Floyd routing with one-link routes");
+        fail(e,
+             "network ns3: SimGrid 3.32 does not give routing=\"Cluster\" (star) zones to ns-3; use Full or "
+             "Floyd routing with one-link routes");
     } else if (e.name == "host" || e.name == "router") {
       declare(netpoints, e.name, e.attribute("id"), e);
     } else if (e.name == "link" || e.name == "backbone") {

@@ -2,10 +2,9 @@
 // Builds a platform (a YAML `platform:` mapping) in a forked child and reports on it: the hosts in
 // rank order, their node property, or the time of one message between two hosts under the
 // alpha-beta settings (CM02, TCP-gamma 0, no crosstraffic: latency + bytes / bandwidth exactly).
-#include <simgrid/s4u.hpp>
-
 #include <fmt/format.h>
 
+#include <simgrid/s4u.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -24,8 +23,11 @@ inline Scenario platform_scenario(const std::string& platform) {
 }
 
 inline std::unique_ptr<sg4::Engine> probe_engine() {
-  std::vector<std::string> args = {"probe", "--cfg=network/model:CM02", "--cfg=network/TCP-gamma:0",
-                                   "--cfg=network/crosstraffic:0", "--log=xbt_cfg.thres:warning",
+  std::vector<std::string> args = {"probe",
+                                   "--cfg=network/model:CM02",
+                                   "--cfg=network/TCP-gamma:0",
+                                   "--cfg=network/crosstraffic:0",
+                                   "--log=xbt_cfg.thres:warning",
                                    "--log=root.thres:critical"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

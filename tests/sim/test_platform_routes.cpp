@@ -1,10 +1,10 @@
 // Route costs of the generated platforms under alpha-beta: one message of S bytes costs the sum of
 // the latencies of the links it crosses plus S over the smallest bandwidth among them. The hop
 // counts below are derived from each generator's structure (see the comments atop its file).
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdlib>
 
 #include "test_platform_probe.hpp"
@@ -15,12 +15,15 @@ using namespace aggsim::test;
 namespace {
 
 constexpr double kBytes = 4e6;
-constexpr double kLat = 1e-6;    // `latency: 1us`
-constexpr double kBw = 1.25e9;   // `bandwidth: 10Gbps`
+constexpr double kLat = 1e-6;   // `latency: 1us`
+constexpr double kBw = 1.25e9;  // `bandwidth: 10Gbps`
 
-double alpha_beta(int links, double latency, double bandwidth) { return links * latency + kBytes / bandwidth; }
+double alpha_beta(int links, double latency, double bandwidth) {
+  return links * latency + kBytes / bandwidth;
+}
 
-void check_route(const std::string& platform, const std::string& from, const std::string& to, double expected) {
+void check_route(const std::string& platform, const std::string& from, const std::string& to,
+                 double expected) {
   INFO(platform << ": " << from << " -> " << to);
   CHECK(transfer_time(platform, from, to, kBytes) == Approx(expected).epsilon(1e-9));
 }
@@ -33,7 +36,8 @@ TEST_CASE("cluster: two links between any two hosts", "[platform][route]") {
   check_route(p, "host-5", "host-2", alpha_beta(2, kLat, kBw));
 }
 
-TEST_CASE("multi-GPU nodes: intra-node over two GPU links, inter-node through both NICs", "[platform][route]") {
+TEST_CASE("multi-GPU nodes: intra-node over two GPU links, inter-node through both NICs",
+          "[platform][route]") {
   // GPU links 300 GB/s and 2 us; NIC 25 Gb/s (below the 100 Gb/s fabric, so the NIC limits).
   const double intra_bw = 300e9, intra_lat = 2e-6, nic_bw = 25e9 / 8, fabric_bw = 100e9 / 8;
   const std::string shape =
@@ -57,11 +61,12 @@ TEST_CASE("multi-GPU nodes: intra-node over two GPU links, inter-node through bo
   check_route(torus, "node-0-gpu-1", "node-1-gpu-2", inter(1));
   check_route(torus, "node-0-gpu-1", "node-3-gpu-2", inter(2));
   // The default NIC is as fast as the fabric: then the fabric bandwidth limits.
-  check_route("{topology: cluster, nodes: 2, gpus_per_node: 2, bandwidth: 10Gbps, latency: 1us}", "node-0-gpu-0",
-              "node-1-gpu-0", 2 * 1e-6 + 2 * kLat + kBytes / kBw);
+  check_route("{topology: cluster, nodes: 2, gpus_per_node: 2, bandwidth: 10Gbps, latency: 1us}",
+              "node-0-gpu-0", "node-1-gpu-0", 2 * 1e-6 + 2 * kLat + kBytes / kBw);
 }
 
-TEST_CASE("fat tree: 2 links under one leaf switch, 2 per level up to the common ancestor", "[platform][route]") {
+TEST_CASE("fat tree: 2 links under one leaf switch, 2 per level up to the common ancestor",
+          "[platform][route]") {
   // 16 nodes, default 2 levels: down [4, 4], so host-0..3 share a leaf switch.
   const std::string two = "{topology: fat_tree, nodes: 16, bandwidth: 10Gbps, latency: 1us}";
   check_route(two, "host-0", "host-3", alpha_beta(2, kLat, kBw));
@@ -76,7 +81,8 @@ TEST_CASE("fat tree: 2 links under one leaf switch, 2 per level up to the common
 
 TEST_CASE("torus: hops x latency, the short way round in each dimension", "[platform][route]") {
   // 4x4x4: host-i sits at (i % 4, i / 4 % 4, i / 16), dimension 0 varying fastest.
-  const std::string p = "{topology: torus, nodes: 64, dimensions: [4, 4, 4], bandwidth: 10Gbps, latency: 1us}";
+  const std::string p =
+      "{topology: torus, nodes: 64, dimensions: [4, 4, 4], bandwidth: 10Gbps, latency: 1us}";
   auto hops = [](int a, int b) {
     int total = 0;
     for (int d = 0, scale = 1; d < 3; ++d, scale *= 4) {
@@ -97,7 +103,9 @@ TEST_CASE("dragonfly: local, green, black and blue links of minimal routing", "[
   const std::string p =
       "{topology: dragonfly, nodes: 36, groups: 3, chassis: 2, routers: 3, nodes_per_router: 2, "
       "bandwidth: 10Gbps, latency: 1us}";
-  struct Coord { int g, c, r; };
+  struct Coord {
+    int g, c, r;
+  };
   auto at = [](int i) { return Coord{i / 12, i / 6 % 2, i / 2 % 3}; };
   auto links = [&](int a, int b) {
     const Coord s = at(a), t = at(b);

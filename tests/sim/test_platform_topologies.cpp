@@ -1,6 +1,7 @@
 // Generated platforms: host counts, host names in rank order, node grouping of multi-GPU nodes.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+
+#include <catch2/catch.hpp>
 
 #include "sim/platform/topology.hpp"
 #include "test_platform_probe.hpp"
@@ -32,7 +33,8 @@ void check_hosts(const std::string& platform, int nodes, int gpus) {
   }
   // The loader's count (checked before building) agrees with what is built.
   const Scenario sc = platform_scenario(platform);
-  CHECK(find_topology(sc.platform.topology)->host_count(sc.platform.params) == static_cast<std::int64_t>(expected.size()));
+  CHECK(find_topology(sc.platform.topology)->host_count(sc.platform.params) ==
+        static_cast<std::int64_t>(expected.size()));
 }
 
 }  // namespace
@@ -48,7 +50,8 @@ TEST_CASE("every topology builds its hosts in natural rank order", "[platform][t
   check_hosts("{topology: fat_tree, nodes: 27, levels: 3}", 27, 1);
   check_hosts("{topology: fat_tree, nodes: 20, down: [4, 8], up: [1, 2], link_count: [1, 2]}", 20, 1);
   check_hosts("{topology: torus, nodes: 30, dimensions: [2, 3, 5]}", 30, 1);
-  check_hosts("{topology: dragonfly, nodes: 30, groups: 2, chassis: 2, routers: 2, nodes_per_router: 4}", 30, 1);
+  check_hosts("{topology: dragonfly, nodes: 30, groups: 2, chassis: 2, routers: 2, nodes_per_router: 4}", 30,
+              1);
 }
 
 TEST_CASE("generators reach 16,384 hosts", "[platform][topology][scale]") {
@@ -56,8 +59,9 @@ TEST_CASE("generators reach 16,384 hosts", "[platform][topology][scale]") {
     check_hosts(fmt::format("{{topology: {}, nodes: 16384}}", t), 16384, 1);
   // The users' example shape (SimGrid 3.32 checks every new name against every zone, so
   // multi-GPU platforms build in time quadratic in the node count: 4,096 hosts take ~1.5 s).
-  check_hosts("{topology: fat_tree, nodes: 512, gpus_per_node: 8, intra_bandwidth: 300GBps, bandwidth: 200Gbps}", 512,
-              8);
+  check_hosts(
+      "{topology: fat_tree, nodes: 512, gpus_per_node: 8, intra_bandwidth: 300GBps, bandwidth: 200Gbps}", 512,
+      8);
 }
 
 TEST_CASE("layout_of groups gpus_per_node consecutive ranks per node", "[platform][layout]") {
@@ -66,7 +70,8 @@ TEST_CASE("layout_of groups gpus_per_node consecutive ranks per node", "[platfor
       INFO(t << ", gpus_per_node " << gpus);
       const int nodes = 5;
       const std::string text = run_isolated([&] {
-        const Scenario sc = platform_scenario(fmt::format("{{topology: {}, nodes: {}, gpus_per_node: {}}}", t, nodes, gpus));
+        const Scenario sc =
+            platform_scenario(fmt::format("{{topology: {}, nodes: {}, gpus_per_node: {}}}", t, nodes, gpus));
         auto engine = probe_engine();
         build_platform(sc.platform, *engine);
         const RankLayout layout = layout_of(hosts_in_natural_order(*engine));
