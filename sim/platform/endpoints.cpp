@@ -53,6 +53,9 @@ NodeShape node_shape(const Params& p) {
   s.latency = p.real("latency");
   s.intra_bandwidth = p.real("intra_bandwidth");
   s.intra_latency = p.real("intra_latency");
+  if (p.has("nic_bandwidth") && s.gpus_per_node == 1)
+    throw std::invalid_argument(
+        "nic_bandwidth: only used with gpus_per_node > 1 (a single-GPU node's fabric link is its NIC: set bandwidth)");
   s.nic_bandwidth = p.has("nic_bandwidth") ? p.real("nic_bandwidth") : s.bandwidth;
   return s;
 }
