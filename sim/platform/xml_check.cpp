@@ -4,6 +4,7 @@
 #include <strings.h>
 
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -267,11 +268,68 @@ std::string read_text(const std::string& file) {
   return ss.str();
 }
 
+// What ns-3 can reach: SimGrid 3.32 hands it one-link routes (as cables between their ends) and
+// flat clusters (hosts on a bus with the cluster's router), and ignores longer routes. A host
+// joined to the others by nothing else is unreachable: ns-3 aborts on the first message to it.
+void check_ns3_reachable(const std::string& file, const std::vector<XmlElement>& elements) {
+  std::map<std::string, std::string> parent;
+  std::function<std::string(const std::string&)> root = [&](const std::string& x) -> std::string {
+    auto it = parent.find(x);
+    if (it == parent.end() || it->second == x) return x;
+    return it->second = root(it->second);
+  };
+  auto join = [&](const std::string& a, const std::string& b) { parent[root(a)] = root(b); };
+  std::vector<const XmlElement*> hosts;
+  std::vector<std::string> host_names;
+  const XmlElement* long_route = nullptr;
+  std::size_t long_route_links = 0;
+  for (std::size_t i = 0; i < elements.size(); ++i) {
+    const XmlElement& e = elements[i];
+    if (e.name == "host") {
+      hosts.push_back(&e);
+      host_names.push_back(e.attribute("id"));
+    } else if (e.name == "cluster") {
+      const std::string router =
+          e.attribute("router_id").empty()
+              ? e.attribute("prefix") + e.attribute("id") + "_router" + e.attribute("suffix")
+              : e.attribute("router_id");
+      for (long r : expand_radical(e.attribute("radical"))) {
+        hosts.push_back(&e);
+        host_names.push_back(e.attribute("prefix") + std::to_string(r) + e.attribute("suffix"));
+        join(host_names.back(), router);
+      }
+    } else if (e.name == "route" || e.name == "zoneRoute" || e.name == "ASroute") {
+      std::size_t links = 0;
+      while (i + links + 1 < elements.size() && elements[i + links + 1].name == "link_ctn") ++links;
+      const bool zone = e.name != "route";
+      if (links == 1) {
+        join(e.attribute(zone ? "gw_src" : "src"), e.attribute(zone ? "gw_dst" : "dst"));
+      } else if (!long_route) {
+        long_route = &e;
+        long_route_links = links;
+      }
+    }
+  }
+  for (std::size_t h = 1; h < hosts.size(); ++h) {
+    if (root(host_names[h]) == root(host_names[0])) continue;
+    std::string why = "SimGrid 3.32 gives ns-3 only routes of exactly one link";
+    if (long_route)
+      why += fmt::format(" (the <{}> at line {} has {} and is ignored)", long_route->name, long_route->line,
+                         long_route_links);
+    throw InputError(
+        fmt::format("{}:{}: <{}>: network ns3: host '{}' cannot reach host '{}': {}; use network lv08 "
+                    "or alpha_beta, or a generated cluster",
+                    file, hosts[h]->line, hosts[h]->name, host_names[h], host_names[0], why));
+  }
+}
+
 }  // namespace
 
 void check_platform_xml(const std::string& file, bool for_ns3) {
   Checker checker{file, for_ns3, {}, {}};
-  for (const auto& e : scan_xml_elements(read_text(file))) checker.check(e);
+  const auto elements = scan_xml_elements(read_text(file));
+  for (const auto& e : elements) checker.check(e);
+  if (for_ns3) check_ns3_reachable(file, elements);
 }
 
 std::string explain_simgrid_error(const std::string& file, const std::string& what) {

@@ -76,7 +76,9 @@ TEST_CASE("impossible generator parameters are file:line errors naming the key",
        ":2:",
        {"nodes", "hosts", "not both"}},
       {"neither nodes nor hosts", "{topology: fat_tree, gpus_per_node: 2}", ":2:", {"nodes", "hosts"}},
-      {"a NIC without multi-GPU nodes", "{topology: cluster, nodes: 4, nic_bandwidth: 10Gbps}", ":2:",
+      {"a NIC without multi-GPU nodes",
+       "{topology: cluster, nodes: 4, nic_bandwidth: 10Gbps}",
+       ":2:",
        {"nic_bandwidth", "gpus_per_node > 1"}},
       {"gpus_per_node out of range",
        "{topology: cluster, nodes: 2, gpus_per_node: 0}",
@@ -182,6 +184,20 @@ TEST_CASE("semantically wrong platform XML gets file:line instead of an abort", 
        {"ns3", "FAT_TREE"},
        {"--set", "network=ns3"}},
   };
+  {
+    // A shipped platform whose nodes are joined by two-link routes, which SimGrid 3.32 hides from ns-3.
+    const fs::path dir = fresh_dir("platform-xml");
+    const fs::path scenario = dir / "s.yaml";
+    const std::string dgx = std::string(AGGSIM_SOURCE_DIR) + "/platforms/dgx_4x8.xml";
+    write_file(scenario, scenario_text("{file: " + dgx + "}"));
+    expect_rejected(dir, scenario.string(),
+                    {"ns-3 on hosts joined only by longer routes",
+                     "",
+                     dgx + ":44:",
+                     {"ns3", "node-1-gpu-0", "cannot reach", "line 137 has 2"},
+                     {"--set", "network=ns3"}});
+    fs::remove_all(dir);
+  }
   for (const auto& c : cases) {
     const fs::path dir = fresh_dir("platform-xml");
     const fs::path xml = dir / "p.xml";
