@@ -114,6 +114,16 @@ TwoTrees two_trees(int n) {
 struct RoundOps {
   int send_to = -1, send_tree = 0, send_piece = 0;
   int recv_from = -1, recv_tree = 0, recv_piece = 0;
+
+  // The colouring guarantees one of each per round; a second would share the link (or lose data).
+  void send(int to, int tree, int piece) {
+    if (send_to >= 0) throw std::logic_error("double binary tree: two sends in one round");
+    send_to = to, send_tree = tree, send_piece = piece;
+  }
+  void recv(int from, int tree, int piece) {
+    if (recv_from >= 0) throw std::logic_error("double binary tree: two receives in one round");
+    recv_from = from, recv_tree = tree, recv_piece = piece;
+  }
 };
 
 void run_round(Comm& comm, const Group& group, Gradient& g, const std::array<ChunkView, 2>& halves, int chunks,
@@ -154,17 +164,11 @@ void double_binary_tree_allreduce(Comm& comm, const Group& group, Gradient& g, c
       RoundOps r;
       for (int t = 0; t < 2; ++t) {
         const BinaryTree& tree = tt.tree[t];
-        if (tree.parent[me] >= 0 && tt.colour[t][me] == round && in_range(k - tree.height[me])) {
-          r.send_to = tree.parent[me];
-          r.send_tree = t;
-          r.send_piece = k - tree.height[me];
-        }
+        if (tree.parent[me] >= 0 && tt.colour[t][me] == round && in_range(k - tree.height[me]))
+          r.send(tree.parent[me], t, k - tree.height[me]);
         for (int kid : tree.child[me])
-          if (kid >= 0 && tt.colour[t][kid] == round && in_range(k - tree.height[kid])) {
-            r.recv_from = kid;
-            r.recv_tree = t;
-            r.recv_piece = k - tree.height[kid];
-          }
+          if (kid >= 0 && tt.colour[t][kid] == round && in_range(k - tree.height[kid]))
+            r.recv(kid, t, k - tree.height[kid]);
       }
       run_round(comm, group, g, halves, chunks, r, &op);
     }
@@ -181,17 +185,11 @@ void double_binary_tree_allreduce(Comm& comm, const Group& group, Gradient& g, c
       RoundOps r;
       for (int t = 0; t < 2; ++t) {
         const BinaryTree& tree = tt.tree[t];
-        if (tree.parent[me] >= 0 && tt.colour[t][me] == round && in_range(k - tree.depth[me] + 1)) {
-          r.recv_from = tree.parent[me];
-          r.recv_tree = t;
-          r.recv_piece = k - tree.depth[me] + 1;
-        }
+        if (tree.parent[me] >= 0 && tt.colour[t][me] == round && in_range(k - tree.depth[me] + 1))
+          r.recv(tree.parent[me], t, k - tree.depth[me] + 1);
         for (int kid : tree.child[me])
-          if (kid >= 0 && tt.colour[t][kid] == round && in_range(k - tree.depth[kid] + 1)) {
-            r.send_to = kid;
-            r.send_tree = t;
-            r.send_piece = k - tree.depth[kid] + 1;
-          }
+          if (kid >= 0 && tt.colour[t][kid] == round && in_range(k - tree.depth[kid] + 1))
+            r.send(kid, t, k - tree.depth[kid] + 1);
       }
       run_round(comm, group, g, halves, chunks, r, nullptr);
     }

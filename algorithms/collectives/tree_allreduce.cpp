@@ -8,7 +8,8 @@
 //
 // SMPI: allreduce:redbcast with reduce:binomial and bcast:binomial_tree is this schedule with
 // chunks = 1 (SMPI's binomial reduce posts its receives in the same order; its bcast sends to the
-// largest subtree first, as here).
+// largest subtree first, as here). SMPI sends messages below smpi/send-is-detached-thresh (64 KiB)
+// eagerly, so with pieces that small its sender no longer waits for the receiver.
 #include "algorithms/collectives/allreduce.hpp"
 #include "algorithms/registry.hpp"
 

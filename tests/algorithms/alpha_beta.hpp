@@ -53,11 +53,15 @@ inline void check_identity_math(const std::string& algorithm) {
   CHECK(e.max_rank_spread == 0.0);
 }
 
-// The simulated step time of `algorithm` on p ranks and S bytes (every step).
+// The simulated step time of `algorithm` on p ranks and S bytes (every step), with the math plane
+// on and off (timing must not depend on it).
 inline void check_step_time(const std::string& algorithm, int p, double bytes, double expected) {
-  INFO(algorithm << ", p " << p << ", S " << bytes << " B, expected " << expected << " s");
-  const auto times = step_times(cluster_scenario(algorithm, p, "avg", 16, fmt::format("{}B", bytes)));
-  for (double t : times) CHECK(t == Approx(expected).epsilon(1e-9));
+  for (const std::string math : {"on", "off"}) {
+    INFO(algorithm << ", p " << p << ", S " << bytes << " B, math " << math << ", expected " << expected << " s");
+    const auto times = step_times(cluster_scenario(algorithm, p, "avg", 16, fmt::format("{}B", bytes)),
+                                  {"model.math=" + math});
+    for (double t : times) CHECK(t == Approx(expected).epsilon(1e-9));
+  }
 }
 
 // Sizes used by the formula tests: 4 * 384000 and 4 * 24e6 bytes; 384000 = 2^10 * 3 * 5^3 and

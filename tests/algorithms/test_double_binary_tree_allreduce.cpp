@@ -18,7 +18,18 @@ TEST_CASE("double binary tree on two ranks costs 2 chunks alpha + S beta", "[dou
                       2.0 * chunks * kAlpha + S / kBeta);
 }
 
-// p > 2: every round of the schedule has at most one send and one receive per rank, so each
+// p = 3: tree A is 0 -> 1 <- 2 (root rank 1), tree B is 2 -> 0 <- 1 (root rank 0). Each root
+// receives its two children's pieces in the two rounds of a period, and rank 2, a leaf of both,
+// sends its A and B pieces in different rounds, so both rounds are full from the first period on:
+// 2C transfers to reduce, 2C to broadcast, each of S/(2C): 4C alpha + 2 S/beta.
+TEST_CASE("double binary tree on three ranks costs 4 chunks alpha + 2 S beta", "[double_binary_tree][formula]") {
+  for (int chunks : {1, 2, 8})
+    for (double S : {kSmall, kLarge})
+      check_step_time(fmt::format("name: double_binary_tree_allreduce, chunks: {}", chunks), 3, S,
+                      4.0 * chunks * kAlpha + 2.0 * S / kBeta);
+}
+
+// p > 3: every round of the schedule has at most one send and one receive per rank, so each
 // transfer costs exactly t = alpha + S/(2C beta) and the step is a whole number R of transfers.
 // Bounds on R: the schedule has C + H - 1 reduce and C + H - 1 broadcast periods of two rounds
 // (H = height of the in-order tree on 1..p = floor(log2 p), its root being the largest power of two <= p), so R <= 4 (C + H - 1); an inner
@@ -28,7 +39,7 @@ TEST_CASE("double binary tree on two ranks costs 2 chunks alpha + S beta", "[dou
 TEST_CASE("double binary tree step is a whole number of unshared transfers within the schedule bounds",
           "[double_binary_tree][formula]") {
   for (int chunks : {2, 8})
-    for (int p : {3, 5, 8, 12, 16, 64})
+    for (int p : {4, 5, 8, 12, 16, 64})
       for (double S : {kSmall, kLarge}) {
         const double t = kAlpha + S / (2.0 * chunks) / kBeta;
         const int H = floor_log2(p);
