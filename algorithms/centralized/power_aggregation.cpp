@@ -13,6 +13,7 @@
 
 #include "algorithms/compression/error_feedback.hpp"
 #include "algorithms/compression/low_rank.hpp"
+#include "sim/core/error.hpp"
 
 namespace aggsim {
 namespace {
@@ -72,7 +73,9 @@ class PowerAggregation final : public Aggregator {
 
 std::unique_ptr<Aggregator> make_power_aggregation(std::unique_ptr<Aggregator> collective, const ReduceOp& op,
                                                    PowerSgdOptions options, bool error_feedback) {
-  if (!op.adds()) throw std::invalid_argument("PowerSGD aggregation needs op sum, avg or custom_avg (it is linear)");
+  if (!op.adds())
+    throw InputError(std::string("compression powersgd on a reducing collective needs algorithm op sum, avg or "
+                                 "custom_avg (PowerSGD is linear); got ") + reduce_kind_name(op.kind));
   return std::make_unique<PowerAggregation>(std::move(collective), options, error_feedback);
 }
 

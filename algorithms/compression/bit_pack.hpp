@@ -21,6 +21,7 @@ class BitWriter {
   void put(std::uint32_t code, unsigned bits) {
     acc_ |= static_cast<std::uint64_t>(code) << filled_;
     filled_ += bits;
+    ++count_;
     if (filled_ >= 32) {
       const auto word = static_cast<std::uint32_t>(acc_);
       std::memcpy(out_.data() + pos_, &word, 4);
@@ -28,6 +29,23 @@ class BitWriter {
       acc_ >>= 32;
       filled_ -= 32;
     }
+  }
+  // Many codes of one width. For widths up to 8, eight codes fill exactly `bits` whole bytes, so
+  // groups of eight starting at a multiple of eight are assembled independently (no serial chain
+  // through the accumulator) and stored with one 8-byte write.
+  void put(const std::uint32_t* codes, std::size_t count, unsigned bits) {
+    std::size_t i = 0;
+    for (; i < count && count_ % 8 != 0; ++i) put(codes[i], bits);
+    if (bits <= 8 && count_ % 8 == 0) {
+      for (; filled_ > 0; filled_ -= 8, acc_ >>= 8) out_[pos_++] = static_cast<std::uint8_t>(acc_);
+      acc_ = 0;
+      for (; i + 8 <= count && pos_ + 8 <= out_.size(); i += 8, pos_ += bits, count_ += 8) {
+        std::uint64_t group = 0;
+        for (unsigned j = 0; j < 8; ++j) group |= static_cast<std::uint64_t>(codes[i + j]) << (j * bits);
+        std::memcpy(out_.data() + pos_, &group, 8);  // the bytes past `bits` are rewritten later
+      }
+    }
+    for (; i < count; ++i) put(codes[i], bits);
   }
   void flush() {
     for (; filled_ > 0; filled_ = filled_ > 8 ? filled_ - 8 : 0, acc_ >>= 8) out_[pos_++] = static_cast<std::uint8_t>(acc_);
@@ -38,6 +56,7 @@ class BitWriter {
   std::uint64_t acc_ = 0;
   unsigned filled_ = 0;
   std::size_t pos_ = 0;
+  std::uint64_t count_ = 0;  // codes written
 };
 
 class BitReader {

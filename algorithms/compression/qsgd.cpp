@@ -56,7 +56,7 @@ class Qsgd final : public Compressor {
           const auto level = std::min(low + static_cast<std::uint32_t>(u[i] < r - static_cast<float>(low)), s_);
           codes[i] = (level << 1) | static_cast<std::uint32_t>(std::signbit(x[i]));
         }
-        for (int i = 0; i < m; ++i) out.put(codes[i], bits_);
+        out.put(codes, static_cast<std::size_t>(m), bits_);
       }
     }
     out.flush();

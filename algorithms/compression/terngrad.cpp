@@ -33,7 +33,7 @@ class TernGrad final : public Compressor {
       const float* u = uniforms.next();
       const float* x = v.data() + i0;
       for (int i = 0; i < m; ++i) codes[i] = u[i] < std::abs(x[i]) * inv ? (x[i] < 0 ? 2u : 1u) : 0u;
-      for (int i = 0; i < m; ++i) out.put(codes[i], kTritBits);
+      out.put(codes, static_cast<std::size_t>(m), kTritBits);
     }
     out.flush();
     p.wire_bytes = encoded_bytes(t.wire);

@@ -33,32 +33,33 @@ class TopK final : public Compressor {
     const Eigen::Index n = v.size(), k = budget_.on_proxy(n, t.wire.size());
     for (float bound = sampled_bound(v, k);; bound = 0) {
       candidates_.clear();
-      magnitudes_.clear();
+      values_.clear();
       for (Eigen::Index i = 0; i < n; ++i) {
-        const float a = std::abs(v[i]);
-        if (a >= bound) {
+        if (std::abs(v[i]) >= bound) {  // rarely taken on large tensors, so well predicted
           candidates_.push_back(static_cast<std::uint32_t>(i));
-          magnitudes_.push_back(a);
+          values_.push_back(v[i]);
         }
       }
       if (static_cast<Eigen::Index>(candidates_.size()) >= k) break;
     }
+    magnitudes_.resize(values_.size());
+    for (std::size_t i = 0; i < values_.size(); ++i) magnitudes_[i] = std::abs(values_[i]);
     std::nth_element(magnitudes_.begin(), magnitudes_.begin() + (k - 1), magnitudes_.end(), std::greater<float>());
     const float threshold = magnitudes_[static_cast<std::size_t>(k - 1)];
     // Everything strictly above the threshold is kept; ties fill the remaining places in order.
     Eigen::Index above = 0;
-    for (std::uint32_t i : candidates_) above += std::abs(v[i]) > threshold;
+    // The candidates' values are kept contiguous: no scattered reads of the large tensor.
+    for (float x : values_) above += std::abs(x) > threshold;
     Eigen::Index ties_left = k - above;
     Payload p;
     p.indices.reserve(static_cast<std::size_t>(k));
     p.values.resize(k);
     Eigen::Index j = 0;
-    for (std::uint32_t i : candidates_) {
-      const float a = std::abs(v[i]);
+    for (std::size_t c = 0; c < candidates_.size() && j < k; ++c) {
+      const float a = std::abs(values_[c]);
       if (a > threshold || (a == threshold && ties_left-- > 0)) {
-        p.indices.push_back(i);
-        p.values[j++] = v[i];
-        if (j == k) break;
+        p.indices.push_back(candidates_[c]);
+        p.values[j++] = values_[c];
       }
     }
     p.wire_bytes = encoded_bytes(t.wire);
@@ -86,7 +87,7 @@ class TopK final : public Compressor {
 
   SparsityBudget budget_;
   std::vector<std::uint32_t> candidates_;  // scratch, reused across calls
-  std::vector<float> magnitudes_;
+  std::vector<float> values_, magnitudes_;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 // Eigen products it needs (M Q, M^T P, P Q^T). Built as `bench_compressors`; not run by ctest:
 //   build/tests/bench_compressors --benchmark_counters_tabular=true
 #include <benchmark/benchmark.h>
+#include <malloc.h>
 
 #include <cstring>
 #include <map>
@@ -94,6 +95,10 @@ void bm_powersgd_products(benchmark::State& state, std::int64_t n, std::int64_t 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Keep freed 64 MB buffers in the heap: glibc would otherwise map and page-fault them afresh on
+  // every call (~40 ms per 16M-value buffer here), which measures the kernel, not the compressor.
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   const std::vector<std::pair<std::string, std::map<std::string, std::string>>> compressors = {
       {"none", {}},      {"topk", {{"ratio", "0.01"}}},  {"randomk", {{"ratio", "0.01"}}},
       {"threshold", {{"threshold", "2.576"}}},  // ~1% of standard normal values

@@ -261,3 +261,24 @@ TEST_CASE("each compressor's wire size equals the real size of its encoding when
     }
   }
 }
+
+TEST_CASE("sign compression aggregates by majority vote scaled by the op over the ranks' scales", "[compression][sign]") {
+  auto c = make_compressor("sign");
+  const TensorDesc t = same_shape(5);
+  std::vector<Eigen::VectorXf> inputs(3, Eigen::VectorXf(5));
+  inputs[0] << 1, -1, 1, -1, 2;    // mean magnitude 1.2
+  inputs[1] << 1, 1, -1, -1, -2;   // 1.2
+  inputs[2] << -3, 3, 3, -3, -3;   // 3
+  std::vector<Payload> payloads;
+  for (const auto& v : inputs) {
+    Rng rng = draw_rng(0);
+    payloads.push_back(c->compress(v, t, rng));
+  }
+  Eigen::VectorXf expected(5);
+  expected << 1.8f, 1.8f, 1.8f, -1.8f, -1.8f;  // votes + + + - -, mean scale (1.2 + 1.2 + 3) / 3
+  CHECK((c->reduce(payloads, t, ReduceOp{ReduceKind::avg}) - expected).cwiseAbs().maxCoeff() <= 1e-6f);
+  payloads.pop_back();  // two ranks: ties where they disagree
+  Eigen::VectorXf tie(5);
+  tie << 1.2f, 0, 0, -1.2f, 0;
+  CHECK((c->reduce(payloads, t, ReduceOp{ReduceKind::avg}) - tie).cwiseAbs().maxCoeff() <= 1e-6f);
+}
