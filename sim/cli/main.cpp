@@ -6,6 +6,7 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/core/error.hpp"
+#include "sim/platform/ns3_environment.hpp"
 
 namespace {
 
@@ -29,11 +30,12 @@ std::vector<std::string> take_simgrid_args(std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  aggsim::reexec_with_ns3_defaults(argv);  // ns-3 reads its defaults at load time (see there)
   std::vector<std::string> args(argv + 1, argv + argc);
   aggsim::cli::RunOptions options;
   options.simgrid_args = take_simgrid_args(args);
 
-  CLI::App app{"aggsim: discrete-event simulation of gradient aggregation in distributed training"};
+  CLI::App app{"aggsim: discrete-event simulation of gradient aggregation in distributed training", "aggsim"};
   app.require_subcommand(1);
   app.set_version_flag("--version", AGGSIM_VERSION);
   app.footer("SimGrid flags (--cfg=..., --log=...) are passed through to SimGrid.");
@@ -58,7 +60,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(reversed);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    const int code = app.exit(e);  // prints help, version or the error
+    return code == 0 ? 0 : 2;
   }
   try {
     if (*run) return aggsim::cli::run_command(options);
