@@ -145,7 +145,7 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
     st->ctx.host = hosts[static_cast<std::size_t>(r)];
     st->ctx.layout = &layout;
     st->ctx.seed = sc.seed;
-    st->aggregator = algorithm->make(config);
+    st->aggregator = make_aggregator(*algorithm, config, *compressor, sc.compression.params);
     RankState* raw = st.get();
     sg4::Actor::create(fmt::format("rank-{}", r), st->ctx.host,
                        [raw, &sc, &result, &hooks] { run_rank(*raw, sc, result.log, hooks); });

@@ -1,0 +1,35 @@
+#pragma once
+// Unbiased stochastic rounding for the quantizers (QSGD, TernGrad): x in [0, L] becomes floor(x)
+// or floor(x) + 1 with P(up) = x - floor(x). The uniforms come in blocks from SplitMix64 in
+// counter mode, keyed by one draw of the tensor's stream (sim/core/random.hpp): two 24-bit
+// uniforms per 64-bit output (exact in float; a 2^-24 grid, at float resolution), cheap enough to
+// keep the quantizers near memory bandwidth.
+#include <cmath>
+#include <cstdint>
+
+#include "sim/core/random.hpp"
+
+namespace aggsim {
+
+class UniformBlocks {
+ public:
+  static constexpr int kBlock = 256;
+
+  explicit UniformBlocks(Rng& rng) : key_(rng()) {}
+  // The next kBlock uniforms in [0, 1).
+  const float* next() {
+    for (int i = 0; i < kBlock / 2; ++i) {
+      const std::uint64_t z = splitmix64(key_ + (counter_++) * 0x9e3779b97f4a7c15ULL);
+      block_[2 * i] = static_cast<float>(z >> 40) * 0x1.0p-24f;
+      block_[2 * i + 1] = static_cast<float>((z >> 8) & 0xffffffULL) * 0x1.0p-24f;
+    }
+    return block_;
+  }
+
+ private:
+  std::uint64_t key_;
+  std::uint64_t counter_ = 0;
+  float block_[kBlock];
+};
+
+}  // namespace aggsim
