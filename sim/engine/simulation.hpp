@@ -22,6 +22,7 @@ struct SimulationResult {
   std::uint64_t bytes_sent = 0;
   std::uint64_t messages_sent = 0;
   std::string platform_description;  // "platforms/x.xml (16 hosts)" or "cluster (64 hosts)"
+  std::vector<std::pair<std::string, std::string>> extra_files;  // trace.json, links.csv (output.trace)
 };
 
 // `simgrid_args` are --cfg=... / --log=... flags passed through to SimGrid (they override ours).
