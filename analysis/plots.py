@@ -1,0 +1,111 @@
+"""The figures, each from a sweep (aggsim_data.Sweep) or a run folder. Every function returns the
+PNG path it wrote, or None with a printed reason when the data cannot give that figure."""
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib import ticker  # noqa: E402
+
+from aggsim_data import Sweep, number, read_run  # noqa: E402
+
+COMPUTE, COMM = "#4c72b0", "#dd8452"
+
+
+def _save(fig, out):
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def breakdown(source, out):
+    """Mean step time split into compute and aggregation, per sweep point (or per step of one run)."""
+    if isinstance(source, Sweep):
+        pts = source.points.sort_values(["algorithm", "compression", "label"], kind="stable")
+        if pts.empty:
+            print("breakdown: no finished points; skipping")
+            return None
+        labels, compute, comm = list(pts["label"]), list(pts["mean_compute_s"]), list(pts["mean_comm_s"])
+        title = "Step time breakdown per point (mean over steps; slowest rank)"
+    else:
+        _, steps = read_run(source)
+        labels = [f"step {s}" for s in steps["step"]]
+        compute, comm = list(steps["compute_time_s"]), list(steps["comm_time_s"])
+        title = f"Step time breakdown: {os.path.basename(os.path.normpath(source))}"
+    fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(labels) + 2), 4.8))
+    x = range(len(labels))
+    ax.bar(x, [c * 1e3 for c in compute], color=COMPUTE, label="compute")
+    ax.bar(x, [c * 1e3 for c in comm], bottom=[c * 1e3 for c in compute], color=COMM, label="aggregation")
+    ax.set_xticks(list(x))
+    ax.set_xticklabels(labels, rotation=60 if len(labels) > 4 else 0, ha="right" if len(labels) > 4 else "center",
+                       fontsize=7 if len(labels) > 12 else 9)
+    ax.set_ylabel("time per step [ms]")
+    ax.set_title(title)
+    ax.legend()
+    return _save(fig, out)
+
+
+def versus(sweep, key, out, y="mean_step_time_s"):
+    """Mean step time against one numeric swept key (ranks, bandwidth, size), a line per combination of
+    the other swept keys, one panel per topology."""
+    pts = sweep.points.copy()
+    if pts.empty or key not in pts.columns:
+        print(f"versus {key}: no finished points; skipping")
+        return None
+    pts["_x"] = [number(v) for v in pts[key]]
+    pts["_line"] = [sweep.label(r, skip=(key, "platform.topology")) or "all" for _, r in pts.iterrows()]
+    topologies = sorted(pts["topology"].unique())
+    fig, axes = plt.subplots(1, len(topologies), figsize=(6.4 * len(topologies), 4.8), squeeze=False)
+    for ax, topo in zip(axes[0], topologies):
+        for line, g in pts[pts["topology"] == topo].groupby("_line", sort=True):
+            g = g.sort_values("_x")
+            ax.plot(g["_x"], g[y].astype(float) * 1e3, marker="o", label=line)
+        ax.set_xscale("log", base=2 if key == "ranks" else 10)
+        ax.set_yscale("log")
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.set_xlabel(key + ("" if key == "ranks" else " (bytes, B/s or s)"))
+        ax.set_ylabel("mean step time [ms]")
+        ax.set_title(f"{topo}: step time vs {key}")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    return _save(fig, out)
+
+
+def loss_vs_time(source, out):
+    """Training loss against simulated time (needs a `loss` column in steps.csv)."""
+    runs = source.steps.items() if isinstance(source, Sweep) else [(os.path.basename(source), read_run(source)[1])]
+    labels = dict(zip(source.points["id"], source.points["label"])) if isinstance(source, Sweep) else {}
+    runs = [(labels.get(i, i), s) for i, s in runs if "loss" in s.columns]
+    if not runs:
+        print("loss vs time: steps.csv has no loss column (no training workload); skipping")
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4.8))
+    for label, s in runs:
+        ax.plot(s["end_time_s"], s["loss"], label=label)
+    ax.set_xlabel("simulated time [s]")
+    ax.set_ylabel("loss")
+    ax.set_title("Loss vs simulated time")
+    ax.legend(fontsize=7)
+    return _save(fig, out)
+
+
+def bytes_vs_loss(sweep, out):
+    """Total bytes sent against final loss, one point per sweep point (needs a `loss` column)."""
+    pts = sweep.points
+    if pts.empty or pts["final_loss"].isna().all():
+        print("bytes vs loss: steps.csv has no loss column (no training workload); skipping")
+        return None
+    pts = pts[~pts["final_loss"].isna()]
+    fig, ax = plt.subplots(figsize=(7, 4.8))
+    ax.scatter(pts["bytes_sent"].astype(float), pts["final_loss"].astype(float))
+    for _, r in pts.iterrows():
+        ax.annotate(r["label"], (float(r["bytes_sent"]), float(r["final_loss"])), fontsize=6)
+    ax.set_xscale("log")
+    ax.set_xlabel("bytes sent (all ranks, whole run)")
+    ax.set_ylabel("final loss")
+    ax.set_title("Communication volume vs final loss")
+    return _save(fig, out)
