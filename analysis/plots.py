@@ -60,7 +60,12 @@ def versus(sweep, key, out, y="mean_step_time_s"):
     topologies = sorted(pts["topology"].unique())
     fig, axes = plt.subplots(1, len(topologies), figsize=(6.4 * len(topologies), 4.8), squeeze=False)
     for ax, topo in zip(axes[0], topologies):
-        for line, g in pts[pts["topology"] == topo].groupby("_line", sort=True):
+        groups = list(pts[pts["topology"] == topo].groupby("_line", sort=False))
+        others = [k for k in sweep.keys if k not in (key, "platform.topology")]
+        # Lines in the natural order of the other keys' values (1MB before 10MB before 100MB).
+        groups.sort(key=lambda lg: [(number(lg[1].iloc[0][k]) is None, number(lg[1].iloc[0][k]) or 0,
+                                     str(lg[1].iloc[0][k])) for k in others])
+        for line, g in groups:
             g = g.sort_values("_x")
             ax.plot(g["_x"], g[y].astype(float) * 1e3, marker="o", label=line)
         ax.set_xscale("log", base=2 if key == "ranks" else 10)
