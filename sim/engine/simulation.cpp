@@ -149,10 +149,10 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
     st->ctx.rank = r;
     st->ctx.world = sc.ranks;
     st->ctx.comm = &st->comm;
+    st->comm.set_tracer(tracer.get());
     st->ctx.host = hosts[static_cast<std::size_t>(r)];
     st->ctx.layout = &layout;
     st->ctx.seed = sc.seed;
-    st->comm.set_tracer(tracer.get());
     st->aggregator = make_aggregator(*algorithm, config, *compressor, sc.compression.params);
     RankState* raw = st.get();
     sg4::Actor::create(fmt::format("rank-{}", r), st->ctx.host,
