@@ -161,13 +161,13 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
   }
   engine->run();
   result.sim_time_s = sg4::Engine::get_clock();
+  if (tracer)
+    result.extra_files = {{"trace.json", tracer->chrome_trace(result.log, sc.name)},
+                          {"links.csv", links_csv(*engine, tracer->comms(), hosts, result.sim_time_s)}};
   for (const auto& st : ranks) {
     result.bytes_sent += st->comm.counters().bytes_sent;
     result.messages_sent += st->comm.counters().messages_sent;
   }
-  if (tracer)
-    result.extra_files = {{"trace.json", tracer->chrome_trace(result.log, sc.name)},
-                          {"links.csv", links_csv(*engine, tracer->comms(), hosts, result.sim_time_s)}};
   return result;
 }
 

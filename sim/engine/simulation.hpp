@@ -18,11 +18,11 @@ struct SimulationHooks {
 
 struct SimulationResult {
   StepLog log{0, 0};
+  std::vector<std::pair<std::string, std::string>> extra_files;  // trace.json, links.csv (output.trace)
   double sim_time_s = 0;
   std::uint64_t bytes_sent = 0;
   std::uint64_t messages_sent = 0;
   std::string platform_description;  // "platforms/x.xml (16 hosts)" or "cluster (64 hosts)"
-  std::vector<std::pair<std::string, std::string>> extra_files;  // trace.json, links.csv (output.trace)
 };
 
 // `simgrid_args` are --cfg=... / --log=... flags passed through to SimGrid (they override ours).

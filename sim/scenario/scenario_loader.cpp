@@ -249,6 +249,11 @@ Scenario load_from(const std::string& text, const std::string& label, const std:
 
 }  // namespace
 
+Scenario load_sweep_point_text(const std::string& text, const std::string& label,
+                               const std::vector<std::string>& overrides) {
+  return load_from(text, label, overrides, true);
+}
+
 Scenario load_scenario(const std::string& file, const std::vector<std::string>& overrides) {
   if (!fs::exists(file)) throw InputError(fmt::format("{}: scenario file not found", file));
   std::ifstream in(file);
@@ -261,11 +266,6 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
 Scenario load_scenario_text(const std::string& text, const std::string& label,
                             const std::vector<std::string>& overrides) {
   return load_from(text, label, overrides);
-}
-
-Scenario load_sweep_point_text(const std::string& text, const std::string& label,
-                               const std::vector<std::string>& overrides) {
-  return load_from(text, label, overrides, true);
 }
 
 namespace {
