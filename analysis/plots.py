@@ -1,8 +1,11 @@
 """The figures, each from a sweep (aggsim_data.Sweep) or a run folder. Every function returns the
 PNG path it wrote, or None with a printed reason when the data cannot give that figure."""
+import json
 import os
 
 import matplotlib
+import matplotlib.patches
+import pandas as pd
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -113,4 +116,61 @@ def bytes_vs_loss(sweep, out):
     ax.set_xlabel("bytes sent (all ranks, whole run)")
     ax.set_ylabel("final loss")
     ax.set_title("Communication volume vs final loss")
+    return _save(fig, out)
+
+
+def links(run_dir, out, top=20):
+    """The busiest links of a traced run (links.csv): utilisation over the run, highest first."""
+    path = os.path.join(run_dir, "links.csv")
+    if not os.path.isfile(path):
+        print("links: no links.csv (run with output: {trace: true}); skipping")
+        return None
+    df = pd.read_csv(path)
+    df = df[df["bytes"] > 0].sort_values(["utilisation", "link"], ascending=[False, True]).head(top)
+    if df.empty:
+        print("links: no traffic; skipping")
+        return None
+    fig, ax = plt.subplots(figsize=(7, 0.3 * len(df) + 1.5))
+    ax.barh(list(df["link"])[::-1], list(df["utilisation"] * 100)[::-1], color=COMM)
+    ax.set_xlabel("utilisation over the run [% of bandwidth]")
+    ax.set_title(f"Busiest links (top {len(df)})")
+    ax.tick_params(axis="y", labelsize=7)
+    return _save(fig, out)
+
+
+def timeline(run_dir, out, max_ranks=32):
+    """A Gantt chart of a traced run (trace.json): per rank, step phases and transfers."""
+    path = os.path.join(run_dir, "trace.json")
+    if not os.path.isfile(path):
+        print("timeline: no trace.json (run with output: {trace: true}); skipping")
+        return None
+    with open(path) as f:
+        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X" and e["pid"] < max_ranks]
+    if not events:
+        print("timeline: empty trace; skipping")
+        return None
+    ranks = max(e["pid"] for e in events) + 1
+    colors = {"compute": COMPUTE, "aggregate": "#cccccc", "send": COMM, "recv": "#55a868"}
+    fig, ax = plt.subplots(figsize=(10, 0.35 * ranks + 1.5))
+    # Row of a rank (y grows downwards): the step phases fill it, sends on top, receives below;
+    # white edges separate back-to-back transfers.
+    band = {"compute": (0.0, 0.9), "aggregate": (0.0, 0.9), "send": (0.1, 0.35), "recv": (0.5, 0.35)}
+    for name, (offset, height) in band.items():
+        spans = [(e["pid"], e["ts"] / 1e3, e["dur"] / 1e3) for e in events if e["name"] == name]
+        edge = name in ("send", "recv")
+        for pid, start, dur in spans:
+            ax.broken_barh([(start, dur)], (pid - 0.45 + offset, height), facecolor=colors[name],
+                           edgecolor="white" if edge else "none", linewidth=0.4 if edge else 0)
+    other = sorted({e["name"] for e in events} - set(band))
+    for pid, start, dur in [(e["pid"], e["ts"] / 1e3, e["dur"] / 1e3) for e in events if e["name"] in other]:
+        ax.broken_barh([(start, dur)], (pid - 0.45, 0.9), color="#8172b3", linewidth=0)
+    handles = [matplotlib.patches.Patch(color=c, label=n) for n, c in colors.items()]
+    if other:
+        handles.append(matplotlib.patches.Patch(color="#8172b3", label=", ".join(other)))
+    ax.legend(handles=handles, fontsize=7, loc="upper right")
+    ax.set_yticks(range(ranks))
+    ax.set_yticklabels([f"rank {r}" for r in range(ranks)], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("simulated time [ms]")
+    ax.set_title("Timeline" + (f" (first {max_ranks} ranks)" if ranks >= max_ranks else ""))
     return _save(fig, out)

@@ -27,8 +27,16 @@ def figures(source, fig_dir):
             add(f"Mean step time vs {key}", f"versus_{safe}.png", lambda p, k=key: plots.versus(source, k, p))
         add("Loss vs simulated time", "loss.png", lambda p: plots.loss_vs_time(source, p))
         add("Bytes sent vs final loss", "bytes_loss.png", lambda p: plots.bytes_vs_loss(source, p))
+        traced = [i for i in source.points.get("id", []) if os.path.isfile(os.path.join(source.dir, "runs", i, "trace.json"))]
+        if traced:  # the timeline of the first traced point
+            run = os.path.join(source.dir, "runs", traced[0])
+            add(f"Timeline of point {traced[0]}", "timeline.png", lambda p: plots.timeline(run, p))
+            add(f"Busiest links of point {traced[0]}", "links.png", lambda p: plots.links(run, p))
     else:
         add("Loss vs simulated time", "loss.png", lambda p: plots.loss_vs_time(source, p))
+        if os.path.isfile(os.path.join(source, "trace.json")):
+            add("Timeline", "timeline.png", lambda p: plots.timeline(source, p))
+            add("Busiest links", "links.png", lambda p: plots.links(source, p))
     return out
 
 

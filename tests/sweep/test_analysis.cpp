@@ -30,12 +30,12 @@ bool python_ready(std::string& why) {
   return false;
 }
 
-void check_png(const fs::path& p) {
+void check_png(const fs::path& p, std::size_t min_bytes = 15000) {
   INFO(p.string());
   REQUIRE(fs::is_regular_file(p));
   const std::string bytes = read_file(p);
   CHECK(bytes.substr(0, 8) == std::string("\x89PNG\r\n\x1a\n", 8));
-  CHECK(bytes.size() > 15000);  // a drawn figure, not an empty canvas (those are ~5 KB)
+  CHECK(bytes.size() > min_bytes);  // a drawn figure, not an empty canvas (those are ~5 KB)
 }
 
 }  // namespace
@@ -47,7 +47,8 @@ TEST_CASE("report.py renders the breakdown and scaling figures of a real sweep i
     return;
   }
   const auto dir = fresh_dir("analysis");
-  write_file(dir / "sweep.yaml", small_sweep("  grid:\n    ranks: [2, 4, 8]\n    model.size: [1MB, 4MB]\n"));
+  write_file(dir / "sweep.yaml", small_sweep("  grid:\n    ranks: [2, 4, 8]\n    model.size: [1MB, 4MB]\n",
+                                                "output: {trace: true}\n"));
   const fs::path out = dir / "out";
   REQUIRE(run_aggsim({"sweep", "run", "sweep.yaml", "--jobs", "2", "--out", out.string()}, dir).exit_code == 0);
 
@@ -58,6 +59,11 @@ TEST_CASE("report.py renders the breakdown and scaling figures of a real sweep i
   for (const char* png : {"breakdown.png", "versus_ranks.png", "versus_model_size.png"}) {
     CHECK_THAT(page, Catch::Contains(std::string("<img src='figures/") + png + "'"));
     check_png(out / "figures" / png);
+  }
+  // The first point is traced: its timeline and busiest links.
+  for (const char* png : {"timeline.png", "links.png"}) {
+    CHECK_THAT(page, Catch::Contains(std::string("<img src='figures/") + png + "'"));
+    check_png(out / "figures" / png, 10000);
   }
   // Without a training workload there is no loss: said so, not drawn.
   CHECK_THAT(log, Catch::Contains("no loss column"));
