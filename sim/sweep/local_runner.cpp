@@ -43,7 +43,7 @@ pid_t spawn_point(const Sweep& sweep, const SweepFolder& folder, const SweepPoin
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   const std::string err = folder.stderr_file(point.id).string();
-  fs::create_directories(folder.stderr_file(point.id).parent_path());
+  fs::create_directories(folder.logs_dir());
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
@@ -110,7 +110,7 @@ int run_sweep_locally(const Sweep& sweep, const SweepFolder& folder, const Local
   }
   progress.close();
   std::error_code ignored;
-  fs::remove(folder.stderr_file("x").parent_path(), ignored);  // only if empty
+  fs::remove(folder.logs_dir(), ignored);  // only if empty
   return failures;
 }
 

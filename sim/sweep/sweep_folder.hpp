@@ -21,7 +21,8 @@ class SweepFolder {
   std::filesystem::path run_dir(const std::string& id) const { return root_ / "runs" / id; }
   std::filesystem::path point_file(const std::string& id) const { return root_ / "points" / (id + ".yaml"); }
   std::filesystem::path failure_log(const std::string& id) const { return root_ / "failed" / (id + ".log"); }
-  std::filesystem::path stderr_file(const std::string& id) const { return root_ / "logs" / (id + ".stderr"); }
+  std::filesystem::path logs_dir() const { return root_ / "logs"; }  // children's stderr while they run
+  std::filesystem::path stderr_file(const std::string& id) const { return logs_dir() / (id + ".stderr"); }
   std::filesystem::path results_file() const { return root_ / "results.csv"; }
 
   bool finished(const std::string& id) const;

@@ -5,6 +5,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/scenario/scenario_loader.hpp"
+#include "sim/sweep/slurm.hpp"
 #include "sim/sweep/sweep.hpp"
 #include "sweep_support.hpp"
 
@@ -136,4 +137,29 @@ TEST_CASE("zip accepts several groups, each one axis", "[sweep]") {
       "s.yaml");
   CHECK(sweep.points.size() == 2 * 3);
   CHECK(sweep.points[4].values == std::vector<std::string>{"4", "2", "2MB", "2"});
+}
+
+TEST_CASE("the sbatch script's array stays within MaxArraySize by raising the chunk", "[sweep][slurm]") {
+  const Sweep sweep = expand_sweep_text(small_sweep("  grid: {ranks: [2, 3, 4, 5, 6, 7, 8]}\n"), "s.yaml");
+  const SweepFolder folder("out/s");
+  SlurmOptions options;
+  options.exe = "/opt/aggsim/bin/aggsim";
+  options.partition = "batch";
+  options.time = "00:10:00";
+  options.chunk = 2;
+  SlurmScript script = sbatch_script(sweep, folder, options);  // default MaxArraySize 1001
+  CHECK(script.chunk == 2);
+  CHECK(script.tasks == 4);  // ceil(7 / 2)
+  CHECK_THAT(script.text, Catch::Contains("#SBATCH --array=0-3\n") && Catch::Contains("#SBATCH --partition=batch\n") &&
+                              Catch::Contains("#SBATCH --time=00:10:00\n") && Catch::Contains("chunk=2\n") &&
+                              Catch::Contains("/opt/aggsim/bin/aggsim sweep run "));
+  for (const auto& p : sweep.points) CHECK_THAT(script.text, Catch::Contains("  " + p.id + "  # ranks="));
+  options.max_array_size = 3;  // indices 0..2: three tasks at most
+  script = sbatch_script(sweep, folder, options);
+  CHECK(script.chunk == 3);
+  CHECK(script.tasks == 3);
+  CHECK_THAT(script.text, Catch::Contains("#SBATCH --array=0-2\n"));
+  options.chunk = 1;
+  options.max_array_size = 1001;
+  CHECK(sbatch_script(sweep, folder, options).tasks == 7);
 }
