@@ -5,7 +5,9 @@ results table. Writes DIR/report.html and its PNGs in DIR/figures/.
   report.py SWEEP_OUT_DIR [-o report.html]
 """
 import argparse
+import contextlib
 import html
+import io
 import os
 
 import plots
@@ -17,8 +19,11 @@ def figures(source, fig_dir):
     out = []
 
     def add(title, name, draw):
-        path = draw(os.path.join(fig_dir, name))
-        out.append((title, path, None if path else "not available for this data (see the README)"))
+        said = io.StringIO()  # a figure that cannot be drawn prints why
+        with contextlib.redirect_stdout(said):
+            path = draw(os.path.join(fig_dir, name))
+        print(said.getvalue(), end="")
+        out.append((title, path, said.getvalue().strip() or "not available for this data"))
 
     add("Step time breakdown", "breakdown.png", lambda p: plots.breakdown(source, p))
     if isinstance(source, Sweep):
