@@ -37,9 +37,10 @@ Scenario point_scenario(const SweepOptions& options, const SweepFolder& folder) 
       folder.write_expansion(sweep);
       return load_scenario(folder.point_file(p.id).string());
     }
-  throw InputError(fmt::format("{}: no point with id {} in this sweep (ids change when the sweep file changes; "
-                               "see 'aggsim sweep expand')",
-                               options.file, options.point));
+  throw InputError(
+      fmt::format("{}: no point with id {} in this sweep (ids change when the sweep file changes; "
+                  "see 'aggsim sweep expand')",
+                  options.file, options.point));
 }
 
 int run_point(const SweepOptions& options) {
@@ -64,8 +65,8 @@ int finish(const Sweep& sweep, const SweepFolder& folder, int failures) {
   const std::string counts = folder.merge(sweep);
   fmt::print(stderr, "sweep {}: {}; results: {}\n", sweep.name, counts, folder.results_file().string());
   if (failures > 0)
-    fmt::print(stderr, "sweep {}: {} point(s) failed; their errors are in results.csv and {}/failed/\n", sweep.name,
-               failures, folder.root().string());
+    fmt::print(stderr, "sweep {}: {} point(s) failed; their errors are in results.csv and {}/failed/\n",
+               sweep.name, failures, folder.root().string());
   return failures > 0 ? 1 : 0;
 }
 
@@ -101,16 +102,20 @@ int sweep_command(const SweepOptions& options) {
     write_file_atomic(file, script.text);
     fs::create_directories(folder.root() / "slurm" / "logs");
     if (script.chunk > options.chunk)
-      fmt::print("note: {} points per array task to stay within MaxArraySize={}\n", script.chunk, slurm.max_array_size);
-    fmt::print("{}\n  {} points in {} array tasks; submit with: sbatch {}\n  then: aggsim sweep merge {} --out {}\n",
-               file.string(), sweep.points.size(), script.tasks, file.string(), options.file, folder.root().string());
+      fmt::print("note: {} points per array task to stay within MaxArraySize={}\n", script.chunk,
+                 slurm.max_array_size);
+    fmt::print(
+        "{}\n  {} points in {} array tasks; submit with: sbatch {}\n  then: aggsim sweep merge {} --out {}\n",
+        file.string(), sweep.points.size(), script.tasks, file.string(), options.file,
+        folder.root().string());
     return 0;
   }
   // run
   folder.write_expansion(sweep);
   folder.remove_stale_temporaries();
   LocalRunOptions local;
-  local.jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  local.jobs =
+      options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   local.exe = self_executable();
   local.extra_args = options.simgrid_args;
   return finish(sweep, folder, run_sweep_locally(sweep, folder, local));

@@ -10,7 +10,9 @@
 
 namespace aggsim {
 
-void enable_link_load() { sg_link_load_plugin_init(); }
+void enable_link_load() {
+  sg_link_load_plugin_init();
+}
 
 void track_all_links(const sg4::Engine& engine) {
   for (auto* link : engine.get_all_links()) sg_link_load_track(link);
@@ -31,8 +33,9 @@ std::string links_csv(const sg4::Engine& engine, const std::vector<CommSpan>& co
   }
 
   auto links = engine.get_all_links();
-  std::sort(links.begin(), links.end(),
-            [](const sg4::Link* a, const sg4::Link* b) { return natural_less(a->get_name(), b->get_name()); });
+  std::sort(links.begin(), links.end(), [](const sg4::Link* a, const sg4::Link* b) {
+    return natural_less(a->get_name(), b->get_name());
+  });
   std::string out = "link,bandwidth_Bps,latency_s,bytes,utilisation,peak_utilisation,simgrid_load_bytes\n";
   for (const auto* link : links) {
     const double bw = link->get_bandwidth();

@@ -7,7 +7,6 @@
 //    counts the model's reverse TCP traffic (LV08) and a transfer's latency phase at the rate the
 //    transfer then gets, so it exceeds `bytes` a little; it shows where the model saw the link busy.
 #include <simgrid/s4u.hpp>
-
 #include <string>
 #include <vector>
 

@@ -35,9 +35,10 @@ struct Child {
 };
 
 // Starts `exe sweep run FILE --point ID --out DIR` with stdout discarded and stderr kept in a file.
-pid_t spawn_point(const Sweep& sweep, const SweepFolder& folder, const SweepPoint& point, const LocalRunOptions& options) {
-  std::vector<std::string> args = {options.exe, "sweep", "run", sweep.file, "--point", point.id,
-                                   "--out", folder.root().string()};
+pid_t spawn_point(const Sweep& sweep, const SweepFolder& folder, const SweepPoint& point,
+                  const LocalRunOptions& options) {
+  std::vector<std::string> args = {options.exe, "sweep",  "run",   sweep.file,
+                                   "--point",   point.id, "--out", folder.root().string()};
   args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -58,7 +59,8 @@ pid_t spawn_point(const Sweep& sweep, const SweepFolder& folder, const SweepPoin
 
 std::string exit_description(int status) {
   if (WIFEXITED(status)) return fmt::format("exit status {}", WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return fmt::format("killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+  if (WIFSIGNALED(status))
+    return fmt::format("killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
   return "ended abnormally";
 }
 
@@ -93,7 +95,8 @@ int run_sweep_locally(const Sweep& sweep, const SweepFolder& folder, const Local
     auto it = running.find(pid);
     if (it == running.end()) continue;  // not one of ours
     const SweepPoint& p = *it->second.point;
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - it->second.start).count();
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - it->second.start).count();
     running.erase(it);
     const fs::path err = folder.stderr_file(p.id);
     const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && folder.finished(p.id);

@@ -8,7 +8,10 @@
 namespace aggsim {
 
 SweepProgress::SweepProgress(int total, std::FILE* out)
-    : total_(total), out_(out), tty_(::isatty(::fileno(out)) != 0), start_(std::chrono::steady_clock::now()) {}
+    : total_(total),
+      out_(out),
+      tty_(::isatty(::fileno(out)) != 0),
+      start_(std::chrono::steady_clock::now()) {}
 
 std::string SweepProgress::eta() const {
   const int ended = done_ + failed_;

@@ -10,7 +10,10 @@ class SweepProgress {
  public:
   SweepProgress(int total, std::FILE* out);
 
-  void started() { ++running_; draw(); }
+  void started() {
+    ++running_;
+    draw();
+  }
   // A point ended; `what` names it for the plain-line form (and failures on a terminal).
   void finished(bool ok, const std::string& what, double wall_s);
   void close();  // ends the bar's line

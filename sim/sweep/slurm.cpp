@@ -13,15 +13,18 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string shell_quote(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:+,@%") ==
-                        std::string::npos)
+  if (!s.empty() &&
+      s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:+,@%") ==
+          std::string::npos)
     return s;
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return q + "'";
 }
 
-std::string absolute(const std::string& p) { return fs::absolute(p).lexically_normal().string(); }
+std::string absolute(const std::string& p) {
+  return fs::absolute(p).lexically_normal().string();
+}
 
 }  // namespace
 
@@ -47,9 +50,10 @@ SlurmScript sbatch_script(const Sweep& sweep, const SweepFolder& folder, const S
 
   std::string& s = script.text;
   s += "#!/bin/bash\n";
-  s += fmt::format("# Slurm job array for the aggsim sweep '{}' ({} points, {} per array task).\n", sweep.name, points,
-                   script.chunk);
-  s += "# Submit: sbatch THIS_FILE; afterwards: aggsim sweep merge SWEEP_FILE --out OUT (writes results.csv).\n";
+  s += fmt::format("# Slurm job array for the aggsim sweep '{}' ({} points, {} per array task).\n",
+                   sweep.name, points, script.chunk);
+  s += "# Submit: sbatch THIS_FILE; afterwards: aggsim sweep merge SWEEP_FILE --out OUT (writes "
+       "results.csv).\n";
   s += "# Finished points are skipped, so resubmitting after a failure or timeout only runs what is left.\n";
   s += fmt::format("#SBATCH --job-name=aggsim-{}\n", sweep.name);
   s += fmt::format("#SBATCH --array=0-{}\n", script.tasks - 1);
@@ -65,14 +69,16 @@ SlurmScript sbatch_script(const Sweep& sweep, const SweepFolder& folder, const S
   s += fmt::format("chunk={}\n", script.chunk);
   s += "first=$((SLURM_ARRAY_TASK_ID * chunk))\nstatus=0\n";
   s += "for ((i = first; i < first + chunk && i < ${#points[@]}; i++)); do\n";
-  std::string command = fmt::format("  {} sweep run {} --point \"${{points[i]}}\" --out {}", shell_quote(options.exe),
-                                    shell_quote(absolute(sweep.file)), shell_quote(out));
+  std::string command =
+      fmt::format("  {} sweep run {} --point \"${{points[i]}}\" --out {}", shell_quote(options.exe),
+                  shell_quote(absolute(sweep.file)), shell_quote(out));
   for (const auto& a : options.extra_args) command += " " + shell_quote(a);
   s += command + "\n";
   // A point that died without a word (signal, out of memory) still leaves a failure record.
   s += "  rc=$?\n  if [ $rc -ne 0 ]; then\n    status=1\n";
   s += fmt::format("    log={}/failed/${{points[i]}}.log\n", shell_quote(out));
-  s += "    [ -f \"$log\" ] || { mkdir -p \"$(dirname \"$log\")\"; echo \"exit status $rc (Slurm job ${SLURM_ARRAY_JOB_ID:-?}_${SLURM_ARRAY_TASK_ID})\" > \"$log\"; }\n";
+  s += "    [ -f \"$log\" ] || { mkdir -p \"$(dirname \"$log\")\"; echo \"exit status $rc (Slurm job "
+       "${SLURM_ARRAY_JOB_ID:-?}_${SLURM_ARRAY_TASK_ID})\" > \"$log\"; }\n";
   s += "  fi\n";
   s += "done\nexit $status\n";
   return script;

@@ -11,10 +11,10 @@
 namespace aggsim {
 
 struct SlurmOptions {
-  int chunk = 1;            // points per array task (raised when the array would exceed MaxArraySize)
-  std::string partition;    // empty: the cluster's default
-  std::string time;         // per array task, e.g. 00:30:00; empty: the partition's default
-  std::string exe;          // absolute path of aggsim
+  int chunk = 1;          // points per array task (raised when the array would exceed MaxArraySize)
+  std::string partition;  // empty: the cluster's default
+  std::string time;       // per array task, e.g. 00:30:00; empty: the partition's default
+  std::string exe;        // absolute path of aggsim
   std::vector<std::string> extra_args;  // appended to every point's command line (SimGrid flags)
   int max_array_size = 1001;            // Slurm's MaxArraySize: array indices must stay below it
 };

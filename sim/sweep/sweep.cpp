@@ -57,7 +57,8 @@ std::vector<std::pair<std::string, YamlValue>> entries(const YamlValue& map) {
     const std::string key = it->first.Scalar();
     const YamlValue value(it->second, map.path() + "." + key, map.source());
     if (key.empty() || key.front() == '.' || key.back() == '.' || key.find("..") != std::string::npos)
-      YamlValue(it->first, value.path(), map.source()).fail("a swept key must be a key path such as algorithm.name");
+      YamlValue(it->first, value.path(), map.source())
+          .fail("a swept key must be a key path such as algorithm.name");
     out.emplace_back(key, value);
   }
   return out;
@@ -73,8 +74,9 @@ void read_zip_group(const YamlValue& group, std::vector<Axis>& axes) {
       axis.rows.resize(values.size());
       first_key = key;
     } else if (values.size() != axis.rows.size()) {
-      value.fail(fmt::format("has {} values but '{}' has {}: the lists of a zip group must have equal lengths",
-                             values.size(), first_key, axis.rows.size()));
+      value.fail(
+          fmt::format("has {} values but '{}' has {}: the lists of a zip group must have equal lengths",
+                      values.size(), first_key, axis.rows.size()));
     }
     axis.keys.push_back(key);
     for (std::size_t i = 0; i < values.size(); ++i) axis.rows[i].push_back(values[i]);
@@ -94,13 +96,15 @@ SweepBlock read_block(const std::string& text, const std::string& label) {
   try {
     doc = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
-    throw InputError(fmt::format("{}:{}:{}: syntax error: {}", label, e.mark.line + 1, e.mark.column + 1, e.msg));
+    throw InputError(
+        fmt::format("{}:{}:{}: syntax error: {}", label, e.mark.line + 1, e.mark.column + 1, e.msg));
   }
   auto source = std::make_shared<YamlSource>();
   source->file = label;
   const YamlValue top(doc, "", source);
   if (!doc.IsMap()) top.fail("a sweep file must be a scenario mapping with a 'sweep:' block");
-  if (!doc["sweep"]) top.fail("no 'sweep:' block (a sweep file is a scenario plus sweep: {grid: ..., zip: ...})");
+  if (!doc["sweep"])
+    top.fail("no 'sweep:' block (a sweep file is a scenario plus sweep: {grid: ..., zip: ...})");
 
   SweepBlock block;
   block.name = doc["name"] && doc["name"].IsScalar() ? doc["name"].Scalar() : fs::path(label).stem().string();
@@ -129,7 +133,8 @@ SweepBlock read_block(const std::string& text, const std::string& label) {
   for (const auto& axis : block.axes)
     for (const auto& key : axis.keys)
       if (!seen.emplace(key, key).second)
-        sweep.value().fail(fmt::format("key '{}' is swept twice (in grid and zip, or in two zip groups)", key));
+        sweep.value().fail(
+            fmt::format("key '{}' is swept twice (in grid and zip, or in two zip groups)", key));
   return block;
 }
 
@@ -142,7 +147,8 @@ std::string read_text(const std::string& file) {
   return buffer.str();
 }
 
-// Loader messages name an override as "--set key=value"; in a sweep, the value's place in the file is clearer.
+// Loader messages name an override as "--set key=value"; in a sweep, the value's place in the file is
+// clearer.
 std::string locate_overrides(std::string message, const std::vector<std::string>& overrides,
                              const std::vector<const SweepValue*>& values) {
   for (std::size_t i = 0; i < overrides.size(); ++i) {
@@ -181,9 +187,13 @@ std::string describe_point(const Sweep& sweep, const SweepPoint& point) {
   return out;
 }
 
-Sweep read_sweep_header(const std::string& file) { return header_of(read_block(read_text(file), file), file); }
+Sweep read_sweep_header(const std::string& file) {
+  return header_of(read_block(read_text(file), file), file);
+}
 
-Sweep expand_sweep(const std::string& file) { return expand_sweep_text(read_text(file), file); }
+Sweep expand_sweep(const std::string& file) {
+  return expand_sweep_text(read_text(file), file);
+}
 
 Sweep expand_sweep_text(const std::string& text, const std::string& label) {
   const SweepBlock block = read_block(text, label);
@@ -209,17 +219,18 @@ Sweep expand_sweep_text(const std::string& text, const std::string& label) {
     try {
       point.resolved = resolved_yaml(load_sweep_point_text(text, label, point.overrides));
     } catch (const InputError& e) {
-      throw InputError(fmt::format("{}\n  in sweep point {} of {} ({})", locate_overrides(e.what(), point.overrides, values),
-                                   n + 1, total, describe_point(sweep, point)));
+      throw InputError(fmt::format("{}\n  in sweep point {} of {} ({})",
+                                   locate_overrides(e.what(), point.overrides, values), n + 1, total,
+                                   describe_point(sweep, point)));
     }
     point.id = point_id(point.resolved);
     const auto [it, fresh] = index_of_id.emplace(point.id, point.index);
     if (!fresh) {
       const SweepPoint& other = sweep.points[static_cast<std::size_t>(it->second)];
-      throw InputError(fmt::format("{}: sweep points {} ({}) and {} ({}) are the same scenario: a swept value has no "
-                                   "effect or two values mean the same",
-                                   label, other.index + 1, describe_point(sweep, other), n + 1,
-                                   describe_point(sweep, point)));
+      throw InputError(fmt::format(
+          "{}: sweep points {} ({}) and {} ({}) are the same scenario: a swept value has no "
+          "effect or two values mean the same",
+          label, other.index + 1, describe_point(sweep, other), n + 1, describe_point(sweep, point)));
     }
     sweep.points.push_back(std::move(point));
     // Advance the counter, last axis fastest.

@@ -19,11 +19,11 @@
 namespace aggsim {
 
 struct SweepPoint {
-  int index = 0;                        // position in expansion order
-  std::string id;                       // 12 hex digits of the resolved scenario's hash
-  std::vector<std::string> values;      // one per Sweep::keys, as YAML (flow style) text
-  std::vector<std::string> overrides;   // "key=value", as for --set
-  std::string resolved;                 // the point's resolved scenario (YAML)
+  int index = 0;                       // position in expansion order
+  std::string id;                      // 12 hex digits of the resolved scenario's hash
+  std::vector<std::string> values;     // one per Sweep::keys, as YAML (flow style) text
+  std::vector<std::string> overrides;  // "key=value", as for --set
+  std::string resolved;                // the point's resolved scenario (YAML)
 };
 
 struct Sweep {

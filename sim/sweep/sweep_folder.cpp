@@ -1,11 +1,11 @@
 #include "sim/sweep/sweep_folder.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 
@@ -63,13 +63,19 @@ std::string error_summary(const std::string& log) {
   return out.size() > 600 ? out.substr(0, 600) + "..." : out;
 }
 
-std::string json_cell(const nlohmann::ordered_json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+std::string json_cell(const nlohmann::ordered_json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
 
 }  // namespace
 
-bool SweepFolder::finished(const std::string& id) const { return fs::is_regular_file(run_dir(id) / "summary.json"); }
+bool SweepFolder::finished(const std::string& id) const {
+  return fs::is_regular_file(run_dir(id) / "summary.json");
+}
 
-bool SweepFolder::failed(const std::string& id) const { return fs::is_regular_file(failure_log(id)); }
+bool SweepFolder::failed(const std::string& id) const {
+  return fs::is_regular_file(failure_log(id));
+}
 
 void SweepFolder::write_expansion(const Sweep& sweep) const {
   std::vector<std::string> header = {"index", "id"};
@@ -90,7 +96,8 @@ void SweepFolder::write_expansion(const Sweep& sweep) const {
     csv += csv_row(row);
     nlohmann::ordered_json values;
     for (std::size_t k = 0; k < sweep.keys.size(); ++k) values[sweep.keys[k]] = p.values[k];
-    manifest["points"].push_back({{"index", p.index}, {"id", p.id}, {"values", values}, {"scenario", scenario}});
+    manifest["points"].push_back(
+        {{"index", p.index}, {"id", p.id}, {"values", values}, {"scenario", scenario}});
   }
   write_if_changed(root_ / "manifest.csv", csv);
   write_if_changed(root_ / "manifest.json", manifest.dump(2) + "\n");
@@ -111,7 +118,8 @@ void SweepFolder::remove_stale_temporaries() const {
   std::vector<fs::path> stale;
   for (const auto& entry : fs::directory_iterator(runs)) {
     const std::string name = entry.path().filename().string();
-    if (!name.empty() && name[0] == '.' && (name.find(".tmp-") != std::string::npos || name.find(".old-") != std::string::npos))
+    if (!name.empty() && name[0] == '.' &&
+        (name.find(".tmp-") != std::string::npos || name.find(".old-") != std::string::npos))
       stale.push_back(entry.path());
   }
   for (const auto& p : stale) fs::remove_all(p);

@@ -25,7 +25,8 @@ platform: {topology: cluster, hosts: 16, bandwidth: 10Gbps, latency: 1us}
 network: alpha_beta
 model: {size: 1MB, proxy_dim: 64}
 algorithm: {name: ring_allreduce, op: avg}
-)" + extra + "sweep:\n" + sweep_block;
+)" + extra +
+         "sweep:\n" + sweep_block;
 }
 
 // Rows of a simple CSV (no quoted commas in the cells we compare), header first.

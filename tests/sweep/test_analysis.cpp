@@ -1,6 +1,7 @@
 // analysis/: the report renders every figure a small real sweep allows, with non-trivial PNGs.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+
+#include <catch2/catch.hpp>
 
 #include "sweep_support.hpp"
 
@@ -23,10 +24,13 @@ int python(const std::string& args, std::string& log) {
 
 bool python_ready(std::string& why) {
   std::string log;
-  const int status = std::system(fmt::format("{} -c 'import matplotlib, pandas' 2>/dev/null", kPython).c_str());
+  const int status =
+      std::system(fmt::format("{} -c 'import matplotlib, pandas' 2>/dev/null", kPython).c_str());
   if (status == 0) return true;
-  why = fmt::format("SKIPPED: {} cannot import matplotlib and pandas (Debian packages python3-matplotlib "
-                    "python3-pandas, installed by .ci/setup)", kPython);
+  why = fmt::format(
+      "SKIPPED: {} cannot import matplotlib and pandas (Debian packages python3-matplotlib "
+      "python3-pandas, installed by .ci/setup)",
+      kPython);
   return false;
 }
 
@@ -40,7 +44,8 @@ void check_png(const fs::path& p, std::size_t min_bytes = 15000) {
 
 }  // namespace
 
-TEST_CASE("report.py renders the breakdown and scaling figures of a real sweep into one HTML page", "[analysis]") {
+TEST_CASE("report.py renders the breakdown and scaling figures of a real sweep into one HTML page",
+          "[analysis]") {
   std::string why;
   if (!python_ready(why)) {
     WARN(why);
@@ -48,9 +53,10 @@ TEST_CASE("report.py renders the breakdown and scaling figures of a real sweep i
   }
   const auto dir = fresh_dir("analysis");
   write_file(dir / "sweep.yaml", small_sweep("  grid:\n    ranks: [2, 4, 8]\n    model.size: [1MB, 4MB]\n",
-                                                "output: {trace: true}\n"));
+                                             "output: {trace: true}\n"));
   const fs::path out = dir / "out";
-  REQUIRE(run_aggsim({"sweep", "run", "sweep.yaml", "--jobs", "2", "--out", out.string()}, dir).exit_code == 0);
+  REQUIRE(run_aggsim({"sweep", "run", "sweep.yaml", "--jobs", "2", "--out", out.string()}, dir).exit_code ==
+          0);
 
   std::string log;
   REQUIRE(python("report.py " + shell_quote(out.string()), log) == 0);

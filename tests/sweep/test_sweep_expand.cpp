@@ -1,6 +1,5 @@
 // Sweep expansion: point counts and order, stable ids, and clear errors for bad sweeps.
 #include <catch2/catch.hpp>
-
 #include <set>
 
 #include "sim/core/error.hpp"
@@ -33,14 +32,16 @@ std::string expand_error(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("sweep expansion is the cartesian product of grid axes and zip groups, first key outermost", "[sweep]") {
+TEST_CASE("sweep expansion is the cartesian product of grid axes and zip groups, first key outermost",
+          "[sweep]") {
   const Sweep sweep = expand_sweep_text(small_sweep(kGridZip), "s.yaml");
   REQUIRE(sweep.keys == std::vector<std::string>{"ranks", "algorithm.op", "model.size", "steps"});
   REQUIRE(sweep.points.size() == 3 * 2 * 2);
   std::size_t n = 0;
   for (const std::string ranks : {"2", "4", "8"})
     for (const std::string op : {"avg", "sum"})
-      for (const auto& [size, steps] : std::vector<std::pair<std::string, std::string>>{{"1MB", "2"}, {"4MB", "3"}}) {
+      for (const auto& [size, steps] :
+           std::vector<std::pair<std::string, std::string>>{{"1MB", "2"}, {"4MB", "3"}}) {
         const SweepPoint& p = sweep.points.at(n);
         CHECK(p.index == static_cast<int>(n));
         CHECK(p.values == std::vector<std::string>{ranks, op, size, steps});
@@ -69,7 +70,8 @@ TEST_CASE("sweep point ids hash the resolved scenario: distinct, and stable acro
   const auto dir = fresh_dir("expand");
   write_file(dir / "s.yaml", small_sweep(kGridZip));
   const auto a = run_aggsim({"sweep", "expand", (dir / "s.yaml").string(), "--out", (dir / "a").string()});
-  const auto b = run_aggsim({"sweep", "expand", (dir / "s.yaml").string(), "--out", (dir / "b").string()}, dir);
+  const auto b =
+      run_aggsim({"sweep", "expand", (dir / "s.yaml").string(), "--out", (dir / "b").string()}, dir);
   REQUIRE(a.exit_code == 0);
   REQUIRE(b.exit_code == 0);
   CHECK(read_file(dir / "a/manifest.csv") == read_file(dir / "b/manifest.csv"));
@@ -92,7 +94,8 @@ TEST_CASE("a zip group with lists of different lengths is rejected at the offend
   const std::string e = expand_error(text);
   // Line 12 of the file holds `steps:` (9 scenario lines, `sweep:`, `zip:`, `model.size:`).
   CHECK_THAT(e, Catch::Contains("bad.yaml:12:") && Catch::Contains("sweep.zip.steps") &&
-                    Catch::Contains("has 3 values but 'model.size' has 2") && Catch::Contains("equal lengths"));
+                    Catch::Contains("has 3 values but 'model.size' has 2") &&
+                    Catch::Contains("equal lengths"));
   const auto dir = fresh_dir("zip");
   write_file(dir / "z.yaml", text);
   const auto r = run_aggsim({"sweep", "expand", (dir / "z.yaml").string(), "--out", (dir / "out").string()});
@@ -102,7 +105,8 @@ TEST_CASE("a zip group with lists of different lengths is rejected at the offend
 }
 
 TEST_CASE("a bad sweep point fails expansion naming the point, its key and the value's line", "[sweep]") {
-  const std::string e = expand_error(small_sweep("  grid:\n    ranks: [4, 32]\n    algorithm.name: [ring_allreduce, nosuch]\n"));
+  const std::string e = expand_error(
+      small_sweep("  grid:\n    ranks: [4, 32]\n    algorithm.name: [ring_allreduce, nosuch]\n"));
   CHECK_THAT(e, Catch::Contains("bad.yaml:12:") && Catch::Contains("algorithm.name") &&
                     Catch::Contains("unknown algorithm 'nosuch'") &&
                     Catch::Contains("sweep point 2 of 4 (ranks=4, algorithm.name=nosuch)"));
@@ -112,9 +116,10 @@ TEST_CASE("a bad sweep point fails expansion naming the point, its key and the v
 }
 
 TEST_CASE("malformed sweep blocks are rejected with their location", "[sweep]") {
-  CHECK_THAT(expand_error(small_sweep("  grid:\n    ranks: 4\n")), Catch::Contains("bad.yaml:11:") &&
-                                                                     Catch::Contains("expected a list of values"));
-  CHECK_THAT(expand_error(small_sweep("  grid:\n    ranks: []\n")), Catch::Contains("must not be an empty list"));
+  CHECK_THAT(expand_error(small_sweep("  grid:\n    ranks: 4\n")),
+             Catch::Contains("bad.yaml:11:") && Catch::Contains("expected a list of values"));
+  CHECK_THAT(expand_error(small_sweep("  grid:\n    ranks: []\n")),
+             Catch::Contains("must not be an empty list"));
   CHECK_THAT(expand_error(small_sweep("  gird:\n    ranks: [4]\n")),
              Catch::Contains("sweep.gird") && Catch::Contains("did you mean 'grid'"));
   CHECK_THAT(expand_error(small_sweep("  grid: {steps: [1, 2]}\n  zip: {steps: [3, 4]}\n")),
@@ -132,9 +137,9 @@ TEST_CASE("malformed sweep blocks are rejected with their location", "[sweep]") 
 }
 
 TEST_CASE("zip accepts several groups, each one axis", "[sweep]") {
-  const Sweep sweep = expand_sweep_text(
-      small_sweep("  zip:\n    - {ranks: [2, 4], steps: [1, 2]}\n    - {model.size: [1MB, 2MB, 3MB], seed: [1, 2, 3]}\n"),
-      "s.yaml");
+  const Sweep sweep = expand_sweep_text(small_sweep("  zip:\n    - {ranks: [2, 4], steps: [1, 2]}\n    - "
+                                                    "{model.size: [1MB, 2MB, 3MB], seed: [1, 2, 3]}\n"),
+                                        "s.yaml");
   CHECK(sweep.points.size() == 2 * 3);
   CHECK(sweep.points[4].values == std::vector<std::string>{"4", "2", "2MB", "2"});
 }
@@ -150,7 +155,8 @@ TEST_CASE("the sbatch script's array stays within MaxArraySize by raising the ch
   SlurmScript script = sbatch_script(sweep, folder, options);  // default MaxArraySize 1001
   CHECK(script.chunk == 2);
   CHECK(script.tasks == 4);  // ceil(7 / 2)
-  CHECK_THAT(script.text, Catch::Contains("#SBATCH --array=0-3\n") && Catch::Contains("#SBATCH --partition=batch\n") &&
+  CHECK_THAT(script.text, Catch::Contains("#SBATCH --array=0-3\n") &&
+                              Catch::Contains("#SBATCH --partition=batch\n") &&
                               Catch::Contains("#SBATCH --time=00:10:00\n") && Catch::Contains("chunk=2\n") &&
                               Catch::Contains("/opt/aggsim/bin/aggsim sweep run "));
   for (const auto& p : sweep.points) CHECK_THAT(script.text, Catch::Contains("  " + p.id + "  # ranks="));

@@ -1,7 +1,7 @@
 // The local sweep runner: resume after SIGKILL loses nothing, parallel equals serial, failures are recorded.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <thread>
 
@@ -43,8 +43,8 @@ TEST_CASE("a sweep killed mid-run resumes: every point done exactly once, result
   REQUIRE(finished_points(whole).size() == 10);
 
   // Start the same sweep in its own process group; SIGKILL the whole group after 3 points finish.
-  const pid_t group = start_group(aggsim_command({"sweep", "run", file, "--jobs", "2", "--out", killed.string()},
-                                                 dir / "killed.log"));
+  const pid_t group = start_group(
+      aggsim_command({"sweep", "run", file, "--jobs", "2", "--out", killed.string()}, dir / "killed.log"));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (finished_points(killed).size() < 3 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -63,7 +63,8 @@ TEST_CASE("a sweep killed mid-run resumes: every point done exactly once, result
   run_timed({"sweep", "run", file, "--jobs", "2", "--out", killed.string()}, resumed);
   INFO(resumed.err);
   REQUIRE(resumed.exit_code == 0);
-  CHECK_THAT(resumed.err, Catch::Contains(fmt::format("{} already done, {} to run", before.size(), 10 - before.size())));
+  CHECK_THAT(resumed.err,
+             Catch::Contains(fmt::format("{} already done, {} to run", before.size(), 10 - before.size())));
   // Points finished before the kill were not run again; the others ran once each.
   for (const auto& [id, stamp] : stamps) {
     CHECK(fs::last_write_time(killed / "runs" / id / "summary.json") == stamp);
@@ -72,7 +73,8 @@ TEST_CASE("a sweep killed mid-run resumes: every point done exactly once, result
   for (const auto& id : finished_points(whole)) {
     if (before.count(id)) continue;
     std::size_t count = 0;
-    for (auto pos = resumed.err.find("done " + id); pos != std::string::npos; pos = resumed.err.find("done " + id, pos + 1))
+    for (auto pos = resumed.err.find("done " + id); pos != std::string::npos;
+         pos = resumed.err.find("done " + id, pos + 1))
       ++count;
     CHECK(count == 1);
   }
@@ -85,7 +87,8 @@ TEST_CASE("a sweep killed mid-run resumes: every point done exactly once, result
   for (std::size_t i = 1; i < rows.size(); ++i) CHECK(rows[i][1] == "done");
 }
 
-TEST_CASE("two parallel jobs give the same results as one (wall-time ratio printed)", "[sweep][runner][bench]") {
+TEST_CASE("two parallel jobs give the same results as one (wall-time ratio printed)",
+          "[sweep][runner][bench]") {
   const auto dir = fresh_dir("parallel");
   const std::string file = sweep_file(dir);
   aggsim::test::CliResult one, two;
@@ -99,24 +102,30 @@ TEST_CASE("two parallel jobs give the same results as one (wall-time ratio print
       CHECK(read_file(dir / "j1/runs" / id / f) == read_file(dir / "j2/runs" / id / f));
   // Checks the merged numbers against the ring's closed form 2(p-1)(alpha + S/p/beta).
   const auto rows = read_csv(dir / "j1/results.csv");
-  const int ranks = column(rows, "ranks"), size = column(rows, "model_bytes"), mean = column(rows, "mean_step_time_s");
+  const int ranks = column(rows, "ranks"), size = column(rows, "model_bytes"),
+            mean = column(rows, "mean_step_time_s");
   REQUIRE(ranks >= 0);
   REQUIRE(size >= 0);
   REQUIRE(mean >= 0);
   for (std::size_t i = 1; i < rows.size(); ++i) {
     const double p = std::stod(rows[i][static_cast<std::size_t>(ranks)]);
     const double s = std::stod(rows[i][static_cast<std::size_t>(size)]);
-    CHECK(std::stod(rows[i][static_cast<std::size_t>(mean)]) == Approx(2 * (p - 1) * (2e-6 + s / p / 1.25e9)).epsilon(1e-9));
+    CHECK(std::stod(rows[i][static_cast<std::size_t>(mean)]) ==
+          Approx(2 * (p - 1) * (2e-6 + s / p / 1.25e9)).epsilon(1e-9));
   }
-  WARN(fmt::format("benchmark: sweep of 10 points: --jobs 1 {:.2f} s, --jobs 2 {:.2f} s, ratio {:.2f} ({} CPUs)", t1,
-                   t2, t2 / t1, std::thread::hardware_concurrency()));
+  WARN(fmt::format(
+      "benchmark: sweep of 10 points: --jobs 1 {:.2f} s, --jobs 2 {:.2f} s, ratio {:.2f} ({} CPUs)", t1, t2,
+      t2 / t1, std::thread::hardware_concurrency()));
 }
 
-TEST_CASE("a point that fails at run time is recorded with its error and retried on the next run", "[sweep][runner]") {
+TEST_CASE("a point that fails at run time is recorded with its error and retried on the next run",
+          "[sweep][runner]") {
   const auto dir = fresh_dir("failure");
   write_file(dir / "good.xml", read_file(fs::path(AGGSIM_SOURCE_DIR) / "platforms/cluster_16.xml"));
-  write_file(dir / "bad.xml", "<?xml version='1.0'?>\n<platform version=\"4.1\">\n  <cluster id=\"c\"\n</platform>\n");
-  const std::string text = small_sweep("  grid:\n    platform: [{file: good.xml}, {file: bad.xml}]\n    ranks: [2, 4]\n");
+  write_file(dir / "bad.xml",
+             "<?xml version='1.0'?>\n<platform version=\"4.1\">\n  <cluster id=\"c\"\n</platform>\n");
+  const std::string text =
+      small_sweep("  grid:\n    platform: [{file: good.xml}, {file: bad.xml}]\n    ranks: [2, 4]\n");
   write_file(dir / "sweep.yaml", text);
   const std::string out = (dir / "out").string();
   auto r = run_aggsim({"sweep", "run", "sweep.yaml", "--jobs", "2", "--out", out}, dir);
@@ -128,14 +137,18 @@ TEST_CASE("a point that fails at run time is recorded with its error and retried
   for (std::size_t i = 1; i < rows.size(); ++i) {
     const bool bad = rows[i][static_cast<std::size_t>(file)].find("bad.xml") != std::string::npos;
     CHECK(rows[i][static_cast<std::size_t>(status)] == (bad ? "failed" : "done"));
-    if (bad) CHECK_THAT(read_file(dir / "out/failed" / (rows[i][0] + ".log")), Catch::Contains("malformed platform XML"));
-    if (bad) CHECK_THAT(read_file(dir / "out/results.csv"), Catch::Contains("bad.xml:4: malformed platform XML"));
+    if (bad)
+      CHECK_THAT(read_file(dir / "out/failed" / (rows[i][0] + ".log")),
+                 Catch::Contains("malformed platform XML"));
+    if (bad)
+      CHECK_THAT(read_file(dir / "out/results.csv"), Catch::Contains("bad.xml:4: malformed platform XML"));
   }
   // Repair the platform: the next run only runs the two failed points, and clears their failure records.
   write_file(dir / "bad.xml", read_file(dir / "good.xml"));
   r = run_aggsim({"sweep", "run", "sweep.yaml", "--jobs", "2", "--out", out}, dir);
   CHECK(r.exit_code == 0);
-  CHECK_THAT(r.err, Catch::Contains("2 already done, 2 to run") && Catch::Contains("4 done, 0 failed, 0 pending"));
+  CHECK_THAT(r.err,
+             Catch::Contains("2 already done, 2 to run") && Catch::Contains("4 done, 0 failed, 0 pending"));
   const bool failures_left = fs::exists(dir / "out/failed") && !fs::is_empty(dir / "out/failed");
   CHECK_FALSE(failures_left);
 }

@@ -35,6 +35,7 @@ TEST_CASE("a sweep run as a Slurm job array merges to the local runner's results
   for (std::size_t i = 1; i < rows.size(); ++i) CHECK(rows[i][1] == "done");
   // One log per array task.
   std::size_t logs = 0;
-  for (const auto& e : fs::directory_iterator(dir / "slurm/slurm/logs")) logs += e.path().extension() == ".out";
+  for (const auto& e : fs::directory_iterator(dir / "slurm/slurm/logs"))
+    logs += e.path().extension() == ".out";
   CHECK(logs == 3);
 }

@@ -1,7 +1,8 @@
 // output.trace: trace.json is a valid Chrome trace whose spans match the run, and links.csv's
 // per-link bytes equal the traffic each host sent and received.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include "sweep_support.hpp"
@@ -25,7 +26,8 @@ network: alpha_beta
 model: {{size: 1MB, proxy_dim: 100}}
 algorithm: {{name: ring_allreduce}}
 output: {{trace: {2}}}
-)", kRanks, kSteps, trace ? "true" : "false");
+)",
+                     kRanks, kSteps, trace ? "true" : "false");
 }
 
 fs::path run(const fs::path& dir, const std::string& name, bool trace) {
@@ -38,7 +40,8 @@ fs::path run(const fs::path& dir, const std::string& name, bool trace) {
 
 }  // namespace
 
-TEST_CASE("trace.json holds per-rank compute, aggregate, send and recv spans consistent with the run", "[trace]") {
+TEST_CASE("trace.json holds per-rank compute, aggregate, send and recv spans consistent with the run",
+          "[trace]") {
   const auto dir = fresh_dir("trace");
   const fs::path out = run(dir, "a", true);
   const json trace = json::parse(read_file(out / "trace.json"));
@@ -46,9 +49,9 @@ TEST_CASE("trace.json holds per-rank compute, aggregate, send and recv spans con
   REQUIRE(trace.contains("traceEvents"));
   REQUIRE(trace["traceEvents"].is_array());
 
-  std::map<int, std::map<std::string, int>> spans;                 // rank -> name -> count
-  std::map<int, std::uint64_t> sent, received;                     // rank -> bytes
-  std::map<int, std::vector<std::pair<double, double>>> aggregates;  // rank -> [start, end] in us
+  std::map<int, std::map<std::string, int>> spans;                              // rank -> name -> count
+  std::map<int, std::uint64_t> sent, received;                                  // rank -> bytes
+  std::map<int, std::vector<std::pair<double, double>>> aggregates;             // rank -> [start, end] in us
   std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> lanes;  // (rank, tid) -> spans
   std::map<int, std::string> process_names;
   std::uint64_t total_sent = 0;
