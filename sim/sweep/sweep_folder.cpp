@@ -15,7 +15,10 @@ namespace fs = std::filesystem;
 
 void write_file_atomic(const fs::path& path, const std::string& content) {
   fs::create_directories(path.parent_path().empty() ? fs::path(".") : path.parent_path());
-  const fs::path tmp = path.parent_path() / fmt::format(".{}.tmp-{}", path.filename().string(), ::getpid());
+  // Host and pid: array tasks on different nodes may write the same file on a shared file system.
+  char host[256] = "host";
+  ::gethostname(host, sizeof host - 1);
+  const fs::path tmp = path.parent_path() / fmt::format(".{}.tmp-{}-{}", path.filename().string(), host, ::getpid());
   {
     std::ofstream out(tmp, std::ios::binary);
     out << content;
