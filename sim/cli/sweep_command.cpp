@@ -118,7 +118,9 @@ int sweep_command(const SweepOptions& options) {
       options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   local.exe = self_executable();
   local.extra_args = options.simgrid_args;
-  return finish(sweep, folder, run_sweep_locally(sweep, folder, local));
+  const LocalRunResult run = run_sweep_locally(sweep, folder, local);
+  const int code = finish(sweep, folder, run.failed);
+  return run.interrupted ? 130 : code;
 }
 
 }  // namespace aggsim::cli

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -28,6 +29,29 @@ std::string self_executable() {
 }
 
 namespace {
+
+// Set by SIGINT/SIGTERM: the runner stops its children (whose half-written run folders are never
+// renamed into place) instead of leaving them running unattended.
+volatile std::sig_atomic_t g_stop = 0;
+extern "C" void on_stop_signal(int) {
+  g_stop = 1;
+}
+
+struct StopSignals {
+  struct sigaction old_int {
+  }, old_term{};
+  StopSignals() {
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;  // no SA_RESTART: waitpid returns EINTR
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+  }
+};
 
 struct Child {
   const SweepPoint* point;
@@ -66,7 +90,8 @@ std::string exit_description(int status) {
 
 }  // namespace
 
-int run_sweep_locally(const Sweep& sweep, const SweepFolder& folder, const LocalRunOptions& options) {
+LocalRunResult run_sweep_locally(const Sweep& sweep, const SweepFolder& folder,
+                                 const LocalRunOptions& options) {
   std::vector<const SweepPoint*> todo;
   for (const auto& p : sweep.points)
     if (!folder.finished(p.id)) todo.push_back(&p);
@@ -77,10 +102,20 @@ int run_sweep_locally(const Sweep& sweep, const SweepFolder& folder, const Local
   std::fflush(stderr);
 
   SweepProgress progress(static_cast<int>(todo.size()), stderr);
+  g_stop = 0;
+  const StopSignals stop_signals;
   std::map<pid_t, Child> running;
   std::size_t next = 0;
   int failures = 0;
   while (next < todo.size() || !running.empty()) {
+    if (g_stop) {
+      for (const auto& [pid, child] : running) ::kill(pid, SIGTERM);
+      for (const auto& [pid, child] : running) ::waitpid(pid, nullptr, 0);
+      progress.close();
+      fmt::print(stderr, "sweep {}: interrupted; finished points are kept, run the sweep again to resume\n",
+                 sweep.name);
+      return {failures, true};
+    }
     while (next < todo.size() && static_cast<int>(running.size()) < jobs) {
       const SweepPoint* p = todo[next++];
       running[spawn_point(sweep, folder, *p, options)] = {p, std::chrono::steady_clock::now()};
@@ -114,7 +149,7 @@ int run_sweep_locally(const Sweep& sweep, const SweepFolder& folder, const Local
   progress.close();
   std::error_code ignored;
   fs::remove(folder.logs_dir(), ignored);  // only if empty
-  return failures;
+  return {failures, false};
 }
 
 }  // namespace aggsim

@@ -15,9 +15,15 @@ struct LocalRunOptions {
   std::vector<std::string> extra_args;  // appended to every child's command line (SimGrid flags)
 };
 
+struct LocalRunResult {
+  int failed = 0;            // points that failed in this run
+  bool interrupted = false;  // SIGINT/SIGTERM: running children were stopped
+};
+
 // Runs every point that is not finished yet, at most `jobs` at once, recording failures (stderr)
-// in the folder. Returns the number of points that failed in this run.
-int run_sweep_locally(const Sweep& sweep, const SweepFolder& folder, const LocalRunOptions& options);
+// in the folder.
+LocalRunResult run_sweep_locally(const Sweep& sweep, const SweepFolder& folder,
+                                 const LocalRunOptions& options);
 
 // This process's own executable (/proc/self/exe).
 std::string self_executable();

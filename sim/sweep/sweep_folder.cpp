@@ -18,7 +18,8 @@ void write_file_atomic(const fs::path& path, const std::string& content) {
   // Host and pid: array tasks on different nodes may write the same file on a shared file system.
   char host[256] = "host";
   ::gethostname(host, sizeof host - 1);
-  const fs::path tmp = path.parent_path() / fmt::format(".{}.tmp-{}-{}", path.filename().string(), host, ::getpid());
+  const fs::path tmp =
+      path.parent_path() / fmt::format(".{}.tmp-{}-{}", path.filename().string(), host, ::getpid());
   {
     std::ofstream out(tmp, std::ios::binary);
     out << content;

@@ -70,7 +70,7 @@ inline pid_t start_group(const std::string& command) {
 }
 
 inline std::string aggsim_command(const std::vector<std::string>& args, const std::filesystem::path& log) {
-  std::string cmd = shell_quote(AGGSIM_BIN);
+  std::string cmd = "exec " + shell_quote(AGGSIM_BIN);  // the group leader's pid is aggsim's
   for (const auto& a : args) cmd += " " + shell_quote(a);
   return cmd + " >" + shell_quote(log.string()) + " 2>&1";
 }

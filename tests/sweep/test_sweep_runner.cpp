@@ -87,6 +87,34 @@ TEST_CASE("a sweep killed mid-run resumes: every point done exactly once, result
   for (std::size_t i = 1; i < rows.size(); ++i) CHECK(rows[i][1] == "done");
 }
 
+TEST_CASE("SIGTERM to the runner stops its children, keeps finished points and merges them",
+          "[sweep][runner]") {
+  const auto dir = fresh_dir("sigterm");
+  const std::string file = sweep_file(dir);
+  const fs::path out = dir / "out";
+  const pid_t runner = start_group(
+      aggsim_command({"sweep", "run", file, "--jobs", "2", "--out", out.string()}, dir / "run.log"));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (finished_points(out).size() < 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(::kill(runner, SIGTERM) == 0);  // the runner alone, not its process group
+  int status = 0;
+  ::waitpid(runner, &status, 0);
+  INFO(read_file(dir / "run.log"));
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  CHECK_THAT(read_file(dir / "run.log"), Catch::Contains("interrupted"));
+  // No child outlives the runner.
+  CHECK(::kill(-runner, 0) == -1);
+  const auto done = finished_points(out);
+  std::size_t done_rows = 0;
+  for (const auto& row : read_csv(out / "results.csv")) done_rows += row.at(1) == "done";
+  CHECK(done_rows == done.size());
+  const auto rerun = run_aggsim({"sweep", "run", file, "--jobs", "2", "--out", out.string()});
+  CHECK(rerun.exit_code == 0);
+  CHECK(finished_points(out).size() == 10);
+}
+
 TEST_CASE("two parallel jobs give the same results as one (wall-time ratio printed)",
           "[sweep][runner][bench]") {
   const auto dir = fresh_dir("parallel");
