@@ -155,15 +155,16 @@ def timeline(run_dir, out, max_ranks=32):
     # Row of a rank (y grows downwards): the step phases fill it, sends on top, receives below;
     # white edges separate back-to-back transfers.
     band = {"compute": (0.0, 0.9), "aggregate": (0.0, 0.9), "send": (0.1, 0.35), "recv": (0.5, 0.35)}
-    for name, (offset, height) in band.items():
-        spans = [(e["pid"], e["ts"] / 1e3, e["dur"] / 1e3) for e in events if e["name"] == name]
-        edge = name in ("send", "recv")
-        for pid, start, dur in spans:
-            ax.broken_barh([(start, dur)], (pid - 0.45 + offset, height), facecolor=colors[name],
-                           edgecolor="white" if edge else "none", linewidth=0.4 if edge else 0)
+    rows = {}  # (rank, kind) -> [(start, duration)] in ms, one broken_barh call each
+    for e in events:
+        kind = e["name"] if e["name"] in band else "other"
+        rows.setdefault((e["pid"], kind), []).append((e["ts"] / 1e3, e["dur"] / 1e3))
+    for (pid, kind), spans in sorted(rows.items()):
+        offset, height = band.get(kind, (0.0, 0.9))
+        edge = kind in ("send", "recv")
+        ax.broken_barh(spans, (pid - 0.45 + offset, height), facecolor=colors.get(kind, "#8172b3"),
+                       edgecolor="white" if edge else "none", linewidth=0.4 if edge else 0)
     other = sorted({e["name"] for e in events} - set(band))
-    for pid, start, dur in [(e["pid"], e["ts"] / 1e3, e["dur"] / 1e3) for e in events if e["name"] in other]:
-        ax.broken_barh([(start, dur)], (pid - 0.45, 0.9), color="#8172b3", linewidth=0)
     handles = [matplotlib.patches.Patch(color=c, label=n) for n, c in colors.items()]
     if other:
         handles.append(matplotlib.patches.Patch(color="#8172b3", label=", ".join(other)))
