@@ -119,11 +119,19 @@ def bytes_vs_loss(sweep, out):
     return _save(fig, out)
 
 
+def _traced_file(run_dir, name, figure):
+    """A file that only traced runs have, or None after saying so."""
+    path = os.path.join(run_dir, name)
+    if os.path.isfile(path):
+        return path
+    print(f"{figure}: no {name} (run with output: {{trace: true}}); skipping")
+    return None
+
+
 def links(run_dir, out, top=20):
     """The busiest links of a traced run (links.csv): utilisation over the run, highest first."""
-    path = os.path.join(run_dir, "links.csv")
-    if not os.path.isfile(path):
-        print("links: no links.csv (run with output: {trace: true}); skipping")
+    path = _traced_file(run_dir, "links.csv", "links")
+    if not path:
         return None
     df = pd.read_csv(path)
     df = df[df["bytes"] > 0].sort_values(["utilisation", "link"], ascending=[False, True]).head(top)
@@ -140,9 +148,8 @@ def links(run_dir, out, top=20):
 
 def timeline(run_dir, out, max_ranks=32):
     """A Gantt chart of a traced run (trace.json): per rank, step phases and transfers."""
-    path = os.path.join(run_dir, "trace.json")
-    if not os.path.isfile(path):
-        print("timeline: no trace.json (run with output: {trace: true}); skipping")
+    path = _traced_file(run_dir, "trace.json", "timeline")
+    if not path:
         return None
     with open(path) as f:
         events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X" and e["pid"] < max_ranks]
