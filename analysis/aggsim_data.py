@@ -76,7 +76,10 @@ class Sweep:
         self.points = pd.DataFrame(rows)
 
     def label(self, row, skip=()):
-        return ", ".join(f"{k.split('.')[-1]}={row[k]}" for k in self.keys if k not in skip)
+        """'ranks=8, size=1MB': a key's last part, or the whole path when two keys share it."""
+        last = [k.split(".")[-1] for k in self.keys]
+        short = {k: (s if last.count(s) == 1 else k) for k, s in zip(self.keys, last)}
+        return ", ".join(f"{short[k]}={row[k]}" for k in self.keys if k not in skip)
 
     def has_loss(self):
         return any("loss" in s.columns for s in self.steps.values())

@@ -58,7 +58,9 @@ def versus(sweep, key, out, y="mean_step_time_s"):
     if pts.empty or key not in pts.columns:
         print(f"versus {key}: no finished points; skipping")
         return None
-    pts["_x"] = [number(v) for v in pts[key]]
+    # Bandwidths read best in Gb/s, as written in scenarios; other units stay SI base units.
+    gbps = key.endswith("bandwidth")
+    pts["_x"] = [number(v) * (8e-9 if gbps else 1) for v in pts[key]]
     pts["_line"] = [sweep.label(r, skip=(key, "platform.topology")) or "all" for _, r in pts.iterrows()]
     topologies = sorted(pts["topology"].unique())
     fig, axes = plt.subplots(1, len(topologies), figsize=(6.4 * len(topologies), 4.8), squeeze=False)
@@ -75,7 +77,7 @@ def versus(sweep, key, out, y="mean_step_time_s"):
         ax.set_yscale("log")
         for axis in (ax.xaxis, ax.yaxis):
             axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.set_xlabel(key + ("" if key == "ranks" else " (bytes, B/s or s)"))
+        ax.set_xlabel(key + (" [Gb/s]" if gbps else "" if key == "ranks" else " [bytes or s]"))
         ax.set_ylabel("mean step time [ms]")
         ax.set_title(f"{topo}: step time vs {key}")
         ax.grid(True, which="both", alpha=0.3)
