@@ -145,3 +145,46 @@ TEST_CASE("tracing is deterministic and changes no other output", "[trace]") {
   CHECK_FALSE(fs::exists(off / "links.csv"));
   CHECK_THAT(read_file(a / "resolved.yaml"), Catch::Contains("trace: true"));
 }
+
+TEST_CASE("compression work appears as compress and decompress spans inside each aggregation", "[trace]") {
+  const auto dir = fresh_dir("trace-compress");
+  write_file(dir / "topk.yaml", R"(name: topk_traced
+seed: 3
+ranks: 4
+steps: 2
+platform: {topology: cluster, hosts: 4, bandwidth: 10Gbps, latency: 1us}
+network: alpha_beta
+model: {size: 4MB, proxy_dim: 256}
+algorithm: {name: allgather}
+compression: {name: topk, ratio: 0.01}
+output: {trace: true}
+)");
+  const auto r = run_aggsim({"run", (dir / "topk.yaml").string(), "--out", (dir / "out").string(), "-q"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::map<int, std::vector<std::pair<double, double>>> aggregates;
+  std::map<int, std::map<std::string, std::vector<std::pair<double, double>>>> work;
+  const json trace = json::parse(read_file(dir / "out/trace.json"));
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    const std::string name = e["name"].get<std::string>();
+    const int pid = e["pid"].get<int>();
+    const double ts = e["ts"].get<double>(), end = ts + e["dur"].get<double>();
+    if (name == "aggregate") aggregates[pid].emplace_back(ts, end);
+    if (name == "compress" || name == "decompress") {
+      CHECK(e["tid"].get<int>() == 0);  // on the steps thread, nested in the aggregation
+      work[pid][name].emplace_back(ts, end);
+    }
+  }
+  for (int rank = 0; rank < 4; ++rank) {
+    for (const char* name : {"compress", "decompress"}) {
+      const auto& spans = work[rank][name];
+      CHECK(spans.size() == 2);  // one per step
+      for (std::size_t s = 0; s < spans.size() && s < aggregates[rank].size(); ++s) {
+        CHECK(spans[s].second > spans[s].first);
+        CHECK(spans[s].first >= aggregates[rank][s].first - 1e-9);
+        CHECK(spans[s].second <= aggregates[rank][s].second + 1e-9);
+      }
+    }
+  }
+}
