@@ -6,13 +6,13 @@ namespace aggsim {
 
 // Collectives
 AlgorithmInfo ring_allreduce_entry();
-AlgorithmInfo allgather_entry();
 AlgorithmInfo halving_doubling_allreduce_entry();
 AlgorithmInfo recursive_doubling_allreduce_entry();
 AlgorithmInfo tree_allreduce_entry();
 AlgorithmInfo double_binary_tree_allreduce_entry();
 AlgorithmInfo hierarchical_allreduce_entry();
 AlgorithmInfo torus2d_allreduce_entry();
+AlgorithmInfo allgather_entry();
 // Centralized
 AlgorithmInfo parameter_server_entry();
 

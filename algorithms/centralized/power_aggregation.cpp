@@ -37,21 +37,21 @@ class PowerAggregation final : public Aggregator {
     Rng shared = ctx.shared_rng(Stream::compression, t.id);
     Eigen::MatrixXf q = math ? queries_.start(t.id, view.cols, shared) : Eigen::MatrixXf();
 
-    ctx.compute(matmul_flops(wire.rows, wire.cols, r));
+    ctx.compute(matmul_flops(wire.rows, wire.cols, r), "compress");
     Eigen::MatrixXf p = math ? Eigen::MatrixXf(m * q) : Eigen::MatrixXf();
     all_reduce(ctx, p, view.rows, static_cast<std::uint64_t>(wire.rows * r));
-    ctx.compute(matmul_flops(wire.rows, r, r) + matmul_flops(wire.rows, wire.cols, r));
+    ctx.compute(matmul_flops(wire.rows, r, r) + matmul_flops(wire.rows, wire.cols, r), "compress");
     if (math) {
       orthogonalize(p);
       q.noalias() = m.transpose() * p;
     }
     if (error_feedback_) {
-      ctx.compute(matmul_flops(wire.rows, wire.cols, r));
+      ctx.compute(matmul_flops(wire.rows, wire.cols, r), "compress");
       if (math) memory_.update(t.id, compensated, from_matrix(p * q.transpose(), grad.values.size()));
     }
     all_reduce(ctx, q, view.cols, static_cast<std::uint64_t>(wire.cols * r));
     if (math) queries_.keep(t.id, q);
-    ctx.compute(matmul_flops(wire.rows, wire.cols, r));
+    ctx.compute(matmul_flops(wire.rows, wire.cols, r), "decompress");
     if (math) grad.values = from_matrix(p * q.transpose(), grad.values.size());
   }
 

@@ -144,6 +144,19 @@ TEST_CASE("summable compressors and PowerSGD ride the ring all-reduce", "[compre
   }
 }
 
+TEST_CASE("every reducing collective carries summable payloads and PowerSGD's factors", "[compression][reducing]") {
+  for (const auto& algorithm : algorithm_table()) {
+    if (!algorithm.reduces_in_flight) continue;
+    INFO(algorithm.name);
+    const auto shared = check_reduction(scenario(8, algorithm.name, "name: randomk, ratio: 1, shared_seed: true", 301, "1MB"));
+    CHECK(shared.checked_vectors == 16);
+    CHECK(shared.max_abs_error <= summation_tolerance(8, shared.reference_scale));
+    const auto power = check_reduction(scenario(8, algorithm.name, "name: powersgd, rank: 4", 16, "1MB"));
+    CHECK(power.checked_vectors == 16);
+    CHECK(power.max_abs_error <= 1e-4 * std::max(1.0, power.reference_scale));
+  }
+}
+
 TEST_CASE("a non-summable compressor on a reducing collective is rejected, naming allgather", "[compression][cli]") {
   const auto dir = fresh_dir("topk-ring");
   write_file(dir / "s.yaml", scenario(4, "ring_allreduce", "name: topk, ratio: 0.01", 100, "1MB"));
