@@ -115,7 +115,7 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
   YamlMap top(YamlValue(doc, "", source));
   // A misspelt key is the likeliest mistake and explains later ones: report it first.
   top.expect({"name", "description", "seed", "ranks", "steps", "platform", "network", "model", "algorithm",
-              "compression", "output"});
+              "compression", "workload", "compute", "output"});
   top.finish();
 
   if (auto v = top.get("name")) sc.name = v->scalar();
