@@ -1,6 +1,5 @@
 // The seeded samplers behind non-IID shards and straggler noise, against their known moments.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 
 #include "sim/workload/sampling.hpp"
