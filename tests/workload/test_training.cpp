@@ -156,3 +156,21 @@ TEST_CASE("p ranks with batch b follow single-process SGD on batch p*b step for 
     }
   }
 }
+
+TEST_CASE("averaging weights after local SGD steps equals averaging gradients", "[workload][math]") {
+  // The SGD update is linear in the gradient: with identical starting weights, mean_i of the local
+  // steps (each with its own momentum buffer) equals the step along mean_i g_i, so the two
+  // mlbench modes follow the same trajectory up to float rounding.
+  const auto losses = [](const std::string& apply_to) {
+    return held_out_losses(cluster_scenario(
+        4, 12,
+        fmt::format("model: {{size: 1MB}}\nalgorithm: {{name: ring_allreduce, apply_to: {}}}\n"
+                    "workload: {{problem: mlp, dim: 10, hidden: 8, classes: 4, batch: 8, lr: 0.3, "
+                    "momentum: 0.9, weight_decay: 0.01, eval_every: 3}}",
+                    apply_to)));
+  };
+  const auto by_gradients = losses("gradients"), by_weights = losses("weights");
+  REQUIRE(by_gradients.size() == by_weights.size());
+  for (std::size_t i = 0; i < by_gradients.size(); ++i)
+    CHECK(by_weights[i] == Approx(by_gradients[i]).epsilon(1e-5));
+}
