@@ -20,6 +20,8 @@ struct AlgorithmConfig {
   int world = 1;
   // Makes this rank's compressor (the scenario's `compression`); identity when none.
   std::function<std::unique_ptr<Compressor>()> make_compressor;
+  // Which ranks share a node (from the platform); null when built without a platform.
+  const RankLayout* layout = nullptr;
 };
 
 struct AlgorithmInfo {

@@ -113,7 +113,7 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
   const AlgorithmInfo* algorithm = find_algorithm(sc.algorithm.name);
   const CompressorInfo* compressor = find_compressor(sc.compression.name);
   AlgorithmConfig config{sc.algorithm.op, sc.algorithm.params, sc.ranks,
-                         [compressor, &sc] { return compressor->make(sc.compression.params); }};
+                         [compressor, &sc] { return compressor->make(sc.compression.params); }, &layout};
 
   result.log = StepLog(sc.ranks, sc.steps);
   std::unique_ptr<Workload> workload;
