@@ -10,6 +10,7 @@
 #include "alpha_beta.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/platform/platform.hpp"
+#include "sim/platform/topology.hpp"
 
 using namespace aggsim;
 using namespace aggsim::test;
@@ -42,6 +43,7 @@ BlockRun run_block(int p, int proxy_dim, double bytes, const std::function<void(
     sg4::Engine engine(&argc, argv.data());
     PlatformSpec spec;
     spec.topology = "cluster";
+    spec.params = default_params(find_topology("cluster")->params);
     spec.params.set("hosts", std::int64_t{p});
     spec.params.set("bandwidth", 1.25e9);
     spec.params.set("latency", 1e-6);
