@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Wall time per simulated step and peak RSS of the MLP proxy (about 10^4 parameters per rank)
 # trained with ring all-reduce (and hierarchical_allreduce when it is built in) at 256, 1,024 and
-# 4,096 ranks, on a non-blocking cluster with ResNet-50's layer table setting bytes and compute.
+# 4,096 ranks, on a non-blocking cluster of 8-GPU nodes (100 Gb/s NIC per node, 300 GB/s inside a
+# node) with ResNet-50's layer table setting bytes and compute.
 #   tests/bench/bench_workload.sh [build/aggsim] [ranks...]
+# Environment: STEPS (2), GRANULARITY (model), GPUS per node (8), ALGORITHMS (ring_allreduce and,
+# when built in, hierarchical_allreduce).
 # Aggregation is by model (one all-reduce of the whole gradient per step): a ring over p ranks is
 # 2p(p-1) messages, so 4,096 ranks are 33.5 M messages per step and dominate the wall time; by-layer
 # buckets multiply that by the bucket count (GRANULARITY=layer). Prints a Markdown table; each
@@ -17,8 +20,11 @@ GRANULARITY=${GRANULARITY:-model}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-algorithms="ring_allreduce"
-if "$AGGSIM" list | grep -q '^  hierarchical_allreduce'; then algorithms="$algorithms hierarchical_allreduce"; fi
+GPUS=${GPUS:-8}
+algorithms=${ALGORITHMS:-ring_allreduce}
+if [ -z "${ALGORITHMS:-}" ] && "$AGGSIM" list | grep -q '^  hierarchical_allreduce'; then
+  algorithms="$algorithms hierarchical_allreduce"
+fi
 
 echo "| algorithm | ranks | steps | wall s | CPU s | CPU s / step | peak RSS MB | simulated step s |"
 echo "|---|---|---|---|---|---|---|---|"
@@ -29,7 +35,7 @@ name: bench_workload
 seed: 1
 ranks: $p
 steps: $STEPS
-platform: {topology: cluster, hosts: $p, bandwidth: 100Gbps, latency: 1us, speed: 100Tf}
+platform: {topology: cluster, hosts: $p, gpus_per_node: $GPUS, bandwidth: 100Gbps, latency: 1us, speed: 100Tf}
 network: lv08
 model: {layers: $PWD/scenarios/models/resnet50.yaml, batch: 32}
 algorithm: {name: $alg, granularity: $GRANULARITY}
