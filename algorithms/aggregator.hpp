@@ -42,6 +42,9 @@ class Aggregator {
   virtual ~Aggregator() = default;
   // Replaces `grad` by the reduction (with the configured op) of all ranks' gradients.
   virtual void aggregate(RankContext& ctx, Gradient& grad) = 0;
+  // Called once after the last step: asynchronous schemes complete or drain their outstanding
+  // messages here, so nothing is left in a mailbox when the simulation ends.
+  virtual void finish(RankContext& /*ctx*/) {}
 };
 
 constexpr std::uint64_t kFloatBytes = 4;

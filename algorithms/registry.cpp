@@ -5,12 +5,18 @@ namespace aggsim {
 // Collectives
 AlgorithmInfo ring_allreduce_entry();
 
+// Decentralized
+AlgorithmInfo neighbor_averaging_entry();
+AlgorithmInfo gossipgrad_entry();
+
 // Compressors
 CompressorInfo identity_compressor_entry();
 
 const std::vector<AlgorithmInfo>& algorithm_table() {
   static const std::vector<AlgorithmInfo> table = {
       ring_allreduce_entry(),
+      neighbor_averaging_entry(),
+      gossipgrad_entry(),
   };
   return table;
 }

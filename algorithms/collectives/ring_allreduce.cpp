@@ -35,6 +35,14 @@ void ring_allgather(Comm& comm, const Group& group, Gradient& grad) {
   }
 }
 
+void ring_allreduce(Comm& comm, const Group& group, Gradient& grad, const ReduceOp& op) {
+  ring_reduce_scatter(comm, group, grad, op);
+  // Finalize (e.g. divide for avg) once, on the owned chunk, so all members end bit-identical.
+  const ChunkView owned = chunk_of(grad, group.size(), ring_owned_chunk(group.me, group.size()));
+  op.finalize(grad.values.segment(owned.proxy.begin, owned.proxy.count), group.size());
+  ring_allgather(comm, group, grad);
+}
+
 namespace {
 
 class RingAllreduce final : public Aggregator {
@@ -42,12 +50,7 @@ class RingAllreduce final : public Aggregator {
   explicit RingAllreduce(ReduceOp op) : op_(op) {}
 
   void aggregate(RankContext& ctx, Gradient& grad) override {
-    const Group group = Group::world(ctx);
-    ring_reduce_scatter(*ctx.comm, group, grad, op_);
-    // Finalize (e.g. divide for avg) once, on the owned chunk, so all ranks end bit-identical.
-    const ChunkView owned = chunk_of(grad, group.size(), ring_owned_chunk(group.me, group.size()));
-    op_.finalize(grad.values.segment(owned.proxy.begin, owned.proxy.count), ctx.world);
-    ring_allgather(*ctx.comm, group, grad);
+    ring_allreduce(*ctx.comm, Group::world(ctx), grad, op_);
   }
 
  private:

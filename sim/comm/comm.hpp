@@ -21,6 +21,7 @@ class SendHandle {
   explicit SendHandle(sg4::CommPtr comm) : comm_(std::move(comm)) {}
   void wait();
   bool valid() const { return comm_ != nullptr; }
+  bool done() const;  // completed (or already waited), so wait() returns at once
 
  private:
   sg4::CommPtr comm_;

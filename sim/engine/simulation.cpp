@@ -9,6 +9,7 @@
 #include "algorithms/registry.hpp"
 #include "sim/core/error.hpp"
 #include "sim/platform/platform.hpp"
+#include "sim/scenario/scenario_loader.hpp"
 #include "sim/workload/synthetic_gradient.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(aggsim_engine, "aggsim simulation driver");
@@ -89,6 +90,7 @@ void run_rank(RankState& st, const Scenario& sc, StepLog& log, const SimulationH
     rec.messages_sent = st.comm.counters().messages_sent - c0.messages_sent;
     if (hooks.after_aggregate) hooks.after_aggregate(ctx.rank, step, before, grad.values);
   }
+  st.aggregator->finish(ctx);
 }
 
 }  // namespace
@@ -109,8 +111,8 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
 
   const AlgorithmInfo* algorithm = find_algorithm(sc.algorithm.name);
   const CompressorInfo* compressor = find_compressor(sc.compression.name);
-  AlgorithmConfig config{sc.algorithm.op, sc.algorithm.params, sc.ranks,
-                         [compressor, &sc] { return compressor->make(sc.compression.params); }};
+  AlgorithmConfig config = algorithm_config(sc);
+  config.make_compressor = [compressor, &sc] { return compressor->make(sc.compression.params); };
 
   result.log = StepLog(sc.ranks, sc.steps);
   std::vector<std::unique_ptr<RankState>> ranks;

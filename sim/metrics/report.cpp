@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
+#include "algorithms/registry.hpp"
 #include "sim/core/units.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
@@ -38,6 +41,10 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result, con
   j["mean_step_time_s"] = steps.empty() ? 0.0 : total_step_time / static_cast<double>(steps.size());
   j["bytes_sent"] = result.bytes_sent;
   j["messages"] = result.messages_sent;
+  const AlgorithmInfo* algorithm = find_algorithm(sc.algorithm.name);
+  if (algorithm->summary_fields)
+    for (const auto& f : algorithm->summary_fields(algorithm_config(sc)))
+      j[f.key] = std::isfinite(f.value) ? nlohmann::ordered_json(f.value) : nlohmann::ordered_json(nullptr);
   return j.dump(2) + "\n";
 }
 

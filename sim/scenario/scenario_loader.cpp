@@ -115,6 +115,16 @@ PlatformSpec read_platform(YamlMap& top, const std::string& scenario_file) {
   return spec;
 }
 
+// The value under a dotted key ("graph.edges"), or the deepest mapping on its way that exists
+// (a defaulted key has no place in the file). Recursive: assigning a YAML::Node would rewrite it.
+YamlValue value_at_key(const YamlValue& map, const std::string& key) {
+  const auto dot = key.find('.');
+  const std::string head = key.substr(0, dot);
+  if (!map.is_map() || !map.node()[head]) return map;
+  if (dot == std::string::npos) return map.child(head);
+  return value_at_key(map.child(head), key.substr(dot + 1));
+}
+
 template <class Table>
 std::string names_of(const Table& table) {
   std::string names;
@@ -188,6 +198,13 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
     }
     sc.algorithm.params = alg.params(info->params);
     alg.finish();
+    if (info->check) {
+      try {
+        info->check(algorithm_config(sc));
+      } catch (const ParamError& e) {
+        value_at_key(alg.value(), e.key).fail(e.what());
+      }
+    }
   }
 
   auto compression = top.get("compression");
@@ -248,22 +265,48 @@ Scenario load_scenario_text(const std::string& text, const std::string& label,
 
 namespace {
 
-void emit_params(YAML::Emitter& out, const std::vector<ParamSpec>& specs, const Params& params) {
-  for (const auto& spec : specs) {
-    if (!params.has(spec.key)) continue;
-    out << YAML::Key << spec.key << YAML::Value;
-    const auto& value = params.all().at(spec.key);
-    if (auto* list = std::get_if<std::vector<std::int64_t>>(&value)) {
+void emit_value(YAML::Emitter& out, const ParamSpec& spec, const ParamValue& value) {
+  if (auto* list = std::get_if<std::vector<std::int64_t>>(&value)) {
+    out << YAML::Flow << YAML::BeginSeq;
+    for (auto x : *list) out << x;
+    out << YAML::EndSeq;
+  } else if (auto* rows = std::get_if<NumberRows>(&value)) {
+    out << YAML::Flow << YAML::BeginSeq;
+    for (const auto& row : *rows) {
       out << YAML::Flow << YAML::BeginSeq;
-      for (auto x : *list) out << x;
+      for (double x : row) out << fmt::format("{}", x);
       out << YAML::EndSeq;
-    } else {
-      out << format_param(spec, value);
     }
+    out << YAML::EndSeq;
+  } else {
+    out << format_param(spec, value);
+  }
+}
+
+// Dotted keys ("graph.kind") go back into their nested mapping.
+void emit_params(YAML::Emitter& out, const std::vector<ParamSpec>& specs, const Params& params) {
+  for (const auto& group : group_params(specs)) {
+    const std::string prefix = group.prefix.empty() ? "" : group.prefix + ".";
+    if (!group.prefix.empty()) out << YAML::Key << group.prefix << YAML::Value << YAML::BeginMap;
+    for (const auto& spec : group.specs) {
+      if (!params.has(prefix + spec.key)) continue;
+      out << YAML::Key << spec.key << YAML::Value;
+      emit_value(out, spec, params.all().at(prefix + spec.key));
+    }
+    if (!group.prefix.empty()) out << YAML::EndMap;
   }
 }
 
 }  // namespace
+
+AlgorithmConfig algorithm_config(const Scenario& sc) {
+  AlgorithmConfig config;
+  config.op = sc.algorithm.op;
+  config.params = sc.algorithm.params;
+  config.world = sc.ranks;
+  config.seed = sc.seed;
+  return config;
+}
 
 std::string resolved_yaml(const Scenario& sc) {
   YAML::Emitter out;

@@ -102,6 +102,19 @@ ParamValue YamlValue::param(const ParamSpec& spec) const {
     if (out.empty()) fail("must not be an empty list");
     return out;
   }
+  if (spec.kind == ParamKind::rows) {
+    if (node_.IsScalar()) return parse_or_fail([&](const std::string& t) { return parse_param(spec, t); });
+    if (!node_.IsSequence()) fail("expected a list of rows of numbers, e.g. [[0, 1], [1, 2]]");
+    NumberRows out;
+    for (std::size_t i = 0; i < node_.size(); ++i) {
+      const YamlValue row = item(i);
+      if (!row.node().IsSequence()) row.fail("expected a row of numbers, e.g. [0, 1]");
+      std::vector<double> numbers;
+      for (std::size_t k = 0; k < row.node().size(); ++k) numbers.push_back(row.item(k).real(spec.min, spec.max));
+      out.push_back(std::move(numbers));
+    }
+    return out;
+  }
   return parse_or_fail([&](const std::string& t) { return parse_param(spec, t); });
 }
 
@@ -126,14 +139,32 @@ YamlValue YamlMap::require(const std::string& key) {
 
 Params YamlMap::params(const std::vector<ParamSpec>& specs) {
   Params out;
-  for (const auto& spec : specs) {
-    if (auto v = get(spec.key)) {
-      out.set(spec.key, v->param(spec));
-    } else if (spec.required) {
-      value_.fail(fmt::format("missing required key '{}' ({})", spec.key, spec.help));
-    } else if (!spec.default_text.empty()) {
-      out.set(spec.key, parse_param(spec, spec.default_text));
+  for (const auto& group : group_params(specs)) {
+    if (group.prefix.empty()) {
+      for (const auto& spec : group.specs) {
+        if (auto v = get(spec.key)) {
+          out.set(spec.key, v->param(spec));
+        } else if (spec.required) {
+          value_.fail(fmt::format("missing required key '{}' ({})", spec.key, spec.help));
+        } else if (!spec.default_text.empty()) {
+          out.set(spec.key, parse_param(spec, spec.default_text));
+        }
+      }
+      continue;
     }
+    // Keys "graph.kind" live in a nested mapping `graph:`, checked like any other mapping.
+    Params inner;
+    if (auto v = get(group.prefix)) {
+      YamlMap nested(*v);
+      inner = nested.params(group.specs);
+      nested.finish();
+    } else {
+      for (const auto& spec : group.specs)
+        if (spec.required)
+          value_.fail(fmt::format("missing required key '{}.{}' ({})", group.prefix, spec.key, spec.help));
+      inner = default_params(group.specs);
+    }
+    for (const auto& [key, value] : inner.all()) out.set(group.prefix + "." + key, value);
   }
   return out;
 }
