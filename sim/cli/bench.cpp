@@ -1,12 +1,142 @@
-#include "sim/cli/commands.hpp"
+// `aggsim bench`: times the ring all-reduce step at scale, in child processes (one SimGrid engine
+// each), with math off and on, beside a bare SimGrid program sending the same messages.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
+
+#include "sim/cli/commands.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/units.hpp"
 
 namespace aggsim::cli {
 
-int bench_command(const std::vector<std::string>&) {
-  std::cerr << "aggsim bench: not built yet\n";
-  return 1;
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Measured {
+  double wall_s = 0;
+  double cpu_s = 0;  // user + system: robust to other load on the machine
+  double peak_rss_mb = 0;
+  std::string out;  // the child's standard output
+};
+
+// Runs argv[0] with args, stdout captured to a file; waits with wait4 for its peak RSS.
+Measured measure(const std::vector<std::string>& argv, const fs::path& stdout_file) {
+  const auto start = std::chrono::steady_clock::now();
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    if (!std::freopen(stdout_file.c_str(), "w", stdout)) _exit(127);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  wait4(pid, &status, 0, &usage);
+  Measured m;
+  m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  m.peak_rss_mb = static_cast<double>(usage.ru_maxrss) / 1024.0;
+  m.cpu_s = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+            1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw std::runtime_error(fmt::format("benchmark child {} failed (status {})", argv[0], status));
+  std::ifstream in(stdout_file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  m.out = ss.str();
+  return m;
+}
+
+std::string self_path() { return fs::read_symlink("/proc/self/exe").string(); }
+
+}  // namespace
+
+int bench_command(const std::vector<std::string>& args) {
+  CLI::App app{"aggsim bench: wall time, peak memory and message rate of a ring all-reduce step", "aggsim bench"};
+  int ranks = 1024;
+  std::string size = "100MB";
+  int repeat = 1;
+  std::string reference = AGGSIM_BARE_RING_BIN;
+  std::string network = "lv08";
+  app.add_option("--ranks", ranks, "simulated ranks (one host each)")->check(CLI::Range(2, 1 << 20));
+  app.add_option("--size", size, "modeled gradient size");
+  app.add_option("--repeat", repeat, "runs per configuration; the fastest is reported")->check(CLI::Range(1, 100));
+  app.add_option("--reference", reference, "bare SimGrid reference program");
+  app.add_option("--network", network, "network preset (lv08 | alpha_beta)");
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  const std::uint64_t bytes = units::parse_bytes(size);
+
+  const fs::path dir = fs::temp_directory_path() / fmt::format("aggsim-bench-{}", ::getpid());
+  fs::create_directories(dir);
+  // Both programs load the same platform file: a non-blocking cluster, one link per host.
+  const fs::path platform = dir / "platform.xml";
+  std::ofstream(platform) << fmt::format(
+      "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+      "<platform version=\"4.1\">\n  <cluster id=\"bench\" prefix=\"host-\" radical=\"0-{}\" suffix=\"\" "
+      "speed=\"100Gf\" bw=\"10Gbps\" lat=\"1us\" sharing_policy=\"SPLITDUPLEX\"/>\n</platform>\n",
+      ranks - 1);
+  const std::string network_cfg = network == "alpha_beta" ? "--cfg=network/model:CM02" : "--cfg=network/model:LV08";
+
+  fmt::print("ring all-reduce, {} ranks, {} gradient, network {}, best of {} (messages/s per cpu second)\n", ranks, units::format_bytes(bytes),
+             network, repeat);
+  fmt::print("{:<20} {:>9} {:>9} {:>11} {:>10} {:>12} {:>12}  {}\n", "program", "wall (s)", "cpu (s)",
+             "peak RSS MB", "messages", "messages/s", "sim time (s)", "cpu vs bare");
+
+  auto best_of = [&](const std::vector<std::string>& argv) {
+    Measured best;
+    for (int i = 0; i < repeat; ++i) {
+      Measured m = measure(argv, dir / "stdout.txt");
+      if (i == 0 || m.wall_s < best.wall_s) best = m;
+    }
+    return best;
+  };
+
+  double bare_cpu = 0;
+  {
+    const Measured m = best_of({reference, platform.string(), std::to_string(ranks), std::to_string(bytes),
+                                network_cfg, "--cfg=contexts/factory:raw", "--log=xbt_cfg.thres:warning"});
+    double sim_time = 0;
+    long messages = 0;
+    std::istringstream(m.out) >> sim_time >> messages;
+    bare_cpu = m.cpu_s;
+    fmt::print("{:<20} {:>9.3f} {:>9.3f} {:>11.1f} {:>10} {:>12.0f} {:>12.6f}\n", "bare SimGrid", m.wall_s, m.cpu_s,
+               m.peak_rss_mb, messages, static_cast<double>(messages) / m.cpu_s, sim_time);
+  }
+  for (const bool math : {false, true}) {
+    const fs::path scenario = dir / "bench.yaml";
+    std::ofstream(scenario) << fmt::format(
+        "name: bench\nseed: 1\nranks: {}\nsteps: 1\nplatform: {{file: {}}}\nnetwork: {}\n"
+        "model: {{size: {}B, proxy_dim: 4096, math: {}}}\nalgorithm: {{name: ring_allreduce, op: avg}}\n",
+        ranks, platform.string(), network, bytes, math ? "on" : "off");
+    const Measured m = best_of({self_path(), "run", scenario.string(), "--out", (dir / "run").string(), "--quiet"});
+    const auto summary = nlohmann::json::parse(std::ifstream(dir / "run" / "summary.json"));
+    const auto messages = summary["messages"].get<std::uint64_t>();
+    fmt::print("{:<20} {:>9.3f} {:>9.3f} {:>11.1f} {:>10} {:>12.0f} {:>12.6f}  {:.2f}x\n",
+               math ? "aggsim (math on)" : "aggsim (math off)", m.wall_s, m.cpu_s, m.peak_rss_mb, messages,
+               static_cast<double>(messages) / m.cpu_s, summary["sim_time_s"].get<double>(), m.cpu_s / bare_cpu);
+  }
+  fs::remove_all(dir);
+  return 0;
 }
 
 }  // namespace aggsim::cli

@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   aggsim::cli::RunOptions options;
   options.simgrid_args = take_simgrid_args(args);
 
-  CLI::App app{"aggsim: discrete-event simulation of gradient aggregation in distributed training"};
+  CLI::App app{"aggsim: discrete-event simulation of gradient aggregation in distributed training", "aggsim"};
   app.require_subcommand(1);
   app.set_version_flag("--version", AGGSIM_VERSION);
   app.footer("SimGrid flags (--cfg=..., --log=...) are passed through to SimGrid.");
@@ -58,7 +58,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(reversed);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    const int code = app.exit(e);  // prints help, version or the error
+    return code == 0 ? 0 : 2;
   }
   try {
     if (*run) return aggsim::cli::run_command(options);

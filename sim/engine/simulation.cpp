@@ -4,6 +4,7 @@
 #include <simgrid/version.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "algorithms/registry.hpp"
@@ -35,6 +36,18 @@ std::string simgrid_version() {
 
 namespace {
 
+// SimGrid aborts the process on an unknown network model; check the one flag users get wrong most.
+void check_simgrid_args(const std::vector<std::string>& user_args) {
+  static const std::vector<std::string> models = {"LV08", "Constant", "SMPI", "IB", "CM02", "ns-3"};
+  const std::string key = "--cfg=network/model:";
+  for (const auto& a : user_args) {
+    if (a.rfind(key, 0) != 0) continue;
+    const std::string model = a.substr(key.size());
+    if (std::find(models.begin(), models.end(), model) == models.end())
+      throw InputError(fmt::format("{}: unknown network model '{}' (valid: LV08, Constant, SMPI, IB, CM02, ns-3)", a, model));
+  }
+}
+
 // Our defaults first, then the preset, then the user's flags: SimGrid applies them in order, so
 // the user's --cfg wins. Network models must be set before the platform is loaded.
 std::unique_ptr<sg4::Engine> make_engine(const Scenario& sc, const std::vector<std::string>& user_args) {
@@ -42,11 +55,20 @@ std::unique_ptr<sg4::Engine> make_engine(const Scenario& sc, const std::vector<s
                                    "--log=root.fmt:[%10.6r]%e[%a@%h]%e%m%n"};
   for (const auto& c : network_preset_config(sc.network)) args.push_back("--cfg=" + c);
   args.insert(args.end(), user_args.begin(), user_args.end());
+  check_simgrid_args(user_args);
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   int argc = static_cast<int>(args.size());
-  auto engine = std::make_unique<sg4::Engine>(&argc, argv.data());
+  std::unique_ptr<sg4::Engine> engine;
+  try {
+    engine = std::make_unique<sg4::Engine>(&argc, argv.data());
+  } catch (const std::exception& e) {
+    // SimGrid lists every config key after the first line; the first line says what is wrong.
+    std::string what = e.what();
+    what = what.substr(0, what.find('\n'));
+    throw InputError(fmt::format("SimGrid flag: {} (see --cfg=help for the keys)", what));
+  }
   if (argc > 1) throw InputError(fmt::format("unknown SimGrid argument '{}'", argv[1]));
   return engine;
 }

@@ -136,6 +136,10 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
   Scenario sc;
   sc.source_file = source->file;
   YamlMap top(YamlValue(doc, "", source));
+  // A misspelt key is the likeliest mistake and explains later ones: report it first.
+  top.expect({"name", "description", "seed", "ranks", "steps", "platform", "network", "model", "algorithm",
+              "compression", "output"});
+  top.finish();
 
   if (auto v = top.get("name")) sc.name = v->scalar();
   else sc.name = fs::path(source->file).stem().string();

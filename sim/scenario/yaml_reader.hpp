@@ -62,6 +62,8 @@ class YamlMap {
   // Reads every spec'd key into Params (defaults filled), claiming the keys.
   Params params(const std::vector<ParamSpec>& specs);
   void finish() const;  // unknown keys are errors naming the known ones
+  // Declares keys read later, so finish() can report unknown keys before any other check.
+  void expect(const std::vector<std::string>& keys) { claimed_.insert(keys.begin(), keys.end()); }
   const YamlValue& value() const { return value_; }
 
  private:

@@ -64,3 +64,25 @@ TEST_CASE("ring all-reduce with math off has the same timing as with math on", "
   REQUIRE(on.size() == off.size());
   for (std::size_t i = 0; i < on.size(); ++i) CHECK(on[i] == off[i]);
 }
+
+TEST_CASE("under SimGrid's default LV08 a ring step is 2(p-1)(13.01 alpha + (S/p) 1.05/(0.97 beta))", "[ring][formula]") {
+  // LV08: latency factor 13.01, bandwidth factor 0.97, and 5 % of each link taken by the reverse
+  // (ACK) crosstraffic of the neighbour's flow: users comparing with alpha-beta formulas need this.
+  const double alpha = 2e-6, beta = 10e9 / 8;
+  for (int p : {4, 16}) {
+    const double size = 6.4e7;
+    const auto times = step_times(ring_scenario(p, "avg", 16, "64MB"), {"network=lv08"});
+    const double expected = 2.0 * (p - 1) * (13.01 * alpha + size / p * 1.05 / (0.97 * beta));
+    for (double t : times) CHECK(t == Approx(expected).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("SimGrid --cfg flags pass through and override the network preset", "[ring][formula]") {
+  // LV08 with its factors neutralised is plain alpha-beta again.
+  const double alpha = 2e-6, beta = 10e9 / 8, size = 6.4e7;
+  const int p = 8;
+  const auto times = step_times(ring_scenario(p, "avg", 16, "64MB"), {"network=lv08"},
+                                {"--cfg=network/latency-factor:1", "--cfg=network/bandwidth-factor:1",
+                                 "--cfg=network/crosstraffic:0", "--cfg=network/TCP-gamma:0"});
+  for (double t : times) CHECK(t == Approx(2.0 * (p - 1) * (alpha + size / p / beta)).epsilon(1e-9));
+}

@@ -1,0 +1,142 @@
+// Bad scenarios and platforms: each gets a clear message naming file, line and key, exit code 2,
+// and leaves no output folder (not even a hidden temporary one).
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "support/cli.hpp"
+
+using namespace aggsim::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kGood = R"(seed: 7
+ranks: 4
+steps: 1
+platform:
+  topology: cluster
+  hosts: 4
+network: alpha_beta
+model:
+  size: 1MB
+  proxy_dim: 64
+algorithm:
+  name: ring_allreduce
+  op: avg
+)";
+
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+struct BadCase {
+  std::string name;
+  std::string scenario;                 // content of bad.yaml (ignored when `missing_scenario`)
+  std::vector<std::string> extra_args;  // after `run bad.yaml --out OUT`
+  std::vector<std::string> expected;    // substrings of stderr
+  std::string platform_xml = "";        // written as platform.xml beside bad.yaml when non-empty
+  bool missing_scenario = false;
+};
+
+std::vector<BadCase> bad_cases() {
+  const std::string xml_platform = replace(kGood, "  topology: cluster\n  hosts: 4\n", "  file: platform.xml\n");
+  return {
+      {"YAML syntax error", replace(kGood, "ranks: 4", "ranks: [4"), {}, {"bad.yaml:", "syntax error"}},
+      {"unknown top-level key", replace(kGood, "ranks: 4", "rank: 4"), {},
+       {"bad.yaml:2:1: rank: unknown key (did you mean 'ranks'?)"}},
+      {"unknown nested key", replace(kGood, "  op: avg", "  op: avg\n  chunkz: 3"), {},
+       {"bad.yaml:14:3: algorithm.chunkz: unknown key"}},
+      {"wrong type", replace(kGood, "ranks: 4", "ranks: many"), {}, {"bad.yaml:2:8: ranks: must be an integer"}},
+      {"zero ranks", replace(kGood, "ranks: 4", "ranks: 0"), {}, {"bad.yaml:2:8: ranks: must be an integer in [1,"}},
+      {"fractional steps", replace(kGood, "steps: 1", "steps: 1.5"), {}, {"bad.yaml:3:8: steps: must be an integer"}},
+      {"negative size", replace(kGood, "size: 1MB", "size: -5MB"), {}, {"bad.yaml:9:9: model.size:", "non-negative"}},
+      {"zero size", replace(kGood, "size: 1MB", "size: 0B"), {}, {"bad.yaml:9:9: model.size: must be a positive size"}},
+      {"bad size unit", replace(kGood, "size: 1MB", "size: 10XB"), {}, {"bad.yaml:9:9: model.size:", "unknown size unit 'XB'"}},
+      {"bad bandwidth unit", replace(kGood, "  hosts: 4\n", "  hosts: 4\n  bandwidth: 10Gbit\n"), {},
+       {"bad.yaml:7:14: platform.bandwidth:", "unknown bandwidth unit 'Gbit'"}},
+      {"bad boolean", replace(kGood, "  proxy_dim: 64", "  proxy_dim: 64\n  math: maybe"), {},
+       {"bad.yaml:11:9: model.math: must be true or false"}},
+      {"ranks exceed generated hosts", replace(kGood, "ranks: 4", "ranks: 32"), {},
+       {"bad.yaml:2:8: ranks: 32 ranks do not fit on the 4 hosts"}},
+      {"ranks exceed XML hosts", replace(xml_platform, "ranks: 4", "ranks: 17"), {}, {"17 ranks do not fit on the 4 hosts"},
+       R"(<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <cluster id="c" prefix="host-" radical="0-3" suffix="" speed="1Gf" bw="1GBps" lat="1us"/>
+</platform>
+)"},
+      {"missing platform file", replace(kGood, "  topology: cluster\n  hosts: 4\n", "  file: nowhere.xml\n"), {},
+       {"bad.yaml:5:9: platform.file: platform file not found"}},
+      {"malformed platform XML", xml_platform, {}, {"platform.xml:4: malformed platform XML"},
+       "<?xml version='1.0'?>\n<platform version=\"4.1\">\n  <cluster id=\"c\" prefix=\"host-\"\n</platform>\n"},
+      {"XML that is not a platform", xml_platform, {}, {"platform.xml: not a SimGrid platform"},
+       "<?xml version='1.0'?>\n<html><body/></html>\n"},
+      {"unknown algorithm", replace(kGood, "name: ring_allreduce", "name: ring"), {},
+       {"bad.yaml:12:9: algorithm.name: unknown algorithm 'ring' (available: ring_allreduce"}},
+      {"unknown compressor", kGood + std::string("compression:\n  name: zip\n"), {},
+       {"bad.yaml:15:9: compression.name: unknown compressor 'zip'"}},
+      {"bad op", replace(kGood, "op: avg", "op: mean"), {},
+       {"bad.yaml:13:7: algorithm.op: must be one of sum | avg | min | max | custom_avg (got 'mean')"}},
+      {"custom_avg without denominator", replace(kGood, "op: avg", "op: custom_avg"), {},
+       {"bad.yaml:12:3: algorithm: op custom_avg needs 'denominator'"}},
+      {"missing algorithm name", replace(kGood, "  name: ring_allreduce\n", ""), {},
+       {"algorithm: missing required key 'name'"}},
+      {"missing platform", replace(kGood, "platform:\n  topology: cluster\n  hosts: 4\n", ""), {},
+       {"missing required key 'platform'"}},
+      {"file and topology together", replace(kGood, "  hosts: 4\n", "  hosts: 4\n  file: platform.xml\n"), {},
+       {"platform.file: give either a platform file or a topology generator, not both"}},
+      {"unknown network preset", replace(kGood, "network: alpha_beta", "network: fast"), {},
+       {"bad.yaml:7:10: network: must be one of lv08 | alpha_beta | ns3"}},
+      {"scenario is a list", "- 1\n- 2\n", {}, {"bad.yaml: a scenario must be a mapping"}},
+      {"empty scenario", "", {}, {"bad.yaml: the scenario is empty"}},
+      {"missing scenario file", "", {}, {"bad.yaml: scenario file not found"}, "", true},
+      {"--set without value", kGood, {"--set", "ranks"}, {"--set ranks: expected key.path=value"}},
+      {"--set unknown key", kGood, {"--set", "algorithm.chunkz=3"},
+       {"--set algorithm.chunkz=3: algorithm.chunkz: unknown key"}},
+      {"--set bad value", kGood, {"--set", "ranks=-2"}, {"--set ranks=-2: ranks: must be an integer"}},
+      {"unknown command-line flag", kGood, {"--bogus"}, {"--bogus"}},
+      {"unknown SimGrid key", kGood, {"--cfg=bogus/key:1"}, {"SimGrid flag: Bad config key: bogus/key"}},
+      {"unknown SimGrid network model", kGood, {"--cfg=network/model:Bogus"}, {"unknown network model 'Bogus'"}},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("the good base scenario of the bad-input table runs", "[input]") {
+  const auto dir = fresh_dir("good");
+  write_file(dir / "good.yaml", kGood);
+  const auto r = run_aggsim({"run", "good.yaml", "--out", "out"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(fs::exists(dir / "out" / "summary.json"));
+}
+
+TEST_CASE("bad scenarios and platforms give clear errors, exit 2 and no output", "[input]") {
+  const auto cases = bad_cases();
+  REQUIRE(cases.size() >= 15);
+  for (const auto& c : cases) {
+    for (const std::string verb : {"run", "validate"}) {
+      INFO("case: " << c.name << " (" << verb << ")");
+      const auto dir = fresh_dir("bad");
+      if (!c.missing_scenario) write_file(dir / "bad.yaml", c.scenario);
+      if (!c.platform_xml.empty()) write_file(dir / "platform.xml", c.platform_xml);
+      std::vector<std::string> args = {verb, "bad.yaml"};
+      if (verb == "run") args.insert(args.end(), {"--out", "out"});
+      args.insert(args.end(), c.extra_args.begin(), c.extra_args.end());
+      const auto r = run_aggsim(args, dir);
+      INFO("stderr: " << r.err);
+      CHECK(r.exit_code == 2);
+      for (const auto& needle : c.expected) CHECK(r.err.find(needle) != std::string::npos);
+      // Nothing written: no output folder, no leftover temporary folder.
+      std::vector<std::string> entries;
+      for (const auto& e : fs::directory_iterator(dir)) entries.push_back(e.path().filename().string());
+      for (const auto& e : entries) CHECK((e == "bad.yaml" || e == "platform.xml"));
+      fs::remove_all(dir);
+    }
+  }
+}
