@@ -10,8 +10,8 @@
 #include "algorithms/registry.hpp"
 #include "sim/core/error.hpp"
 #include "sim/platform/platform.hpp"
+#include "sim/engine/rank_actor.hpp"
 #include "sim/scenario/scenario_loader.hpp"
-#include "sim/workload/synthetic_gradient.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(aggsim_engine, "aggsim simulation driver");
 
@@ -85,34 +85,14 @@ std::vector<sg4::Host*> load_and_map(const Scenario& sc, sg4::Engine& engine, st
   return hosts;
 }
 
-// Everything one rank's actor needs; owned by the driver, outlives the simulation.
-struct RankState {
-  RankContext ctx;
-  Comm comm;
-  std::unique_ptr<Aggregator> aggregator;
-  RankState(int rank, int world) : comm(rank, world) {}
-};
-
-void run_rank(RankState& st, const Scenario& sc, StepLog& log, const SimulationHooks& hooks) {
-  RankContext& ctx = st.ctx;
-  for (int step = 0; step < sc.steps; ++step) {
-    ctx.step = step;
-    RankStepRecord& rec = log.at(ctx.rank, step);
-    rec.start = sg4::Engine::get_clock();
-    Gradient grad = flat_gradient(
-        sc.model.math ? synthetic_gradient(sc.seed, ctx.rank, step, sc.model.proxy_dim) : Eigen::VectorXf(),
-        sc.model.wire_elements());
-    rec.compute_end = sg4::Engine::get_clock();
-    const Eigen::VectorXf before = hooks.after_aggregate ? grad.values : Eigen::VectorXf();
-    const CommCounters c0 = st.comm.counters();
-    rec.agg_start = sg4::Engine::get_clock();
-    st.aggregator->aggregate(ctx, grad);
-    rec.agg_end = sg4::Engine::get_clock();
-    rec.bytes_sent = st.comm.counters().bytes_sent - c0.bytes_sent;
-    rec.messages_sent = st.comm.counters().messages_sent - c0.messages_sent;
-    if (hooks.after_aggregate) hooks.after_aggregate(ctx.rank, step, before, grad.values);
-  }
-  st.aggregator->finish(ctx);
+// The modeled layers: the scenario's table, or one flat layer of model.size without compute.
+std::vector<LayerSpec> modeled_layers(const ModelSpec& model) {
+  if (!model.layers.empty()) return model.layers;
+  LayerSpec flat;
+  flat.name = "model";
+  flat.rows = static_cast<std::int64_t>(model.wire_elements());
+  flat.params = flat.rows;
+  return {flat};
 }
 
 }  // namespace
@@ -137,6 +117,22 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
   config.make_compressor = [compressor, &sc] { return compressor->make(sc.compression.params); };
 
   result.log = StepLog(sc.ranks, sc.steps);
+  std::unique_ptr<Workload> workload;
+  std::unique_ptr<Evaluator> evaluator;
+  if (sc.workload.enabled) {
+    workload = std::make_unique<Workload>(workload_options(sc.workload.params), sc.seed);
+    evaluator = std::make_unique<Evaluator>(*workload, sc.ranks, sc.steps, !algorithm->consensus);
+  }
+  const RunShared run{sc,
+                      make_step_plan(modeled_layers(sc.model), sc.algorithm.granularity == Granularity::model,
+                                     sc.algorithm.bucket_bytes,
+                                     workload ? workload->problem->tensors() : std::vector<TensorInfo>{},
+                                     sc.model.proxy_dim),
+                      ComputeModel(sc.compute.speed, straggler_options(sc.compute.straggler), sc.seed),
+                      workload.get(),
+                      evaluator.get(),
+                      result.log,
+                      hooks};
   std::vector<std::unique_ptr<RankState>> ranks;
   ranks.reserve(static_cast<std::size_t>(sc.ranks));
   for (int r = 0; r < sc.ranks; ++r) {
@@ -147,10 +143,9 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
     st->ctx.host = hosts[static_cast<std::size_t>(r)];
     st->ctx.layout = &layout;
     st->ctx.seed = sc.seed;
-    st->aggregator = algorithm->make(config);
-    RankState* raw = st.get();
-    sg4::Actor::create(fmt::format("rank-{}", r), st->ctx.host,
-                       [raw, &sc, &result, &hooks] { run_rank(*raw, sc, result.log, hooks); });
+    for (std::size_t b = 0; b < run.plan.buckets.size(); ++b) st->aggregators.push_back(algorithm->make(config));
+    if (workload) st->trainer = std::make_unique<RankTrainer>(*workload, r);
+    start_rank(*st, run);
     ranks.push_back(std::move(st));
   }
   engine->run();
@@ -159,6 +154,7 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
     result.bytes_sent += st->comm.counters().bytes_sent;
     result.messages_sent += st->comm.counters().messages_sent;
   }
+  if (evaluator) result.evaluations = evaluator->results();
   return result;
 }
 

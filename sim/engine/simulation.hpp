@@ -8,12 +8,15 @@
 
 #include "sim/metrics/step_log.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/workload/evaluator.hpp"
 
 namespace aggsim {
 
 struct SimulationHooks {
   // Called on each rank after each aggregation with its proxy gradient before and after.
   std::function<void(int rank, int step, const Eigen::VectorXf& before, const Eigen::VectorXf& after)> after_aggregate;
+  // Called on each rank after each training step with its updated weights (workload runs only).
+  std::function<void(int rank, int step, const Eigen::VectorXf& weights)> after_step;
 };
 
 struct SimulationResult {
@@ -21,7 +24,8 @@ struct SimulationResult {
   double sim_time_s = 0;
   std::uint64_t bytes_sent = 0;
   std::uint64_t messages_sent = 0;
-  std::string platform_description;  // "platforms/x.xml (16 hosts)" or "cluster (64 hosts)"
+  std::string platform_description;
+  std::vector<Evaluation> evaluations;  // held-out evaluations of the averaged model (workload runs)  // "platforms/x.xml (16 hosts)" or "cluster (64 hosts)"
 };
 
 // `simgrid_args` are --cfg=... / --log=... flags passed through to SimGrid (they override ours).

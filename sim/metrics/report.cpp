@@ -11,12 +11,39 @@
 
 namespace aggsim {
 
+namespace {
+
+std::string optional_cell(const std::optional<double>& v) { return v ? fmt::format("{}", *v) : std::string(); }
+
+// Step summaries with the evaluations of workload runs filled in.
+std::vector<StepSummary> summarize(const SimulationResult& result) {
+  auto steps = summarize_steps(result.log);
+  for (const Evaluation& e : result.evaluations) {
+    StepSummary& s = steps.at(static_cast<std::size_t>(e.step));
+    s.loss = e.loss;
+    s.accuracy = e.accuracy;
+    s.consensus_distance = e.consensus_distance;
+  }
+  return steps;
+}
+
+// The end time of the first evaluated step whose held-out loss is at most the target.
+std::optional<double> time_to_target(const std::vector<StepSummary>& steps, double target) {
+  for (const auto& s : steps)
+    if (s.loss && *s.loss <= target) return s.end_time_s;
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::string steps_csv(const std::vector<StepSummary>& steps) {
   // Shortest round-trip formatting: exact and byte-stable across runs.
-  std::string out = "step,step_time_s,comm_time_s,compute_time_s,end_time_s,bytes_sent,messages\n";
+  std::string out =
+      "step,step_time_s,comm_time_s,compute_time_s,end_time_s,bytes_sent,messages,loss,accuracy,consensus_distance\n";
   for (const auto& s : steps)
-    out += fmt::format("{},{},{},{},{},{},{}\n", s.step, s.step_time_s, s.comm_time_s, s.compute_time_s,
-                       s.end_time_s, s.bytes_sent, s.messages_sent);
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", s.step, s.step_time_s, s.comm_time_s, s.compute_time_s,
+                       s.end_time_s, s.bytes_sent, s.messages_sent, optional_cell(s.loss), optional_cell(s.accuracy),
+                       optional_cell(s.consensus_distance));
   return out;
 }
 
@@ -41,6 +68,16 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result, con
   j["mean_step_time_s"] = steps.empty() ? 0.0 : total_step_time / static_cast<double>(steps.size());
   j["bytes_sent"] = result.bytes_sent;
   j["messages"] = result.messages_sent;
+  if (sc.workload.enabled) {
+    const WorkloadOptions w = workload_options(sc.workload.params);
+    j["problem"] = problem_name(w.problem);
+    j["final_loss"] = result.evaluations.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(result.evaluations.back().loss);
+    if (w.target_loss) {
+      const auto t = time_to_target(steps, *w.target_loss);
+      j["target_loss"] = *w.target_loss;
+      j["time_to_target_s"] = t ? nlohmann::ordered_json(*t) : nlohmann::ordered_json();
+    }
+  }
   const AlgorithmInfo* algorithm = find_algorithm(sc.algorithm.name);
   if (algorithm->summary_fields)
     for (const auto& f : algorithm->summary_fields(algorithm_config(sc)))
@@ -49,14 +86,14 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result, con
 }
 
 std::vector<OutputFile> run_outputs(const Scenario& sc, const SimulationResult& result) {
-  const auto steps = summarize_steps(result.log);
+  const auto steps = summarize(result);
   return {{"resolved.yaml", resolved_yaml(sc)},
           {"summary.json", summary_json(sc, result, steps)},
           {"steps.csv", steps_csv(steps)}};
 }
 
 std::string human_summary(const Scenario& sc, const SimulationResult& result, const std::string& out_dir) {
-  const auto steps = summarize_steps(result.log);
+  const auto steps = summarize(result);
   double mean = 0;
   for (const auto& s : steps) mean += s.step_time_s / static_cast<double>(steps.size());
   std::string out;
@@ -66,6 +103,11 @@ std::string human_summary(const Scenario& sc, const SimulationResult& result, co
   out += fmt::format("  {} steps in {} simulated; mean step {}; {} sent in {} messages\n", sc.steps,
                      units::format_duration(result.sim_time_s), units::format_duration(mean),
                      units::format_bytes(static_cast<double>(result.bytes_sent)), result.messages_sent);
+  if (!result.evaluations.empty()) {
+    const Evaluation& e = result.evaluations.back();
+    out += fmt::format("  held-out loss after step {}: {:.6g}{}\n", e.step, e.loss,
+                       e.accuracy ? fmt::format(", accuracy {:.4f}", *e.accuracy) : std::string());
+  }
   out += fmt::format("  outputs: {}/ (resolved.yaml, summary.json, steps.csv)\n", out_dir);
   return out;
 }

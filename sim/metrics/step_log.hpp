@@ -1,6 +1,7 @@
 #pragma once
 // Per-rank, per-step timestamps and counters, filled by the rank actors, summarized per step.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace aggsim {
@@ -40,6 +41,8 @@ struct StepSummary {
   double comm_time_s = 0;     // slowest rank's time inside aggregation
   std::uint64_t bytes_sent = 0;
   std::uint64_t messages_sent = 0;
+  // Held-out evaluation of the averaged model, on evaluated steps of workload runs.
+  std::optional<double> loss, accuracy, consensus_distance;
 };
 
 std::vector<StepSummary> summarize_steps(const StepLog& log);

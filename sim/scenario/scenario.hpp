@@ -3,9 +3,11 @@
 // reads these.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "algorithms/reduce_op.hpp"
 #include "sim/core/params.hpp"
+#include "sim/workload/options.hpp"
 
 namespace aggsim {
 
@@ -21,13 +23,36 @@ struct ModelSpec {
   std::uint64_t size_bytes = 100'000'000;  // modeled dense fp32 gradient
   std::int64_t proxy_dim = 4096;           // real numbers per rank (math plane)
   bool math = true;
+  std::string layers_file;                 // layer table; empty: one flat layer of size_bytes
+  std::string network_name;                // the table's `name`
+  std::vector<LayerSpec> layers;           // forward order
+  std::int64_t batch = 32;                 // modeled samples per rank per step (FLOPs are per sample)
   std::uint64_t wire_elements() const { return (size_bytes + 3) / 4; }
 };
+
+// mlbench-core's choices: aggregate gradients or model weights, one flat collective for the whole
+// model or one per DDP-style bucket of layers (overlapping the backward pass).
+enum class Granularity { layer, model };
+enum class ApplyTo { gradients, weights };
 
 struct AlgorithmSpec {
   std::string name = "ring_allreduce";
   ReduceOp op;
   Params params;
+  Granularity granularity = Granularity::model;
+  std::uint64_t bucket_bytes = 25'000'000;
+  ApplyTo apply_to = ApplyTo::gradients;  // default: gradients for consensus algorithms, else weights
+};
+
+// Training on the math plane; absent: synthetic gradients, aggregation only.
+struct WorkloadSpec {
+  bool enabled = false;
+  Params params;  // workload_param_specs()
+};
+
+struct ComputeSpec {
+  SpeedFactors speed;
+  Params straggler;  // straggler_param_specs()
 };
 
 struct CompressionSpec {
@@ -50,9 +75,13 @@ struct Scenario {
   ModelSpec model;
   AlgorithmSpec algorithm;
   CompressionSpec compression;
+  WorkloadSpec workload;
+  ComputeSpec compute;
   OutputSpec output;
 };
 
 const char* network_preset_name(NetworkPreset preset);
+const char* granularity_name(Granularity g);
+const char* apply_to_name(ApplyTo a);
 
 }  // namespace aggsim

@@ -10,6 +10,7 @@
 #include "algorithms/registry.hpp"
 #include "sim/core/error.hpp"
 #include "sim/platform/topology.hpp"
+#include "sim/scenario/workload_loader.hpp"
 #include "sim/scenario/yaml_reader.hpp"
 
 namespace aggsim {
@@ -72,20 +73,6 @@ void apply_override(YAML::Node& root, const std::string& text, YamlSource& sourc
   source.overrides[path] = text;
 }
 
-std::string find_platform_file(const YamlValue& where, const std::string& file, const std::string& scenario_file) {
-  const fs::path p(file);
-  std::vector<fs::path> candidates = {p};
-  if (p.is_relative()) {
-    const fs::path scenario_dir = fs::path(scenario_file).parent_path();
-    if (!scenario_dir.empty()) candidates.push_back(scenario_dir / p);
-  }
-  for (const auto& c : candidates)
-    if (fs::is_regular_file(c)) return c.lexically_normal().string();
-  std::string tried;
-  for (const auto& c : candidates) tried += (tried.empty() ? "" : ", ") + c.string();
-  where.fail(fmt::format("platform file not found (looked for {})", tried));
-}
-
 PlatformSpec read_platform(YamlMap& top, const std::string& scenario_file) {
   PlatformSpec spec;
   YamlMap map(top.require("platform"));
@@ -93,7 +80,7 @@ PlatformSpec read_platform(YamlMap& top, const std::string& scenario_file) {
   auto topology = map.get("topology");
   if (file && topology) file->fail("give either a platform file or a topology generator, not both");
   if (file) {
-    spec.file = find_platform_file(*file, file->scalar(), scenario_file);
+    spec.file = find_input_file(*file, "platform", scenario_file);
   } else if (topology) {
     spec.topology = topology->scalar();
     const TopologyInfo* info = find_topology(spec.topology);
@@ -138,7 +125,7 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
   YamlMap top(YamlValue(doc, "", source));
   // A misspelt key is the likeliest mistake and explains later ones: report it first.
   top.expect({"name", "description", "seed", "ranks", "steps", "platform", "network", "model", "algorithm",
-              "compression", "output"});
+              "compression", "output", "workload", "compute"});
   top.finish();
 
   if (auto v = top.get("name")) sc.name = v->scalar();
@@ -177,6 +164,7 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
     }
     if (auto v = model.get("proxy_dim")) sc.model.proxy_dim = v->integer(1, 1e9);
     if (auto v = model.get("math")) sc.model.math = v->boolean();
+    read_model_layers(model, sc.model, source->file);
     model.finish();
   }
 
@@ -201,6 +189,7 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
       denominator->fail("only used with op: custom_avg");
     }
     sc.algorithm.params = alg.params(info->params);
+    read_aggregation_scope(alg, sc.algorithm, info->consensus);
     alg.finish();
     if (info->check) {
       try {
@@ -232,6 +221,8 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
                           sc.compression.name, sc.algorithm.name));
     }
   }
+
+  read_training(top, sc);
 
   if (auto o = top.get("output")) {
     YamlMap out(*o);
@@ -267,42 +258,6 @@ Scenario load_scenario_text(const std::string& text, const std::string& label,
   return load_from(text, label, overrides);
 }
 
-namespace {
-
-void emit_value(YAML::Emitter& out, const ParamSpec& spec, const ParamValue& value) {
-  if (auto* list = std::get_if<std::vector<std::int64_t>>(&value)) {
-    out << YAML::Flow << YAML::BeginSeq;
-    for (auto x : *list) out << x;
-    out << YAML::EndSeq;
-  } else if (auto* rows = std::get_if<NumberRows>(&value)) {
-    out << YAML::Flow << YAML::BeginSeq;
-    for (const auto& row : *rows) {
-      out << YAML::Flow << YAML::BeginSeq;
-      for (double x : row) out << fmt::format("{}", x);
-      out << YAML::EndSeq;
-    }
-    out << YAML::EndSeq;
-  } else {
-    out << format_param(spec, value);
-  }
-}
-
-// Dotted keys ("graph.kind") go back into their nested mapping.
-void emit_params(YAML::Emitter& out, const std::vector<ParamSpec>& specs, const Params& params) {
-  for (const auto& group : group_params(specs)) {
-    const std::string prefix = group.prefix.empty() ? "" : group.prefix + ".";
-    if (!group.prefix.empty()) out << YAML::Key << group.prefix << YAML::Value << YAML::BeginMap;
-    for (const auto& spec : group.specs) {
-      if (!params.has(prefix + spec.key)) continue;
-      out << YAML::Key << spec.key << YAML::Value;
-      emit_value(out, spec, params.all().at(prefix + spec.key));
-    }
-    if (!group.prefix.empty()) out << YAML::EndMap;
-  }
-}
-
-}  // namespace
-
 AlgorithmConfig algorithm_config(const Scenario& sc) {
   AlgorithmConfig config;
   config.op = sc.algorithm.op;
@@ -329,7 +284,8 @@ std::string resolved_yaml(const Scenario& sc) {
   out << YAML::EndMap;
   out << YAML::Key << "network" << YAML::Value << network_preset_name(sc.network);
   out << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "size" << YAML::Value << fmt::format("{}B", sc.model.size_bytes);
+  if (sc.model.layers_file.empty()) out << YAML::Key << "size" << YAML::Value << fmt::format("{}B", sc.model.size_bytes);
+  emit_model_layers(out, sc.model);
   out << YAML::Key << "proxy_dim" << YAML::Value << sc.model.proxy_dim;
   out << YAML::Key << "math" << YAML::Value << (sc.model.math ? "on" : "off");
   out << YAML::EndMap;
@@ -339,11 +295,13 @@ std::string resolved_yaml(const Scenario& sc) {
   if (sc.algorithm.op.kind == ReduceKind::custom_avg)
     out << YAML::Key << "denominator" << YAML::Value << fmt::format("{}", sc.algorithm.op.denominator);
   emit_params(out, find_algorithm(sc.algorithm.name)->params, sc.algorithm.params);
+  emit_aggregation_scope(out, sc.algorithm);
   out << YAML::EndMap;
   out << YAML::Key << "compression" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value << sc.compression.name;
   emit_params(out, find_compressor(sc.compression.name)->params, sc.compression.params);
   out << YAML::EndMap;
+  emit_training(out, sc);
   if (!sc.output.dir.empty()) {
     out << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "dir" << YAML::Value << sc.output.dir;

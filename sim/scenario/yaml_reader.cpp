@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 
 #include "sim/core/error.hpp"
@@ -185,6 +186,57 @@ void YamlMap::finish() const {
     std::string known_list = claimed_.empty() ? "none" : fmt::format("{}", fmt::join(claimed_, ", "));
     YamlValue at(it->first, join_path(value_.path(), key), value_.source());
     at.fail(fmt::format("unknown key{}; known keys here: {}", hint, known_list));
+  }
+}
+
+std::string find_input_file(const YamlValue& where, const std::string& what, const std::string& scenario_file) {
+  namespace fs = std::filesystem;
+  const fs::path p(where.scalar());
+  std::vector<fs::path> candidates = {p};
+  if (p.is_relative()) {
+    const fs::path scenario_dir = fs::path(scenario_file).parent_path();
+    if (!scenario_dir.empty()) candidates.push_back(scenario_dir / p);
+  }
+  for (const auto& c : candidates)
+    if (fs::is_regular_file(c)) return c.lexically_normal().string();
+  std::string tried;
+  for (const auto& c : candidates) tried += (tried.empty() ? "" : ", ") + c.string();
+  where.fail(fmt::format("{} file not found (looked for {})", what, tried));
+}
+
+namespace {
+
+void emit_value(YAML::Emitter& out, const ParamSpec& spec, const ParamValue& value) {
+  if (auto* list = std::get_if<std::vector<std::int64_t>>(&value)) {
+    out << YAML::Flow << YAML::BeginSeq;
+    for (auto x : *list) out << x;
+    out << YAML::EndSeq;
+  } else if (auto* rows = std::get_if<NumberRows>(&value)) {
+    out << YAML::Flow << YAML::BeginSeq;
+    for (const auto& row : *rows) {
+      out << YAML::Flow << YAML::BeginSeq;
+      for (double x : row) out << fmt::format("{}", x);
+      out << YAML::EndSeq;
+    }
+    out << YAML::EndSeq;
+  } else {
+    out << format_param(spec, value);
+  }
+}
+
+}  // namespace
+
+// Dotted keys ("graph.kind") go back into their nested mapping.
+void emit_params(YAML::Emitter& out, const std::vector<ParamSpec>& specs, const Params& params) {
+  for (const auto& group : group_params(specs)) {
+    const std::string prefix = group.prefix.empty() ? "" : group.prefix + ".";
+    if (!group.prefix.empty()) out << YAML::Key << group.prefix << YAML::Value << YAML::BeginMap;
+    for (const auto& spec : group.specs) {
+      if (!params.has(prefix + spec.key)) continue;
+      out << YAML::Key << spec.key << YAML::Value;
+      emit_value(out, spec, params.all().at(prefix + spec.key));
+    }
+    if (!group.prefix.empty()) out << YAML::EndMap;
   }
 }
 

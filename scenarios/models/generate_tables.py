@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Writes the layer tables in this folder from the networks' published architectures.
+
+Each table lists, in forward order, one entry per weight-carrying module: the weight matrix shape
+[rows, cols] (a convolution's kernel flattened to [out, in * k * k], a linear layer's [out, in]),
+its parameter count (weights plus the biases / normalisation scales that belong with it, as
+PyTorch's parameters() counts them) and its forward FLOPs per sample (one multiply-add = 2 FLOPs;
+element-wise work such as activations and normalisation is left out). backward_flops defaults to
+twice forward_flops (input and weight gradients). The totals are checked against the published
+parameter counts before anything is written.
+
+    python3 scenarios/models/generate_tables.py
+"""
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def entry(name, rows, cols, params=None, flops=0):
+    return {"name": name, "rows": rows, "cols": cols, "params": params or rows * cols, "flops": flops}
+
+
+def resnet50():
+    """torchvision resnet50 (v1.5: stride on the 3x3 convolution), 224 x 224 input."""
+    layers = []
+
+    def conv(name, cin, cout, k, hw_out):  # convolution + its batch norm (2 * cout params)
+        layers.append(entry(name, cout, cin * k * k, cout * cin * k * k + 2 * cout,
+                            2 * cout * cin * k * k * hw_out * hw_out))
+
+    conv("conv1", 3, 64, 7, 112)
+    cin, hw = 64, 56  # after the 3x3 max pool
+    for stage, (mid, blocks, stride) in enumerate([(64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)], start=1):
+        out = 4 * mid
+        for b in range(blocks):
+            s = stride if b == 0 else 1
+            hw_out = hw // s
+            p = f"layer{stage}.{b}"
+            conv(f"{p}.conv1", cin, mid, 1, hw)
+            conv(f"{p}.conv2", mid, mid, 3, hw_out)
+            conv(f"{p}.conv3", mid, out, 1, hw_out)
+            if b == 0:
+                conv(f"{p}.downsample", cin, out, 1, hw_out)
+            cin, hw = out, hw_out
+    layers.append(entry("fc", 1000, 2048, 1000 * 2048 + 1000, 2 * 1000 * 2048))
+    return layers
+
+
+def transformer_block(prefix, d, ff, seq, qkv_fused):
+    """One encoder/decoder block; attention score FLOPs (QK^T and AV: 2 * 2 * seq^2 * d) are
+    attributed to the attention output projection, the layer norms' parameters to the projections
+    they follow."""
+    lin = lambda out, inp: 2 * out * inp * seq
+    attn_scores = 4 * seq * seq * d
+    layers = []
+    if qkv_fused:  # GPT-2: ln_1 then c_attn [3d, d]
+        layers.append(entry(f"{prefix}.attn.c_attn", 3 * d, d, 3 * d * d + 3 * d + 2 * d, lin(3 * d, d)))
+        layers.append(entry(f"{prefix}.attn.c_proj", d, d, d * d + d, lin(d, d) + attn_scores))
+        layers.append(entry(f"{prefix}.mlp.c_fc", ff, d, ff * d + ff + 2 * d, lin(ff, d)))
+        layers.append(entry(f"{prefix}.mlp.c_proj", d, ff, d * ff + d, lin(d, ff)))
+    else:  # BERT: q, k, v, output (+ LayerNorm), intermediate, output (+ LayerNorm)
+        for w in ("query", "key", "value"):
+            layers.append(entry(f"{prefix}.attention.self.{w}", d, d, d * d + d, lin(d, d)))
+        layers.append(entry(f"{prefix}.attention.output", d, d, d * d + d + 2 * d, lin(d, d) + attn_scores))
+        layers.append(entry(f"{prefix}.intermediate", ff, d, ff * d + ff, lin(ff, d)))
+        layers.append(entry(f"{prefix}.output", d, ff, d * ff + d + 2 * d, lin(d, ff)))
+    return layers
+
+
+def bert_base(seq=128):
+    """Hugging Face bert-base-uncased BertModel (with pooler, no task head), sequence length 128."""
+    d, ff, vocab = 768, 3072, 30522
+    layers = [entry("embeddings.word", vocab, d),
+              entry("embeddings.position", 512, d),
+              entry("embeddings.token_type", 2, d, 2 * d + 2 * d)]  # + embedding LayerNorm
+    for i in range(12):
+        layers += transformer_block(f"encoder.layer.{i}", d, ff, seq, qkv_fused=False)
+    layers.append(entry("pooler", d, d, d * d + d, 2 * d * d))  # first token only
+    return layers
+
+
+def gpt2_small(seq=1024):
+    """Hugging Face gpt2 (GPT-2 small), context 1024; the LM head shares wte's weights, so its
+    FLOPs (2 * seq * d * vocab) are attributed to wte."""
+    d, ff, vocab = 768, 3072, 50257
+    layers = [entry("wte", vocab, d, vocab * d, 2 * seq * d * vocab), entry("wpe", 1024, d)]
+    for i in range(12):
+        layers += transformer_block(f"h.{i}", d, ff, seq, qkv_fused=True)
+    layers.append(entry("ln_f", 2 * d, 1))
+    return layers
+
+
+TABLES = {
+    "resnet50": (resnet50, 25_557_032, """\
+ResNet-50 (He et al., "Deep Residual Learning for Image Recognition", CVPR 2016, Table 1:
+  3.8e9 multiply-adds per 224x224 image) as in torchvision's resnet50 (v1.5, stride on the 3x3
+  convolution; model card: 25,557,032 parameters, 4.09 GMACs). One 224x224 image per sample.
+  Convolutions carry their batch norm's scale and shift."""),
+    "bert_base": (bert_base, 109_482_240, """\
+BERT-base (Devlin et al., "BERT: Pre-training of Deep Bidirectional Transformers", NAACL 2019:
+  L=12, H=768, A=12, 110M parameters) as Hugging Face bert-base-uncased's BertModel (vocabulary
+  30,522, 512 positions, pooler included, no task head: 109,482,240 parameters). One sequence of
+  128 tokens per sample (the paper's pre-training phase 1 length)."""),
+    "gpt2_small": (gpt2_small, 124_439_808, """\
+GPT-2 small (Radford et al., "Language Models are Unsupervised Multitask Learners", 2019: 12
+  layers, d_model 768; 124,439,808 parameters in Hugging Face's gpt2 model card / config:
+  vocabulary 50,257, context 1,024). One sequence of 1,024 tokens per sample; forward FLOPs follow
+  Kaplan et al. 2020 (2N per token plus attention) with the tied LM head counted once."""),
+}
+
+
+def write(name, layers, expected, source):
+    total = sum(l["params"] for l in layers)
+    assert total == expected, f"{name}: {total} parameters, expected {expected}"
+    flops = sum(l["flops"] for l in layers)
+    lines = [f"# Generated by generate_tables.py: {len(layers)} layers, {total:,} parameters,",
+             f"# {flops:.4g} forward FLOPs per sample (1 multiply-add = 2 FLOPs).",
+             f"name: {name}",
+             "source: |",
+             "  " + source,
+             "layers:"]
+    for l in layers:
+        extra = f", params: {l['params']}" if l["params"] != l["rows"] * l["cols"] else ""
+        lines.append(f"  - {{name: {l['name']}, shape: [{l['rows']}, {l['cols']}]{extra}, "
+                     f"forward_flops: {l['flops']}}}")
+    with open(os.path.join(HERE, f"{name}.yaml"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"{name}: {len(layers)} layers, {total:,} parameters, {flops:.4g} forward FLOPs per sample")
+
+
+if __name__ == "__main__":
+    for name, (build, expected, source) in TABLES.items():
+        write(name, build(), expected, source)

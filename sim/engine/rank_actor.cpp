@@ -1,0 +1,121 @@
+#include "sim/engine/rank_actor.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/workload/synthetic_gradient.hpp"
+
+namespace aggsim {
+
+namespace {
+
+bool pipelined(const RunShared& run) { return run.plan.buckets.size() > 1; }
+
+// The step's proxy vector: gradient, or weights after a local step (apply_to: weights).
+Eigen::VectorXf local_values(RankState& st, const RunShared& run, int step) {
+  const Scenario& sc = run.scenario;
+  if (!st.trainer) {
+    if (!sc.model.math) return Eigen::VectorXf();
+    return synthetic_gradient(sc.seed, st.ctx.rank, step, sc.model.proxy_dim);
+  }
+  Eigen::VectorXf g = st.trainer->gradient(step);
+  if (sc.algorithm.apply_to == ApplyTo::gradients) return g;
+  st.trainer->step(g);
+  return st.trainer->weights();
+}
+
+void cut_into_buckets(RankState& st, const RunShared& run, const Eigen::VectorXf& values) {
+  st.buckets.resize(run.plan.buckets.size());
+  for (std::size_t b = 0; b < run.plan.buckets.size(); ++b) {
+    const Bucket& plan = run.plan.buckets[b];
+    Gradient& g = st.buckets[b];
+    g.values = values.size() ? Eigen::VectorXf(values.segment(plan.proxy.begin, plan.proxy.count)) : Eigen::VectorXf();
+    g.proxy_shape = values.size() ? plan.proxy_shape : Shape{0, 1};
+    g.wire_elements = plan.wire_elements;
+    g.wire_shape = plan.wire_shape;
+  }
+}
+
+void join_buckets(const RankState& st, const RunShared& run, Eigen::VectorXf& values) {
+  if (!values.size()) return;
+  for (std::size_t b = 0; b < run.plan.buckets.size(); ++b) {
+    const Range& r = run.plan.buckets[b].proxy;
+    values.segment(r.begin, r.count) = st.buckets[b].values;
+  }
+}
+
+// Aggregates every bucket of this step in order, waiting for each to be released when pipelined.
+void aggregate_step(RankState& st, const RunShared& run, int step) {
+  RankStepRecord& rec = run.log.at(st.ctx.rank, step);
+  const CommCounters c0 = st.comm.counters();
+  for (std::size_t b = 0; b < st.buckets.size(); ++b) {
+    if (pipelined(run)) st.ready->acquire();
+    if (b == 0) rec.agg_start = sg4::Engine::get_clock();
+    st.aggregators[b]->aggregate(st.ctx, st.buckets[b]);
+  }
+  rec.agg_end = sg4::Engine::get_clock();
+  rec.bytes_sent = st.comm.counters().bytes_sent - c0.bytes_sent;
+  rec.messages_sent = st.comm.counters().messages_sent - c0.messages_sent;
+}
+
+// The forward pass, then the backward pass bucket by bucket, releasing each bucket when pipelined.
+void compute_step(RankState& st, const RunShared& run, int step) {
+  const double scale = static_cast<double>(run.scenario.model.batch) * run.compute.slowdown(st.ctx.rank, step);
+  st.ctx.compute(run.plan.forward_flops * scale);
+  for (const Bucket& b : run.plan.buckets) {
+    st.ctx.compute(b.backward_flops * scale);
+    if (pipelined(run)) st.ready->release();
+  }
+}
+
+void apply_step(RankState& st, const RunShared& run, int step, const Eigen::VectorXf& aggregated) {
+  if (!st.trainer) return;
+  if (run.scenario.algorithm.apply_to == ApplyTo::gradients) st.trainer->step(aggregated);
+  else st.trainer->weights() = aggregated;
+  if (run.hooks.after_step) run.hooks.after_step(st.ctx.rank, step, st.trainer->weights());
+  if (run.evaluator && run.evaluator->due(step)) run.evaluator->contribute(step, st.trainer->weights());
+}
+
+// Asynchronous aggregators complete their outstanding messages once the last step is done.
+void finish_aggregators(RankState& st) {
+  for (auto& a : st.aggregators) a->finish(st.ctx);
+}
+
+void run_compute(RankState& st, const RunShared& run) {
+  for (int step = 0; step < run.scenario.steps; ++step) {
+    st.ctx.step = step;
+    RankStepRecord& rec = run.log.at(st.ctx.rank, step);
+    rec.start = sg4::Engine::get_clock();
+    Eigen::VectorXf values = local_values(st, run, step);
+    const Eigen::VectorXf before = run.hooks.after_aggregate ? values : Eigen::VectorXf();
+    cut_into_buckets(st, run, values);
+    compute_step(st, run, step);
+    rec.compute_end = sg4::Engine::get_clock();
+    if (pipelined(run)) st.done->acquire();
+    else aggregate_step(st, run, step);
+    join_buckets(st, run, values);
+    if (run.hooks.after_aggregate) run.hooks.after_aggregate(st.ctx.rank, step, before, values);
+    apply_step(st, run, step, values);
+  }
+  if (!pipelined(run)) finish_aggregators(st);
+}
+
+void run_communication(RankState& st, const RunShared& run) {
+  for (int step = 0; step < run.scenario.steps; ++step) {
+    aggregate_step(st, run, step);
+    st.done->release();
+  }
+  finish_aggregators(st);
+}
+
+}  // namespace
+
+void start_rank(RankState& st, const RunShared& run) {
+  RankState* raw = &st;
+  const RunShared* shared = &run;
+  sg4::Actor::create(fmt::format("rank-{}", st.ctx.rank), st.ctx.host, [raw, shared] { run_compute(*raw, *shared); });
+  if (pipelined(run))
+    sg4::Actor::create(fmt::format("rank-{}-comm", st.ctx.rank), st.ctx.host,
+                       [raw, shared] { run_communication(*raw, *shared); });
+}
+
+}  // namespace aggsim

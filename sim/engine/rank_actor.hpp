@@ -1,0 +1,48 @@
+#pragma once
+// What one simulated rank does each step. The rank's main actor computes the forward pass and then
+// the backward pass bucket by bucket (FLOPs of the modeled network / host speed, times the rank's
+// slowdown); with more than one bucket a second actor on the same host aggregates each bucket as
+// soon as the backward pass releases it, so communication overlaps the rest of the backward pass
+// (PyTorch DDP's schedule). The math plane runs alongside: the proxy problem's real gradient (or
+// locally updated weights, with apply_to: weights) is cut into the buckets, aggregated, and applied.
+#include <simgrid/s4u.hpp>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "algorithms/aggregator.hpp"
+#include "sim/engine/simulation.hpp"
+#include "sim/workload/compute_model.hpp"
+#include "sim/workload/evaluator.hpp"
+#include "sim/workload/trainer.hpp"
+
+namespace aggsim {
+
+// Read-only for the ranks, except the log and the evaluator they fill in.
+struct RunShared {
+  const Scenario& scenario;
+  StepPlan plan;
+  ComputeModel compute;
+  const Workload* workload = nullptr;  // null: synthetic gradients, aggregation only
+  Evaluator* evaluator = nullptr;
+  StepLog& log;
+  const SimulationHooks& hooks;
+};
+
+struct RankState {
+  RankContext ctx;
+  Comm comm;
+  std::vector<std::unique_ptr<Aggregator>> aggregators;  // one per bucket: per-layer state stays apart
+  std::unique_ptr<RankTrainer> trainer;
+  // Hand-over between the compute and communication actors, reused every step.
+  std::vector<Gradient> buckets;
+  sg4::SemaphorePtr ready = sg4::Semaphore::create(0);
+  sg4::SemaphorePtr done = sg4::Semaphore::create(0);
+  RankState(int rank, int world) : comm(rank, world) {}
+};
+
+// Starts the rank's actor(s) on its host.
+void start_rank(RankState& st, const RunShared& run);
+
+}  // namespace aggsim

@@ -1,0 +1,95 @@
+#include "sim/workload/compute_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/workload/sampling.hpp"
+
+namespace aggsim {
+
+namespace {
+
+std::vector<Bucket> group_layers(const std::vector<LayerSpec>& layers, bool by_model, std::uint64_t bucket_bytes) {
+  std::vector<Bucket> buckets;
+  Bucket cur;
+  bool open = false;
+  for (int i = static_cast<int>(layers.size()) - 1; i >= 0; --i) {
+    const LayerSpec& l = layers[static_cast<std::size_t>(i)];
+    if (!open) {
+      cur = Bucket{};
+      cur.last_layer = i;
+      open = true;
+    }
+    cur.first_layer = i;
+    cur.wire_elements += static_cast<std::uint64_t>(l.params);
+    cur.backward_flops += l.backward_flops;
+    if (!by_model && cur.wire_elements * kFloatBytes >= bucket_bytes) {
+      buckets.push_back(cur);
+      open = false;
+    }
+  }
+  if (open) buckets.push_back(cur);
+  for (Bucket& b : buckets) {
+    const LayerSpec& l = layers[static_cast<std::size_t>(b.first_layer)];
+    const bool one_matrix = b.first_layer == b.last_layer && l.rows * l.cols == l.params;
+    b.wire_shape = one_matrix ? Shape{l.rows, l.cols} : Shape{static_cast<std::int64_t>(b.wire_elements), 1};
+  }
+  return buckets;
+}
+
+// Tensor j of T (reverse order) to bucket floor(j B / T): each bucket gets a contiguous run.
+void assign_tensors(std::vector<Bucket>& buckets, const std::vector<TensorInfo>& tensors) {
+  const auto B = static_cast<std::int64_t>(buckets.size()), T = static_cast<std::int64_t>(tensors.size());
+  for (std::int64_t j = 0; j < T; ++j) {
+    const TensorInfo& t = tensors[static_cast<std::size_t>(T - 1 - j)];
+    Bucket& b = buckets[static_cast<std::size_t>(j * B / T)];
+    const std::int64_t n = t.shape.size();
+    if (b.proxy.count == 0) {
+      b.proxy = {t.offset, n};
+      b.proxy_shape = t.shape;
+    } else {  // earlier tensor in memory joins the run: flat shape
+      b.proxy = {t.offset, b.proxy.count + n};
+      b.proxy_shape = {b.proxy.count, 1};
+    }
+  }
+}
+
+// Flat proxy split by cumulative wire fraction.
+void assign_flat(std::vector<Bucket>& buckets, std::int64_t proxy_dim) {
+  double total = 0;
+  for (const Bucket& b : buckets) total += static_cast<double>(b.wire_elements);
+  double cumulative = 0;
+  std::int64_t begin = 0;
+  for (Bucket& b : buckets) {
+    cumulative += static_cast<double>(b.wire_elements);
+    const auto end = &b == &buckets.back() ? proxy_dim
+                                           : static_cast<std::int64_t>(std::llround(proxy_dim * cumulative / total));
+    b.proxy = {begin, end - begin};
+    b.proxy_shape = {end - begin, 1};
+    begin = end;
+  }
+}
+
+}  // namespace
+
+StepPlan make_step_plan(const std::vector<LayerSpec>& layers, bool by_model, std::uint64_t bucket_bytes,
+                        const std::vector<TensorInfo>& proxy_tensors, std::int64_t proxy_dim) {
+  StepPlan plan;
+  for (const LayerSpec& l : layers) plan.forward_flops += l.forward_flops;
+  plan.buckets = group_layers(layers, by_model, bucket_bytes);
+  plan.proxy_size = proxy_dim;
+  if (proxy_tensors.empty()) assign_flat(plan.buckets, proxy_dim);
+  else assign_tensors(plan.buckets, proxy_tensors);
+  return plan;
+}
+
+double ComputeModel::slowdown(int rank, int step) const {
+  double factor = 1.0 / speed_.of(rank);
+  if (straggler_.kind == StragglerKind::none) return factor;
+  Rng rng = make_rng(seed_, Stream::compute, static_cast<std::uint64_t>(rank), static_cast<std::uint64_t>(step));
+  if (uniform01(rng) >= straggler_.probability) return factor;
+  if (straggler_.kind == StragglerKind::lognormal) return factor * std::exp(straggler_.sigma * standard_normal(rng));
+  return factor * (1.0 + exponential_sample(rng, straggler_.mean));
+}
+
+}  // namespace aggsim

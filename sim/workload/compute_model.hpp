@@ -1,0 +1,57 @@
+#pragma once
+// The timing plane of a training step. A step computes the forward pass, then the backward pass
+// layer by layer in reverse order; PyTorch DDP groups the layers, in that reverse order, into
+// buckets of about `bucket` bytes and starts each bucket's aggregation as soon as its last layer's
+// gradient exists, so communication overlaps the rest of the backward pass. By-model aggregation
+// is one bucket holding every layer: it starts after the whole backward pass.
+//
+// The proxy parameter vector (the math plane) maps onto the buckets tensor by tensor: with T proxy
+// tensors in reverse order and B buckets, tensor j goes to bucket floor(j B / T), so a bucket holds
+// whole tensors (keeping matrix shapes when it holds one) and buckets beyond the proxy's tensors
+// carry wire bytes only. Synthetic gradients (no workload) are split over the buckets in
+// proportion to their wire sizes.
+#include <cstdint>
+#include <vector>
+
+#include "algorithms/aggregator.hpp"
+#include "algorithms/partition.hpp"
+#include "sim/workload/options.hpp"
+#include "sim/workload/problem.hpp"
+
+namespace aggsim {
+
+struct Bucket {
+  std::uint64_t wire_elements = 0;
+  Shape wire_shape;
+  double backward_flops = 0;  // per sample, of this bucket's layers
+  Range proxy;                // slice of the proxy parameter vector
+  Shape proxy_shape;
+  int first_layer = 0, last_layer = 0;  // forward-order indices of the layers it holds
+};
+
+struct StepPlan {
+  double forward_flops = 0;     // per sample, whole model
+  std::vector<Bucket> buckets;  // in aggregation order: last layers first
+  std::int64_t proxy_size = 0;
+};
+
+// `layers` in forward order (a flat model is one layer); `bucket_bytes` 0 means one layer per
+// bucket; `by_model` puts everything in one bucket. Empty `proxy_tensors`: a flat synthetic proxy
+// of `proxy_dim` numbers.
+StepPlan make_step_plan(const std::vector<LayerSpec>& layers, bool by_model, std::uint64_t bucket_bytes,
+                        const std::vector<TensorInfo>& proxy_tensors, std::int64_t proxy_dim);
+
+// Per-rank compute slowdowns: 1 / speed factor, times seeded straggler noise per rank and step.
+class ComputeModel {
+ public:
+  ComputeModel(SpeedFactors speed, const StragglerOptions& straggler, std::uint64_t seed)
+      : speed_(std::move(speed)), straggler_(straggler), seed_(seed) {}
+  double slowdown(int rank, int step) const;
+
+ private:
+  SpeedFactors speed_;
+  StragglerOptions straggler_;
+  std::uint64_t seed_;
+};
+
+}  // namespace aggsim

@@ -1,0 +1,141 @@
+// The training keys of a scenario: checked with file:line:col errors, written back in
+// resolved.yaml, and the shipped layer tables against their published parameter counts.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include "sim/core/error.hpp"
+#include "sim/scenario/scenario_loader.hpp"
+#include "support/cli.hpp"
+#include "workload_support.hpp"
+
+using namespace aggsim;
+using namespace aggsim::test;
+
+namespace {
+
+std::string base(const std::string& rest) {
+  return cluster_scenario(4, 2, "model: {size: 1MB}\nalgorithm: {name: ring_allreduce}\n" + rest);
+}
+
+std::string load_error(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+  try {
+    load_scenario_text(yaml, "t.yaml", overrides);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("training keys are checked with their position", "[workload][scenario]") {
+  using Catch::Matchers::Contains;
+  CHECK_THAT(load_error(base("workload: {problem: svm}")), Contains("t.yaml:9:") && Contains("workload.problem"));
+  CHECK_THAT(load_error(base("workload: {problem: mlp, batchsize: 3}")),
+             Contains("workload.batchsize") && Contains("unknown key"));
+  CHECK_THAT(load_error(base("workload: {problem: mlp, lr: -1}")), Contains("workload.lr"));
+  CHECK_THAT(load_error(base("compute: {speed_factors: [1, 2]}")),
+             Contains("t.yaml:9:") && Contains("compute.speed_factors") && Contains("one per rank"));
+  CHECK_THAT(load_error(base("compute: {speed_factors: {slow_ranks: [9], factor: 0.5}}")),
+             Contains("compute.speed_factors.slow_ranks"));
+  CHECK_THAT(load_error(base("compute: {straggler: {distribution: gamma}}")), Contains("compute.straggler.distribution"));
+  CHECK_THAT(load_error(base(""), {"algorithm.granularity=bucket"}), Contains("algorithm.granularity"));
+  CHECK_THAT(load_error(base(""), {"algorithm.apply_to=models"}), Contains("algorithm.apply_to"));
+  const std::string no_size = cluster_scenario(4, 1, "model: {layers: nowhere.yaml}\nalgorithm: {name: ring_allreduce}");
+  CHECK_THAT(load_error(no_size), Contains("t.yaml:7:17") && Contains("layer table file not found"));
+  CHECK_THAT(load_error(base(""), {"model.layers=nowhere.yaml"}), Contains("model.size") && Contains("one or the other"));
+  CHECK_THAT(load_error(base("workload: {problem: mlp}"), {"model.proxy_dim=5"}), Contains("model.proxy_dim"));
+  CHECK_THAT(load_error(base("workload: {problem: mlp}"), {"model.math=off"}), Contains("math: on"));
+  // Errors inside a layer table point into that file.
+  const auto bad = fresh_dir("badtable") / "bad.yaml";
+  write_file(bad, "name: bad\nlayers:\n  - {name: a, shape: [3, 4], forward_flops: 10}\n  - {name: b, shape: [3]}\n");
+  CHECK_THAT(load_error(no_size, {"model.layers=" + bad.string()}),
+             Contains(bad.string() + ":4:") && Contains("forward_flops"));
+}
+
+TEST_CASE("resolved.yaml of a training scenario loads back to the same scenario", "[workload][scenario]") {
+  const std::string table = write_layer_table(3, 10, 10, 100);
+  const std::string yaml = cluster_scenario(
+      4, 2,
+      fmt::format("model: {{layers: {}, batch: 16}}\nalgorithm: {{name: ring_allreduce, granularity: layer, bucket: 1kB}}\n"
+                  "workload: {{problem: softmax, dim: 9, noniid_alpha: 0.5, target_loss: 0.3}}\n"
+                  "compute: {{speed_factors: {{slow_ranks: [1, 3], factor: 0.25}}, "
+                  "straggler: {{distribution: lognormal, sigma: 0.2}}}}",
+                  table));
+  const Scenario sc = load_scenario_text(yaml, "t.yaml");
+  CHECK(sc.model.proxy_dim == 10 * 9 + 10);
+  CHECK(sc.model.size_bytes == 3 * 100 * 4);
+  CHECK(sc.algorithm.apply_to == ApplyTo::gradients);
+  CHECK(sc.compute.speed.of(3) == 0.25);
+  CHECK(sc.compute.speed.of(2) == 1.0);
+  const std::string once = resolved_yaml(sc);
+  CHECK(resolved_yaml(load_scenario_text(once, "resolved.yaml")) == once);
+}
+
+TEST_CASE("shipped layer tables match the published parameter counts", "[workload][models]") {
+  // ResNet-50: 25,557,032 (torchvision); BERT-base uncased: 109,482,240 with the pooler, no
+  // task heads (Devlin et al. 2019 quote 110M); GPT-2 small: 124,439,808 (Radford et al. 2019, 124M).
+  const std::map<std::string, std::uint64_t> published = {
+      {"scenarios/models/resnet50.yaml", 25'557'032},
+      {"scenarios/models/bert_base.yaml", 109'482'240},
+      {"scenarios/models/gpt2_small.yaml", 124'439'808}};
+  for (const auto& [file, params] : published) {
+    INFO(file);
+    const std::string yaml = cluster_scenario(
+        4, 1, fmt::format("model: {{layers: {}/{}}}\nalgorithm: {{name: ring_allreduce}}", AGGSIM_SOURCE_DIR, file));
+    CHECK(load_scenario_text(yaml, "t.yaml").model.size_bytes == 4 * params);
+  }
+}
+
+namespace {
+std::vector<std::vector<std::string>> csv_rows(const std::string& csv) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream lines(csv);
+  for (std::string line; std::getline(lines, line);) {
+    std::vector<std::string> cells;
+    std::string cell;
+    std::istringstream in(line);
+    while (std::getline(in, cell, ',')) cells.push_back(cell);
+    if (!line.empty() && line.back() == ',') cells.push_back("");
+    rows.push_back(cells);
+  }
+  return rows;
+}
+}  // namespace
+
+TEST_CASE("a training run writes loss columns and time to target", "[workload][outputs]") {
+  const auto dir = fresh_dir("trainrun");
+  write_file(dir / "s.yaml", base("workload: {problem: logistic, dim: 8, batch: 16, lr: 0.5, eval_every: 3, "
+                                  "target_loss: 0.6}"));
+  const auto r = run_aggsim({"run", (dir / "s.yaml").string(), "--out", (dir / "out").string(), "-q", "--set",
+                             "steps=9"});
+  REQUIRE(r.exit_code == 0);
+  const auto rows = csv_rows(read_file(dir / "out" / "steps.csv"));
+  REQUIRE(rows.size() == 10);
+  CHECK(rows[0] == std::vector<std::string>{"step", "step_time_s", "comm_time_s", "compute_time_s", "end_time_s",
+                                            "bytes_sent", "messages", "loss", "accuracy", "consensus_distance"});
+  std::optional<double> first_hit;
+  for (int s = 0; s < 9; ++s) {
+    const auto& row = rows[static_cast<std::size_t>(s + 1)];
+    REQUIRE(row.size() == 10);
+    const bool evaluated = s % 3 == 2;
+    CHECK(row[7].empty() == !evaluated);
+    CHECK(row[8].empty() == !evaluated);
+    CHECK(row[9].empty());  // all-reduce keeps every rank identical: no spread to report
+    if (evaluated && !first_hit && std::stod(row[7]) <= 0.6) first_hit = std::stod(row[4]);
+  }
+  const auto j = nlohmann::json::parse(read_file(dir / "out" / "summary.json"));
+  CHECK(j["final_loss"].get<double>() == std::stod(rows[9][7]));
+  CHECK(j["final_loss"].get<double>() < 0.6931);  // below log 2, the loss at w = 0
+  REQUIRE(first_hit);
+  CHECK(j["time_to_target_s"].get<double>() == *first_hit);
+  // An unreachable target gives null.
+  const auto r2 = run_aggsim({"run", (dir / "s.yaml").string(), "--out", (dir / "out2").string(), "-q", "--set",
+                              "workload.target_loss=0.001"});
+  REQUIRE(r2.exit_code == 0);
+  CHECK(nlohmann::json::parse(read_file(dir / "out2" / "summary.json"))["time_to_target_s"].is_null());
+}

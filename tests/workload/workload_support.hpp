@@ -1,0 +1,40 @@
+#pragma once
+// Scenario text and layer tables shared by the workload tests.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <string>
+
+#include "support/cli.hpp"
+
+namespace aggsim::test {
+
+// A layer table of `layers` equal layers of rows x cols parameters and `forward_flops` per sample.
+inline std::string write_layer_table(int layers, int rows, int cols, double forward_flops) {
+  std::string text = "name: uniform\nlayers:\n";
+  for (int i = 0; i < layers; ++i)
+    text += fmt::format("  - {{name: l{}, shape: [{}, {}], forward_flops: {}}}\n", i, rows, cols, forward_flops);
+  const auto path = fresh_dir("layers") / "uniform.yaml";
+  write_file(path, text);
+  return path.string();
+}
+
+// p hosts on one switch: a transfer costs 2 us + bytes / 1.25e9 s under alpha_beta; hosts at `speed`.
+inline std::string cluster_scenario(int p, int steps, const std::string& rest, const std::string& speed = "1Gf") {
+  return fmt::format(R"(
+seed: 5
+ranks: {p}
+steps: {steps}
+platform: {{topology: cluster, hosts: {p}, bandwidth: 10Gbps, latency: 1us, speed: {speed}}}
+network: alpha_beta
+{rest}
+)", fmt::arg("p", p), fmt::arg("steps", steps), fmt::arg("speed", speed), fmt::arg("rest", rest));
+}
+
+constexpr double kAlpha = 2e-6;        // two 1 us links
+constexpr double kBeta = 10e9 / 8;     // bytes per second
+
+// Ring all-reduce of `bytes` over p ranks (Patarasuk & Yuan): 2(p-1)(alpha + bytes/(p beta)).
+inline double ring_cost(int p, double bytes) { return 2.0 * (p - 1) * (kAlpha + bytes / p / kBeta); }
+
+}  // namespace aggsim::test
