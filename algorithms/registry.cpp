@@ -1,9 +1,12 @@
 #include "algorithms/registry.hpp"
 
+#include "algorithms/centralized/compressed_reduction.hpp"
+
 namespace aggsim {
 
 // Collectives
 AlgorithmInfo ring_allreduce_entry();
+AlgorithmInfo allgather_entry();
 
 // Decentralized
 AlgorithmInfo neighbor_averaging_entry();
@@ -11,10 +14,23 @@ AlgorithmInfo gossipgrad_entry();
 
 // Compressors
 CompressorInfo identity_compressor_entry();
+CompressorInfo topk_compressor_entry();
+CompressorInfo randomk_compressor_entry();
+CompressorInfo threshold_compressor_entry();
+CompressorInfo qsgd_compressor_entry();
+CompressorInfo terngrad_compressor_entry();
+CompressorInfo sign_compressor_entry();
+CompressorInfo fp16_compressor_entry();
+CompressorInfo uint8_compressor_entry();
+CompressorInfo powersgd_compressor_entry();
+CompressorInfo atomo_compressor_entry();
+// Adds the `error_feedback` key to a compressor (compression/error_feedback.cpp).
+CompressorInfo with_error_feedback(CompressorInfo info);
 
 const std::vector<AlgorithmInfo>& algorithm_table() {
   static const std::vector<AlgorithmInfo> table = {
       ring_allreduce_entry(),
+      allgather_entry(),
       neighbor_averaging_entry(),
       gossipgrad_entry(),
   };
@@ -22,9 +38,16 @@ const std::vector<AlgorithmInfo>& algorithm_table() {
 }
 
 const std::vector<CompressorInfo>& compressor_table() {
-  static const std::vector<CompressorInfo> table = {
-      identity_compressor_entry(),
-  };
+  static const std::vector<CompressorInfo> table = [] {
+    std::vector<CompressorInfo> rows = {
+        identity_compressor_entry(), topk_compressor_entry(), randomk_compressor_entry(),
+        threshold_compressor_entry(), qsgd_compressor_entry(), terngrad_compressor_entry(),
+        sign_compressor_entry(), fp16_compressor_entry(), uint8_compressor_entry(),
+        powersgd_compressor_entry(), atomo_compressor_entry(),
+    };
+    for (auto& row : rows) row = with_error_feedback(std::move(row));
+    return rows;
+  }();
   return table;
 }
 
@@ -39,5 +62,14 @@ auto find_in(const Table& table, std::string_view name) -> decltype(&table.front
 
 const AlgorithmInfo* find_algorithm(std::string_view name) { return find_in(algorithm_table(), name); }
 const CompressorInfo* find_compressor(std::string_view name) { return find_in(compressor_table(), name); }
+
+std::unique_ptr<Aggregator> make_aggregator(const AlgorithmInfo& algorithm, const AlgorithmConfig& config,
+                                            const CompressorInfo& compressor, const Params& compressor_params) {
+  auto aggregator = algorithm.make(config);
+  if (!algorithm.reduces_in_flight || compressor.name == "none") return aggregator;
+  if (compressor.on_reducing_collective)
+    return compressor.on_reducing_collective(std::move(aggregator), config, compressor_params);
+  return make_compressed_reduction(std::move(aggregator), compressor.make(compressor_params));
+}
 
 }  // namespace aggsim

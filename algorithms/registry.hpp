@@ -53,11 +53,23 @@ struct CompressorInfo {
   std::string summary;
   std::vector<ParamSpec> params;
   std::function<std::unique_ptr<Compressor>(const Params&)> make;
+  // How the compressor rides a reducing collective (reduces_in_flight). Empty: the generic reduction
+  // of summable payloads (compressed_reduction.hpp). PowerSGD sets its own P/Q aggregation here.
+  std::function<std::unique_ptr<Aggregator>(std::unique_ptr<Aggregator> collective, const AlgorithmConfig&,
+                                            const Params& compressor_params)>
+      on_reducing_collective = nullptr;
 };
 
 const std::vector<AlgorithmInfo>& algorithm_table();
 const std::vector<CompressorInfo>& compressor_table();
 const AlgorithmInfo* find_algorithm(std::string_view name);
 const CompressorInfo* find_compressor(std::string_view name);
+
+// One rank's aggregator for a scenario: the algorithm itself, or, for a reducing collective with a
+// compressor other than `none`, the collective wrapped so it reduces the compressed representation
+// (CompressorInfo::on_reducing_collective). Non-reducing algorithms (all-gather, parameter server)
+// compress themselves through config.make_compressor.
+std::unique_ptr<Aggregator> make_aggregator(const AlgorithmInfo& algorithm, const AlgorithmConfig& config,
+                                            const CompressorInfo& compressor, const Params& compressor_params);
 
 }  // namespace aggsim

@@ -1,30 +1,89 @@
 #pragma once
 // A gradient compressor: real encoding of real numbers, plus the exact size of that encoding.
 // Compressors never communicate; aggregators decide how payloads travel (GRACE's split).
+//
+// Two planes: the math runs on the proxy values (viewed as a proxy.rows x proxy.cols matrix when a
+// compressor needs one), while the bytes on the wire come from encoded_bytes() of the modeled
+// shape. With `math: off` the proxy is empty and only the wire size is produced.
 #include <Eigen/Core>
 #include <cstdint>
+#include <vector>
 
+#include "algorithms/aggregator.hpp"
 #include "sim/comm/payload.hpp"
 #include "sim/core/random.hpp"
 
 namespace aggsim {
 
+// Which tensor is compressed: its shape on both planes, and a stable id (layer, chunk, shard) under
+// which per-tensor state (error-feedback residual, PowerSGD warm start) is kept.
+struct TensorDesc {
+  Shape proxy;
+  Shape wire;
+  std::uint64_t id = 0;
+
+  static TensorDesc flat(std::int64_t proxy_elements, std::uint64_t wire_elements, std::uint64_t id = 0) {
+    return {{proxy_elements, 1}, {static_cast<std::int64_t>(wire_elements), 1}, id};
+  }
+  static TensorDesc of(const Gradient& g, std::uint64_t id = 0) { return {g.proxy_shape, g.wire_shape, id}; }
+};
+
 class Compressor {
  public:
   virtual ~Compressor() = default;
-  // Encodes `grad` (the math plane) into a payload; `wire_elements` is the modeled element count,
-  // from which payload.wire_bytes is set with encoded_bytes().
-  virtual Payload compress(const Eigen::Ref<const Eigen::VectorXf>& grad, std::uint64_t wire_elements, Rng& rng) = 0;
-  // Decodes a payload back to a dense vector of `size` elements.
-  virtual Eigen::VectorXf decompress(const Payload& payload, Eigen::Index size) const = 0;
-  // Bytes of the encoding of a dense fp32 vector of `elements` values (the modeled plane).
-  virtual std::uint64_t encoded_bytes(std::uint64_t elements) const = 0;
-  // Payloads can be added without decompressing, so reducing collectives may carry them.
+
+  // Encodes `values` (the proxy of tensor `t`). payload.wire_bytes is the size of this encoding on
+  // the modeled shape (encoded_bytes(t.wire) for fixed-size encodings).
+  Payload compress(const Eigen::Ref<const Eigen::VectorXf>& values, const TensorDesc& t, Rng& rng);
+  // Decodes a payload of tensor `t` back to t.proxy.size() dense values (empty with math off).
+  Eigen::VectorXf decompress(const Payload& payload, const TensorDesc& t) const;
+
+  // Flat conveniences: a vector standing for `wire_elements` modeled values, tensor id 0.
+  Payload compress(const Eigen::Ref<const Eigen::VectorXf>& values, std::uint64_t wire_elements, Rng& rng) {
+    return compress(values, TensorDesc::flat(values.size(), wire_elements), rng);
+  }
+  Eigen::VectorXf decompress(const Payload& payload, Eigen::Index size) const {
+    return decompress(payload, TensorDesc::flat(size, static_cast<std::uint64_t>(size)));
+  }
+
+  // Bytes of the encoding of a modeled tensor of this shape. Exact for fixed-size encodings; for
+  // data-dependent ones (threshold: an upper bound, ATOMO: the expected size) payload.wire_bytes
+  // carries the actual size.
+  virtual std::uint64_t encoded_bytes(const Shape& wire) const = 0;
+  std::uint64_t encoded_bytes(std::uint64_t elements) const {
+    return encoded_bytes(Shape{static_cast<std::int64_t>(elements), 1});
+  }
+
+  // Payload.values of different ranks can be added element-wise and decoding is linear in them (the
+  // rest of the payload is identical on every rank), so reducing collectives may carry them.
   virtual bool summable() const = 0;
   virtual bool unbiased() const = 0;
-  // Work charged to the host for encoding / decoding `elements` values.
+  // Draws must come from the stream shared by all ranks (shared-seed random-k).
+  virtual bool shared_randomness() const { return false; }
+  // Bytes per entry of payload.values on the wire (fp16 carries 2-byte values).
+  virtual std::uint32_t value_bytes() const { return 4; }
+
+  // Work charged to the host for encoding / decoding a modeled tensor of `elements` values.
   virtual double encode_flops(std::uint64_t elements) const { return static_cast<double>(elements); }
   virtual double decode_flops(std::uint64_t elements) const { return static_cast<double>(elements); }
+
+  // Combines all ranks' payloads of one tensor (in rank order) into the reduced, finalized result.
+  // Default: decode each and reduce with `op`; sign compression replaces it with a majority vote.
+  virtual Eigen::VectorXf reduce(const std::vector<Payload>& payloads, const TensorDesc& t, const ReduceOp& op) const;
+
+ protected:
+  virtual Payload encode(const Eigen::Ref<const Eigen::VectorXf>& values, const TensorDesc& t, Rng& rng) = 0;
+  virtual Eigen::VectorXf decode(const Payload& payload, const TensorDesc& t) const = 0;
 };
+
+// Bytes of the data a payload really holds (values at the compressor's width, 4-byte indices and
+// scales, code bytes): what a real implementation would send. Tests compare it with the formula.
+std::uint64_t payload_data_bytes(const Payload& p, std::uint32_t value_bytes = 4);
+
+// On a rank: draws from the rank's (or the shared) compression stream and charges the encode work.
+Payload compress_on_rank(RankContext& ctx, Compressor& c, const Eigen::Ref<const Eigen::VectorXf>& values,
+                         const TensorDesc& t);
+// On a rank: charges the decode work of `count` payloads.
+void charge_decode(RankContext& ctx, const Compressor& c, const TensorDesc& t, int count = 1);
 
 }  // namespace aggsim

@@ -8,18 +8,22 @@ namespace {
 
 class Identity final : public Compressor {
  public:
-  Payload compress(const Eigen::Ref<const Eigen::VectorXf>& grad, std::uint64_t wire_elements, Rng&) override {
-    Payload p;
-    p.values = grad;
-    p.wire_bytes = encoded_bytes(wire_elements);
-    return p;
+  std::uint64_t encoded_bytes(const Shape& wire) const override {
+    return static_cast<std::uint64_t>(wire.size()) * kFloatBytes;
   }
-  Eigen::VectorXf decompress(const Payload& payload, Eigen::Index) const override { return payload.values; }
-  std::uint64_t encoded_bytes(std::uint64_t elements) const override { return elements * kFloatBytes; }
   bool summable() const override { return true; }
   bool unbiased() const override { return true; }
   double encode_flops(std::uint64_t) const override { return 0; }
   double decode_flops(std::uint64_t) const override { return 0; }
+
+ protected:
+  Payload encode(const Eigen::Ref<const Eigen::VectorXf>& v, const TensorDesc& t, Rng&) override {
+    Payload p;
+    p.values = v;
+    p.wire_bytes = encoded_bytes(t.wire);
+    return p;
+  }
+  Eigen::VectorXf decode(const Payload& p, const TensorDesc&) const override { return p.values; }
 };
 
 }  // namespace

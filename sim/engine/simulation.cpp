@@ -143,7 +143,8 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
     st->ctx.host = hosts[static_cast<std::size_t>(r)];
     st->ctx.layout = &layout;
     st->ctx.seed = sc.seed;
-    for (std::size_t b = 0; b < run.plan.buckets.size(); ++b) st->aggregators.push_back(algorithm->make(config));
+    for (std::size_t b = 0; b < run.plan.buckets.size(); ++b)
+      st->aggregators.push_back(make_aggregator(*algorithm, config, *compressor, sc.compression.params));
     if (workload) st->trainer = std::make_unique<RankTrainer>(*workload, r);
     start_rank(*st, run);
     ranks.push_back(std::move(st));

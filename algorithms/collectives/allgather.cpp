@@ -1,0 +1,52 @@
+// All-gather aggregation for any compressor (GRACE's Allgather communicator; SparCML's fallback):
+// each rank compresses its gradient, a ring all-gather moves the p payloads (p-1 steps; in step s
+// rank i forwards the payload of rank i-s to its right neighbour), then every rank decodes all p
+// payloads and reduces them in rank order with the op (sign compression: majority vote), so all
+// ranks end with identical bits. Payloads are never added in flight, so any compressor works.
+// Under alpha-beta, with equal encoded sizes B: encode + (p-1)(alpha + B/beta) + p decodes.
+// Payload sizes may differ per rank (threshold, ATOMO); each transfer carries its own size.
+#include "algorithms/registry.hpp"
+
+namespace aggsim {
+namespace {
+
+int mod(int a, int n) { return ((a % n) + n) % n; }
+
+class Allgather final : public Aggregator {
+ public:
+  Allgather(ReduceOp op, std::unique_ptr<Compressor> compressor) : op_(op), compressor_(std::move(compressor)) {}
+
+  void aggregate(RankContext& ctx, Gradient& grad) override {
+    const int p = ctx.world, me = ctx.rank;
+    const TensorDesc t = TensorDesc::of(grad);
+    std::vector<Payload> slots(static_cast<std::size_t>(p));
+    slots[static_cast<std::size_t>(me)] = compress_on_rank(ctx, *compressor_, grad.values, t);
+    const int right = mod(me + 1, p), left = mod(me - 1, p);
+    for (int s = 0; s < p - 1; ++s) {
+      const Payload& out = slots[static_cast<std::size_t>(mod(me - s, p))];
+      slots[static_cast<std::size_t>(mod(me - s - 1, p))] = ctx.comm->sendrecv(right, out, left);
+    }
+    charge_decode(ctx, *compressor_, t, p);
+    grad.values = compressor_->reduce(slots, t, op_);
+  }
+
+ private:
+  ReduceOp op_;
+  std::unique_ptr<Compressor> compressor_;
+};
+
+}  // namespace
+
+AlgorithmInfo allgather_entry() {
+  return {"allgather",
+          "compress, ring all-gather of the p payloads, decode and reduce locally; any compressor",
+          {},
+          false,
+          true,
+          [](const AlgorithmConfig& cfg) {
+            auto compressor = cfg.make_compressor ? cfg.make_compressor() : find_compressor("none")->make({});
+            return std::make_unique<Allgather>(cfg.op, std::move(compressor));
+          }};
+}
+
+}  // namespace aggsim

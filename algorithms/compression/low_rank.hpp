@@ -1,0 +1,49 @@
+#pragma once
+// Matrix views and helpers shared by the low-rank compressors (PowerSGD, ATOMO) and PowerSGD's
+// aggregation. Values are read column-major into the matrix view.
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "algorithms/aggregator.hpp"
+
+namespace aggsim {
+
+// A tensor as a matrix: its own shape when it is one (cols > 1); a flat vector as a near-square
+// ceil(sqrt n) x ceil(n / rows) matrix, zero-padded (PowerSGD and GRACE reshape tensors to 2-D too).
+inline Shape matrix_view(const Shape& s) {
+  if (s.cols > 1 || s.rows <= 1) return s;
+  const auto rows = static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(s.rows))));
+  return {rows, (s.rows + rows - 1) / rows};
+}
+
+inline Eigen::MatrixXf to_matrix(const Eigen::Ref<const Eigen::VectorXf>& v, const Shape& view) {
+  Eigen::MatrixXf m = Eigen::MatrixXf::Zero(view.rows, view.cols);
+  Eigen::Map<Eigen::VectorXf>(m.data(), v.size()) = v;
+  return m;
+}
+
+inline Eigen::VectorXf from_matrix(const Eigen::MatrixXf& m, Eigen::Index n) {
+  return Eigen::Map<const Eigen::VectorXf>(m.data(), n);
+}
+
+// Modified Gram-Schmidt on the columns, in place (PowerSGD's orthogonalisation). A column that
+// vanishes stays (near) zero instead of dividing by zero.
+inline void orthogonalize(Eigen::MatrixXf& p) {
+  for (Eigen::Index j = 0; j < p.cols(); ++j) {
+    for (Eigen::Index i = 0; i < j; ++i) p.col(j) -= p.col(i).dot(p.col(j)) * p.col(i);
+    const float norm = p.col(j).norm();
+    p.col(j) /= norm + 1e-30f;
+  }
+}
+
+// Rank-r factors P (m x r) and Q (n x r) of an m x n view: (m + n) r fp32 values, unless that is
+// no smaller than the dense matrix (vectors, tiny layers), which PowerSGD sends uncompressed.
+inline bool low_rank_pays(const Shape& view, std::int64_t r) { return (view.rows + view.cols) * r < view.size(); }
+
+inline double matmul_flops(std::int64_t m, std::int64_t n, std::int64_t r) {
+  return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(r);
+}
+
+}  // namespace aggsim

@@ -1,0 +1,104 @@
+// PowerSGD (Vogels et al. 2019) as a compressor: one step of power iteration on the gradient viewed
+// as an m x n matrix M: P = M Q, orthogonalise P (Gram-Schmidt), Q = M^T P; M ~ P Q^T. With
+// `reuse_query` Q starts from the previous step's Q (warm start), so repeated steps converge to the
+// top-r subspace. Encoding: P and Q in fp32, (m + n) r * 4 bytes; matrices where that is not
+// smaller than m n (vectors viewed as near-square matrices are fine) go dense.
+// On reducing collectives PowerSGD is its own aggregation (algorithms/centralized/power_aggregation):
+// all-reduce P, orthogonalise, all-reduce Q. This compressor serves the other transports.
+#include "algorithms/compression/powersgd.hpp"
+
+#include "algorithms/centralized/power_aggregation.hpp"
+#include "algorithms/compression/low_rank.hpp"
+#include "algorithms/registry.hpp"
+
+namespace aggsim {
+
+Eigen::MatrixXf QueryStore::start(std::uint64_t id, Eigen::Index n, Rng& rng) {
+  auto it = queries_.find(id);
+  if (options_.reuse_query && it != queries_.end() && it->second.rows() == n) return it->second;
+  Eigen::MatrixXf q(n, options_.rank);
+  for (Eigen::Index i = 0; i < q.size(); ++i) q.data()[i] = static_cast<float>(standard_normal(rng));
+  return q;
+}
+
+void QueryStore::keep(std::uint64_t id, const Eigen::MatrixXf& q) {
+  if (options_.reuse_query) queries_[id] = q;
+}
+
+namespace {
+
+class PowerSgd final : public Compressor {
+ public:
+  explicit PowerSgd(PowerSgdOptions options) : queries_(options) {}
+
+  std::uint64_t encoded_bytes(const Shape& wire) const override {
+    const Shape view = matrix_view(wire);
+    const std::int64_t r = queries_.options().rank;
+    return kFloatBytes * static_cast<std::uint64_t>(low_rank_pays(view, r) ? (view.rows + view.cols) * r : wire.size());
+  }
+  // Two all-reducible factors; PowerSGD's own aggregation does the adding (see power_aggregation).
+  bool summable() const override { return true; }
+  bool unbiased() const override { return false; }
+  double encode_flops(std::uint64_t n) const override {
+    const Shape v = matrix_view(Shape{static_cast<std::int64_t>(n), 1});
+    const std::int64_t r = queries_.options().rank;
+    return 2 * matmul_flops(v.rows, v.cols, r) + matmul_flops(v.rows, r, r);
+  }
+  double decode_flops(std::uint64_t n) const override {
+    const Shape v = matrix_view(Shape{static_cast<std::int64_t>(n), 1});
+    return matmul_flops(v.rows, v.cols, queries_.options().rank);
+  }
+
+ protected:
+  Payload encode(const Eigen::Ref<const Eigen::VectorXf>& v, const TensorDesc& t, Rng& rng) override {
+    Payload p;
+    p.wire_bytes = encoded_bytes(t.wire);
+    const Shape view = matrix_view(t.proxy);
+    const std::int64_t r = queries_.options().rank;
+    if (!low_rank_pays(view, r)) {
+      p.values = v;
+      return p;
+    }
+    const Eigen::MatrixXf m = to_matrix(v, view);
+    Eigen::MatrixXf q = queries_.start(t.id, view.cols, rng);
+    Eigen::MatrixXf pm = m * q;
+    orthogonalize(pm);
+    q.noalias() = m.transpose() * pm;
+    queries_.keep(t.id, q);
+    p.values.resize((view.rows + view.cols) * r);
+    p.values << Eigen::Map<const Eigen::VectorXf>(pm.data(), pm.size()), Eigen::Map<const Eigen::VectorXf>(q.data(), q.size());
+    return p;
+  }
+  Eigen::VectorXf decode(const Payload& p, const TensorDesc& t) const override {
+    const Shape view = matrix_view(t.proxy);
+    const std::int64_t r = queries_.options().rank;
+    if (!low_rank_pays(view, r)) return p.values;
+    const Eigen::Map<const Eigen::MatrixXf> pm(p.values.data(), view.rows, r);
+    const Eigen::Map<const Eigen::MatrixXf> q(p.values.data() + view.rows * r, view.cols, r);
+    const Eigen::MatrixXf m = pm * q.transpose();
+    return from_matrix(m, t.proxy.size());
+  }
+
+ private:
+  QueryStore queries_;
+};
+
+PowerSgdOptions options_from(const Params& p) { return {p.integer("rank"), p.boolean("reuse_query")}; }
+
+}  // namespace
+
+CompressorInfo powersgd_compressor_entry() {
+  CompressorInfo info{"powersgd",
+                      "rank-r power iteration (P, Q factors); on reducing collectives: all-reduce P, then Q",
+                      {ParamSpec("rank", ParamKind::integer, "2", "rank r of the approximation").between(1, 4096),
+                       ParamSpec("reuse_query", ParamKind::boolean, "true",
+                                 "warm start: begin each step's power iteration from the previous Q")},
+                      [](const Params& p) { return std::make_unique<PowerSgd>(options_from(p)); }};
+  info.on_reducing_collective = [](std::unique_ptr<Aggregator> collective, const AlgorithmConfig& cfg,
+                                   const Params& p) {
+    return make_power_aggregation(std::move(collective), cfg.op, options_from(p), p.boolean("error_feedback"));
+  };
+  return info;
+}
+
+}  // namespace aggsim

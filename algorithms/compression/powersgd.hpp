@@ -1,0 +1,31 @@
+#pragma once
+// PowerSGD's rank-r power iteration step on one rank's matrix, shared by the compressor (used on
+// all-gather and parameter-server transports) and PowerSGD's own aggregation (all-reduce of P, then Q).
+#include <Eigen/Core>
+#include <cstdint>
+#include <map>
+
+#include "sim/core/random.hpp"
+
+namespace aggsim {
+
+struct PowerSgdOptions {
+  std::int64_t rank = 2;
+  bool reuse_query = true;  // warm start: begin each step from the previous step's Q
+};
+
+// The query matrices Q (n x r) per tensor, for warm starts.
+class QueryStore {
+ public:
+  explicit QueryStore(PowerSgdOptions options) : options_(options) {}
+  // The tensor's Q: the previous one when warm starting, else fresh standard normal draws from `rng`.
+  Eigen::MatrixXf start(std::uint64_t id, Eigen::Index n, Rng& rng);
+  void keep(std::uint64_t id, const Eigen::MatrixXf& q);
+  const PowerSgdOptions& options() const { return options_; }
+
+ private:
+  PowerSgdOptions options_;
+  std::map<std::uint64_t, Eigen::MatrixXf> queries_;
+};
+
+}  // namespace aggsim
