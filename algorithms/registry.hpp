@@ -22,6 +22,7 @@ struct AlgorithmConfig {
   // Makes this rank's compressor (the scenario's `compression`); identity when none.
   std::function<std::unique_ptr<Compressor>()> make_compressor;
   std::uint64_t seed = 0;  // the scenario seed (e.g. for a random graph every rank must agree on)
+  std::string compression = "none";  // the scenario's compressor name (for load-time checks)
 };
 
 // An extra figure an algorithm reports in summary.json (e.g. a graph's spectral gap); NaN is

@@ -20,6 +20,13 @@ inline void check_averaging_op(const ReduceOp& op, const std::string& algorithm)
                                        algorithm, reduce_kind_name(op.kind)));
 }
 
+// These schemes send whole dense models; a compressor would be silently ignored.
+inline void check_uncompressed(const AlgorithmConfig& cfg, const std::string& algorithm) {
+  if (cfg.compression != "none")
+    throw ParamError("compression", fmt::format("{} sends whole dense models and does not use compressor '{}'; "
+                                                "remove the compression section", algorithm, cfg.compression));
+}
+
 // Factor turning an estimate of the average into an estimate of the op's result.
 inline float averaging_scale(const ReduceOp& op, int world) {
   if (op.kind == ReduceKind::sum) return static_cast<float>(world);

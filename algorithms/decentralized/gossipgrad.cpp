@@ -177,6 +177,7 @@ class GossipGrad final : public Aggregator {
 
 void check(const AlgorithmConfig& cfg) {
   check_averaging_op(cfg.op, "gossipgrad");
+  check_uncompressed(cfg, "gossipgrad");
   const Options o = options_of(cfg.params);
   if (o.group_size > 0 && cfg.world % o.group_size != 0)
     throw ParamError("group_size", fmt::format("{} ranks do not split into subgroups of {}", cfg.world, o.group_size));

@@ -123,6 +123,7 @@ class AsyncNeighborAveraging final : public Aggregator {
 
 void check(const AlgorithmConfig& cfg) {
   check_averaging_op(cfg.op, "neighbor_averaging");
+  check_uncompressed(cfg, "neighbor_averaging");
   const Options o = options_of(cfg.params);
   const MixingSchedule schedule = build_mixing(cfg.params, cfg.world, cfg.seed);
   if (o.asynchronous && o.rounds != 1) throw ParamError("rounds", "asynchronous averaging mixes once per step");

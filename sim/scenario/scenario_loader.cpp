@@ -191,13 +191,6 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
     sc.algorithm.params = alg.params(info->params);
     read_aggregation_scope(alg, sc.algorithm, info->consensus);
     alg.finish();
-    if (info->check) {
-      try {
-        info->check(algorithm_config(sc));
-      } catch (const ParamError& e) {
-        value_at_key(alg.value(), e.key).fail(e.what());
-      }
-    }
   }
 
   auto compression = top.get("compression");
@@ -209,6 +202,15 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
     if (!info) name.fail(fmt::format("unknown compressor '{}' (available: {})", sc.compression.name, names_of(compressor_table())));
     sc.compression.params = comp.params(info->params);
     comp.finish();
+  }
+  if (const AlgorithmInfo* info = find_algorithm(sc.algorithm.name); info->check) {
+    // The algorithm's checks of its parameters as a whole (a graph, the op, the compressor).
+    try {
+      info->check(algorithm_config(sc));
+    } catch (const ParamError& e) {
+      if (e.key == "compression" && compression) compression->fail(e.what());
+      value_at_key(top.value().child("algorithm"), e.key).fail(e.what());
+    }
   }
   {
     // A compressor whose payloads cannot be added must not ride a collective that adds in flight.
@@ -264,6 +266,7 @@ AlgorithmConfig algorithm_config(const Scenario& sc) {
   config.params = sc.algorithm.params;
   config.world = sc.ranks;
   config.seed = sc.seed;
+  config.compression = sc.compression.name;
   return config;
 }
 

@@ -192,7 +192,9 @@ TEST_CASE("asynchronous gossip with staleness 0 is the synchronous scheme, with 
     for (std::size_t g = 0; g < 8; ++g) CHECK((st.after[2 * g] - st.after[2 * g + 1]).cwiseAbs().maxCoeff() == 0.0f);
 }
 
-TEST_CASE("gossipgrad rejects ops it cannot compute and uneven subgroups", "[gossipgrad][check]") {
+TEST_CASE("gossipgrad rejects ops it cannot compute, uneven subgroups and compressors", "[gossipgrad][check]") {
+  CHECK_THROWS_WITH(load_scenario_text(scenario(16, "{name: gossipgrad}") + "compression: {name: topk}\n", "t.yaml"),
+                    Catch::Contains("t.yaml:9:") && Catch::Contains("does not use compressor 'topk'"));
   CHECK_THROWS_WITH(load_scenario_text(scenario(16, "{name: gossipgrad, op: min}"), "t.yaml"),
                     Catch::Contains("algorithm.op") && Catch::Contains("cannot compute op min"));
   CHECK_THROWS_WITH(load_scenario_text(scenario(16, "{name: gossipgrad, group_size: 3}"), "t.yaml"),
