@@ -4,6 +4,7 @@
 // by p / denominator), min / max have no gossip form and are rejected at load time.
 #include <fmt/format.h>
 
+#include <deque>
 #include <memory>
 #include <string>
 #include <variant>
@@ -13,15 +14,13 @@
 
 namespace aggsim {
 
-inline void check_averaging_op(const ReduceOp& op, const std::string& algorithm) {
+inline void check_averaging_scheme(const AlgorithmConfig& cfg, const std::string& algorithm) {
+  const ReduceOp& op = cfg.op;
   if (op.kind == ReduceKind::min || op.kind == ReduceKind::max)
     throw ParamError("op", fmt::format("{} averages models with neighbours and cannot compute op {}; use avg "
                                        "(or sum / custom_avg, which scale the average estimate)",
                                        algorithm, reduce_kind_name(op.kind)));
-}
-
-// These schemes send whole dense models; a compressor would be silently ignored.
-inline void check_uncompressed(const AlgorithmConfig& cfg, const std::string& algorithm) {
+  // Whole dense models travel; a compressor would be silently ignored.
   if (cfg.compression != "none")
     throw ParamError("compression", fmt::format("{} sends whole dense models and does not use compressor '{}'; "
                                                 "remove the compression section", algorithm, cfg.compression));
@@ -41,6 +40,14 @@ inline Payload model_payload(const Gradient& grad, std::int64_t tag = 0) {
   p.wire_bytes = grad.wire_elements * kFloatBytes;
   p.tag = tag;
   return p;
+}
+
+// Asynchronous schemes keep their sends in flight: drop the completed ones, or wait for all.
+inline void reap_sends(std::deque<SendHandle>& sends, bool all) {
+  while (!sends.empty() && (all || sends.front().done())) {
+    sends.front().wait();
+    sends.pop_front();
+  }
 }
 
 // Text identifying a configuration (parameters, world, seed).

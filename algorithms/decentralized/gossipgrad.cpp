@@ -133,8 +133,7 @@ class GossipGrad final : public Aggregator {
   void finish(RankContext& /*ctx*/) override {
     for (auto& r : pending_) r.handle.wait();
     pending_.clear();
-    for (auto& s : sends_) s.wait();
-    sends_.clear();
+    reap_sends(sends_, true);
   }
 
  private:
@@ -162,10 +161,7 @@ class GossipGrad final : public Aggregator {
       pending_.pop_front();
       grad.values = 0.5f * (grad.values + in.values);
     }
-    while (!sends_.empty() && sends_.front().done()) {
-      sends_.front().wait();
-      sends_.pop_front();
-    }
+    reap_sends(sends_, false);
   }
 
   std::shared_ptr<GossipLayout> layout_;
@@ -176,8 +172,7 @@ class GossipGrad final : public Aggregator {
 };
 
 void check(const AlgorithmConfig& cfg) {
-  check_averaging_op(cfg.op, "gossipgrad");
-  check_uncompressed(cfg, "gossipgrad");
+  check_averaging_scheme(cfg, "gossipgrad");
   const Options o = options_of(cfg.params);
   if (o.group_size > 0 && cfg.world % o.group_size != 0)
     throw ParamError("group_size", fmt::format("{} ranks do not split into subgroups of {}", cfg.world, o.group_size));

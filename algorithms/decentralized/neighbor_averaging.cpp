@@ -71,13 +71,7 @@ class AsyncNeighborAveraging final : public Aggregator {
     if (neighbours_.empty())
       for (const auto& [j, wij] : w.in[me]) neighbours_.push_back({j, wij, ctx.comm->irecv(j, kChannel), {}, -1});
 
-    sends_.erase(std::remove_if(sends_.begin(), sends_.end(),
-                                [](SendHandle& s) {
-                                  if (!s.done()) return false;
-                                  s.wait();
-                                  return true;
-                                }),
-                 sends_.end());
+    reap_sends(sends_, false);
     for (int k : w.out[me]) sends_.push_back(ctx.comm->isend(k, model_payload(grad, ctx.step), kChannel));
 
     Eigen::VectorXf mixed = static_cast<float>(w.self[me]) * grad.values;
@@ -95,7 +89,7 @@ class AsyncNeighborAveraging final : public Aggregator {
   void finish(RankContext& ctx) override {
     for (auto& n : neighbours_)
       while (n.latest_step < ctx.step) take(ctx, n, false);
-    Comm::wait_all(sends_);
+    reap_sends(sends_, true);
   }
 
  private:
@@ -118,12 +112,11 @@ class AsyncNeighborAveraging final : public Aggregator {
   int staleness_;
   float scale_;
   std::vector<InNeighbour> neighbours_;
-  std::vector<SendHandle> sends_;
+  std::deque<SendHandle> sends_;
 };
 
 void check(const AlgorithmConfig& cfg) {
-  check_averaging_op(cfg.op, "neighbor_averaging");
-  check_uncompressed(cfg, "neighbor_averaging");
+  check_averaging_scheme(cfg, "neighbor_averaging");
   const Options o = options_of(cfg.params);
   const MixingSchedule schedule = build_mixing(cfg.params, cfg.world, cfg.seed);
   if (o.asynchronous && o.rounds != 1) throw ParamError("rounds", "asynchronous averaging mixes once per step");
