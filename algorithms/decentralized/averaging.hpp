@@ -22,8 +22,10 @@ inline void check_averaging_scheme(const AlgorithmConfig& cfg, const std::string
                                        algorithm, reduce_kind_name(op.kind)));
   // Whole dense models travel; a compressor would be silently ignored.
   if (cfg.compression != "none")
-    throw ParamError("compression", fmt::format("{} sends whole dense models and does not use compressor '{}'; "
-                                                "remove the compression section", algorithm, cfg.compression));
+    throw ParamError("compression",
+                     fmt::format("{} sends whole dense models and does not use compressor '{}'; "
+                                 "remove the compression section",
+                                 algorithm, cfg.compression));
 }
 
 // Factor turning an estimate of the average into an estimate of the op's result.
@@ -52,7 +54,8 @@ inline void reap_sends(std::deque<SendHandle>& sends, bool all) {
 
 // Text identifying a configuration (parameters, world, seed).
 inline std::string config_key(const AlgorithmConfig& cfg) {
-  std::string key = fmt::format("{}|{}|{}|{}", cfg.world, cfg.seed, static_cast<int>(cfg.op.kind), cfg.op.denominator);
+  std::string key =
+      fmt::format("{}|{}|{}|{}", cfg.world, cfg.seed, static_cast<int>(cfg.op.kind), cfg.op.denominator);
   for (const auto& [name, value] : cfg.params.all()) {
     key += "|" + name + "=";
     std::visit(

@@ -29,7 +29,8 @@ struct GossipPeers {
 inline GossipPeers gossip_peers(GossipSchedule schedule, int position, int n, std::int64_t step) {
   if (n < 2) return {};
   const int hop = 1 << static_cast<int>(step % gossip_period(n));
-  if (schedule == GossipSchedule::dissemination) return {(position + hop) % n, ((position - hop) % n + n) % n};
+  if (schedule == GossipSchedule::dissemination)
+    return {(position + hop) % n, ((position - hop) % n + n) % n};
   const int partner = position ^ hop;
   if (partner >= n) return {};
   return {partner, partner};
@@ -41,7 +42,8 @@ inline std::vector<int> virtual_topology(int n, bool shuffle, std::uint64_t seed
   std::vector<int> order(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
   if (!shuffle) return order;
-  Rng rng = make_rng(seed, Stream::topology, 0x676f73736970ULL, static_cast<std::uint64_t>(period_index));  // "gossip"
+  Rng rng = make_rng(seed, Stream::topology, 0x676f73736970ULL,
+                     static_cast<std::uint64_t>(period_index));  // "gossip"
   for (int i = n - 1; i > 0; --i)
     std::swap(order[static_cast<std::size_t>(i)],
               order[static_cast<std::size_t>(uniform_below(rng, static_cast<std::uint64_t>(i) + 1))]);

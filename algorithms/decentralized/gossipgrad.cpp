@@ -56,11 +56,13 @@ class GossipLayout {
     group_of_rank_.resize(static_cast<std::size_t>(ctx.world));
     for (int r = 0; r < ctx.world; ++r)
       group_of_rank_[static_cast<std::size_t>(r)] =
-          options_.group_size > 0 ? r / options_.group_size : ctx.layout->node_of_rank[static_cast<std::size_t>(r)];
+          options_.group_size > 0 ? r / options_.group_size
+                                  : ctx.layout->node_of_rank[static_cast<std::size_t>(r)];
     int groups = 0;
     for (int g : group_of_rank_) groups = std::max(groups, g + 1);
     members_.resize(static_cast<std::size_t>(groups));
-    for (int r = 0; r < ctx.world; ++r) members_[static_cast<std::size_t>(group_of_rank_[static_cast<std::size_t>(r)])].push_back(r);
+    for (int r = 0; r < ctx.world; ++r)
+      members_[static_cast<std::size_t>(group_of_rank_[static_cast<std::size_t>(r)])].push_back(r);
   }
 
   Group local_group(int rank) const {
@@ -81,13 +83,16 @@ class GossipLayout {
     if (it == topologies_.end()) {
       const std::vector<int> order = virtual_topology(n, options_.shuffle, seed_, period_index);
       std::vector<int> position(order.size());
-      for (std::size_t i = 0; i < order.size(); ++i) position[static_cast<std::size_t>(order[i])] = static_cast<int>(i);
+      for (std::size_t i = 0; i < order.size(); ++i)
+        position[static_cast<std::size_t>(order[i])] = static_cast<int>(i);
       it = topologies_.emplace(period_index, Topology{order, position}).first;
     }
     const Topology& t = it->second;
-    const GossipPeers peers = gossip_peers(options_.schedule, t.position[static_cast<std::size_t>(group)], n, step);
+    const GossipPeers peers =
+        gossip_peers(options_.schedule, t.position[static_cast<std::size_t>(group)], n, step);
     if (peers.send < 0) return {-1, -1};
-    return {leader(t.order[static_cast<std::size_t>(peers.send)]), leader(t.order[static_cast<std::size_t>(peers.recv)])};
+    return {leader(t.order[static_cast<std::size_t>(peers.send)]),
+            leader(t.order[static_cast<std::size_t>(peers.recv)])};
   }
 
  private:
@@ -175,7 +180,8 @@ void check(const AlgorithmConfig& cfg) {
   check_averaging_scheme(cfg, "gossipgrad");
   const Options o = options_of(cfg.params);
   if (o.group_size > 0 && cfg.world % o.group_size != 0)
-    throw ParamError("group_size", fmt::format("{} ranks do not split into subgroups of {}", cfg.world, o.group_size));
+    throw ParamError("group_size",
+                     fmt::format("{} ranks do not split into subgroups of {}", cfg.world, o.group_size));
 }
 
 }  // namespace
@@ -190,16 +196,20 @@ AlgorithmInfo gossipgrad_entry() {
            .one_of({"dissemination", "cube"}),
        ParamSpec("group_size", ParamKind::integer, "0", "ranks per local subgroup (0: the ranks of one node)")
            .between(0, 1 << 22),
-       ParamSpec("shuffle", ParamKind::boolean, "true", "reshuffle the virtual topology every log2(n) steps (seeded)"),
-       ParamSpec("asynchronous", ParamKind::boolean, "false", "leaders do not wait for the partner model of the step"),
-       ParamSpec("staleness", ParamKind::integer, "1", "asynchronous: a partner model may be at most this many steps late")
+       ParamSpec("shuffle", ParamKind::boolean, "true",
+                 "reshuffle the virtual topology every log2(n) steps (seeded)"),
+       ParamSpec("asynchronous", ParamKind::boolean, "false",
+                 "leaders do not wait for the partner model of the step"),
+       ParamSpec("staleness", ParamKind::integer, "1",
+                 "asynchronous: a partner model may be at most this many steps late")
            .between(0, 1 << 30)},
       true,
       false,
       [shared](const AlgorithmConfig& cfg) -> std::unique_ptr<Aggregator> {
         const Options o = options_of(cfg.params);
         const std::string key = config_key(cfg);
-        if (!shared->second || shared->first != key) *shared = {key, std::make_shared<GossipLayout>(o, cfg.seed)};
+        if (!shared->second || shared->first != key)
+          *shared = {key, std::make_shared<GossipLayout>(o, cfg.seed)};
         return std::make_unique<GossipGrad>(shared->second, o, averaging_scale(cfg.op, cfg.world));
       }};
   info.check = check;

@@ -15,7 +15,9 @@ namespace aggsim {
 
 namespace {
 
-int mod(std::int64_t a, int n) { return static_cast<int>(((a % n) + n) % n); }
+int mod(std::int64_t a, int n) {
+  return static_cast<int>(((a % n) + n) % n);
+}
 
 // Adds j to i's list unless it is i itself or already there (small p: 2x2 tori, 2-rank rings).
 void link(InNeighbours& g, int i, int j) {
@@ -69,7 +71,8 @@ InNeighbours torus_graph(int p, int rows) {
     while (p % rows != 0) --rows;
   }
   if (p % rows != 0)
-    throw ParamError("graph.rows", fmt::format("{} rows do not divide the {} ranks into a 2D torus", rows, p));
+    throw ParamError("graph.rows",
+                     fmt::format("{} rows do not divide the {} ranks into a 2D torus", rows, p));
   const int cols = p / rows;
   InNeighbours g(static_cast<std::size_t>(p));
   for (int r = 0; r < rows; ++r)
@@ -85,7 +88,8 @@ InNeighbours torus_graph(int p, int rows) {
 
 InNeighbours hypercube_graph(int p) {
   if ((p & (p - 1)) != 0)
-    throw ParamError("graph.kind", fmt::format("a hypercube needs a power-of-two number of ranks (got {})", p));
+    throw ParamError("graph.kind",
+                     fmt::format("a hypercube needs a power-of-two number of ranks (got {})", p));
   InNeighbours g(static_cast<std::size_t>(p));
   for (int i = 0; i < p; ++i)
     for (int bit = 1; bit < p; bit <<= 1) link(g, i, i ^ bit);
@@ -119,7 +123,8 @@ std::vector<InNeighbours> one_peer_exponential_rounds(int p) {
 
 InNeighbours random_regular_graph(int p, int degree, std::uint64_t seed) {
   if (degree >= p)
-    throw ParamError("graph.degree", fmt::format("a {}-regular graph needs more than {} ranks", degree, degree));
+    throw ParamError("graph.degree",
+                     fmt::format("a {}-regular graph needs more than {} ranks", degree, degree));
   if ((static_cast<std::int64_t>(p) * degree) % 2 != 0)
     throw ParamError("graph.degree", fmt::format("no {}-regular graph on an odd number of ranks ({}): "
                                                  "ranks x degree must be even",
@@ -156,17 +161,19 @@ InNeighbours random_regular_graph(int p, int degree, std::uint64_t seed) {
     InNeighbours g = undirected_from(p, edges);
     if (connected(g)) return g;
   }
-  throw ParamError("graph.degree", fmt::format("could not draw a connected {}-regular graph on {} ranks", degree, p));
+  throw ParamError("graph.degree",
+                   fmt::format("could not draw a connected {}-regular graph on {} ranks", degree, p));
 }
 
 InNeighbours edge_list_graph(int p, const NumberRows& edges) {
-  if (edges.empty()) throw ParamError("graph.edges", "graph kind 'edges' needs a non-empty list of edges [i, j]");
+  if (edges.empty())
+    throw ParamError("graph.edges", "graph kind 'edges' needs a non-empty list of edges [i, j]");
   std::set<std::pair<int, int>> set;
   for (std::size_t e = 0; e < edges.size(); ++e) {
     const auto& row = edges[e];
     if (row.size() != 2 && row.size() != 3)
-      throw ParamError("graph.edges", fmt::format("edge {} must be [i, j] or [i, j, weight] (got {} numbers)", e,
-                                                  row.size()));
+      throw ParamError("graph.edges", fmt::format("edge {} must be [i, j] or [i, j, weight] (got {} numbers)",
+                                                  e, row.size()));
     for (int k = 0; k < 2; ++k)
       if (row[static_cast<std::size_t>(k)] != std::floor(row[static_cast<std::size_t>(k)]) ||
           row[static_cast<std::size_t>(k)] < 0 || row[static_cast<std::size_t>(k)] >= p)

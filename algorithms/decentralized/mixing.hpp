@@ -17,9 +17,9 @@ namespace aggsim {
 // One round's mixing matrix, stored sparse by rows (never dense: 16k ranks must fit).
 struct MixingMatrix {
   int p = 0;
-  std::vector<double> self;                               // W_ii
-  std::vector<std::vector<std::pair<int, double>>> in;    // row i: (j, W_ij), j != i, W_ij > 0
-  std::vector<std::vector<int>> out;                      // ranks k with W_ki > 0: who needs x_i
+  std::vector<double> self;                             // W_ii
+  std::vector<std::vector<std::pair<int, double>>> in;  // row i: (j, W_ij), j != i, W_ij > 0
+  std::vector<std::vector<int>> out;                    // ranks k with W_ki > 0: who needs x_i
 };
 
 struct MixingSchedule {

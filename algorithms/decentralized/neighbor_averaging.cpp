@@ -29,7 +29,8 @@ struct Options {
 };
 
 Options options_of(const Params& p) {
-  return {static_cast<int>(p.integer("rounds")), p.boolean("asynchronous"), static_cast<int>(p.integer("staleness"))};
+  return {static_cast<int>(p.integer("rounds")), p.boolean("asynchronous"),
+          static_cast<int>(p.integer("staleness"))};
 }
 
 class NeighborAveraging final : public Aggregator {
@@ -38,7 +39,8 @@ class NeighborAveraging final : public Aggregator {
       : schedule_(std::move(schedule)), rounds_(rounds), scale_(scale) {}
 
   void aggregate(RankContext& ctx, Gradient& grad) override {
-    for (int r = 0; r < rounds_; ++r) mix(ctx, grad, schedule_->at(static_cast<std::int64_t>(ctx.step) * rounds_ + r));
+    for (int r = 0; r < rounds_; ++r)
+      mix(ctx, grad, schedule_->at(static_cast<std::int64_t>(ctx.step) * rounds_ + r));
     if (scale_ != 1.0f) grad.values *= scale_;
   }
 
@@ -50,7 +52,8 @@ class NeighborAveraging final : public Aggregator {
     std::vector<SendHandle> out;
     for (int k : w.out[me]) out.push_back(ctx.comm->isend(k, model_payload(grad), kChannel));
     Eigen::VectorXf mixed = static_cast<float>(w.self[me]) * grad.values;
-    for (std::size_t n = 0; n < in.size(); ++n) mixed += static_cast<float>(w.in[me][n].second) * in[n].wait().values;
+    for (std::size_t n = 0; n < in.size(); ++n)
+      mixed += static_cast<float>(w.in[me][n].second) * in[n].wait().values;
     Comm::wait_all(out);
     grad.values = std::move(mixed);
   }
@@ -69,7 +72,8 @@ class AsyncNeighborAveraging final : public Aggregator {
     const MixingMatrix& w = schedule_->at(0);
     const auto me = static_cast<std::size_t>(ctx.rank);
     if (neighbours_.empty())
-      for (const auto& [j, wij] : w.in[me]) neighbours_.push_back({j, wij, ctx.comm->irecv(j, kChannel), {}, -1});
+      for (const auto& [j, wij] : w.in[me])
+        neighbours_.push_back({j, wij, ctx.comm->irecv(j, kChannel), {}, -1});
 
     reap_sends(sends_, false);
     for (int k : w.out[me]) sends_.push_back(ctx.comm->isend(k, model_payload(grad, ctx.step), kChannel));
@@ -119,9 +123,11 @@ void check(const AlgorithmConfig& cfg) {
   check_averaging_scheme(cfg, "neighbor_averaging");
   const Options o = options_of(cfg.params);
   const MixingSchedule schedule = build_mixing(cfg.params, cfg.world, cfg.seed);
-  if (o.asynchronous && o.rounds != 1) throw ParamError("rounds", "asynchronous averaging mixes once per step");
+  if (o.asynchronous && o.rounds != 1)
+    throw ParamError("rounds", "asynchronous averaging mixes once per step");
   if (o.asynchronous && schedule.rounds.size() != 1)
-    throw ParamError("graph.peers", "asynchronous averaging needs a static graph (not the one-peer exponential graph)");
+    throw ParamError("graph.peers",
+                     "asynchronous averaging needs a static graph (not the one-peer exponential graph)");
 }
 
 }  // namespace
@@ -132,9 +138,11 @@ AlgorithmInfo neighbor_averaging_entry() {
     return shared->get(cfg, [&] { return build_mixing(cfg.params, cfg.world, cfg.seed); });
   };
   std::vector<ParamSpec> params = graph_param_specs();
-  params.push_back(ParamSpec("rounds", ParamKind::integer, "1", "mixing rounds per step (same vectors, repeated)")
-                       .between(1, 10000));
-  params.push_back(ParamSpec("asynchronous", ParamKind::boolean, "false", "no waiting for neighbours' current models"));
+  params.push_back(
+      ParamSpec("rounds", ParamKind::integer, "1", "mixing rounds per step (same vectors, repeated)")
+          .between(1, 10000));
+  params.push_back(
+      ParamSpec("asynchronous", ParamKind::boolean, "false", "no waiting for neighbours' current models"));
   params.push_back(ParamSpec("staleness", ParamKind::integer, "1",
                              "asynchronous: a neighbour's model may be at most this many steps old")
                        .between(0, 1 << 30));
@@ -147,7 +155,8 @@ AlgorithmInfo neighbor_averaging_entry() {
                        const Options o = options_of(cfg.params);
                        const float scale = averaging_scale(cfg.op, cfg.world);
                        if (o.asynchronous)
-                         return std::make_unique<AsyncNeighborAveraging>(schedule_of(cfg), o.staleness, scale);
+                         return std::make_unique<AsyncNeighborAveraging>(schedule_of(cfg), o.staleness,
+                                                                         scale);
                        return std::make_unique<NeighborAveraging>(schedule_of(cfg), o.rounds, scale);
                      }};
   info.check = check;

@@ -1,9 +1,9 @@
 #pragma once
 // Runs a scenario in a child process and brings back, bit for bit, every rank's vector before and
 // after each aggregation, the step times, the message count and the algorithm's summary fields.
-#include <Eigen/Core>
 #include <fmt/format.h>
 
+#include <Eigen/Core>
 #include <cstring>
 #include <map>
 #include <sstream>

@@ -2,7 +2,6 @@
 // all-reduce baseline's loss is at or below gossip's, for both partner schedules, on the shipped
 // scenario (MLP proxy, 16 ranks, non-IID shards, fixed seed).
 #include <catch2/catch.hpp>
-
 #include <map>
 #include <sstream>
 
@@ -19,7 +18,8 @@ struct Curve {
 
 Curve run_curve(const std::vector<std::string>& overrides) {
   const auto dir = fresh_dir("gossip-convergence");
-  std::vector<std::string> args = {"run", "scenarios/convergence_gossip.yaml", "--out", (dir / "out").string(), "-q"};
+  std::vector<std::string> args = {"run", "scenarios/convergence_gossip.yaml", "--out",
+                                   (dir / "out").string(), "-q"};
   for (const auto& o : overrides) args.insert(args.end(), {"--set", o});
   const CliResult r = run_aggsim(args);
   REQUIRE(r.exit_code == 0);
@@ -45,11 +45,12 @@ Curve run_curve(const std::vector<std::string>& overrides) {
 
 }  // namespace
 
-TEST_CASE("all-reduce loss <= gossip loss at equal steps (GossipGraD T5 ordering)", "[gossipgrad][convergence]") {
+TEST_CASE("all-reduce loss <= gossip loss at equal steps (GossipGraD T5 ordering)",
+          "[gossipgrad][convergence]") {
   const Curve ring = run_curve({"algorithm.name=ring_allreduce"});
   REQUIRE(ring.loss.size() >= 5);
   CHECK(ring.loss.rbegin()->second < ring.loss.begin()->second);  // it trains
-  CHECK(ring.consensus.empty());  // every rank holds the same model
+  CHECK(ring.consensus.empty());                                  // every rank holds the same model
   for (const std::string schedule : {"dissemination", "cube"}) {
     INFO(schedule);
     const Curve gossip = run_curve({"algorithm.schedule=" + schedule});

@@ -1,9 +1,9 @@
 // GossipGraD: partner schedules against the paper's definitions, the simulated exchange follows
 // them, subgroup members stay equal, and the alpha-beta cost of a step is constant in p.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <set>
 
 #include "algorithms/decentralized/gossip_schedule.hpp"
@@ -35,8 +35,8 @@ const Table kCube16 = {{1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14},
                        {4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11},
                        {8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7}};
 
-std::string scenario(int p, const std::string& algorithm, int steps = 4, int dim = 50, const std::string& size = "64KB",
-                     const std::string& math = "on") {
+std::string scenario(int p, const std::string& algorithm, int steps = 4, int dim = 50,
+                     const std::string& size = "64KB", const std::string& math = "on") {
   return fmt::format(R"(
 seed: 5
 ranks: {p}
@@ -45,18 +45,21 @@ platform: {{topology: cluster, hosts: {p}, bandwidth: 10Gbps, latency: 1us}}
 network: alpha_beta
 model: {{size: {size}, proxy_dim: {dim}, math: {math}}}
 algorithm: {alg}
-)", fmt::arg("p", p), fmt::arg("steps", steps), fmt::arg("dim", dim), fmt::arg("size", size), fmt::arg("math", math),
-                     fmt::arg("alg", algorithm));
+)",
+                     fmt::arg("p", p), fmt::arg("steps", steps), fmt::arg("dim", dim), fmt::arg("size", size),
+                     fmt::arg("math", math), fmt::arg("alg", algorithm));
 }
 
 }  // namespace
 
-TEST_CASE("DISSEMINATION and CUBE partners match the paper's definitions for p = 8 and 16", "[gossipgrad][schedule]") {
+TEST_CASE("DISSEMINATION and CUBE partners match the paper's definitions for p = 8 and 16",
+          "[gossipgrad][schedule]") {
   struct Case {
     int p;
     const Table *send, *recv, *cube;
   };
-  for (const Case c : {Case{8, &kDissSend8, &kDissRecv8, &kCube8}, Case{16, &kDissSend16, &kDissRecv16, &kCube16}}) {
+  for (const Case c :
+       {Case{8, &kDissSend8, &kDissRecv8, &kCube8}, Case{16, &kDissSend16, &kDissRecv16, &kCube16}}) {
     const int period = static_cast<int>(c.send->size());
     REQUIRE(gossip_period(c.p) == period);
     // Two periods: the powers rotate 2^0 .. 2^(log p - 1) and start over.
@@ -98,7 +101,8 @@ TEST_CASE("CUBE partners are symmetric, DISSEMINATION partners vary", "[gossipgr
   }
 }
 
-TEST_CASE("the shuffled virtual topology is a seeded permutation, new every period", "[gossipgrad][schedule]") {
+TEST_CASE("the shuffled virtual topology is a seeded permutation, new every period",
+          "[gossipgrad][schedule]") {
   const auto a = virtual_topology(16, true, 5, 0), b = virtual_topology(16, true, 5, 1);
   std::vector<int> sorted = a;
   std::sort(sorted.begin(), sorted.end());
@@ -115,17 +119,21 @@ TEST_CASE("each rank averages with the partner the schedule names", "[gossipgrad
     for (const std::string shuffle : {"false", "true"}) {
       INFO(schedule << ", shuffle " << shuffle);
       const int p = 8;
-      const GossipRun run = run_gossip(
-          scenario(p, fmt::format("{{name: gossipgrad, schedule: {}, group_size: 1, shuffle: {}}}", schedule, shuffle), 7));
+      const GossipRun run = run_gossip(scenario(
+          p, fmt::format("{{name: gossipgrad, schedule: {}, group_size: 1, shuffle: {}}}", schedule, shuffle),
+          7));
       const GossipSchedule s = schedule == "cube" ? GossipSchedule::cube : GossipSchedule::dissemination;
       for (int step = 0; step < 7; ++step) {
         const auto order = virtual_topology(p, shuffle == "true", 5, step / gossip_period(p));
         std::vector<int> position(static_cast<std::size_t>(p));
-        for (int i = 0; i < p; ++i) position[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])] = i;
+        for (int i = 0; i < p; ++i)
+          position[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])] = i;
         const auto& st = run.steps[static_cast<std::size_t>(step)];
         for (int r = 0; r < p; ++r) {
-          const int from = order[static_cast<std::size_t>(gossip_peers(s, position[static_cast<std::size_t>(r)], p, step).recv)];
-          const Eigen::VectorXf expected = 0.5f * (st.before[static_cast<std::size_t>(r)] + st.before[static_cast<std::size_t>(from)]);
+          const int from = order[static_cast<std::size_t>(
+              gossip_peers(s, position[static_cast<std::size_t>(r)], p, step).recv)];
+          const Eigen::VectorXf expected =
+              0.5f * (st.before[static_cast<std::size_t>(r)] + st.before[static_cast<std::size_t>(from)]);
           CHECK((st.after[static_cast<std::size_t>(r)] - expected).cwiseAbs().maxCoeff() == 0.0f);
         }
         // Every model is sent once and received once: the mean is preserved.
@@ -138,9 +146,11 @@ TEST_CASE("each rank averages with the partner the schedule names", "[gossipgrad
 TEST_CASE("with local subgroups of 2 both members hold equal vectors after each step", "[gossipgrad][math]") {
   for (const std::string schedule : {"dissemination", "cube"}) {
     INFO(schedule);
-    const GossipRun run = run_gossip(scenario(16, fmt::format("{{name: gossipgrad, schedule: {}, group_size: 2}}", schedule), 5));
+    const GossipRun run = run_gossip(
+        scenario(16, fmt::format("{{name: gossipgrad, schedule: {}, group_size: 2}}", schedule), 5));
     for (const auto& st : run.steps) {
-      for (std::size_t g = 0; g < 8; ++g) CHECK((st.after[2 * g] - st.after[2 * g + 1]).cwiseAbs().maxCoeff() == 0.0f);
+      for (std::size_t g = 0; g < 8; ++g)
+        CHECK((st.after[2 * g] - st.after[2 * g + 1]).cwiseAbs().maxCoeff() == 0.0f);
       // Different subgroups do not agree yet (gossip, not all-reduce).
       CHECK((st.after[0] - st.after[2]).cwiseAbs().maxCoeff() > 0.0f);
     }
@@ -160,7 +170,8 @@ TEST_CASE("a gossip step costs one exchange plus the subgroup all-reduce and bro
       for (int p : {16, 128, 1024}) {
         INFO(schedule << ", g " << g << ", p " << p);
         const auto times = step_times(
-            scenario(p, fmt::format("{{name: gossipgrad, schedule: {}, group_size: {}}}", schedule, g), 3, 1, bytes, "off"));
+            scenario(p, fmt::format("{{name: gossipgrad, schedule: {}, group_size: {}}}", schedule, g), 3, 1,
+                     bytes, "off"));
         for (double t : times) CHECK(t == Approx(allreduce + exchange + broadcast).epsilon(1e-9));
       }
     }
@@ -185,16 +196,20 @@ TEST_CASE("asynchronous gossip with staleness 0 is the synchronous scheme, with 
   const GossipRun sync = run_gossip(yaml);
   const GossipRun stale0 = run_gossip(yaml, {"algorithm.asynchronous=true", "algorithm.staleness=0"});
   for (std::size_t s = 0; s < 6; ++s)
-    for (std::size_t r = 0; r < 16; ++r) CHECK((sync.steps[s].after[r] - stale0.steps[s].after[r]).cwiseAbs().maxCoeff() == 0.0f);
+    for (std::size_t r = 0; r < 16; ++r)
+      CHECK((sync.steps[s].after[r] - stale0.steps[s].after[r]).cwiseAbs().maxCoeff() == 0.0f);
   const GossipRun stale3 = run_gossip(yaml, {"algorithm.asynchronous=true", "algorithm.staleness=3"});
   CHECK(stale3.messages == sync.messages);
   for (const auto& st : stale3.steps)
-    for (std::size_t g = 0; g < 8; ++g) CHECK((st.after[2 * g] - st.after[2 * g + 1]).cwiseAbs().maxCoeff() == 0.0f);
+    for (std::size_t g = 0; g < 8; ++g)
+      CHECK((st.after[2 * g] - st.after[2 * g + 1]).cwiseAbs().maxCoeff() == 0.0f);
 }
 
-TEST_CASE("gossipgrad rejects ops it cannot compute, uneven subgroups and compressors", "[gossipgrad][check]") {
-  CHECK_THROWS_WITH(load_scenario_text(scenario(16, "{name: gossipgrad}") + "compression: {name: topk}\n", "t.yaml"),
-                    Catch::Contains("t.yaml:9:") && Catch::Contains("does not use compressor 'topk'"));
+TEST_CASE("gossipgrad rejects ops it cannot compute, uneven subgroups and compressors",
+          "[gossipgrad][check]") {
+  CHECK_THROWS_WITH(
+      load_scenario_text(scenario(16, "{name: gossipgrad}") + "compression: {name: topk}\n", "t.yaml"),
+      Catch::Contains("t.yaml:9:") && Catch::Contains("does not use compressor 'topk'"));
   CHECK_THROWS_WITH(load_scenario_text(scenario(16, "{name: gossipgrad, op: min}"), "t.yaml"),
                     Catch::Contains("algorithm.op") && Catch::Contains("cannot compute op min"));
   CHECK_THROWS_WITH(load_scenario_text(scenario(16, "{name: gossipgrad, group_size: 3}"), "t.yaml"),

@@ -1,10 +1,10 @@
 // Neighbour averaging: the global mean is preserved, the consensus distance contracts at least as
 // fast as the spectral gap says, the reported gap equals the closed forms of known graphs, and
 // bad graphs or weights are rejected when the scenario is loaded.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
 
 #include <Eigen/Dense>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <complex>
 #include <set>
@@ -20,7 +20,8 @@ namespace {
 
 const double kPi = 3.14159265358979323846;
 
-std::string scenario(int p, const std::string& graph, const std::string& extra = "", int steps = 2, int dim = 200) {
+std::string scenario(int p, const std::string& graph, const std::string& extra = "", int steps = 2,
+                     int dim = 200) {
   return fmt::format(R"(
 seed: 5
 ranks: {p}
@@ -32,7 +33,9 @@ algorithm:
   name: neighbor_averaging
   graph: {graph}
 {extra}
-)", fmt::arg("p", p), fmt::arg("steps", steps), fmt::arg("dim", dim), fmt::arg("graph", graph), fmt::arg("extra", extra));
+)",
+                     fmt::arg("p", p), fmt::arg("steps", steps), fmt::arg("dim", dim),
+                     fmt::arg("graph", graph), fmt::arg("extra", extra));
 }
 
 // Largest |eigenvalue| over the non-constant eigenvectors of a circulant mixing matrix whose row 0
@@ -63,7 +66,9 @@ std::vector<GraphCase> graph_cases() {
   double torus_sigma = 0;
   for (int a = 0; a < 4; ++a)
     for (int b = 0; b < 6; ++b)
-      if (a || b) torus_sigma = std::max(torus_sigma, std::abs(1 + 2 * std::cos(2 * kPi * a / 4) + 2 * std::cos(2 * kPi * b / 6)) / 5);
+      if (a || b)
+        torus_sigma = std::max(
+            torus_sigma, std::abs(1 + 2 * std::cos(2 * kPi * a / 4) + 2 * std::cos(2 * kPi * b / 6)) / 5);
   // Hypercube of dimension 4, uniform 1/5: lambda_m = 1 - 2m/5, m = 1..4 -> max |.| = 3/5.
   // Exponential graph on 16 ranks, offsets 1, 2, 4, 8 (directed), weight 1/5 each.
   const double exp16 = 1.0 - circulant_sigma2(16, {1, 2, 4, 8}, 1.0 / 5);
@@ -76,7 +81,8 @@ std::vector<GraphCase> graph_cases() {
       // Over one period of log2(16) rounds the one-peer graph averages exactly.
       {"exponential (one peer)", 16, "{kind: exponential, peers: one}", "", 1.0},
       {"random regular", 32, "{kind: regular, degree: 4}", "", nan},
-      {"edges (metropolis)", 6, "{kind: edges, edges: [[0, 1], [1, 2], [2, 0], [2, 3], [3, 4], [4, 5], [5, 3]]}", "", nan},
+      {"edges (metropolis)", 6,
+       "{kind: edges, edges: [[0, 1], [1, 2], [2, 0], [2, 3], [3, 4], [4, 5], [5, 3]]}", "", nan},
   };
 }
 
@@ -95,7 +101,8 @@ TEST_CASE("neighbour averaging preserves the global mean on every graph", "[neig
   }
 }
 
-TEST_CASE("the reported spectral gap equals the closed form of known graphs", "[neighbor_averaging][spectral]") {
+TEST_CASE("the reported spectral gap equals the closed form of known graphs",
+          "[neighbor_averaging][spectral]") {
   for (const auto& c : graph_cases()) {
     if (std::isnan(c.expected_gap)) continue;
     INFO(c.name);
@@ -120,11 +127,13 @@ TEST_CASE("the reported spectral gap of an explicit graph equals a direct Metrop
   CHECK(run.fields.at("spectral_gap") == Approx(expected).margin(1e-9));
 }
 
-TEST_CASE("consensus distance contracts by at least (1 - gap)^2 per round", "[neighbor_averaging][spectral]") {
+TEST_CASE("consensus distance contracts by at least (1 - gap)^2 per round",
+          "[neighbor_averaging][spectral]") {
   for (const auto& c : graph_cases()) {
     for (int rounds : {1, 3}) {
       INFO(c.name << ", rounds " << rounds);
-      const GossipRun run = run_gossip(scenario(c.p, c.graph, c.extra + fmt::format("\n  rounds: {}", rounds)));
+      const GossipRun run =
+          run_gossip(scenario(c.p, c.graph, c.extra + fmt::format("\n  rounds: {}", rounds)));
       const double gap = std::isnan(c.expected_gap) ? run.fields.at("spectral_gap") : c.expected_gap;
       REQUIRE(gap > 0);
       // A period-long product bounds the contraction per period; one round of a static graph is a period.
@@ -138,11 +147,13 @@ TEST_CASE("consensus distance contracts by at least (1 - gap)^2 per round", "[ne
   }
 }
 
-TEST_CASE("one-peer exponential graph reaches the exact average after log2(p) rounds", "[neighbor_averaging][math]") {
+TEST_CASE("one-peer exponential graph reaches the exact average after log2(p) rounds",
+          "[neighbor_averaging][math]") {
   for (int p : {8, 16, 32}) {
     const int rounds = static_cast<int>(std::log2(p));
     INFO("p " << p);
-    const GossipRun run = run_gossip(scenario(p, "{kind: exponential, peers: one}", fmt::format("  rounds: {}", rounds)));
+    const GossipRun run =
+        run_gossip(scenario(p, "{kind: exponential, peers: one}", fmt::format("  rounds: {}", rounds)));
     for (const auto& s : run.steps) {
       const Eigen::VectorXd mean = rank_mean(s.before);
       for (const auto& x : s.after) CHECK((x.cast<double>() - mean).cwiseAbs().maxCoeff() <= 1e-5);
@@ -157,7 +168,8 @@ TEST_CASE("op sum scales the average estimate by p", "[neighbor_averaging][math]
     CHECK((sum.steps[0].after[r] - 16.0f * avg.steps[0].after[r]).cwiseAbs().maxCoeff() == 0.0f);
 }
 
-TEST_CASE("a random regular graph is simple, d-regular, connected and fixed by the seed", "[neighbor_averaging][graph]") {
+TEST_CASE("a random regular graph is simple, d-regular, connected and fixed by the seed",
+          "[neighbor_averaging][graph]") {
   for (auto [p, d] : {std::pair<int, int>{32, 4}, {50, 3}, {1000, 6}}) {
     INFO("p " << p << ", d " << d);
     const InNeighbours g = random_regular_graph(p, d, 17);
@@ -186,14 +198,15 @@ TEST_CASE("a random regular graph is simple, d-regular, connected and fixed by t
   }
 }
 
-TEST_CASE("the doubly-stochastic check rejects bad graphs and weights at load time", "[neighbor_averaging][cli]") {
+TEST_CASE("the doubly-stochastic check rejects bad graphs and weights at load time",
+          "[neighbor_averaging][cli]") {
   struct Bad {
     std::string graph, extra, key, words;
   };
   const std::vector<Bad> cases = {
       // A path: uniform weights 1/(deg+1) give column sums != 1.
-      {"{kind: edges, edges: [[0, 1], [1, 2], [2, 3], [3, 4], [4, 5]]}", "  weights: uniform", "algorithm.weights",
-       "not doubly stochastic"},
+      {"{kind: edges, edges: [[0, 1], [1, 2], [2, 3], [3, 4], [4, 5]]}", "  weights: uniform",
+       "algorithm.weights", "not doubly stochastic"},
       // Explicit weights whose sum at rank 1 exceeds 1.
       {"{kind: edges, edges: [[0, 1, 0.7], [1, 2, 0.5], [2, 3, 0.5], [3, 4, 0.5], [4, 5, 0.5]]}",
        "  weights: explicit", "algorithm.graph.edges", "not doubly stochastic"},
@@ -220,7 +233,8 @@ TEST_CASE("asynchronous averaging with staleness 0 is the synchronous scheme, wi
   const GossipRun sync = run_gossip(yaml);
   const GossipRun stale0 = run_gossip(yaml, {"algorithm.asynchronous=true", "algorithm.staleness=0"});
   for (std::size_t s = 0; s < 4; ++s)
-    for (std::size_t r = 0; r < 16; ++r) CHECK((sync.steps[s].after[r] - stale0.steps[s].after[r]).cwiseAbs().maxCoeff() == 0.0f);
+    for (std::size_t r = 0; r < 16; ++r)
+      CHECK((sync.steps[s].after[r] - stale0.steps[s].after[r]).cwiseAbs().maxCoeff() == 0.0f);
   // Every rank sends its model to its 4 torus neighbours each step, and all of it is received.
   const GossipRun stale2 = run_gossip(yaml, {"algorithm.asynchronous=true", "algorithm.staleness=2"});
   CHECK(stale2.messages == 4u * 16u * 4u);
