@@ -8,6 +8,7 @@
 
 #include "algorithms/decentralized/gossip_schedule.hpp"
 #include "gossip_run.hpp"
+#include "support/cli.hpp"
 #include "support/reduction_check.hpp"
 
 using namespace aggsim;
@@ -214,4 +215,42 @@ TEST_CASE("gossipgrad rejects ops it cannot compute, uneven subgroups and compre
                     Catch::Contains("algorithm.op") && Catch::Contains("cannot compute op min"));
   CHECK_THROWS_WITH(load_scenario_text(scenario(16, "{name: gossipgrad, group_size: 3}"), "t.yaml"),
                     Catch::Contains("algorithm.group_size") && Catch::Contains("do not split"));
+}
+
+TEST_CASE("by default the subgroups are the ranks sharing a node", "[gossipgrad][math]") {
+  // 4 nodes of 2 hosts (aggsim_node property), every host on its own link to one router.
+  std::string hosts, links;
+  for (int h = 0; h < 8; ++h) {
+    hosts += fmt::format(R"(<host id="host-{0}" speed="100Gf"><prop id="aggsim_node" value="node-{1}"/></host>
+)",
+                         h, h / 2);
+    links += fmt::format(R"(<link id="link-{0}" bandwidth="10Gbps" latency="1us"/>
+)",
+                         h);
+  }
+  std::string routes;
+  for (int h = 0; h < 8; ++h)
+    routes += fmt::format(R"(<route src="host-{0}" dst="switch"><link_ctn id="link-{0}"/></route>
+)",
+                          h);
+  const auto dir = fresh_dir("gossip-nodes");
+  write_file(dir / "nodes.xml", "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                                "<platform version=\"4.1\"><zone id=\"nodes\" routing=\"Floyd\">\n" +
+                                    hosts + "<router id=\"switch\"/>\n" + links + routes + "</zone></platform>\n");
+  const std::string yaml = fmt::format(R"(
+seed: 5
+ranks: 8
+steps: 4
+platform: {{file: {}}}
+network: alpha_beta
+model: {{size: 64KB, proxy_dim: 20}}
+algorithm: {{name: gossipgrad}}
+)",
+                                       (dir / "nodes.xml").string());
+  const GossipRun run = run_gossip(yaml);
+  for (const auto& st : run.steps)
+    for (std::size_t n = 0; n < 4; ++n) CHECK((st.after[2 * n] - st.after[2 * n + 1]).cwiseAbs().maxCoeff() == 0.0f);
+  // Per node and step: 2 x 2 ring all-reduce messages, 1 gossip message from the leader, 1 broadcast.
+  CHECK(run.messages == 4u * 4u * 6u);
+  std::filesystem::remove_all(dir);
 }
