@@ -14,6 +14,7 @@ namespace {
 struct Curve {
   std::map<int, double> loss;       // step -> held-out loss, at evaluation steps
   std::map<int, double> consensus;  // step -> consensus distance, where reported
+  std::map<int, double> step_time, compute_time;
 };
 
 Curve run_curve(const std::vector<std::string>& overrides) {
@@ -38,6 +39,8 @@ Curve run_curve(const std::vector<std::string>& overrides) {
     const int step = std::stoi(row.at("step"));
     if (!row["loss"].empty()) c.loss[step] = std::stod(row["loss"]);
     if (!row["consensus_distance"].empty()) c.consensus[step] = std::stod(row["consensus_distance"]);
+    c.step_time[step] = std::stod(row.at("step_time_s"));
+    c.compute_time[step] = std::stod(row.at("compute_time_s"));
   }
   std::filesystem::remove_all(dir);
   return c;
@@ -60,5 +63,24 @@ TEST_CASE("all-reduce loss <= gossip loss at equal steps (GossipGraD T5 ordering
       CHECK(loss <= gossip.loss.at(step));
       CHECK(gossip.consensus.at(step) > 0);  // ranks have not reached consensus
     }
+  }
+}
+
+TEST_CASE("asynchronous neighbour averaging does not wait for a straggler", "[neighbor_averaging][async]") {
+  // Rank 0 computes at a quarter of the speed of the others.
+  const std::vector<std::string> common = {"algorithm.name=neighbor_averaging", "steps=6",
+                                           "compute.speed_factors={slow_ranks: [0], factor: 0.25}"};
+  auto with = [&](std::vector<std::string> extra) {
+    extra.insert(extra.begin(), common.begin(), common.end());
+    return run_curve(extra);
+  };
+  const Curve sync = with({});
+  const Curve async = with({"algorithm.asynchronous=true", "algorithm.staleness=6"});
+  for (const auto& [step, t] : async.step_time) {
+    INFO("step " << step);
+    // Nobody blocks: a step lasts as long as the slowest rank's computation.
+    CHECK(t == Approx(async.compute_time.at(step)).epsilon(1e-9));
+    // Synchronously, the straggler's neighbours wait for its model, and their neighbours for them.
+    CHECK(sync.step_time.at(step) > 1.2 * t);
   }
 }

@@ -234,9 +234,10 @@ TEST_CASE("by default the subgroups are the ranks sharing a node", "[gossipgrad]
 )",
                           h);
   const auto dir = fresh_dir("gossip-nodes");
-  write_file(dir / "nodes.xml", "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
-                                "<platform version=\"4.1\"><zone id=\"nodes\" routing=\"Floyd\">\n" +
-                                    hosts + "<router id=\"switch\"/>\n" + links + routes + "</zone></platform>\n");
+  write_file(dir / "nodes.xml",
+             "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+             "<platform version=\"4.1\"><zone id=\"nodes\" routing=\"Floyd\">\n" +
+                 hosts + "<router id=\"switch\"/>\n" + links + routes + "</zone></platform>\n");
   const std::string yaml = fmt::format(R"(
 seed: 5
 ranks: 8
@@ -249,7 +250,8 @@ algorithm: {{name: gossipgrad}}
                                        (dir / "nodes.xml").string());
   const GossipRun run = run_gossip(yaml);
   for (const auto& st : run.steps)
-    for (std::size_t n = 0; n < 4; ++n) CHECK((st.after[2 * n] - st.after[2 * n + 1]).cwiseAbs().maxCoeff() == 0.0f);
+    for (std::size_t n = 0; n < 4; ++n)
+      CHECK((st.after[2 * n] - st.after[2 * n + 1]).cwiseAbs().maxCoeff() == 0.0f);
   // Per node and step: 2 x 2 ring all-reduce messages, 1 gossip message from the leader, 1 broadcast.
   CHECK(run.messages == 4u * 4u * 6u);
   std::filesystem::remove_all(dir);
