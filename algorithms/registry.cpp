@@ -7,6 +7,12 @@ namespace aggsim {
 // Collectives
 AlgorithmInfo ring_allreduce_entry();
 AlgorithmInfo allgather_entry();
+AlgorithmInfo halving_doubling_allreduce_entry();
+AlgorithmInfo recursive_doubling_allreduce_entry();
+AlgorithmInfo tree_allreduce_entry();
+AlgorithmInfo double_binary_tree_allreduce_entry();
+AlgorithmInfo hierarchical_allreduce_entry();
+AlgorithmInfo torus2d_allreduce_entry();
 
 // Decentralized
 AlgorithmInfo neighbor_averaging_entry();
@@ -31,6 +37,12 @@ const std::vector<AlgorithmInfo>& algorithm_table() {
   static const std::vector<AlgorithmInfo> table = {
       ring_allreduce_entry(),
       allgather_entry(),
+      halving_doubling_allreduce_entry(),
+      recursive_doubling_allreduce_entry(),
+      tree_allreduce_entry(),
+      double_binary_tree_allreduce_entry(),
+      hierarchical_allreduce_entry(),
+      torus2d_allreduce_entry(),
       neighbor_averaging_entry(),
       gossipgrad_entry(),
   };

@@ -21,6 +21,8 @@ struct AlgorithmConfig {
   int world = 1;
   // Makes this rank's compressor (the scenario's `compression`); identity when none.
   std::function<std::unique_ptr<Compressor>()> make_compressor;
+  // Which ranks share a node (from the platform); null when built without a platform.
+  const RankLayout* layout = nullptr;
   std::uint64_t seed = 0;  // the scenario seed (e.g. for a random graph every rank must agree on)
   std::string compression = "none";  // the scenario's compressor name (for load-time checks)
 };

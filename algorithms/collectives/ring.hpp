@@ -11,10 +11,6 @@ void ring_reduce_scatter(Comm& comm, const Group& group, Gradient& grad, const R
 // member holds every chunk.
 void ring_allgather(Comm& comm, const Group& group, Gradient& grad);
 
-// Reduce-scatter, finalize (e.g. divide by the group size for avg) each owned chunk once, all-gather:
-// every member ends with the same bits.
-void ring_allreduce(Comm& comm, const Group& group, Gradient& grad, const ReduceOp& op);
-
 inline int ring_owned_chunk(int index, int n) { return (index + 1) % n; }
 
 }  // namespace aggsim

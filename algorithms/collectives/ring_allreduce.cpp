@@ -1,7 +1,9 @@
 // Ring all-reduce (Patarasuk & Yuan): reduce-scatter then all-gather, each n-1 steps in which every
 // member sends one chunk to its right neighbour and receives one from its left. Under alpha-beta
 // it costs 2(p-1)(alpha + (S/p)/beta). Assumes a commutative, associative op; the summation order
-// of each chunk is the ring's, as on real hardware.
+// of each chunk is the ring's, as on real hardware. Matches SMPI's allreduce:lr when S divides by p
+// (lr sends a remainder with a second all-reduce).
+#include "algorithms/collectives/allreduce.hpp"
 #include "algorithms/collectives/ring.hpp"
 #include "algorithms/registry.hpp"
 
@@ -35,29 +37,13 @@ void ring_allgather(Comm& comm, const Group& group, Gradient& grad) {
   }
 }
 
-void ring_allreduce(Comm& comm, const Group& group, Gradient& grad, const ReduceOp& op) {
-  ring_reduce_scatter(comm, group, grad, op);
-  // Finalize (e.g. divide for avg) once, on the owned chunk, so all members end bit-identical.
-  const ChunkView owned = chunk_of(grad, group.size(), ring_owned_chunk(group.me, group.size()));
-  op.finalize(grad.values.segment(owned.proxy.begin, owned.proxy.count), group.size());
-  ring_allgather(comm, group, grad);
+void ring_allreduce(Comm& comm, const Group& group, Gradient& g, const ReduceOp& op, int world) {
+  ring_reduce_scatter(comm, group, g, op);
+  // Finalize (e.g. divide for avg) once, on the owned chunk, so all ranks end bit-identical.
+  const ChunkView owned = chunk_of(g, group.size(), ring_owned_chunk(group.me, group.size()));
+  op.finalize(g.values.segment(owned.proxy.begin, owned.proxy.count), world);
+  ring_allgather(comm, group, g);
 }
-
-namespace {
-
-class RingAllreduce final : public Aggregator {
- public:
-  explicit RingAllreduce(ReduceOp op) : op_(op) {}
-
-  void aggregate(RankContext& ctx, Gradient& grad) override {
-    ring_allreduce(*ctx.comm, Group::world(ctx), grad, op_);
-  }
-
- private:
-  ReduceOp op_;
-};
-
-}  // namespace
 
 AlgorithmInfo ring_allreduce_entry() {
   return {"ring_allreduce",
@@ -65,7 +51,7 @@ AlgorithmInfo ring_allreduce_entry() {
           {},
           true,
           true,
-          [](const AlgorithmConfig& cfg) { return std::make_unique<RingAllreduce>(cfg.op); }};
+          [](const AlgorithmConfig& cfg) { return make_world_allreduce(cfg.op, ring_allreduce); }};
 }
 
 }  // namespace aggsim

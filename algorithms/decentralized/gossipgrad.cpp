@@ -17,7 +17,8 @@
 #include <deque>
 #include <map>
 
-#include "algorithms/collectives/ring.hpp"
+#include "algorithms/collectives/allreduce.hpp"
+#include "algorithms/collectives/blocks.hpp"
 #include "algorithms/decentralized/averaging.hpp"
 #include "algorithms/decentralized/gossip_schedule.hpp"
 #include "algorithms/registry.hpp"
@@ -26,7 +27,7 @@ namespace aggsim {
 
 namespace {
 
-constexpr int kGossipChannel = 5, kBroadcastChannel = 6;
+constexpr int kGossipChannel = 5;
 
 struct Options {
   GossipSchedule schedule = GossipSchedule::dissemination;
@@ -106,21 +107,6 @@ class GossipLayout {
   std::map<std::int64_t, Topology> topologies_;
 };
 
-// Binomial-tree broadcast from group member 0: ceil(log2 n) rounds of one full model.
-void binomial_broadcast(Comm& comm, const Group& group, Gradient& grad) {
-  const int n = group.size(), me = group.me;
-  int mask = 1;
-  while (mask < n) {
-    if (me & mask) {
-      grad.values = comm.recv(group.rank_at(me - mask), kBroadcastChannel).values;
-      break;
-    }
-    mask <<= 1;
-  }
-  for (mask >>= 1; mask > 0; mask >>= 1)
-    if (me + mask < n) comm.send(group.rank_at(me + mask), model_payload(grad), kBroadcastChannel);
-}
-
 class GossipGrad final : public Aggregator {
  public:
   GossipGrad(std::shared_ptr<GossipLayout> layout, const Options& options, float scale)
@@ -129,9 +115,9 @@ class GossipGrad final : public Aggregator {
   void aggregate(RankContext& ctx, Gradient& grad) override {
     layout_->ensure_groups(ctx);
     const Group local = layout_->local_group(ctx.rank);
-    ring_allreduce(*ctx.comm, local, grad, ReduceOp{ReduceKind::avg});
+    ring_allreduce(*ctx.comm, local, grad, ReduceOp{ReduceKind::avg}, local.size());
     if (local.me == 0) gossip(ctx, grad);
-    binomial_broadcast(*ctx.comm, local, grad);
+    binomial_broadcast(*ctx.comm, local, grad, whole_of(grad), 0);
     if (scale_ != 1.0f) grad.values *= scale_;
   }
 

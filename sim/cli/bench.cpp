@@ -69,7 +69,10 @@ std::string self_path() { return fs::read_symlink("/proc/self/exe").string(); }
 int bench_command(const std::vector<std::string>& args) {
   CLI::App app{"aggsim bench: wall time, peak memory and message rate of a ring all-reduce step", "aggsim bench"};
   int ranks = 1024;
-  std::string size = "100MB";
+  // 100 MiB splits into equal fp32 chunks for any power-of-two rank count. With 10^8 bytes chunk
+  // sizes differ by one element, and LV08's reverse crosstraffic then makes SimGrid's solver cost
+  // grow as p^3 (the same for the bare program): see README "Performance".
+  std::string size = "100MiB";
   int repeat = 1;
   std::string reference = AGGSIM_BARE_RING_BIN;
   std::string network = "lv08";

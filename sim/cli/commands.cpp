@@ -10,6 +10,7 @@
 #include "sim/metrics/report.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/scenario/scenario_loader.hpp"
+#include "sim/workload/options.hpp"
 
 namespace aggsim::cli {
 
@@ -73,6 +74,10 @@ int list_command() {
     fmt::print("  {:<30} {}\n", t.name, t.summary);
     print_params(t.params);
   }
+  fmt::print("\nTraining workload (workload.*; see sim/workload/README.md):\n");
+  print_params(workload_param_specs());
+  fmt::print("\nStraggler noise (compute.straggler.*; compute.speed_factors: [f, ...] or {{slow_ranks, factor}}):\n");
+  print_params(straggler_param_specs());
   fmt::print("\nNetwork presets (network):\n");
   for (auto preset : {NetworkPreset::lv08, NetworkPreset::alpha_beta, NetworkPreset::ns3}) {
     std::string cfg;

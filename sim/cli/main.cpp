@@ -6,6 +6,7 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/core/error.hpp"
+#include "sim/platform/ns3_environment.hpp"
 
 namespace {
 
@@ -29,6 +30,7 @@ std::vector<std::string> take_simgrid_args(std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  aggsim::reexec_with_ns3_defaults(argv);  // ns-3 reads its defaults at load time (see there)
   std::vector<std::string> args(argv + 1, argv + argc);
   aggsim::cli::RunOptions options;
   options.simgrid_args = take_simgrid_args(args);

@@ -8,7 +8,9 @@ namespace aggsim {
 
 namespace {
 
-bool pipelined(const RunShared& run) { return run.plan.buckets.size() > 1; }
+bool pipelined(const RunShared& run) {
+  return run.plan.buckets.size() > 1;
+}
 
 // The step's proxy vector: gradient, or weights after a local step (apply_to: weights).
 Eigen::VectorXf local_values(RankState& st, const RunShared& run, int step) {
@@ -28,7 +30,8 @@ void cut_into_buckets(RankState& st, const RunShared& run, const Eigen::VectorXf
   for (std::size_t b = 0; b < run.plan.buckets.size(); ++b) {
     const Bucket& plan = run.plan.buckets[b];
     Gradient& g = st.buckets[b];
-    g.values = values.size() ? Eigen::VectorXf(values.segment(plan.proxy.begin, plan.proxy.count)) : Eigen::VectorXf();
+    g.values = values.size() ? Eigen::VectorXf(values.segment(plan.proxy.begin, plan.proxy.count))
+                             : Eigen::VectorXf();
     g.proxy_shape = values.size() ? plan.proxy_shape : Shape{0, 1};
     g.wire_elements = plan.wire_elements;
     g.wire_shape = plan.wire_shape;
@@ -50,7 +53,11 @@ void aggregate_step(RankState& st, const RunShared& run, int step) {
   for (std::size_t b = 0; b < st.buckets.size(); ++b) {
     if (pipelined(run)) st.ready->acquire();
     if (b == 0) rec.agg_start = sg4::Engine::get_clock();
-    st.aggregators[b]->aggregate(st.ctx, st.buckets[b]);
+    // Each bucket draws from its own streams (bucket 0 keeps the scenario's, so one-bucket runs
+    // are unchanged); all ranks derive the same seed, so shared streams stay shared.
+    RankContext bucket_ctx = st.ctx;
+    if (b > 0) bucket_ctx.seed = derive_seed(st.ctx.seed, Stream::compression, b);
+    st.aggregators[b]->aggregate(bucket_ctx, st.buckets[b]);
   }
   rec.agg_end = sg4::Engine::get_clock();
   rec.bytes_sent = st.comm.counters().bytes_sent - c0.bytes_sent;
@@ -59,7 +66,8 @@ void aggregate_step(RankState& st, const RunShared& run, int step) {
 
 // The forward pass, then the backward pass bucket by bucket, releasing each bucket when pipelined.
 void compute_step(RankState& st, const RunShared& run, int step) {
-  const double scale = static_cast<double>(run.scenario.model.batch) * run.compute.slowdown(st.ctx.rank, step);
+  const double scale =
+      static_cast<double>(run.scenario.model.batch) * run.compute.slowdown(st.ctx.rank, step);
   st.ctx.compute(run.plan.forward_flops * scale);
   for (const Bucket& b : run.plan.buckets) {
     st.ctx.compute(b.backward_flops * scale);
@@ -69,8 +77,10 @@ void compute_step(RankState& st, const RunShared& run, int step) {
 
 void apply_step(RankState& st, const RunShared& run, int step, const Eigen::VectorXf& aggregated) {
   if (!st.trainer) return;
-  if (run.scenario.algorithm.apply_to == ApplyTo::gradients) st.trainer->step(aggregated);
-  else st.trainer->weights() = aggregated;
+  if (run.scenario.algorithm.apply_to == ApplyTo::gradients)
+    st.trainer->step(aggregated);
+  else
+    st.trainer->weights() = aggregated;
   if (run.hooks.after_step) run.hooks.after_step(st.ctx.rank, step, st.trainer->weights());
   if (run.evaluator && run.evaluator->due(step)) run.evaluator->contribute(step, st.trainer->weights());
 }
@@ -90,8 +100,10 @@ void run_compute(RankState& st, const RunShared& run) {
     cut_into_buckets(st, run, values);
     compute_step(st, run, step);
     rec.compute_end = sg4::Engine::get_clock();
-    if (pipelined(run)) st.done->acquire();
-    else aggregate_step(st, run, step);
+    if (pipelined(run))
+      st.done->acquire();
+    else
+      aggregate_step(st, run, step);
     join_buckets(st, run, values);
     if (run.hooks.after_aggregate) run.hooks.after_aggregate(st.ctx.rank, step, before, values);
     apply_step(st, run, step, values);
@@ -112,7 +124,8 @@ void run_communication(RankState& st, const RunShared& run) {
 void start_rank(RankState& st, const RunShared& run) {
   RankState* raw = &st;
   const RunShared* shared = &run;
-  sg4::Actor::create(fmt::format("rank-{}", st.ctx.rank), st.ctx.host, [raw, shared] { run_compute(*raw, *shared); });
+  sg4::Actor::create(fmt::format("rank-{}", st.ctx.rank), st.ctx.host,
+                     [raw, shared] { run_compute(*raw, *shared); });
   if (pipelined(run))
     sg4::Actor::create(fmt::format("rank-{}-comm", st.ctx.rank), st.ctx.host,
                        [raw, shared] { run_communication(*raw, *shared); });

@@ -5,10 +5,9 @@
 // soon as the backward pass releases it, so communication overlaps the rest of the backward pass
 // (PyTorch DDP's schedule). The math plane runs alongside: the proxy problem's real gradient (or
 // locally updated weights, with apply_to: weights) is cut into the buckets, aggregated, and applied.
-#include <simgrid/s4u.hpp>
-
 #include <memory>
 #include <optional>
+#include <simgrid/s4u.hpp>
 #include <vector>
 
 #include "algorithms/aggregator.hpp"

@@ -115,6 +115,7 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
   const CompressorInfo* compressor = find_compressor(sc.compression.name);
   AlgorithmConfig config = algorithm_config(sc);
   config.make_compressor = [compressor, &sc] { return compressor->make(sc.compression.params); };
+  config.layout = &layout;
 
   result.log = StepLog(sc.ranks, sc.steps);
   std::unique_ptr<Workload> workload;

@@ -1,11 +1,19 @@
-// A flat cluster: every host has a private full-duplex link (split up/down) to one non-blocking
-// switch, so a transfer host-i -> host-j crosses host-i's up link and host-j's down link:
+// A flat cluster: every node has a private full-duplex link (split up/down) to one non-blocking
+// switch, so a transfer node-i -> node-j crosses node-i's up link and node-j's down link:
 // latency 2*latency, bandwidth `bandwidth`. No backbone by default: a backbone that never limits
 // anything still ties all flows together in SimGrid's solver and slows big runs several-fold.
-#include <simgrid/s4u.hpp>
-
+// Nodes are plain hosts or multi-GPU zones (see endpoints.hpp).
+//
+// Under ns-3 (SimGrid 3.32 only hands ns-3 routes made of one link, and ignores star-zone routes)
+// the same cluster is built as a full-routing zone of one-link routes to a "switch" router, which
+// ns-3 turns into point-to-point links and IP routes through the switch.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <simgrid/s4u.hpp>
+#include <stdexcept>
+
+#include "sim/platform/endpoints.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/platform/topology.hpp"
 
@@ -13,42 +21,87 @@ namespace aggsim {
 
 namespace sg4 = simgrid::s4u;
 
+namespace {
+
+std::string node_link_name(const NodeShape& shape, std::int64_t node) {
+  return shape.gpus_per_node == 1 ? endpoint_host_name(shape, node, 0) + "_link"
+                                  : fmt::format("node-{}_link", node);
+}
+
+void build_star(const Params& p) {
+  const NodeShape shape = node_shape(p);
+  auto* zone = sg4::create_star_zone("cluster");
+  sg4::Link* backbone = nullptr;
+  if (p.has("backbone_bandwidth")) {
+    backbone =
+        zone->create_link("backbone", p.real("backbone_bandwidth"))->set_latency(p.real("backbone_latency"));
+    backbone->seal();
+  }
+  for (std::int64_t i = 0; i < shape.nodes; ++i) {
+    const auto [netpoint, gateway] = create_endpoint(zone, shape, i);
+    auto* link =
+        zone->create_split_duplex_link(node_link_name(shape, i), shape.bandwidth)->set_latency(shape.latency);
+    link->seal();
+    // Up to the switch (through the backbone, if any), then down: the backbone is crossed once.
+    std::vector<sg4::LinkInRoute> up = {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)};
+    if (backbone) up.emplace_back(backbone);
+    zone->add_route(netpoint, nullptr, gateway, nullptr, up, false);
+    zone->add_route(nullptr, netpoint, nullptr, gateway,
+                    {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::DOWN)}, false);
+  }
+  zone->seal();
+}
+
+// One-link symmetric route between two netpoints of a full zone (what ns-3 turns into a cable).
+void cable(sg4::NetZone* zone, simgrid::kernel::routing::NetPoint* a, simgrid::kernel::routing::NetPoint* b,
+           const std::string& name, double bandwidth, double latency) {
+  auto* link = zone->create_link(name, bandwidth)->set_latency(latency);
+  link->seal();
+  zone->add_route(a, b, nullptr, nullptr, {sg4::LinkInRoute(link)}, true);
+}
+
+void build_for_ns3(const Params& p) {
+  if (p.has("backbone_bandwidth"))
+    throw std::invalid_argument(
+        "backbone_bandwidth: not supported with network ns3 (ns-3 sees one-link routes only)");
+  const NodeShape shape = node_shape(p);
+  auto* zone = sg4::create_full_zone("cluster");
+  auto* sw = zone->create_router("cluster-switch");
+  for (std::int64_t i = 0; i < shape.nodes; ++i) {
+    if (shape.gpus_per_node == 1) {
+      auto* host = zone->create_host(endpoint_host_name(shape, i, 0), shape.speed);
+      host->seal();
+      cable(zone, host->get_netpoint(), sw, node_link_name(shape, i), shape.bandwidth, shape.latency);
+      continue;
+    }
+    // ns-3 forwards hop by hop, so the NIC and the fabric link are one cable at the slower speed.
+    auto* nic = zone->create_router(fmt::format("node-{}-nic", i));
+    cable(zone, nic, sw, node_link_name(shape, i), std::min(shape.bandwidth, shape.nic_bandwidth),
+          shape.latency);
+    for (std::int64_t g = 0; g < shape.gpus_per_node; ++g) {
+      const std::string name = endpoint_host_name(shape, i, g);
+      auto* host = zone->create_host(name, shape.speed);
+      host->set_property(kNodeProperty, std::to_string(i));
+      host->seal();
+      cable(zone, host->get_netpoint(), nic, name + "_link", shape.intra_bandwidth, shape.intra_latency);
+    }
+  }
+  zone->seal();
+}
+
+}  // namespace
+
 TopologyInfo cluster_topology_entry() {
   TopologyInfo info;
   info.name = "cluster";
-  info.summary = "hosts on one non-blocking switch, a private full-duplex link each";
-  info.params = {
-      ParamSpec("hosts", ParamKind::integer, "", "number of hosts").needed().between(1, 1 << 22),
-      ParamSpec("bandwidth", ParamKind::bandwidth, "10Gbps", "each host's link bandwidth (per direction)"),
-      ParamSpec("latency", ParamKind::duration, "1us", "each host's link latency (a transfer crosses two links)"),
-      ParamSpec("speed", ParamKind::speed, "100Gf", "host compute speed"),
-      ParamSpec("backbone_bandwidth", ParamKind::bandwidth, "", "optional shared backbone crossed by every transfer"),
-      ParamSpec("backbone_latency", ParamKind::duration, "0s", "backbone latency"),
-  };
-  info.host_count = [](const Params& p) { return p.integer("hosts"); };
-  info.build = [](const Params& p) {
-    auto* zone = sg4::create_star_zone("cluster");
-    const double bw = p.real("bandwidth"), lat = p.real("latency");
-    sg4::Link* backbone = nullptr;
-    if (p.has("backbone_bandwidth")) {
-      backbone = zone->create_link("backbone", p.real("backbone_bandwidth"))->set_latency(p.real("backbone_latency"));
-      backbone->seal();
-    }
-    const auto hosts = p.integer("hosts");
-    for (std::int64_t i = 0; i < hosts; ++i) {
-      auto* host = zone->create_host(fmt::format("host-{}", i), p.real("speed"));
-      host->seal();
-      auto* link = zone->create_split_duplex_link(fmt::format("host-{}_link", i), bw)->set_latency(lat);
-      link->seal();
-      // Up to the switch (through the backbone, if any), then down: the backbone is crossed once.
-      std::vector<sg4::LinkInRoute> up = {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)};
-      if (backbone) up.emplace_back(backbone);
-      zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, up, false);
-      zone->add_route(nullptr, host->get_netpoint(), nullptr, nullptr,
-                      {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::DOWN)}, false);
-    }
-    zone->seal();
-  };
+  info.summary = "nodes on one non-blocking switch, a private full-duplex link each";
+  info.params = endpoint_params("each node's link to the switch (crossed twice)");
+  info.params.push_back(ParamSpec("backbone_bandwidth", ParamKind::bandwidth, "",
+                                  "optional shared backbone crossed by every transfer between nodes"));
+  info.params.push_back(ParamSpec("backbone_latency", ParamKind::duration, "0s", "backbone latency"));
+  info.host_count = checked_host_count(nullptr);
+  info.build = build_star;
+  info.build_ns3 = build_for_ns3;
   return info;
 }
 

@@ -2,6 +2,7 @@
 
 #include <boost/property_tree/ptree.hpp>
 #include <boost/property_tree/xml_parser.hpp>
+#include <xbt/config.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/platform/topology.hpp"
+#include "sim/platform/xml_check.hpp"
 
 namespace aggsim {
 
@@ -29,19 +31,34 @@ void check_well_formed(const std::string& file) {
 
 }  // namespace
 
+bool ns3_network_model() { return simgrid::config::get_value<std::string>("network/model") == "ns-3"; }
+
 void build_platform(const PlatformSpec& spec, sg4::Engine& engine) {
+  const bool ns3 = ns3_network_model();
   if (!spec.file.empty()) {
     check_well_formed(spec.file);
+    check_platform_xml(spec.file, ns3);
     try {
       engine.load_platform(spec.file);
     } catch (const std::exception& e) {
-      throw InputError(fmt::format("{}: invalid platform: {}", spec.file, e.what()));
+      throw InputError(explain_simgrid_error(spec.file, e.what()));
     }
     return;
   }
   const TopologyInfo* info = find_topology(spec.topology);
   if (!info) throw InputError("unknown topology '" + spec.topology + "'");
-  info->build(spec.params);
+  if (ns3 && !info->build_ns3)
+    throw InputError(fmt::format("platform: topology {} cannot run under ns-3 (SimGrid 3.32 gives ns-3 only one-link "
+                                 "routes; the {} zone computes its routes itself); use topology cluster",
+                                 spec.topology, spec.topology));
+  try {
+    (ns3 ? info->build_ns3 : info->build)(spec.params);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(fmt::format("platform: {}", e.what()));
+  }
+  // SimGrid fires this only after parsing XML; listeners need it for built platforms too (the
+  // ns-3 binding computes its IP routes there: without it no packet leaves a host).
+  sg4::Engine::on_platform_created();
 }
 
 bool natural_less(const std::string& a, const std::string& b) {

@@ -16,6 +16,9 @@ namespace sg4 = simgrid::s4u;
 // InputError naming the file and line (or the parameter).
 void build_platform(const PlatformSpec& spec, sg4::Engine& engine);
 
+// True when SimGrid's network model is ns-3 (set by the network preset or the user's --cfg).
+bool ns3_network_model();
+
 // Compares host names in natural order: "host-2" < "host-10" (SimGrid sorts them as text).
 bool natural_less(const std::string& a, const std::string& b);
 

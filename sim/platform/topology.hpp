@@ -20,6 +20,9 @@ struct TopologyInfo {
   std::function<std::int64_t(const Params&)> host_count;
   // Builds the platform as the Engine's root zone; must run before any simulation starts.
   std::function<void(const Params&)> build;
+  // The same platform in a form SimGrid's ns-3 binding understands (one-link routes only); empty
+  // when the topology cannot be given to ns-3. May throw std::invalid_argument naming a key.
+  std::function<void(const Params&)> build_ns3;
 };
 
 const std::vector<TopologyInfo>& topology_table();

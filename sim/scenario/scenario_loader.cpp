@@ -125,7 +125,7 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
   YamlMap top(YamlValue(doc, "", source));
   // A misspelt key is the likeliest mistake and explains later ones: report it first.
   top.expect({"name", "description", "seed", "ranks", "steps", "platform", "network", "model", "algorithm",
-              "compression", "output", "workload", "compute"});
+              "compression", "workload", "compute", "output"});
   top.finish();
 
   if (auto v = top.get("name")) sc.name = v->scalar();
@@ -154,6 +154,12 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
     else if (n == "alpha_beta") sc.network = NetworkPreset::alpha_beta;
     else if (n == "ns3") sc.network = NetworkPreset::ns3;
     else v->fail(fmt::format("must be one of lv08 | alpha_beta | ns3 (got '{}')", n));
+    // SimGrid 3.32 hands ns-3 only one-link routes: generators that route inside their zone cannot run there.
+    if (sc.network == NetworkPreset::ns3 && !sc.platform.topology.empty() &&
+        !find_topology(sc.platform.topology)->build_ns3)
+      v->fail(fmt::format("ns3 cannot simulate topology {} (SimGrid 3.32 gives ns-3 only one-link routes); "
+                          "use topology cluster, or network lv08 | alpha_beta",
+                          sc.platform.topology));
   }
 
   if (auto m = top.get("model")) {

@@ -8,8 +8,12 @@
 
 namespace aggsim {
 
-const char* granularity_name(Granularity g) { return g == Granularity::layer ? "layer" : "model"; }
-const char* apply_to_name(ApplyTo a) { return a == ApplyTo::gradients ? "gradients" : "weights"; }
+const char* granularity_name(Granularity g) {
+  return g == Granularity::layer ? "layer" : "model";
+}
+const char* apply_to_name(ApplyTo a) {
+  return a == ApplyTo::gradients ? "gradients" : "weights";
+}
 
 namespace {
 
@@ -40,7 +44,8 @@ void read_layer_table(const std::string& file, ModelSpec& spec) {
   try {
     doc = YAML::LoadFile(file);
   } catch (const YAML::ParserException& e) {
-    throw InputError(fmt::format("{}:{}:{}: syntax error: {}", file, e.mark.line + 1, e.mark.column + 1, e.msg));
+    throw InputError(
+        fmt::format("{}:{}:{}: syntax error: {}", file, e.mark.line + 1, e.mark.column + 1, e.msg));
   }
   auto source = std::make_shared<YamlSource>();
   source->file = file;
@@ -49,7 +54,8 @@ void read_layer_table(const std::string& file, ModelSpec& spec) {
   top.get("source");       // citations, for people
   top.get("description");  // free text
   const YamlValue layers = top.require("layers");
-  if (!layers.node().IsSequence() || layers.node().size() == 0) layers.fail("expected a non-empty list of layers");
+  if (!layers.node().IsSequence() || layers.node().size() == 0)
+    layers.fail("expected a non-empty list of layers");
   spec.layers.clear();
   std::uint64_t elements = 0;
   for (std::size_t i = 0; i < layers.node().size(); ++i) {
@@ -96,17 +102,23 @@ void read_model_layers(YamlMap& model, ModelSpec& spec, const std::string& scena
 void read_aggregation_scope(YamlMap& alg, AlgorithmSpec& spec, bool consensus) {
   if (auto v = alg.get("granularity")) {
     const std::string g = v->scalar();
-    if (g == "layer") spec.granularity = Granularity::layer;
-    else if (g == "model") spec.granularity = Granularity::model;
-    else v->fail(fmt::format("must be layer | model (got '{}')", g));
+    if (g == "layer")
+      spec.granularity = Granularity::layer;
+    else if (g == "model")
+      spec.granularity = Granularity::model;
+    else
+      v->fail(fmt::format("must be layer | model (got '{}')", g));
   }
   if (auto v = alg.get("bucket")) spec.bucket_bytes = v->bytes();
   spec.apply_to = consensus ? ApplyTo::gradients : ApplyTo::weights;
   if (auto v = alg.get("apply_to")) {
     const std::string a = v->scalar();
-    if (a == "gradients") spec.apply_to = ApplyTo::gradients;
-    else if (a == "weights") spec.apply_to = ApplyTo::weights;
-    else v->fail(fmt::format("must be gradients | weights (got '{}')", a));
+    if (a == "gradients")
+      spec.apply_to = ApplyTo::gradients;
+    else if (a == "weights")
+      spec.apply_to = ApplyTo::weights;
+    else
+      v->fail(fmt::format("must be gradients | weights (got '{}')", a));
   }
 }
 
@@ -120,8 +132,10 @@ void read_training(YamlMap& top, Scenario& sc) {
     const std::int64_t dim = problem_parameter_count(workload_options(sc.workload.params));
     const YAML::Node given = top.value().node()["model"];
     if (given && given.IsMap() && given["proxy_dim"] && sc.model.proxy_dim != dim)
-      top.value().child("model").child("proxy_dim").fail(
-          fmt::format("the workload's problem has {} parameters; leave proxy_dim out", dim));
+      top.value()
+          .child("model")
+          .child("proxy_dim")
+          .fail(fmt::format("the workload's problem has {} parameters; leave proxy_dim out", dim));
     sc.model.proxy_dim = dim;
   }
   sc.compute.straggler = default_params(straggler_param_specs());

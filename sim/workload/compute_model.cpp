@@ -9,7 +9,8 @@ namespace aggsim {
 
 namespace {
 
-std::vector<Bucket> group_layers(const std::vector<LayerSpec>& layers, bool by_model, std::uint64_t bucket_bytes) {
+std::vector<Bucket> group_layers(const std::vector<LayerSpec>& layers, bool by_model,
+                                 std::uint64_t bucket_bytes) {
   std::vector<Bucket> buckets;
   Bucket cur;
   bool open = false;
@@ -62,8 +63,9 @@ void assign_flat(std::vector<Bucket>& buckets, std::int64_t proxy_dim) {
   std::int64_t begin = 0;
   for (Bucket& b : buckets) {
     cumulative += static_cast<double>(b.wire_elements);
-    const auto end = &b == &buckets.back() ? proxy_dim
-                                           : static_cast<std::int64_t>(std::llround(proxy_dim * cumulative / total));
+    const auto end = &b == &buckets.back()
+                         ? proxy_dim
+                         : static_cast<std::int64_t>(std::llround(proxy_dim * cumulative / total));
     b.proxy = {begin, end - begin};
     b.proxy_shape = {end - begin, 1};
     begin = end;
@@ -78,17 +80,21 @@ StepPlan make_step_plan(const std::vector<LayerSpec>& layers, bool by_model, std
   for (const LayerSpec& l : layers) plan.forward_flops += l.forward_flops;
   plan.buckets = group_layers(layers, by_model, bucket_bytes);
   plan.proxy_size = proxy_dim;
-  if (proxy_tensors.empty()) assign_flat(plan.buckets, proxy_dim);
-  else assign_tensors(plan.buckets, proxy_tensors);
+  if (proxy_tensors.empty())
+    assign_flat(plan.buckets, proxy_dim);
+  else
+    assign_tensors(plan.buckets, proxy_tensors);
   return plan;
 }
 
 double ComputeModel::slowdown(int rank, int step) const {
   double factor = 1.0 / speed_.of(rank);
   if (straggler_.kind == StragglerKind::none) return factor;
-  Rng rng = make_rng(seed_, Stream::compute, static_cast<std::uint64_t>(rank), static_cast<std::uint64_t>(step));
+  Rng rng =
+      make_rng(seed_, Stream::compute, static_cast<std::uint64_t>(rank), static_cast<std::uint64_t>(step));
   if (uniform01(rng) >= straggler_.probability) return factor;
-  if (straggler_.kind == StragglerKind::lognormal) return factor * std::exp(straggler_.sigma * standard_normal(rng));
+  if (straggler_.kind == StragglerKind::lognormal)
+    return factor * std::exp(straggler_.sigma * standard_normal(rng));
   return factor * (1.0 + exponential_sample(rng, straggler_.mean));
 }
 

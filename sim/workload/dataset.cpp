@@ -20,7 +20,8 @@ void fill_normal(Rng& rng, float* data, Eigen::Index n, float scale) {
 }
 }  // namespace
 
-SyntheticData::SyntheticData(const WorkloadOptions& options, std::uint64_t seed) : options_(options), seed_(seed) {
+SyntheticData::SyntheticData(const WorkloadOptions& options, std::uint64_t seed)
+    : options_(options), seed_(seed) {
   const int d = options.dim, k = options.classes;
   centres_.resize(d, k);
   Rng c = stream(seed, kShared, kCentres);

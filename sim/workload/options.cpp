@@ -6,10 +6,14 @@ namespace aggsim {
 
 const char* problem_name(ProblemKind kind) {
   switch (kind) {
-    case ProblemKind::least_squares: return "least_squares";
-    case ProblemKind::logistic: return "logistic";
-    case ProblemKind::softmax: return "softmax";
-    case ProblemKind::mlp: return "mlp";
+    case ProblemKind::least_squares:
+      return "least_squares";
+    case ProblemKind::logistic:
+      return "logistic";
+    case ProblemKind::softmax:
+      return "softmax";
+    case ProblemKind::mlp:
+      return "mlp";
   }
   return "?";
 }
@@ -33,7 +37,8 @@ std::vector<ParamSpec> workload_param_specs() {
       ParamSpec("eval_every", ParamKind::integer, "10", "evaluate the averaged model every N steps")
           .between(1, 1e9),
       ParamSpec("eval_samples", ParamKind::integer, "2048", "held-out samples").between(1, 1 << 24),
-      ParamSpec("target_loss", ParamKind::real, "", "held-out loss whose first crossing gives time_to_target_s")
+      ParamSpec("target_loss", ParamKind::real, "",
+                "held-out loss whose first crossing gives time_to_target_s")
           .between(-1e300, 1e300),
   };
 }
@@ -70,8 +75,9 @@ std::vector<ParamSpec> straggler_param_specs() {
 StragglerOptions straggler_options(const Params& p) {
   StragglerOptions o;
   const std::string& d = p.text("distribution");
-  o.kind = d == "lognormal" ? StragglerKind::lognormal : d == "exponential" ? StragglerKind::exponential
-                                                                             : StragglerKind::none;
+  o.kind = d == "lognormal"     ? StragglerKind::lognormal
+           : d == "exponential" ? StragglerKind::exponential
+                                : StragglerKind::none;
   o.sigma = p.real("sigma");
   o.mean = p.real("mean");
   o.probability = p.real("probability");

@@ -15,10 +15,10 @@ enum class ProblemKind { least_squares, logistic, softmax, mlp };
 
 struct WorkloadOptions {
   ProblemKind problem = ProblemKind::softmax;
-  int dim = 64;            // input features
-  int hidden = 128;        // MLP hidden units
-  int classes = 10;        // classes (softmax, mlp) or mixture clusters (least squares); logistic: 2
-  int batch = 32;          // samples per rank per step
+  int dim = 64;      // input features
+  int hidden = 128;  // MLP hidden units
+  int classes = 10;  // classes (softmax, mlp) or mixture clusters (least squares); logistic: 2
+  int batch = 32;    // samples per rank per step
   double lr = 0.05;
   double momentum = 0.0;
   double weight_decay = 0.0;

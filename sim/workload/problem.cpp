@@ -19,7 +19,9 @@ Eigen::Map<Eigen::MatrixXf> Problem::view(Eigen::VectorXf& w, std::size_t i) con
   return Eigen::Map<Eigen::MatrixXf>(w.data() + t.offset, t.shape.rows, t.shape.cols);
 }
 
-Eigen::VectorXf Problem::initial_weights(Rng&) const { return Eigen::VectorXf::Zero(size_); }
+Eigen::VectorXf Problem::initial_weights(Rng&) const {
+  return Eigen::VectorXf::Zero(size_);
+}
 
 namespace {
 
@@ -93,7 +95,8 @@ class Logistic final : public Problem {
     const Eigen::Index d = b.x.rows();
     const Eigen::VectorXf z = (b.x.transpose() * w.head(d)).array() + w[d];
     Eigen::Index correct = 0;
-    for (Eigen::Index j = 0; j < z.size(); ++j) correct += (z[j] > 0) == (b.labels[static_cast<std::size_t>(j)] == 1);
+    for (Eigen::Index j = 0; j < z.size(); ++j)
+      correct += (z[j] > 0) == (b.labels[static_cast<std::size_t>(j)] == 1);
     return static_cast<double>(correct) / static_cast<double>(z.size());
   }
 };
@@ -156,7 +159,8 @@ class Mlp final : public Problem {
     for (std::size_t i : {std::size_t{0}, std::size_t{2}}) {
       auto m = view(w, i);
       const float scale = 1.0f / std::sqrt(static_cast<float>(m.cols()));
-      for (Eigen::Index k = 0; k < m.size(); ++k) m.data()[k] = scale * static_cast<float>(standard_normal(rng));
+      for (Eigen::Index k = 0; k < m.size(); ++k)
+        m.data()[k] = scale * static_cast<float>(standard_normal(rng));
     }
     return w;
   }
@@ -171,14 +175,20 @@ class Mlp final : public Problem {
 
 std::unique_ptr<Problem> make_problem(const WorkloadOptions& o) {
   switch (o.problem) {
-    case ProblemKind::least_squares: return std::make_unique<LeastSquares>(o.dim);
-    case ProblemKind::logistic: return std::make_unique<Logistic>(o.dim);
-    case ProblemKind::softmax: return std::make_unique<Softmax>(o.dim, o.classes);
-    case ProblemKind::mlp: return std::make_unique<Mlp>(o.dim, o.hidden, o.classes);
+    case ProblemKind::least_squares:
+      return std::make_unique<LeastSquares>(o.dim);
+    case ProblemKind::logistic:
+      return std::make_unique<Logistic>(o.dim);
+    case ProblemKind::softmax:
+      return std::make_unique<Softmax>(o.dim, o.classes);
+    case ProblemKind::mlp:
+      return std::make_unique<Mlp>(o.dim, o.hidden, o.classes);
   }
   return nullptr;
 }
 
-std::int64_t problem_parameter_count(const WorkloadOptions& o) { return make_problem(o)->size(); }
+std::int64_t problem_parameter_count(const WorkloadOptions& o) {
+  return make_problem(o)->size();
+}
 
 }  // namespace aggsim

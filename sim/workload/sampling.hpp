@@ -44,7 +44,9 @@ inline std::vector<double> symmetric_dirichlet(Rng& rng, int k, double alpha) {
 }
 
 // Exponential with the given mean, by inversion.
-inline double exponential_sample(Rng& rng, double mean) { return -mean * std::log1p(-uniform01(rng)); }
+inline double exponential_sample(Rng& rng, double mean) {
+  return -mean * std::log1p(-uniform01(rng));
+}
 
 // Index drawn from a discrete distribution (probabilities summing to 1); rounding residue goes to
 // the last outcome with positive probability.

@@ -10,19 +10,27 @@ Eigen::VectorXf draw_initial_weights(const Problem& problem, std::uint64_t seed)
 }  // namespace
 
 Workload::Workload(const WorkloadOptions& o, std::uint64_t seed)
-    : options(o), problem(make_problem(o)), data(o, seed), initial_weights(draw_initial_weights(*problem, seed)) {}
+    : options(o),
+      problem(make_problem(o)),
+      data(o, seed),
+      initial_weights(draw_initial_weights(*problem, seed)) {}
 
-void sgd_step(Eigen::VectorXf& w, Eigen::VectorXf& velocity, const Eigen::VectorXf& g, const SgdOptions& sgd) {
+void sgd_step(Eigen::VectorXf& w, Eigen::VectorXf& velocity, const Eigen::VectorXf& g,
+              const SgdOptions& sgd) {
   const float lr = static_cast<float>(sgd.lr), mu = static_cast<float>(sgd.momentum),
               wd = static_cast<float>(sgd.weight_decay);
   if (mu == 0) {
-    if (wd == 0) w -= lr * g;
-    else w -= lr * (g + wd * w);
+    if (wd == 0)
+      w -= lr * g;
+    else
+      w -= lr * (g + wd * w);
     return;
   }
   if (velocity.size() != w.size()) velocity = Eigen::VectorXf::Zero(w.size());
-  if (wd == 0) velocity = mu * velocity + g;
-  else velocity = mu * velocity + g + wd * w;
+  if (wd == 0)
+    velocity = mu * velocity + g;
+  else
+    velocity = mu * velocity + g + wd * w;
   w -= lr * velocity;
 }
 

@@ -11,15 +11,16 @@ using namespace aggsim::test;
 
 TEST_CASE("by-layer and by-model aggregation reduce the whole gradient exactly", "[workload][math]") {
   const std::string table = write_layer_table(7, 30, 20, 1e3);
-  for (const std::string scope : {"granularity: model", "granularity: layer, bucket: 0B",
-                                  "granularity: layer, bucket: 5kB"}) {
+  for (const std::string scope :
+       {"granularity: model", "granularity: layer, bucket: 0B", "granularity: layer, bucket: 5kB"}) {
     for (const std::string op : {"avg", "sum", "max"}) {
       for (int p : {1, 3, 5}) {
         INFO(scope << ", op " << op << ", p " << p);
         const std::string synthetic = cluster_scenario(
             p, 2,
-            fmt::format("model: {{layers: {}, proxy_dim: 1001}}\nalgorithm: {{name: ring_allreduce, op: {}, {}}}",
-                        table, op, scope));
+            fmt::format(
+                "model: {{layers: {}, proxy_dim: 1001}}\nalgorithm: {{name: ring_allreduce, op: {}, {}}}",
+                table, op, scope));
         const auto e = check_reduction(synthetic);
         CHECK(e.checked_vectors == 2 * p);
         CHECK(e.max_abs_error <= summation_tolerance(p, e.reference_scale));

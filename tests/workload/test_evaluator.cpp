@@ -5,7 +5,8 @@
 
 using namespace aggsim;
 
-TEST_CASE("the evaluator scores the mean model and the mean squared distance to it", "[workload][evaluation]") {
+TEST_CASE("the evaluator scores the mean model and the mean squared distance to it",
+          "[workload][evaluation]") {
   WorkloadOptions o;
   o.problem = ProblemKind::softmax;
   o.dim = 6;

@@ -1,9 +1,8 @@
 // The training keys of a scenario: checked with file:line:col errors, written back in
 // resolved.yaml, and the shipped layer tables against their published parameter counts.
 #include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
-
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 
@@ -34,7 +33,8 @@ std::string load_error(const std::string& yaml, const std::vector<std::string>& 
 
 TEST_CASE("training keys are checked with their position", "[workload][scenario]") {
   using Catch::Matchers::Contains;
-  CHECK_THAT(load_error(base("workload: {problem: svm}")), Contains("t.yaml:9:") && Contains("workload.problem"));
+  CHECK_THAT(load_error(base("workload: {problem: svm}")),
+             Contains("t.yaml:9:") && Contains("workload.problem"));
   CHECK_THAT(load_error(base("workload: {problem: mlp, batchsize: 3}")),
              Contains("workload.batchsize") && Contains("unknown key"));
   CHECK_THAT(load_error(base("workload: {problem: mlp, lr: -1}")), Contains("workload.lr"));
@@ -42,17 +42,23 @@ TEST_CASE("training keys are checked with their position", "[workload][scenario]
              Contains("t.yaml:9:") && Contains("compute.speed_factors") && Contains("one per rank"));
   CHECK_THAT(load_error(base("compute: {speed_factors: {slow_ranks: [9], factor: 0.5}}")),
              Contains("compute.speed_factors.slow_ranks"));
-  CHECK_THAT(load_error(base("compute: {straggler: {distribution: gamma}}")), Contains("compute.straggler.distribution"));
+  CHECK_THAT(load_error(base("compute: {straggler: {distribution: gamma}}")),
+             Contains("compute.straggler.distribution"));
   CHECK_THAT(load_error(base(""), {"algorithm.granularity=bucket"}), Contains("algorithm.granularity"));
   CHECK_THAT(load_error(base(""), {"algorithm.apply_to=models"}), Contains("algorithm.apply_to"));
-  const std::string no_size = cluster_scenario(4, 1, "model: {layers: nowhere.yaml}\nalgorithm: {name: ring_allreduce}");
+  const std::string no_size =
+      cluster_scenario(4, 1, "model: {layers: nowhere.yaml}\nalgorithm: {name: ring_allreduce}");
   CHECK_THAT(load_error(no_size), Contains("t.yaml:7:17") && Contains("layer table file not found"));
-  CHECK_THAT(load_error(base(""), {"model.layers=nowhere.yaml"}), Contains("model.size") && Contains("one or the other"));
-  CHECK_THAT(load_error(base("workload: {problem: mlp}"), {"model.proxy_dim=5"}), Contains("model.proxy_dim"));
+  CHECK_THAT(load_error(base(""), {"model.layers=nowhere.yaml"}),
+             Contains("model.size") && Contains("one or the other"));
+  CHECK_THAT(load_error(base("workload: {problem: mlp}"), {"model.proxy_dim=5"}),
+             Contains("model.proxy_dim"));
   CHECK_THAT(load_error(base("workload: {problem: mlp}"), {"model.math=off"}), Contains("math: on"));
   // Errors inside a layer table point into that file.
   const auto bad = fresh_dir("badtable") / "bad.yaml";
-  write_file(bad, "name: bad\nlayers:\n  - {name: a, shape: [3, 4], forward_flops: 10}\n  - {name: b, shape: [3]}\n");
+  write_file(
+      bad,
+      "name: bad\nlayers:\n  - {name: a, shape: [3, 4], forward_flops: 10}\n  - {name: b, shape: [3]}\n");
   CHECK_THAT(load_error(no_size, {"model.layers=" + bad.string()}),
              Contains(bad.string() + ":4:") && Contains("forward_flops"));
 }
@@ -61,7 +67,8 @@ TEST_CASE("resolved.yaml of a training scenario loads back to the same scenario"
   const std::string table = write_layer_table(3, 10, 10, 100);
   const std::string yaml = cluster_scenario(
       4, 2,
-      fmt::format("model: {{layers: {}, batch: 16}}\nalgorithm: {{name: ring_allreduce, granularity: layer, bucket: 1kB}}\n"
+      fmt::format("model: {{layers: {}, batch: 16}}\nalgorithm: {{name: ring_allreduce, granularity: layer, "
+                  "bucket: 1kB}}\n"
                   "workload: {{problem: softmax, dim: 9, noniid_alpha: 0.5, target_loss: 0.3}}\n"
                   "compute: {{speed_factors: {{slow_ranks: [1, 3], factor: 0.25}}, "
                   "straggler: {{distribution: lognormal, sigma: 0.2}}}}",
@@ -79,14 +86,15 @@ TEST_CASE("resolved.yaml of a training scenario loads back to the same scenario"
 TEST_CASE("shipped layer tables match the published parameter counts", "[workload][models]") {
   // ResNet-50: 25,557,032 (torchvision); BERT-base uncased: 109,482,240 with the pooler, no
   // task heads (Devlin et al. 2019 quote 110M); GPT-2 small: 124,439,808 (Radford et al. 2019, 124M).
-  const std::map<std::string, std::uint64_t> published = {
-      {"scenarios/models/resnet50.yaml", 25'557'032},
-      {"scenarios/models/bert_base.yaml", 109'482'240},
-      {"scenarios/models/gpt2_small.yaml", 124'439'808}};
+  const std::map<std::string, std::uint64_t> published = {{"scenarios/models/resnet50.yaml", 25'557'032},
+                                                          {"scenarios/models/bert_base.yaml", 109'482'240},
+                                                          {"scenarios/models/gpt2_small.yaml", 124'439'808}};
   for (const auto& [file, params] : published) {
     INFO(file);
-    const std::string yaml = cluster_scenario(
-        4, 1, fmt::format("model: {{layers: {}/{}}}\nalgorithm: {{name: ring_allreduce}}", AGGSIM_SOURCE_DIR, file));
+    const std::string yaml =
+        cluster_scenario(4, 1,
+                         fmt::format("model: {{layers: {}/{}}}\nalgorithm: {{name: ring_allreduce}}",
+                                     AGGSIM_SOURCE_DIR, file));
     CHECK(load_scenario_text(yaml, "t.yaml").model.size_bytes == 4 * params);
   }
 }
@@ -111,13 +119,14 @@ TEST_CASE("a training run writes loss columns and time to target", "[workload][o
   const auto dir = fresh_dir("trainrun");
   write_file(dir / "s.yaml", base("workload: {problem: logistic, dim: 8, batch: 16, lr: 0.5, eval_every: 3, "
                                   "target_loss: 0.6}"));
-  const auto r = run_aggsim({"run", (dir / "s.yaml").string(), "--out", (dir / "out").string(), "-q", "--set",
-                             "steps=9"});
+  const auto r = run_aggsim(
+      {"run", (dir / "s.yaml").string(), "--out", (dir / "out").string(), "-q", "--set", "steps=9"});
   REQUIRE(r.exit_code == 0);
   const auto rows = csv_rows(read_file(dir / "out" / "steps.csv"));
   REQUIRE(rows.size() == 10);
-  CHECK(rows[0] == std::vector<std::string>{"step", "step_time_s", "comm_time_s", "compute_time_s", "end_time_s",
-                                            "bytes_sent", "messages", "loss", "accuracy", "consensus_distance"});
+  CHECK(rows[0] == std::vector<std::string>{"step", "step_time_s", "comm_time_s", "compute_time_s",
+                                            "end_time_s", "bytes_sent", "messages", "loss", "accuracy",
+                                            "consensus_distance"});
   std::optional<double> first_hit;
   for (int s = 0; s < 9; ++s) {
     const auto& row = rows[static_cast<std::size_t>(s + 1)];
@@ -134,8 +143,8 @@ TEST_CASE("a training run writes loss columns and time to target", "[workload][o
   REQUIRE(first_hit);
   CHECK(j["time_to_target_s"].get<double>() == *first_hit);
   // An unreachable target gives null.
-  const auto r2 = run_aggsim({"run", (dir / "s.yaml").string(), "--out", (dir / "out2").string(), "-q", "--set",
-                              "workload.target_loss=0.001"});
+  const auto r2 = run_aggsim({"run", (dir / "s.yaml").string(), "--out", (dir / "out2").string(), "-q",
+                              "--set", "workload.target_loss=0.001"});
   REQUIRE(r2.exit_code == 0);
   CHECK(nlohmann::json::parse(read_file(dir / "out2" / "summary.json"))["time_to_target_s"].is_null());
 }

@@ -1,8 +1,7 @@
 // Compute model timing under alpha_beta: the overlapped backward/communication pipeline of
 // bucketed by-layer aggregation, by-model aggregation, and synchronous stragglers.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 
 #include "support/reduction_check.hpp"
 #include "workload_support.hpp"
@@ -15,15 +14,18 @@ namespace {
 constexpr int kRanks = 4;
 constexpr double kSpeed = 1e9;  // 1Gf hosts
 
-std::string layered(const std::string& table, const std::string& algorithm_extra, const std::string& compute = "") {
-  return cluster_scenario(kRanks, 3,
-                          fmt::format("model: {{layers: {}, batch: 2}}\nalgorithm: {{name: ring_allreduce{}}}\n{}",
-                                      table, algorithm_extra, compute));
+std::string layered(const std::string& table, const std::string& algorithm_extra,
+                    const std::string& compute = "") {
+  return cluster_scenario(
+      kRanks, 3,
+      fmt::format("model: {{layers: {}, batch: 2}}\nalgorithm: {{name: ring_allreduce{}}}\n{}", table,
+                  algorithm_extra, compute));
 }
 
 }  // namespace
 
-TEST_CASE("bucketed by-layer aggregation overlaps the backward pass as a two-stage pipeline", "[timing][overlap]") {
+TEST_CASE("bucketed by-layer aggregation overlaps the backward pass as a two-stage pipeline",
+          "[timing][overlap]") {
   // L layers of n parameters, one bucket each (bucket = layer bytes). Forward F, backward b per
   // layer, communication c per bucket: bucket k is ready at F + k b and its all-reduce starts when
   // both it and the previous bucket's are done, so the step ends at
@@ -64,7 +66,8 @@ TEST_CASE("one slow rank delays a synchronous all-reduce by its extra compute ti
   const double C = 3 * L * f * batch / kSpeed, comm = ring_cost(kRanks, 4 * n * L);
   for (double factor : {1.0, 0.5, 0.2}) {
     INFO("speed factor " << factor);
-    const std::string rule = fmt::format("compute: {{speed_factors: {{slow_ranks: [2], factor: {}}}}}", factor);
+    const std::string rule =
+        fmt::format("compute: {{speed_factors: {{slow_ranks: [2], factor: {}}}}}", factor);
     for (double t : step_times(layered(table, ", granularity: model", rule)))
       CHECK(t == Approx(C / factor + comm).epsilon(1e-9));
     const std::string list = fmt::format("compute: {{speed_factors: [1, 1, 1, {}]}}", factor);

@@ -1,7 +1,6 @@
 // Proxy problems and the training loop: gradients against finite differences, loss going down
 // on every problem, and data-parallel SGD equal to single-process SGD on the union of the batches.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -46,7 +45,8 @@ void check_gradient(ProblemKind kind) {
     Eigen::VectorXf plus = w, minus = w;
     plus[i] += h;
     minus[i] -= h;
-    const double fd = (wl.problem->loss(plus, batch, nullptr) - wl.problem->loss(minus, batch, nullptr)) / (2.0 * h);
+    const double fd =
+        (wl.problem->loss(plus, batch, nullptr) - wl.problem->loss(minus, batch, nullptr)) / (2.0 * h);
     worst = std::max(worst, std::abs(fd - g[i]) / std::max(1e-2, std::abs(fd)));
   }
   CHECK(worst < 2e-2);
@@ -70,20 +70,29 @@ std::vector<double> held_out_losses(const std::string& yaml) {
 }  // namespace
 
 TEST_CASE("every proxy problem's gradient matches finite differences", "[workload][math]") {
-  SECTION("least squares") { check_gradient(ProblemKind::least_squares); }
-  SECTION("logistic") { check_gradient(ProblemKind::logistic); }
-  SECTION("softmax") { check_gradient(ProblemKind::softmax); }
-  SECTION("mlp") { check_gradient(ProblemKind::mlp); }
+  SECTION("least squares") {
+    check_gradient(ProblemKind::least_squares);
+  }
+  SECTION("logistic") {
+    check_gradient(ProblemKind::logistic);
+  }
+  SECTION("softmax") {
+    check_gradient(ProblemKind::softmax);
+  }
+  SECTION("mlp") {
+    check_gradient(ProblemKind::mlp);
+  }
 }
 
 TEST_CASE("training lowers the held-out loss on every proxy problem", "[workload][convergence]") {
   for (const std::string problem : {"least_squares", "logistic", "softmax", "mlp"}) {
     INFO(problem);
-    const std::string yaml = cluster_scenario(
-        4, 40,
-        fmt::format("model: {{size: 1MB}}\nalgorithm: {{name: ring_allreduce}}\n"
-                    "workload: {{problem: {}, dim: 16, hidden: 16, batch: 16, lr: 0.1, momentum: 0.5, eval_every: 5}}",
-                    problem));
+    const std::string yaml =
+        cluster_scenario(4, 40,
+                         fmt::format("model: {{size: 1MB}}\nalgorithm: {{name: ring_allreduce}}\n"
+                                     "workload: {{problem: {}, dim: 16, hidden: 16, batch: 16, lr: 0.1, "
+                                     "momentum: 0.5, eval_every: 5}}",
+                                     problem));
     const auto losses = held_out_losses(yaml);
     REQUIRE(losses.size() == 8);
     // The starting loss, on the same held-out set.
@@ -137,7 +146,8 @@ TEST_CASE("p ranks with batch b follow single-process SGD on batch p*b step for 
             v = o.momentum * v + g.cast<double>() + o.weight_decay * w;
             w -= o.lr * v;
             for (const auto& rank_w : by_step.at(s))
-              worst = std::max(worst, (rank_w.cast<double>() - w).cwiseAbs().maxCoeff() / w.cwiseAbs().maxCoeff());
+              worst = std::max(worst,
+                               (rank_w.cast<double>() - w).cwiseAbs().maxCoeff() / w.cwiseAbs().maxCoeff());
           }
           return fmt::format("{}", worst);
         });
@@ -145,4 +155,22 @@ TEST_CASE("p ranks with batch b follow single-process SGD on batch p*b step for 
       }
     }
   }
+}
+
+TEST_CASE("averaging weights after local SGD steps equals averaging gradients", "[workload][math]") {
+  // The SGD update is linear in the gradient: with identical starting weights, mean_i of the local
+  // steps (each with its own momentum buffer) equals the step along mean_i g_i, so the two
+  // mlbench modes follow the same trajectory up to float rounding.
+  const auto losses = [](const std::string& apply_to) {
+    return held_out_losses(cluster_scenario(
+        4, 12,
+        fmt::format("model: {{size: 1MB}}\nalgorithm: {{name: ring_allreduce, apply_to: {}}}\n"
+                    "workload: {{problem: mlp, dim: 10, hidden: 8, classes: 4, batch: 8, lr: 0.3, "
+                    "momentum: 0.9, weight_decay: 0.01, eval_every: 3}}",
+                    apply_to)));
+  };
+  const auto by_gradients = losses("gradients"), by_weights = losses("weights");
+  REQUIRE(by_gradients.size() == by_weights.size());
+  for (std::size_t i = 0; i < by_gradients.size(); ++i)
+    CHECK(by_weights[i] == Approx(by_gradients[i]).epsilon(1e-5));
 }

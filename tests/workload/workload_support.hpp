@@ -13,14 +13,16 @@ namespace aggsim::test {
 inline std::string write_layer_table(int layers, int rows, int cols, double forward_flops) {
   std::string text = "name: uniform\nlayers:\n";
   for (int i = 0; i < layers; ++i)
-    text += fmt::format("  - {{name: l{}, shape: [{}, {}], forward_flops: {}}}\n", i, rows, cols, forward_flops);
+    text +=
+        fmt::format("  - {{name: l{}, shape: [{}, {}], forward_flops: {}}}\n", i, rows, cols, forward_flops);
   const auto path = fresh_dir("layers") / "uniform.yaml";
   write_file(path, text);
   return path.string();
 }
 
 // p hosts on one switch: a transfer costs 2 us + bytes / 1.25e9 s under alpha_beta; hosts at `speed`.
-inline std::string cluster_scenario(int p, int steps, const std::string& rest, const std::string& speed = "1Gf") {
+inline std::string cluster_scenario(int p, int steps, const std::string& rest,
+                                    const std::string& speed = "1Gf") {
   return fmt::format(R"(
 seed: 5
 ranks: {p}
@@ -28,13 +30,17 @@ steps: {steps}
 platform: {{topology: cluster, hosts: {p}, bandwidth: 10Gbps, latency: 1us, speed: {speed}}}
 network: alpha_beta
 {rest}
-)", fmt::arg("p", p), fmt::arg("steps", steps), fmt::arg("speed", speed), fmt::arg("rest", rest));
+)",
+                     fmt::arg("p", p), fmt::arg("steps", steps), fmt::arg("speed", speed),
+                     fmt::arg("rest", rest));
 }
 
-constexpr double kAlpha = 2e-6;        // two 1 us links
-constexpr double kBeta = 10e9 / 8;     // bytes per second
+constexpr double kAlpha = 2e-6;     // two 1 us links
+constexpr double kBeta = 10e9 / 8;  // bytes per second
 
 // Ring all-reduce of `bytes` over p ranks (Patarasuk & Yuan): 2(p-1)(alpha + bytes/(p beta)).
-inline double ring_cost(int p, double bytes) { return 2.0 * (p - 1) * (kAlpha + bytes / p / kBeta); }
+inline double ring_cost(int p, double bytes) {
+  return 2.0 * (p - 1) * (kAlpha + bytes / p / kBeta);
+}
 
 }  // namespace aggsim::test

@@ -1,0 +1,61 @@
+#pragma once
+// Fabric endpoints, shared by every generator. An endpoint ("node") is either one host
+// (gpus_per_node = 1, named host-N) or a machine with several GPUs: a star zone of hosts
+// node-N-gpu-G, each with a private full-duplex link of intra_bandwidth / intra_latency (an
+// NVLink/NVSwitch port), behind a gateway router whose zero-latency full-duplex NIC link of
+// nic_bandwidth joins the fabric. A transfer between two GPUs of one node crosses two intra
+// links; between nodes it crosses intra up, NIC up, the fabric's route, NIC down, intra down.
+// Every GPU host carries the node property (kNodeProperty) so ranks can be grouped by machine.
+#include <cstdint>
+#include <functional>
+#include <simgrid/s4u.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/core/params.hpp"
+
+namespace aggsim {
+
+namespace sg4 = simgrid::s4u;
+
+struct NodeShape {
+  std::int64_t nodes = 0;          // fabric endpoints
+  std::int64_t gpus_per_node = 1;  // hosts per endpoint
+  double speed = 0;
+  double bandwidth = 0;  // fabric links
+  double latency = 0;
+  double intra_bandwidth = 0;
+  double intra_latency = 0;
+  double nic_bandwidth = 0;
+  std::int64_t hosts() const { return nodes * gpus_per_node; }
+};
+
+// The keys every generator takes: nodes | hosts, gpus_per_node, bandwidth, latency, speed, intra_*,
+// nic_bandwidth. `fabric_link_help` names the links bandwidth/latency apply to.
+std::vector<ParamSpec> endpoint_params(const std::string& fabric_link_help);
+
+// Reads the keys of endpoint_params(). Throws std::invalid_argument naming the key when nodes and
+// hosts are both given or both missing, or when hosts is not a multiple of gpus_per_node.
+NodeShape node_shape(const Params& params);
+
+// TopologyInfo::host_count for a generator whose own keys `check(params, nodes)` validates
+// (throwing std::invalid_argument naming the key): nodes x gpus_per_node.
+std::function<std::int64_t(const Params&)> checked_host_count(
+    std::function<void(const Params&, std::int64_t nodes)> check);
+
+// Name of the host of `gpu` on `node`: host-N with one GPU per node, else node-N-gpu-G (both sort
+// naturally in rank order).
+std::string endpoint_host_name(const NodeShape& shape, std::int64_t node, std::int64_t gpu);
+
+// Creates endpoint `node` inside `fabric` and returns {netpoint, gateway} as SimGrid's cluster
+// builders want them (gateway is null for a plain host).
+std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoint*> create_endpoint(
+    sg4::NetZone* fabric, const NodeShape& shape, std::int64_t node);
+
+// Callbacks for sg4::create_{fatTree,torus,dragonfly}_zone: leaf i < nodes is endpoint i; leaves
+// beyond (a tree or dragonfly with more ports than nodes) get an idle router named
+// `<spare_prefix>-i`, which no rank ever uses.
+sg4::ClusterCallbacks endpoint_callbacks(const NodeShape& shape, const std::string& spare_prefix);
+
+}  // namespace aggsim
