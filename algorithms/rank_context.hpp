@@ -31,8 +31,9 @@ struct RankContext {
   Rng shared_rng(Stream purpose, std::uint64_t extra = 0) const {
     return make_rng(seed, purpose, ~std::uint64_t{0}, (static_cast<std::uint64_t>(step) << 24) ^ extra);
   }
-  // Charges `flops` of work to this rank's host (simulated time passes).
-  void compute(double flops) const;
+  // Charges `flops` of work to this rank's host (simulated time passes). `what` names the work on
+  // the timeline (output.trace): "compress", "decompress", "reduce", ...
+  void compute(double flops, const char* what = "compute") const;
 };
 
 }  // namespace aggsim

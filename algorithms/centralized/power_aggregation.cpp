@@ -13,6 +13,7 @@
 
 #include "algorithms/compression/error_feedback.hpp"
 #include "algorithms/compression/low_rank.hpp"
+#include "sim/core/error.hpp"
 
 namespace aggsim {
 namespace {
@@ -36,21 +37,21 @@ class PowerAggregation final : public Aggregator {
     Rng shared = ctx.shared_rng(Stream::compression, t.id);
     Eigen::MatrixXf q = math ? queries_.start(t.id, view.cols, shared) : Eigen::MatrixXf();
 
-    ctx.compute(matmul_flops(wire.rows, wire.cols, r));
+    ctx.compute(matmul_flops(wire.rows, wire.cols, r), "compress");
     Eigen::MatrixXf p = math ? Eigen::MatrixXf(m * q) : Eigen::MatrixXf();
     all_reduce(ctx, p, view.rows, static_cast<std::uint64_t>(wire.rows * r));
-    ctx.compute(matmul_flops(wire.rows, r, r) + matmul_flops(wire.rows, wire.cols, r));
+    ctx.compute(matmul_flops(wire.rows, r, r) + matmul_flops(wire.rows, wire.cols, r), "compress");
     if (math) {
       orthogonalize(p);
       q.noalias() = m.transpose() * p;
     }
     if (error_feedback_) {
-      ctx.compute(matmul_flops(wire.rows, wire.cols, r));
+      ctx.compute(matmul_flops(wire.rows, wire.cols, r), "compress");
       if (math) memory_.update(t.id, compensated, from_matrix(p * q.transpose(), grad.values.size()));
     }
     all_reduce(ctx, q, view.cols, static_cast<std::uint64_t>(wire.cols * r));
     if (math) queries_.keep(t.id, q);
-    ctx.compute(matmul_flops(wire.rows, wire.cols, r));
+    ctx.compute(matmul_flops(wire.rows, wire.cols, r), "decompress");
     if (math) grad.values = from_matrix(p * q.transpose(), grad.values.size());
   }
 
@@ -72,7 +73,9 @@ class PowerAggregation final : public Aggregator {
 
 std::unique_ptr<Aggregator> make_power_aggregation(std::unique_ptr<Aggregator> collective, const ReduceOp& op,
                                                    PowerSgdOptions options, bool error_feedback) {
-  if (!op.adds()) throw std::invalid_argument("PowerSGD aggregation needs op sum, avg or custom_avg (it is linear)");
+  if (!op.adds())
+    throw InputError(std::string("compression powersgd on a reducing collective needs algorithm op sum, avg or "
+                                 "custom_avg (PowerSGD is linear); got ") + reduce_kind_name(op.kind));
   return std::make_unique<PowerAggregation>(std::move(collective), options, error_feedback);
 }
 

@@ -7,7 +7,7 @@
 namespace aggsim {
 
 // PowerSGD's aggregation over a reducing collective (mlbench-core's PowerAggregation). Throws
-// std::invalid_argument unless `op` adds (sum, avg, custom_avg): PowerSGD is linear.
+// InputError unless `op` adds (sum, avg, custom_avg): PowerSGD is linear.
 std::unique_ptr<Aggregator> make_power_aggregation(std::unique_ptr<Aggregator> collective, const ReduceOp& op,
                                                    PowerSgdOptions options, bool error_feedback);
 

@@ -1,8 +1,13 @@
 #pragma once
-// Fixed-width bit packing of small unsigned codes (QSGD levels, TernGrad trits, sign bits), least
-// significant bit first, so the payload holds exactly ceil(n * bits / 8) bytes.
+// Fixed-width bit packing of small unsigned codes (QSGD levels, TernGrad trits), least significant
+// bit first, so the payload holds exactly ceil(n * bits / 8) bytes. Codes are at most 25 bits.
+// Words are moved with memcpy, so the byte order of the format is the host's: little-endian only.
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <vector>
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "bit packing assumes a little-endian host");
 
 namespace aggsim {
 
@@ -16,16 +21,34 @@ class BitWriter {
   void put(std::uint32_t code, unsigned bits) {
     acc_ |= static_cast<std::uint64_t>(code) << filled_;
     filled_ += bits;
-    while (filled_ >= 8) {
-      out_[pos_++] = static_cast<std::uint8_t>(acc_);
-      acc_ >>= 8;
-      filled_ -= 8;
+    ++count_;
+    if (filled_ >= 32) {
+      const auto word = static_cast<std::uint32_t>(acc_);
+      std::memcpy(out_.data() + pos_, &word, 4);
+      pos_ += 4;
+      acc_ >>= 32;
+      filled_ -= 32;
     }
   }
+  // Many codes of one width. For widths up to 8, eight codes fill exactly `bits` whole bytes, so
+  // groups of eight starting at a multiple of eight are assembled independently (no serial chain
+  // through the accumulator) and stored with one 8-byte write.
+  void put(const std::uint32_t* codes, std::size_t count, unsigned bits) {
+    std::size_t i = 0;
+    for (; i < count && count_ % 8 != 0; ++i) put(codes[i], bits);
+    if (bits <= 8 && count_ % 8 == 0) {
+      for (; filled_ > 0; filled_ -= 8, acc_ >>= 8) out_[pos_++] = static_cast<std::uint8_t>(acc_);
+      acc_ = 0;
+      for (; i + 8 <= count && pos_ + 8 <= out_.size(); i += 8, pos_ += bits, count_ += 8) {
+        std::uint64_t group = 0;
+        for (unsigned j = 0; j < 8; ++j) group |= static_cast<std::uint64_t>(codes[i + j]) << (j * bits);
+        std::memcpy(out_.data() + pos_, &group, 8);  // the bytes past `bits` are rewritten later
+      }
+    }
+    for (; i < count; ++i) put(codes[i], bits);
+  }
   void flush() {
-    if (filled_ > 0) out_[pos_++] = static_cast<std::uint8_t>(acc_);
-    acc_ = 0;
-    filled_ = 0;
+    for (; filled_ > 0; filled_ = filled_ > 8 ? filled_ - 8 : 0, acc_ >>= 8) out_[pos_++] = static_cast<std::uint8_t>(acc_);
   }
 
  private:
@@ -33,16 +56,20 @@ class BitWriter {
   std::uint64_t acc_ = 0;
   unsigned filled_ = 0;
   std::size_t pos_ = 0;
+  std::uint64_t count_ = 0;  // codes written
 };
 
 class BitReader {
  public:
   explicit BitReader(const std::vector<std::uint8_t>& in) : in_(in) {}
   std::uint32_t get(unsigned bits) {
-    while (filled_ < bits) {
-      acc_ |= static_cast<std::uint64_t>(pos_ < in_.size() ? in_[pos_] : 0) << filled_;
-      ++pos_;
-      filled_ += 8;
+    if (filled_ < bits) {  // refill 32 bits (fewer at the end)
+      std::uint32_t word = 0;
+      if (pos_ + 4 <= in_.size()) std::memcpy(&word, in_.data() + pos_, 4);
+      else for (std::size_t i = pos_; i < in_.size(); ++i) word |= static_cast<std::uint32_t>(in_[i]) << (8 * (i - pos_));
+      acc_ |= static_cast<std::uint64_t>(word) << filled_;
+      pos_ += 4;
+      filled_ += 32;
     }
     const auto code = static_cast<std::uint32_t>(acc_ & ((std::uint64_t{1} << bits) - 1));
     acc_ >>= bits;

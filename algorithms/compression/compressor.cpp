@@ -36,12 +36,12 @@ std::uint64_t payload_data_bytes(const Payload& p, std::uint32_t value_bytes) {
 Payload compress_on_rank(RankContext& ctx, Compressor& c, const Eigen::Ref<const Eigen::VectorXf>& values,
                          const TensorDesc& t) {
   Rng rng = c.shared_randomness() ? ctx.shared_rng(Stream::compression, t.id) : ctx.rng(Stream::compression, t.id);
-  ctx.compute(c.encode_flops(static_cast<std::uint64_t>(t.wire.size())));
+  ctx.compute(c.encode_flops(static_cast<std::uint64_t>(t.wire.size())), "compress");
   return c.compress(values, t, rng);
 }
 
 void charge_decode(RankContext& ctx, const Compressor& c, const TensorDesc& t, int count) {
-  ctx.compute(count * c.decode_flops(static_cast<std::uint64_t>(t.wire.size())));
+  ctx.compute(count * c.decode_flops(static_cast<std::uint64_t>(t.wire.size())), "decompress");
 }
 
 }  // namespace aggsim

@@ -38,18 +38,25 @@ class Qsgd final : public Compressor {
     Payload p;
     p.scales.resize(nb);
     BitWriter out(p.codes, static_cast<std::uint64_t>(n), bits_);
-    Uniform32Stream uniform(rng);
+    UniformBlocks uniforms(rng);
+    std::uint32_t codes[UniformBlocks::kBlock];
     const float s = static_cast<float>(s_);
     for (std::int64_t k = 0; k < nb; ++k) {
       const std::int64_t begin = k * b, count = std::min(b, n - begin);
-      const auto segment = v.segment(begin, count);
-      const float norm = segment.norm();
+      const float norm = v.segment(begin, count).norm();
       p.scales[k] = norm;
       const float to_level = norm > 0 ? s / norm : 0.0f;
-      for (std::int64_t i = 0; i < count; ++i) {
-        const float x = segment[i];
-        const std::uint32_t level = norm > 0 ? std::min(uniform.round(std::abs(x) * to_level), s_) : 0u;
-        out.put((level << 1) | (x < 0 ? 1u : 0u), bits_);
+      for (std::int64_t i0 = 0; i0 < count; i0 += UniformBlocks::kBlock) {
+        const int m = static_cast<int>(std::min<std::int64_t>(UniformBlocks::kBlock, count - i0));
+        const float* u = uniforms.next();
+        const float* x = v.data() + begin + i0;
+        for (int i = 0; i < m; ++i) {  // level = floor(r) + (u < frac(r)), r = s|x|/norm <= s
+          const float r = std::abs(x[i]) * to_level;
+          const auto low = static_cast<std::uint32_t>(r);  // floor, as r >= 0
+          const auto level = std::min(low + static_cast<std::uint32_t>(u[i] < r - static_cast<float>(low)), s_);
+          codes[i] = (level << 1) | static_cast<std::uint32_t>(std::signbit(x[i]));
+        }
+        out.put(codes, static_cast<std::size_t>(m), bits_);
       }
     }
     out.flush();
@@ -61,10 +68,14 @@ class Qsgd final : public Compressor {
     const std::int64_t n = t.proxy.size(), b = bucket_size(n);
     Eigen::VectorXf out(n);
     BitReader in(p.codes);
-    for (std::int64_t i = 0; i < n; ++i) {
-      const std::uint32_t code = in.get(bits_);
-      const float magnitude = p.scales[i / b] * static_cast<float>(code >> 1) / static_cast<float>(s_);
-      out[i] = (code & 1u) ? -magnitude : magnitude;
+    for (std::int64_t begin = 0, k = 0; begin < n; begin += b, ++k) {
+      const float unit = p.scales[k] / static_cast<float>(s_);
+      const std::int64_t end = std::min(n, begin + b);
+      for (std::int64_t i = begin; i < end; ++i) {
+        const std::uint32_t code = in.get(bits_);
+        // Branch-free: the sign bit is random, a branch on it would mispredict half the time.
+        out[i] = unit * static_cast<float>(code >> 1) * (1.0f - 2.0f * static_cast<float>(code & 1u));
+      }
     }
     return out;
   }

@@ -54,8 +54,13 @@ class Sign final : public Compressor {
   }
   Eigen::VectorXf decode(const Payload& p, const TensorDesc& t) const override {
     const float s = p.scales[0];
-    Eigen::VectorXf out(t.proxy.size());
-    for (Eigen::Index i = 0; i < out.size(); ++i) out[i] = (p.codes[static_cast<std::size_t>(i >> 3)] >> (i & 7)) & 1 ? -s : s;
+    const Eigen::Index n = t.proxy.size();
+    Eigen::VectorXf out(n);
+    for (Eigen::Index j = 0; j * 8 < n; ++j) {
+      const unsigned byte = p.codes[static_cast<std::size_t>(j)];
+      const Eigen::Index m = std::min<Eigen::Index>(8, n - 8 * j);
+      for (Eigen::Index i = 0; i < m; ++i) out[8 * j + i] = s - 2 * s * static_cast<float>((byte >> i) & 1u);
+    }
     return out;
   }
 };

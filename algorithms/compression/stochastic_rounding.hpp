@@ -1,7 +1,9 @@
 #pragma once
 // Unbiased stochastic rounding for the quantizers (QSGD, TernGrad): x in [0, L] becomes floor(x)
-// or floor(x) + 1 with P(up) = x - floor(x). Each 64-bit draw yields two 32-bit uniforms (the
-// bias of a 2^-32 grid is far below float resolution), halving the generator's cost.
+// or floor(x) + 1 with P(up) = x - floor(x). The uniforms come in blocks from SplitMix64 in
+// counter mode, keyed by one draw of the tensor's stream (sim/core/random.hpp): two 24-bit
+// uniforms per 64-bit output (exact in float; a 2^-24 grid, at float resolution), cheap enough to
+// keep the quantizers near memory bandwidth.
 #include <cmath>
 #include <cstdint>
 
@@ -9,29 +11,25 @@
 
 namespace aggsim {
 
-class Uniform32Stream {
+class UniformBlocks {
  public:
-  explicit Uniform32Stream(Rng& rng) : rng_(rng) {}
-  // Uniform in [0, 1) on a 2^-32 grid.
-  float next() {
-    if (!have_) {
-      word_ = rng_();
-      have_ = true;
-      return static_cast<float>(static_cast<double>(word_ >> 32) * 0x1.0p-32);
+  static constexpr int kBlock = 256;
+
+  explicit UniformBlocks(Rng& rng) : key_(rng()) {}
+  // The next kBlock uniforms in [0, 1).
+  const float* next() {
+    for (int i = 0; i < kBlock / 2; ++i) {
+      const std::uint64_t z = splitmix64(key_ + (counter_++) * 0x9e3779b97f4a7c15ULL);
+      block_[2 * i] = static_cast<float>(z >> 40) * 0x1.0p-24f;
+      block_[2 * i + 1] = static_cast<float>((z >> 8) & 0xffffffULL) * 0x1.0p-24f;
     }
-    have_ = false;
-    return static_cast<float>(static_cast<double>(word_ & 0xffffffffULL) * 0x1.0p-32);
-  }
-  // floor(x) or floor(x) + 1, unbiased.
-  std::uint32_t round(float x) {
-    const float low = std::floor(x);
-    return static_cast<std::uint32_t>(low) + (next() < x - low ? 1u : 0u);
+    return block_;
   }
 
  private:
-  Rng& rng_;
-  std::uint64_t word_ = 0;
-  bool have_ = false;
+  std::uint64_t key_;
+  std::uint64_t counter_ = 0;
+  float block_[kBlock];
 };
 
 }  // namespace aggsim

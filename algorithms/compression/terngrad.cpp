@@ -25,11 +25,15 @@ class TernGrad final : public Compressor {
     const float s = v.cwiseAbs().maxCoeff();
     p.scales = Eigen::VectorXf::Constant(1, s);
     BitWriter out(p.codes, static_cast<std::uint64_t>(v.size()), kTritBits);
-    Uniform32Stream uniform(rng);
+    UniformBlocks uniforms(rng);
     const float inv = s > 0 ? 1.0f / s : 0.0f;
-    for (Eigen::Index i = 0; i < v.size(); ++i) {
-      const bool keep = uniform.next() < std::abs(v[i]) * inv;
-      out.put(keep ? (v[i] < 0 ? 2u : 1u) : 0u, kTritBits);
+    std::uint32_t codes[UniformBlocks::kBlock];
+    for (Eigen::Index i0 = 0; i0 < v.size(); i0 += UniformBlocks::kBlock) {
+      const int m = static_cast<int>(std::min<Eigen::Index>(UniformBlocks::kBlock, v.size() - i0));
+      const float* u = uniforms.next();
+      const float* x = v.data() + i0;
+      for (int i = 0; i < m; ++i) codes[i] = u[i] < std::abs(x[i]) * inv ? (x[i] < 0 ? 2u : 1u) : 0u;
+      out.put(codes, static_cast<std::size_t>(m), kTritBits);
     }
     out.flush();
     p.wire_bytes = encoded_bytes(t.wire);

@@ -189,7 +189,7 @@ AlgorithmInfo gossipgrad_entry() {
        ParamSpec("staleness", ParamKind::integer, "1",
                  "asynchronous: a partner model may be at most this many steps late")
            .between(0, 1 << 30)},
-      true,
+      false,  // no compressor rides it (rejected at load time)
       false,
       [shared](const AlgorithmConfig& cfg) -> std::unique_ptr<Aggregator> {
         const Options o = options_of(cfg.params);

@@ -13,7 +13,21 @@ struct RunOptions {
   bool quiet = false;
 };
 
+// `aggsim sweep expand | run | slurm | merge` (see scenarios/README.md).
+struct SweepOptions {
+  std::string verb;
+  std::string file;
+  std::string out_dir;  // empty: the sweep block's out, else out/<name>
+  std::string point;    // run: only this point (as a Slurm array task does)
+  int jobs = 0;         // run: parallel points; 0: one per CPU
+  int chunk = 1;        // slurm: points per array task
+  std::string partition, time;
+  bool force = false;   // run --point: run again even if finished
+  std::vector<std::string> simgrid_args;
+};
+
 int run_command(const RunOptions& options);
+int sweep_command(const SweepOptions& options);
 int validate_command(const RunOptions& options);
 int list_command();
 int bench_command(const std::vector<std::string>& args);

@@ -52,6 +52,27 @@ int main(int argc, char** argv) {
   CLI::App* validate = app.add_subcommand("validate", "check a scenario and its platform without running it");
   add_scenario_options(validate);
   CLI::App* list = app.add_subcommand("list", "list algorithms, compressors, topologies and network presets");
+  aggsim::cli::SweepOptions sweep_options;
+  CLI::App* sweep = app.add_subcommand("sweep", "expand, run (locally or on Slurm) and merge a sweep file");
+  sweep->require_subcommand(1);
+  auto add_sweep_verb = [&](const std::string& verb, const std::string& help) {
+    CLI::App* cmd = sweep->add_subcommand(verb, help);
+    cmd->add_option("sweep_file", sweep_options.file, "sweep YAML file (a scenario with a sweep: block)")->required();
+    cmd->add_option("--out", sweep_options.out_dir, "output folder (default: sweep.out, else out/<name>)");
+    cmd->callback([&sweep_options, verb] { sweep_options.verb = verb; });
+    return cmd;
+  };
+  add_sweep_verb("expand", "write every point's scenario and the manifest, checking each point");
+  CLI::App* sweep_run = add_sweep_verb("run", "run the unfinished points in parallel child processes, then merge");
+  sweep_run->add_option("-j,--jobs", sweep_options.jobs, "points run at once (default: one per CPU)")
+      ->check(CLI::Range(1, 4096));
+  sweep_run->add_option("--point", sweep_options.point, "run only this point id (what a Slurm array task does)");
+  sweep_run->add_flag("--force", sweep_options.force, "with --point: run it again even if it is finished");
+  CLI::App* sweep_slurm = add_sweep_verb("slurm", "write an sbatch script running the points as a Slurm job array");
+  sweep_slurm->add_option("--chunk", sweep_options.chunk, "points per array task (default 1)")->check(CLI::Range(1, 1 << 20));
+  sweep_slurm->add_option("--partition", sweep_options.partition, "Slurm partition");
+  sweep_slurm->add_option("--time", sweep_options.time, "time limit per array task, e.g. 01:00:00");
+  add_sweep_verb("merge", "merge the finished points' summary.json into results.csv");
   std::vector<std::string> bench_args;
   CLI::App* bench = app.add_subcommand("bench", "time reference workloads (see README)");
   bench->allow_extras();
@@ -66,6 +87,10 @@ int main(int argc, char** argv) {
   try {
     if (*run) return aggsim::cli::run_command(options);
     if (*validate) return aggsim::cli::validate_command(options);
+    if (*sweep) {
+      sweep_options.simgrid_args = options.simgrid_args;
+      return aggsim::cli::sweep_command(sweep_options);
+    }
     if (*list) return aggsim::cli::list_command();
     if (*bench) return aggsim::cli::bench_command(bench->remaining());
   } catch (const aggsim::InputError& e) {

@@ -5,8 +5,20 @@
 
 namespace aggsim {
 
+namespace {
+// The transfer's own start and end (not when it was posted or waited for).
+void record(Tracer* tracer, CommSpan span, const sg4::Comm& comm) {
+  span.start = comm.get_start_time();
+  span.end = comm.get_finish_time();
+  tracer->comm(span);
+}
+}  // namespace
+
 void SendHandle::wait() {
-  if (comm_) comm_->wait();
+  if (comm_) {
+    comm_->wait();
+    if (tracer_) record(tracer_, span_, *comm_);
+  }
   comm_ = nullptr;
 }
 
@@ -15,8 +27,12 @@ bool SendHandle::done() const { return comm_ == nullptr || comm_->test(); }
 Payload RecvHandle::wait() {
   if (!comm_) throw std::logic_error("RecvHandle::wait on an empty or already waited handle");
   comm_->wait();
-  comm_ = nullptr;
   std::unique_ptr<Payload> owned(*slot_);
+  if (tracer_) {
+    span_.bytes = owned->wire_bytes;
+    record(tracer_, span_, *comm_);
+  }
+  comm_ = nullptr;
   return std::move(*owned);
 }
 
@@ -40,7 +56,8 @@ SendHandle Comm::isend(int dst, Payload payload, int channel) {
   counters_.bytes_sent += bytes;
   counters_.messages_sent += 1;
   auto* owned = new Payload(std::move(payload));  // the receiver takes ownership
-  return SendHandle(box(rank_, dst, channel)->put_async(owned, bytes));
+  return SendHandle(box(rank_, dst, channel)->put_async(owned, bytes), tracer_,
+                    CommSpan{rank_, CommDirection::send, dst, bytes, 0, 0});
 }
 
 void Comm::send(int dst, Payload payload, int channel) { isend(dst, std::move(payload), channel).wait(); }
@@ -48,7 +65,7 @@ void Comm::send(int dst, Payload payload, int channel) { isend(dst, std::move(pa
 RecvHandle Comm::irecv(int src, int channel) {
   auto slot = std::make_unique<Payload*>(nullptr);
   auto comm = box(src, rank_, channel)->get_async<Payload>(slot.get());
-  return RecvHandle(std::move(comm), std::move(slot));
+  return RecvHandle(std::move(comm), std::move(slot), tracer_, CommSpan{rank_, CommDirection::recv, src, 0, 0, 0});
 }
 
 Payload Comm::recv(int src, int channel) { return irecv(src, channel).wait(); }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/comm/payload.hpp"
+#include "sim/metrics/trace.hpp"
 
 namespace aggsim {
 
@@ -18,19 +19,23 @@ namespace sg4 = simgrid::s4u;
 class SendHandle {
  public:
   SendHandle() = default;
-  explicit SendHandle(sg4::CommPtr comm) : comm_(std::move(comm)) {}
+  explicit SendHandle(sg4::CommPtr comm, Tracer* tracer = nullptr, CommSpan span = {})
+      : comm_(std::move(comm)), tracer_(tracer), span_(span) {}
   void wait();
   bool valid() const { return comm_ != nullptr; }
   bool done() const;  // completed (or already waited), so wait() returns at once
 
  private:
   sg4::CommPtr comm_;
+  Tracer* tracer_ = nullptr;  // records the transfer when waited for (output.trace)
+  CommSpan span_;
 };
 
 class RecvHandle {
  public:
   RecvHandle() = default;
-  RecvHandle(sg4::CommPtr comm, std::unique_ptr<Payload*> slot) : comm_(std::move(comm)), slot_(std::move(slot)) {}
+  RecvHandle(sg4::CommPtr comm, std::unique_ptr<Payload*> slot, Tracer* tracer = nullptr, CommSpan span = {})
+      : comm_(std::move(comm)), slot_(std::move(slot)), tracer_(tracer), span_(span) {}
   Payload wait();
   bool valid() const { return comm_ != nullptr; }
   bool done() const;  // completed, so wait() returns at once
@@ -38,6 +43,8 @@ class RecvHandle {
  private:
   sg4::CommPtr comm_;
   std::unique_ptr<Payload*> slot_;  // SimGrid writes the sender's pointer here
+  Tracer* tracer_ = nullptr;
+  CommSpan span_;
 };
 
 // Counters of what one rank sent.
@@ -64,6 +71,9 @@ class Comm {
   static void wait_all(std::vector<SendHandle>& sends);
 
   const CommCounters& counters() const { return counters_; }
+  // Timeline recording (output.trace); null when off.
+  void set_tracer(Tracer* tracer) { tracer_ = tracer; }
+  Tracer* tracer() const { return tracer_; }
 
  private:
   sg4::Mailbox* box(int src, int dst, int channel);
@@ -71,6 +81,7 @@ class Comm {
   int rank_;
   int size_;
   CommCounters counters_;
+  Tracer* tracer_ = nullptr;
   std::unordered_map<std::uint64_t, sg4::Mailbox*> boxes_;
 };
 

@@ -9,6 +9,7 @@
 
 #include "algorithms/registry.hpp"
 #include "sim/core/error.hpp"
+#include "sim/metrics/link_usage.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/engine/rank_actor.hpp"
 #include "sim/scenario/scenario_loader.hpp"
@@ -108,7 +109,13 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
                           const SimulationHooks& hooks) {
   auto engine = make_engine(sc, simgrid_args);
   SimulationResult result;
+  std::unique_ptr<Tracer> tracer;  // output.trace: timeline and link usage
+  if (sc.output.trace) {
+    tracer = std::make_unique<Tracer>();
+    enable_link_load();
+  }
   const auto hosts = load_and_map(sc, *engine, result.platform_description);
+  if (tracer) track_all_links(*engine);
   const RankLayout layout = layout_of(hosts);
 
   const AlgorithmInfo* algorithm = find_algorithm(sc.algorithm.name);
@@ -141,6 +148,7 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
     st->ctx.rank = r;
     st->ctx.world = sc.ranks;
     st->ctx.comm = &st->comm;
+    st->comm.set_tracer(tracer.get());
     st->ctx.host = hosts[static_cast<std::size_t>(r)];
     st->ctx.layout = &layout;
     st->ctx.seed = sc.seed;
@@ -152,6 +160,9 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
   }
   engine->run();
   result.sim_time_s = sg4::Engine::get_clock();
+  if (tracer)
+    result.extra_files = {{"trace.json", tracer->chrome_trace(result.log, sc.name)},
+                          {"links.csv", links_csv(*engine, tracer->comms(), hosts, result.sim_time_s)}};
   for (const auto& st : ranks) {
     result.bytes_sent += st->comm.counters().bytes_sent;
     result.messages_sent += st->comm.counters().messages_sent;

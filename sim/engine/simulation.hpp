@@ -21,6 +21,7 @@ struct SimulationHooks {
 
 struct SimulationResult {
   StepLog log{0, 0};
+  std::vector<std::pair<std::string, std::string>> extra_files;  // trace.json, links.csv (output.trace)
   double sim_time_s = 0;
   std::uint64_t bytes_sent = 0;
   std::uint64_t messages_sent = 0;

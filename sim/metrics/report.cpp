@@ -87,9 +87,11 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result, con
 
 std::vector<OutputFile> run_outputs(const Scenario& sc, const SimulationResult& result) {
   const auto steps = summarize(result);
-  return {{"resolved.yaml", resolved_yaml(sc)},
-          {"summary.json", summary_json(sc, result, steps)},
-          {"steps.csv", steps_csv(steps)}};
+  std::vector<OutputFile> files = {{"resolved.yaml", resolved_yaml(sc)},
+                                   {"summary.json", summary_json(sc, result, steps)},
+                                   {"steps.csv", steps_csv(steps)}};
+  files.insert(files.end(), result.extra_files.begin(), result.extra_files.end());
+  return files;
 }
 
 std::string human_summary(const Scenario& sc, const SimulationResult& result, const std::string& out_dir) {

@@ -61,7 +61,8 @@ struct CompressionSpec {
 };
 
 struct OutputSpec {
-  std::string dir;  // empty: out/<scenario name>
+  std::string dir;     // empty: out/<scenario name>
+  bool trace = false;  // also write trace.json (Chrome trace events) and links.csv
 };
 
 struct Scenario {

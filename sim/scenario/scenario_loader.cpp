@@ -235,22 +235,34 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
   if (auto o = top.get("output")) {
     YamlMap out(*o);
     if (auto v = out.get("dir")) sc.output.dir = v->scalar();
+    if (auto v = out.get("trace")) sc.output.trace = v->boolean();
     out.finish();
   }
   top.finish();
   return sc;
 }
 
-Scenario load_from(const std::string& text, const std::string& label, const std::vector<std::string>& overrides) {
+Scenario load_from(const std::string& text, const std::string& label, const std::vector<std::string>& overrides,
+                   bool sweep_file = false) {
   auto source = std::make_shared<YamlSource>();
   source->file = label;
   YAML::Node doc = parse_document(text, label);
   if (!doc.IsMap()) throw InputError(label + ": a scenario must be a mapping of keys (seed, ranks, platform, ...)");
+  if (sweep_file) {
+    doc.remove("sweep");
+  } else if (doc["sweep"]) {
+    YamlValue(doc["sweep"], "sweep", source).fail("this is a sweep file: run it with 'aggsim sweep run'");
+  }
   for (const auto& o : overrides) apply_override(doc, o, *source);
   return read_scenario(doc, source);
 }
 
 }  // namespace
+
+Scenario load_sweep_point_text(const std::string& text, const std::string& label,
+                               const std::vector<std::string>& overrides) {
+  return load_from(text, label, overrides, true);
+}
 
 Scenario load_scenario(const std::string& file, const std::vector<std::string>& overrides) {
   if (!fs::exists(file)) throw InputError(fmt::format("{}: scenario file not found", file));
@@ -311,9 +323,10 @@ std::string resolved_yaml(const Scenario& sc) {
   emit_params(out, find_compressor(sc.compression.name)->params, sc.compression.params);
   out << YAML::EndMap;
   emit_training(out, sc);
-  if (!sc.output.dir.empty()) {
+  if (!sc.output.dir.empty() || sc.output.trace) {
     out << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
-    out << YAML::Key << "dir" << YAML::Value << sc.output.dir;
+    if (!sc.output.dir.empty()) out << YAML::Key << "dir" << YAML::Value << sc.output.dir;
+    if (sc.output.trace) out << YAML::Key << "trace" << YAML::Value << true;
     out << YAML::EndMap;
   }
   out << YAML::EndMap;

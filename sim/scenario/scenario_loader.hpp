@@ -18,6 +18,11 @@ Scenario load_scenario_text(const std::string& text, const std::string& label,
 // adds it). Also used for load-time checks and summary fields.
 AlgorithmConfig algorithm_config(const Scenario& scenario);
 
+// One point of a sweep file: the same as load_scenario_text, but the top-level `sweep:` block
+// (read by sim/sweep) is set aside first, so errors still carry the sweep file's own lines.
+Scenario load_sweep_point_text(const std::string& text, const std::string& label,
+                               const std::vector<std::string>& overrides);
+
 // The fully resolved scenario (every default filled in) as YAML; loading it gives the same scenario.
 std::string resolved_yaml(const Scenario& scenario);
 

@@ -1,0 +1,126 @@
+// `aggsim sweep`: expand a sweep file, run its points locally or as a Slurm job array, merge results.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "sim/cli/commands.hpp"
+#include "sim/core/error.hpp"
+#include "sim/engine/simulation.hpp"
+#include "sim/metrics/report.hpp"
+#include "sim/scenario/scenario_loader.hpp"
+#include "sim/sweep/local_runner.hpp"
+#include "sim/sweep/slurm.hpp"
+
+namespace aggsim::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+SweepFolder folder_for(const Sweep& sweep, const SweepOptions& options) {
+  return SweepFolder(options.out_dir.empty() ? sweep.default_out : options.out_dir);
+}
+
+// The point's scenario: its points/<id>.yaml when that still hashes to the id (no need to expand
+// the whole sweep in every array task), else found by expanding the sweep.
+Scenario point_scenario(const SweepOptions& options, const SweepFolder& folder) {
+  const fs::path file = folder.point_file(options.point);
+  if (fs::is_regular_file(file)) {
+    const Scenario sc = load_scenario(file.string());
+    if (point_id(resolved_yaml(sc)) == options.point) return sc;
+  }
+  const Sweep sweep = expand_sweep(options.file);
+  for (const auto& p : sweep.points)
+    if (p.id == options.point) {
+      folder.write_expansion(sweep);
+      return load_scenario(folder.point_file(p.id).string());
+    }
+  throw InputError(
+      fmt::format("{}: no point with id {} in this sweep (ids change when the sweep file changes; "
+                  "see 'aggsim sweep expand')",
+                  options.file, options.point));
+}
+
+int run_point(const SweepOptions& options) {
+  const SweepFolder folder = folder_for(read_sweep_header(options.file), options);
+  if (folder.finished(options.point) && !options.force) {
+    fmt::print("point {}: already finished ({})\n", options.point, folder.run_dir(options.point).string());
+    return 0;
+  }
+  try {
+    const Scenario sc = point_scenario(options, folder);
+    const SimulationResult result = simulate(sc, options.simgrid_args);
+    write_run_folder(folder.run_dir(options.point).string(), run_outputs(sc, result));
+    folder.clear_failure(options.point);
+  } catch (const std::exception& e) {
+    folder.record_failure(options.point, fmt::format("aggsim: error: {}\n", e.what()));
+    throw;
+  }
+  return 0;
+}
+
+int finish(const Sweep& sweep, const SweepFolder& folder, int failures) {
+  const std::string counts = folder.merge(sweep);
+  fmt::print(stderr, "sweep {}: {}; results: {}\n", sweep.name, counts, folder.results_file().string());
+  if (failures > 0)
+    fmt::print(stderr, "sweep {}: {} point(s) failed; their errors are in results.csv and {}/failed/\n",
+               sweep.name, failures, folder.root().string());
+  return failures > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+int sweep_command(const SweepOptions& options) {
+  if (options.verb == "run" && !options.point.empty()) return run_point(options);
+
+  const Sweep sweep = expand_sweep(options.file);
+  const SweepFolder folder = folder_for(sweep, options);
+  if (options.verb == "expand") {
+    folder.write_expansion(sweep);
+    fmt::print("sweep {}: {} points ({} swept keys) -> {}/manifest.csv\n", sweep.name, sweep.points.size(),
+               sweep.keys.size(), folder.root().string());
+    return 0;
+  }
+  if (options.verb == "merge") {
+    int failed = 0;
+    for (const auto& p : sweep.points) failed += !folder.finished(p.id) && folder.failed(p.id);
+    return finish(sweep, folder, failed);
+  }
+  if (options.verb == "slurm") {
+    folder.write_expansion(sweep);
+    SlurmOptions slurm;
+    slurm.chunk = options.chunk;
+    slurm.partition = options.partition;
+    slurm.time = options.time;
+    slurm.exe = self_executable();
+    slurm.extra_args = options.simgrid_args;
+    slurm.max_array_size = slurm_max_array_size();
+    const SlurmScript script = sbatch_script(sweep, folder, slurm);
+    const fs::path file = folder.root() / "slurm" / (sweep.name + ".sbatch");
+    write_file_atomic(file, script.text);
+    fs::create_directories(folder.root() / "slurm" / "logs");
+    if (script.chunk > options.chunk)
+      fmt::print("note: {} points per array task to stay within MaxArraySize={}\n", script.chunk,
+                 slurm.max_array_size);
+    fmt::print(
+        "{}\n  {} points in {} array tasks; submit with: sbatch {}\n  then: aggsim sweep merge {} --out {}\n",
+        file.string(), sweep.points.size(), script.tasks, file.string(), options.file,
+        folder.root().string());
+    return 0;
+  }
+  // run
+  folder.write_expansion(sweep);
+  folder.remove_stale_temporaries();
+  LocalRunOptions local;
+  local.jobs =
+      options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  local.exe = self_executable();
+  local.extra_args = options.simgrid_args;
+  const LocalRunResult run = run_sweep_locally(sweep, folder, local);
+  const int code = finish(sweep, folder, run.failed);
+  return run.interrupted ? 130 : code;
+}
+
+}  // namespace aggsim::cli

@@ -1,0 +1,99 @@
+#include "sim/metrics/trace.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+
+namespace aggsim {
+
+namespace {
+
+// Chrome trace timestamps are microseconds; shortest round-trip text keeps files byte-stable.
+std::string us(double seconds) {
+  return fmt::format("{}", seconds * 1e6);
+}
+
+using Events = std::vector<std::string>;
+
+void complete_event(Events& out, const std::string& name, int pid, int tid, double start, double end,
+                    const std::string& args) {
+  out.push_back(
+      fmt::format("{{\"name\":\"{}\",\"cat\":\"{}\",\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},"
+                  "\"args\":{{{}}}}}",
+                  name, name, pid, tid, us(start), us(end - start), args));
+}
+
+void metadata(Events& out, const char* what, int pid, int tid, const std::string& name) {
+  out.push_back(
+      fmt::format("{{\"name\":\"{}\",\"ph\":\"M\",\"pid\":{},\"tid\":{},\"args\":{{\"name\":\"{}\"}}}}", what,
+                  pid, tid, name));
+}
+
+// Lane of each span so that spans in one lane never overlap (interval partitioning, by start time).
+std::vector<int> assign_lanes(const std::vector<const CommSpan*>& spans) {
+  std::vector<double> lane_end;
+  std::vector<int> lanes;
+  for (const auto* s : spans) {
+    std::size_t lane = 0;
+    while (lane < lane_end.size() && lane_end[lane] > s->start) ++lane;
+    if (lane == lane_end.size()) lane_end.push_back(0);
+    lane_end[lane] = s->end;
+    lanes.push_back(static_cast<int>(lane));
+  }
+  return lanes;
+}
+
+}  // namespace
+
+std::string Tracer::chrome_trace(const StepLog& log, const std::string& title) const {
+  Events out;
+  std::map<int, std::vector<const WorkSpan*>> work_by_rank;
+  for (const auto& w : work_) work_by_rank[w.rank].push_back(&w);
+
+  std::map<std::pair<int, CommDirection>, std::vector<const CommSpan*>> by_rank;
+  for (const auto& c : comms_) by_rank[{c.rank, c.direction}].push_back(&c);
+  for (auto& [key, spans] : by_rank)
+    std::stable_sort(spans.begin(), spans.end(), [](const CommSpan* a, const CommSpan* b) {
+      return a->start != b->start ? a->start < b->start : a->end < b->end;
+    });
+
+  for (int r = 0; r < log.ranks(); ++r) {
+    metadata(out, "process_name", r, 0, fmt::format("rank {}", r));
+    out.push_back(fmt::format(
+        "{{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":{},\"args\":{{\"sort_index\":{}}}}}", r, r));
+    metadata(out, "thread_name", r, 0, "steps");
+    for (int s = 0; s < log.steps(); ++s) {
+      const RankStepRecord& rec = log.at(r, s);
+      complete_event(out, "compute", r, 0, rec.start, rec.compute_end, fmt::format("\"step\":{}", s));
+      complete_event(
+          out, "aggregate", r, 0, rec.agg_start, rec.agg_end,
+          fmt::format("\"step\":{},\"bytes_sent\":{},\"messages\":{}", s, rec.bytes_sent, rec.messages_sent));
+    }
+    for (const auto* w : work_by_rank[r]) complete_event(out, w->name, r, 0, w->start, w->end, "");
+    for (const CommDirection dir : {CommDirection::send, CommDirection::recv}) {
+      auto it = by_rank.find({r, dir});
+      if (it == by_rank.end()) continue;
+      const bool send = dir == CommDirection::send;
+      const auto lanes = assign_lanes(it->second);
+      const int lane_count = lanes.empty() ? 0 : *std::max_element(lanes.begin(), lanes.end()) + 1;
+      // Threads 1, 3, 5, ... are send lanes; 2, 4, 6, ... receive lanes.
+      for (int l = 0; l < lane_count; ++l)
+        metadata(out, "thread_name", r, 1 + 2 * l + (send ? 0 : 1),
+                 fmt::format("{} {}", send ? "send" : "recv", l));
+      for (std::size_t i = 0; i < it->second.size(); ++i) {
+        const CommSpan& c = *it->second[i];
+        complete_event(out, send ? "send" : "recv", r, 1 + 2 * lanes[i] + (send ? 0 : 1), c.start, c.end,
+                       fmt::format("\"bytes\":{},\"peer\":{}", c.bytes, c.peer));
+      }
+    }
+  }
+  std::string text =
+      fmt::format("{{\"displayTimeUnit\":\"ns\",\"otherData\":{{\"scenario\":{}}},\"traceEvents\":[\n",
+                  nlohmann::json(title).dump());
+  for (std::size_t i = 0; i < out.size(); ++i) text += (i ? ",\n" : "") + out[i];
+  return text + "\n]}\n";
+}
+
+}  // namespace aggsim

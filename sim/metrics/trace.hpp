@@ -1,0 +1,47 @@
+#pragma once
+// Timeline recording for `output: {trace: true}`: spans of every rank (communication from sim/comm,
+// labelled host work such as compression from RankContext::compute, and each step's compute and
+// aggregation phases from the StepLog), rendered as Chrome trace events (trace.json, opens in
+// Perfetto or chrome://tracing), plus per-link traffic (links.csv).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/metrics/step_log.hpp"
+
+namespace aggsim {
+
+enum class CommDirection { send, recv };
+
+struct CommSpan {
+  int rank = 0;
+  CommDirection direction = CommDirection::send;
+  int peer = 0;
+  std::uint64_t bytes = 0;
+  double start = 0;  // simulated seconds
+  double end = 0;
+};
+
+struct WorkSpan {
+  int rank = 0;
+  std::string name;  // "compress", "decompress", "compute", ...
+  double start = 0;
+  double end = 0;
+};
+
+class Tracer {
+ public:
+  void comm(const CommSpan& span) { comms_.push_back(span); }
+  void work(WorkSpan span) { work_.push_back(std::move(span)); }
+  const std::vector<CommSpan>& comms() const { return comms_; }
+
+  // The Chrome trace: one process per rank; thread 0 holds the step phases and host work, each
+  // further thread one lane of non-overlapping sends or receives. Times in microseconds.
+  std::string chrome_trace(const StepLog& log, const std::string& title) const;
+
+ private:
+  std::vector<CommSpan> comms_;
+  std::vector<WorkSpan> work_;
+};
+
+}  // namespace aggsim

@@ -1,0 +1,155 @@
+#include "sim/sweep/local_runner.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+
+#include "sim/sweep/progress.hpp"
+
+extern char** environ;
+
+namespace aggsim {
+
+namespace fs = std::filesystem;
+
+std::string self_executable() {
+  std::error_code ec;
+  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw std::runtime_error("cannot find the aggsim executable (/proc/self/exe): " + ec.message());
+  return p.string();
+}
+
+namespace {
+
+// Set by SIGINT/SIGTERM: the runner stops its children (whose half-written run folders are never
+// renamed into place) instead of leaving them running unattended.
+volatile std::sig_atomic_t g_stop = 0;
+extern "C" void on_stop_signal(int) {
+  g_stop = 1;
+}
+
+struct StopSignals {
+  struct sigaction old_int {
+  }, old_term{};
+  StopSignals() {
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;  // no SA_RESTART: waitpid returns EINTR
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+  }
+};
+
+struct Child {
+  const SweepPoint* point;
+  std::chrono::steady_clock::time_point start;
+};
+
+// Starts `exe sweep run FILE --point ID --out DIR` with stdout discarded and stderr kept in a file.
+pid_t spawn_point(const Sweep& sweep, const SweepFolder& folder, const SweepPoint& point,
+                  const LocalRunOptions& options) {
+  std::vector<std::string> args = {options.exe, "sweep",  "run",   sweep.file,
+                                   "--point",   point.id, "--out", folder.root().string()};
+  args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const std::string err = folder.stderr_file(point.id).string();
+  fs::create_directories(folder.logs_dir());
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, options.exe.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw std::runtime_error(fmt::format("cannot start {}: {}", options.exe, std::strerror(rc)));
+  return pid;
+}
+
+std::string exit_description(int status) {
+  if (WIFEXITED(status)) return fmt::format("exit status {}", WEXITSTATUS(status));
+  if (WIFSIGNALED(status))
+    return fmt::format("killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+  return "ended abnormally";
+}
+
+}  // namespace
+
+LocalRunResult run_sweep_locally(const Sweep& sweep, const SweepFolder& folder,
+                                 const LocalRunOptions& options) {
+  std::vector<const SweepPoint*> todo;
+  for (const auto& p : sweep.points)
+    if (!folder.finished(p.id)) todo.push_back(&p);
+  const int jobs = std::max(1, options.jobs);
+  fmt::print(stderr, "sweep {}: {} points, {} already done, {} to run with {} job{} -> {}\n", sweep.name,
+             sweep.points.size(), sweep.points.size() - todo.size(), todo.size(), jobs, jobs > 1 ? "s" : "",
+             folder.root().string());
+  std::fflush(stderr);
+
+  SweepProgress progress(static_cast<int>(todo.size()), stderr);
+  g_stop = 0;
+  const StopSignals stop_signals;
+  std::map<pid_t, Child> running;
+  std::size_t next = 0;
+  int failures = 0;
+  while (next < todo.size() || !running.empty()) {
+    if (g_stop) {
+      for (const auto& [pid, child] : running) ::kill(pid, SIGTERM);
+      for (const auto& [pid, child] : running) ::waitpid(pid, nullptr, 0);
+      progress.close();
+      fmt::print(stderr, "sweep {}: interrupted; finished points are kept, run the sweep again to resume\n",
+                 sweep.name);
+      return {failures, true};
+    }
+    while (next < todo.size() && static_cast<int>(running.size()) < jobs) {
+      const SweepPoint* p = todo[next++];
+      running[spawn_point(sweep, folder, *p, options)] = {p, std::chrono::steady_clock::now()};
+      progress.started();
+    }
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error(fmt::format("waitpid: {}", std::strerror(errno)));
+    }
+    auto it = running.find(pid);
+    if (it == running.end()) continue;  // not one of ours
+    const SweepPoint& p = *it->second.point;
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - it->second.start).count();
+    running.erase(it);
+    const fs::path err = folder.stderr_file(p.id);
+    const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && folder.finished(p.id);
+    const std::string what = fmt::format("{} ({})", p.id, describe_point(sweep, p));
+    if (ok) {
+      folder.clear_failure(p.id);
+    } else {
+      ++failures;
+      folder.record_failure(p.id, fmt::format("{}\n{}", exit_description(status), read_text_file(err)));
+    }
+    std::error_code ignored;
+    fs::remove(err, ignored);
+    progress.finished(ok, ok ? what : what + ": " + exit_description(status), wall);
+  }
+  progress.close();
+  std::error_code ignored;
+  fs::remove(folder.logs_dir(), ignored);  // only if empty
+  return {failures, false};
+}
+
+}  // namespace aggsim

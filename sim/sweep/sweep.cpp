@@ -1,0 +1,245 @@
+// Sweep expansion: grid axes (one per key) and zip axes (one per group of equal-length lists) form
+// a mixed-radix counter, first axis outermost; each point is the base scenario plus one override
+// per swept key, checked by the ordinary scenario loader.
+#include "sim/sweep/sweep.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "sim/core/error.hpp"
+#include "sim/scenario/scenario_loader.hpp"
+#include "sim/scenario/yaml_reader.hpp"
+
+namespace aggsim {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct SweepValue {
+  std::string text;      // flow-style YAML
+  std::string location;  // file:line:col
+};
+
+// One axis of the product: several keys varied together (one key for a grid axis).
+struct Axis {
+  std::vector<std::string> keys;
+  std::vector<std::vector<SweepValue>> rows;  // rows[i][k]: value of keys[k] at position i
+};
+
+std::string flow_text(const YAML::Node& node) {
+  YAML::Emitter out;
+  out << YAML::Flow << node;
+  return out.c_str();
+}
+
+std::vector<SweepValue> read_list(const YamlValue& value) {
+  if (!value.node().IsSequence()) value.fail("expected a list of values, e.g. [8, 16]");
+  if (value.node().size() == 0) value.fail("must not be an empty list");
+  std::vector<SweepValue> out;
+  for (std::size_t i = 0; i < value.node().size(); ++i) {
+    const YamlValue item = value.item(i);
+    if (!item.node().IsDefined() || item.node().IsNull()) item.fail("a swept value must not be empty");
+    out.push_back({flow_text(item.node()), item.location()});
+  }
+  return out;
+}
+
+// Keys of a mapping in document order, each checked to be a usable key path.
+std::vector<std::pair<std::string, YamlValue>> entries(const YamlValue& map) {
+  std::vector<std::pair<std::string, YamlValue>> out;
+  for (auto it = map.node().begin(); it != map.node().end(); ++it) {
+    const std::string key = it->first.Scalar();
+    const YamlValue value(it->second, map.path() + "." + key, map.source());
+    if (key.empty() || key.front() == '.' || key.back() == '.' || key.find("..") != std::string::npos)
+      YamlValue(it->first, value.path(), map.source())
+          .fail("a swept key must be a key path such as algorithm.name");
+    out.emplace_back(key, value);
+  }
+  return out;
+}
+
+void read_zip_group(const YamlValue& group, std::vector<Axis>& axes) {
+  YamlMap checked(group);  // fails unless a mapping
+  Axis axis;
+  std::string first_key;
+  for (const auto& [key, value] : entries(group)) {
+    auto values = read_list(value);
+    if (axis.keys.empty()) {
+      axis.rows.resize(values.size());
+      first_key = key;
+    } else if (values.size() != axis.rows.size()) {
+      value.fail(
+          fmt::format("has {} values but '{}' has {}: the lists of a zip group must have equal lengths",
+                      values.size(), first_key, axis.rows.size()));
+    }
+    axis.keys.push_back(key);
+    for (std::size_t i = 0; i < values.size(); ++i) axis.rows[i].push_back(values[i]);
+  }
+  if (axis.keys.empty()) group.fail("a zip group needs at least one key with a list of values");
+  axes.push_back(std::move(axis));
+}
+
+struct SweepBlock {
+  std::string name;
+  std::string out;
+  std::vector<Axis> axes;
+};
+
+SweepBlock read_block(const std::string& text, const std::string& label) {
+  YAML::Node doc;
+  try {
+    doc = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw InputError(
+        fmt::format("{}:{}:{}: syntax error: {}", label, e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+  auto source = std::make_shared<YamlSource>();
+  source->file = label;
+  const YamlValue top(doc, "", source);
+  if (!doc.IsMap()) top.fail("a sweep file must be a scenario mapping with a 'sweep:' block");
+  if (!doc["sweep"])
+    top.fail("no 'sweep:' block (a sweep file is a scenario plus sweep: {grid: ..., zip: ...})");
+
+  SweepBlock block;
+  block.name = doc["name"] && doc["name"].IsScalar() ? doc["name"].Scalar() : fs::path(label).stem().string();
+  YamlMap sweep(top.child("sweep"));
+  if (auto v = sweep.get("out")) block.out = v->scalar();
+  if (auto grid = sweep.get("grid")) {
+    YamlMap checked(*grid);
+    for (const auto& [key, value] : entries(*grid)) {
+      Axis axis;
+      axis.keys = {key};
+      for (auto& v : read_list(value)) axis.rows.push_back({v});
+      block.axes.push_back(std::move(axis));
+    }
+  }
+  if (auto zip = sweep.get("zip")) {
+    if (zip->node().IsSequence()) {
+      for (std::size_t i = 0; i < zip->node().size(); ++i) read_zip_group(zip->item(i), block.axes);
+    } else {
+      read_zip_group(*zip, block.axes);
+    }
+  }
+  sweep.finish();
+  if (block.axes.empty()) sweep.value().fail("needs 'grid:' and/or 'zip:' with at least one swept key");
+
+  std::map<std::string, std::string> seen;
+  for (const auto& axis : block.axes)
+    for (const auto& key : axis.keys)
+      if (!seen.emplace(key, key).second)
+        sweep.value().fail(
+            fmt::format("key '{}' is swept twice (in grid and zip, or in two zip groups)", key));
+  return block;
+}
+
+std::string read_text(const std::string& file) {
+  if (!fs::is_regular_file(file)) throw InputError(fmt::format("{}: sweep file not found", file));
+  std::ifstream in(file);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  if (!in) throw InputError(fmt::format("{}: cannot read the sweep file", file));
+  return buffer.str();
+}
+
+// Loader messages name an override as "--set key=value"; in a sweep, the value's place in the file is
+// clearer.
+std::string locate_overrides(std::string message, const std::vector<std::string>& overrides,
+                             const std::vector<const SweepValue*>& values) {
+  for (std::size_t i = 0; i < overrides.size(); ++i) {
+    const std::string from = "--set " + overrides[i];
+    const std::string to = fmt::format("{} (swept value {})", values[i]->location, overrides[i]);
+    for (auto pos = message.find(from); pos != std::string::npos; pos = message.find(from, pos + to.size()))
+      message.replace(pos, from.size(), to);
+  }
+  return message;
+}
+
+Sweep header_of(const SweepBlock& block, const std::string& label) {
+  Sweep sweep;
+  sweep.file = label;
+  sweep.name = block.name;
+  sweep.default_out = block.out.empty() ? "out/" + block.name : block.out;
+  for (const auto& axis : block.axes) sweep.keys.insert(sweep.keys.end(), axis.keys.begin(), axis.keys.end());
+  return sweep;
+}
+
+}  // namespace
+
+std::string point_id(const std::string& resolved_yaml) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : resolved_yaml) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return fmt::format("{:016x}", h).substr(0, 12);
+}
+
+std::string describe_point(const Sweep& sweep, const SweepPoint& point) {
+  std::string out;
+  for (std::size_t k = 0; k < sweep.keys.size() && k < point.values.size(); ++k)
+    out += fmt::format("{}{}={}", out.empty() ? "" : ", ", sweep.keys[k], point.values[k]);
+  return out;
+}
+
+Sweep read_sweep_header(const std::string& file) {
+  return header_of(read_block(read_text(file), file), file);
+}
+
+Sweep expand_sweep(const std::string& file) {
+  return expand_sweep_text(read_text(file), file);
+}
+
+Sweep expand_sweep_text(const std::string& text, const std::string& label) {
+  const SweepBlock block = read_block(text, label);
+  Sweep sweep = header_of(block, label);
+  std::size_t total = 1;
+  for (const auto& axis : block.axes) total *= axis.rows.size();
+
+  std::map<std::string, int> index_of_id;
+  std::vector<std::size_t> digit(block.axes.size(), 0);
+  for (std::size_t n = 0; n < total; ++n) {
+    SweepPoint point;
+    point.index = static_cast<int>(n);
+    std::vector<const SweepValue*> values;
+    for (std::size_t a = 0; a < block.axes.size(); ++a) {
+      const Axis& axis = block.axes[a];
+      for (std::size_t k = 0; k < axis.keys.size(); ++k) {
+        const SweepValue& v = axis.rows[digit[a]][k];
+        values.push_back(&v);
+        point.values.push_back(v.text);
+        point.overrides.push_back(axis.keys[k] + "=" + v.text);
+      }
+    }
+    try {
+      point.resolved = resolved_yaml(load_sweep_point_text(text, label, point.overrides));
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}\n  in sweep point {} of {} ({})",
+                                   locate_overrides(e.what(), point.overrides, values), n + 1, total,
+                                   describe_point(sweep, point)));
+    }
+    point.id = point_id(point.resolved);
+    const auto [it, fresh] = index_of_id.emplace(point.id, point.index);
+    if (!fresh) {
+      const SweepPoint& other = sweep.points[static_cast<std::size_t>(it->second)];
+      throw InputError(fmt::format(
+          "{}: sweep points {} ({}) and {} ({}) are the same scenario: a swept value has no "
+          "effect or two values mean the same",
+          label, other.index + 1, describe_point(sweep, other), n + 1, describe_point(sweep, point)));
+    }
+    sweep.points.push_back(std::move(point));
+    // Advance the counter, last axis fastest.
+    for (std::size_t a = block.axes.size(); a-- > 0;) {
+      if (++digit[a] < block.axes[a].rows.size()) break;
+      digit[a] = 0;
+    }
+  }
+  return sweep;
+}
+
+}  // namespace aggsim

@@ -1,0 +1,49 @@
+#pragma once
+// Sweep files: a scenario plus a `sweep:` block that varies some of its keys.
+//
+//   sweep:
+//     grid:                      # cartesian product, first key outermost
+//       ranks: [8, 16]
+//       algorithm.name: [ring_allreduce, hierarchical_allreduce]
+//     zip:                       # lists varied together (equal lengths); or a list of such groups
+//       model.size: [1MB, 100MB]
+//       steps: [20, 5]
+//     out: out/my-sweep          # optional default output folder (else out/<name>)
+//
+// Each point is the base scenario with one value per swept key applied as a `--set` override, and
+// is fully checked at expansion time. Its id is a hash of its resolved scenario, so it is stable
+// across runs and machines and changes whenever anything that affects the run changes.
+#include <string>
+#include <vector>
+
+namespace aggsim {
+
+struct SweepPoint {
+  int index = 0;                       // position in expansion order
+  std::string id;                      // 12 hex digits of the resolved scenario's hash
+  std::vector<std::string> values;     // one per Sweep::keys, as YAML (flow style) text
+  std::vector<std::string> overrides;  // "key=value", as for --set
+  std::string resolved;                // the point's resolved scenario (YAML)
+};
+
+struct Sweep {
+  std::string file;               // the sweep file as given
+  std::string name;               // the base scenario's name
+  std::string default_out;        // sweep.out, else out/<name>
+  std::vector<std::string> keys;  // swept key paths: grid keys, then zip keys
+  std::vector<SweepPoint> points;
+};
+
+// Reads the sweep block only (name, keys, output folder): no point is loaded or checked.
+Sweep read_sweep_header(const std::string& file);
+// Reads, expands and checks every point. Throws InputError ("file:line:col: ..." or naming the point).
+Sweep expand_sweep(const std::string& file);
+Sweep expand_sweep_text(const std::string& text, const std::string& label);
+
+// Stable 12-hex-digit id of a resolved scenario text (64-bit FNV-1a).
+std::string point_id(const std::string& resolved_yaml);
+
+// "key=value, key=value" for messages.
+std::string describe_point(const Sweep& sweep, const SweepPoint& point);
+
+}  // namespace aggsim

@@ -1,0 +1,78 @@
+#pragma once
+// Helpers for the sweep tests: sweep files in temp folders, CSV reading, background runs.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/cli.hpp"
+
+namespace aggsim::test {
+
+// A small sweep on a generated cluster under alpha_beta: every point's cost has a closed form.
+inline std::string small_sweep(const std::string& sweep_block, const std::string& extra = "") {
+  return R"(name: small
+seed: 5
+ranks: 4
+steps: 2
+platform: {topology: cluster, hosts: 16, bandwidth: 10Gbps, latency: 1us}
+network: alpha_beta
+model: {size: 1MB, proxy_dim: 64}
+algorithm: {name: ring_allreduce, op: avg}
+)" + extra +
+         "sweep:\n" + sweep_block;
+}
+
+// Rows of a simple CSV (no quoted commas in the cells we compare), header first.
+inline std::vector<std::vector<std::string>> read_csv(const std::filesystem::path& p) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(read_file(p));
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, ',');) cells.push_back(cell);
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+inline int column(const std::vector<std::vector<std::string>>& rows, const std::string& name) {
+  for (std::size_t i = 0; i < rows.at(0).size(); ++i)
+    if (rows[0][i] == name) return static_cast<int>(i);
+  return -1;
+}
+
+inline std::set<std::string> finished_points(const std::filesystem::path& out) {
+  std::set<std::string> ids;
+  if (!std::filesystem::is_directory(out / "runs")) return ids;
+  for (const auto& e : std::filesystem::directory_iterator(out / "runs"))
+    if (std::filesystem::is_regular_file(e.path() / "summary.json")) ids.insert(e.path().filename().string());
+  return ids;
+}
+
+// Starts a shell command in its own process group (so the whole group can be killed).
+inline pid_t start_group(const std::string& command) {
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  return pid;
+}
+
+inline std::string aggsim_command(const std::vector<std::string>& args, const std::filesystem::path& log) {
+  std::string cmd = "exec " + shell_quote(AGGSIM_BIN);  // the group leader's pid is aggsim's
+  for (const auto& a : args) cmd += " " + shell_quote(a);
+  return cmd + " >" + shell_quote(log.string()) + " 2>&1";
+}
+
+}  // namespace aggsim::test

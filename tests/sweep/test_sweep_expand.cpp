@@ -1,0 +1,171 @@
+// Sweep expansion: point counts and order, stable ids, and clear errors for bad sweeps.
+#include <catch2/catch.hpp>
+#include <set>
+
+#include "sim/core/error.hpp"
+#include "sim/scenario/scenario_loader.hpp"
+#include "sim/sweep/slurm.hpp"
+#include "sim/sweep/sweep.hpp"
+#include "sweep_support.hpp"
+
+using namespace aggsim;
+using namespace aggsim::test;
+
+namespace {
+
+const std::string kGridZip = R"(  grid:
+    ranks: [2, 4, 8]
+    algorithm.op: [avg, sum]
+  zip:
+    model.size: [1MB, 4MB]
+    steps: [2, 3]
+)";
+
+std::string expand_error(const std::string& text) {
+  try {
+    expand_sweep_text(text, "bad.yaml");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("sweep expansion is the cartesian product of grid axes and zip groups, first key outermost",
+          "[sweep]") {
+  const Sweep sweep = expand_sweep_text(small_sweep(kGridZip), "s.yaml");
+  REQUIRE(sweep.keys == std::vector<std::string>{"ranks", "algorithm.op", "model.size", "steps"});
+  REQUIRE(sweep.points.size() == 3 * 2 * 2);
+  std::size_t n = 0;
+  for (const std::string ranks : {"2", "4", "8"})
+    for (const std::string op : {"avg", "sum"})
+      for (const auto& [size, steps] :
+           std::vector<std::pair<std::string, std::string>>{{"1MB", "2"}, {"4MB", "3"}}) {
+        const SweepPoint& p = sweep.points.at(n);
+        CHECK(p.index == static_cast<int>(n));
+        CHECK(p.values == std::vector<std::string>{ranks, op, size, steps});
+        // Each point is the base scenario with its values applied.
+        const Scenario sc = load_scenario_text(p.resolved, "point.yaml");
+        CHECK(sc.ranks == std::stoi(ranks));
+        CHECK(reduce_kind_name(sc.algorithm.op.kind) == op);
+        CHECK(sc.model.size_bytes == (size == "1MB" ? 1000000u : 4000000u));
+        CHECK(sc.steps == std::stoi(steps));
+        CHECK(sc.seed == 5u);
+        ++n;
+      }
+}
+
+TEST_CASE("sweep point ids hash the resolved scenario: distinct, and stable across processes", "[sweep]") {
+  const Sweep sweep = expand_sweep_text(small_sweep(kGridZip), "s.yaml");
+  std::set<std::string> ids;
+  for (const auto& p : sweep.points) {
+    CHECK(p.id.size() == 12);
+    CHECK(p.id == point_id(p.resolved));
+    ids.insert(p.id);
+  }
+  CHECK(ids.size() == sweep.points.size());
+
+  // Two separate `aggsim sweep expand` runs, in different folders, write the same manifest and points.
+  const auto dir = fresh_dir("expand");
+  write_file(dir / "s.yaml", small_sweep(kGridZip));
+  const auto a = run_aggsim({"sweep", "expand", (dir / "s.yaml").string(), "--out", (dir / "a").string()});
+  const auto b =
+      run_aggsim({"sweep", "expand", (dir / "s.yaml").string(), "--out", (dir / "b").string()}, dir);
+  REQUIRE(a.exit_code == 0);
+  REQUIRE(b.exit_code == 0);
+  CHECK(read_file(dir / "a/manifest.csv") == read_file(dir / "b/manifest.csv"));
+  const auto rows = read_csv(dir / "a/manifest.csv");
+  REQUIRE(rows.size() == sweep.points.size() + 1);
+  for (std::size_t i = 0; i < sweep.points.size(); ++i) {
+    CHECK(rows[i + 1][1] == sweep.points[i].id);
+    CHECK(read_file(dir / "a/points" / (sweep.points[i].id + ".yaml")) == sweep.points[i].resolved);
+  }
+  // A change to the base scenario changes every id (old results are never reused by mistake).
+  const Sweep other = expand_sweep_text(small_sweep(kGridZip, "description: same\n"), "s.yaml");
+  const Sweep seeded = expand_sweep_text(
+      small_sweep(kGridZip).replace(small_sweep(kGridZip).find("seed: 5"), 7, "seed: 6"), "s.yaml");
+  CHECK(other.points[0].id == sweep.points[0].id);  // a comment-like key does not affect the run
+  CHECK(seeded.points[0].id != sweep.points[0].id);
+}
+
+TEST_CASE("a zip group with lists of different lengths is rejected at the offending key's line", "[sweep]") {
+  const std::string text = small_sweep("  zip:\n    model.size: [1MB, 4MB]\n    steps: [2, 3, 4]\n");
+  const std::string e = expand_error(text);
+  // Line 12 of the file holds `steps:` (9 scenario lines, `sweep:`, `zip:`, `model.size:`).
+  CHECK_THAT(e, Catch::Contains("bad.yaml:12:") && Catch::Contains("sweep.zip.steps") &&
+                    Catch::Contains("has 3 values but 'model.size' has 2") &&
+                    Catch::Contains("equal lengths"));
+  const auto dir = fresh_dir("zip");
+  write_file(dir / "z.yaml", text);
+  const auto r = run_aggsim({"sweep", "expand", (dir / "z.yaml").string(), "--out", (dir / "out").string()});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("z.yaml:12:") && Catch::Contains("equal lengths"));
+  CHECK_FALSE(std::filesystem::exists(dir / "out/manifest.csv"));
+}
+
+TEST_CASE("a bad sweep point fails expansion naming the point, its key and the value's line", "[sweep]") {
+  const std::string e = expand_error(
+      small_sweep("  grid:\n    ranks: [4, 32]\n    algorithm.name: [ring_allreduce, nosuch]\n"));
+  CHECK_THAT(e, Catch::Contains("bad.yaml:12:") && Catch::Contains("algorithm.name") &&
+                    Catch::Contains("unknown algorithm 'nosuch'") &&
+                    Catch::Contains("sweep point 2 of 4 (ranks=4, algorithm.name=nosuch)"));
+  // 32 ranks do not fit on 16 hosts: found at expansion, not when the point runs.
+  CHECK_THAT(expand_error(small_sweep("  grid:\n    ranks: [4, 32]\n")),
+             Catch::Contains("32 ranks do not fit") && Catch::Contains("sweep point 2 of 2 (ranks=32)"));
+}
+
+TEST_CASE("malformed sweep blocks are rejected with their location", "[sweep]") {
+  CHECK_THAT(expand_error(small_sweep("  grid:\n    ranks: 4\n")),
+             Catch::Contains("bad.yaml:11:") && Catch::Contains("expected a list of values"));
+  CHECK_THAT(expand_error(small_sweep("  grid:\n    ranks: []\n")),
+             Catch::Contains("must not be an empty list"));
+  CHECK_THAT(expand_error(small_sweep("  gird:\n    ranks: [4]\n")),
+             Catch::Contains("sweep.gird") && Catch::Contains("did you mean 'grid'"));
+  CHECK_THAT(expand_error(small_sweep("  grid: {steps: [1, 2]}\n  zip: {steps: [3, 4]}\n")),
+             Catch::Contains("'steps' is swept twice"));
+  CHECK_THAT(expand_error(small_sweep("  grid: {model.size: [1MB, 1000000B]}\n")),
+             Catch::Contains("are the same scenario"));
+  CHECK_THAT(expand_error(small_sweep("  out: x\n")), Catch::Contains("needs 'grid:' and/or 'zip:'"));
+  // A sweep file is not a plain scenario.
+  try {
+    load_scenario_text(small_sweep(kGridZip), "s.yaml");
+    FAIL("loaded a sweep file as a scenario");
+  } catch (const InputError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("aggsim sweep run"));
+  }
+}
+
+TEST_CASE("zip accepts several groups, each one axis", "[sweep]") {
+  const Sweep sweep = expand_sweep_text(small_sweep("  zip:\n    - {ranks: [2, 4], steps: [1, 2]}\n    - "
+                                                    "{model.size: [1MB, 2MB, 3MB], seed: [1, 2, 3]}\n"),
+                                        "s.yaml");
+  CHECK(sweep.points.size() == 2 * 3);
+  CHECK(sweep.points[4].values == std::vector<std::string>{"4", "2", "2MB", "2"});
+}
+
+TEST_CASE("the sbatch script's array stays within MaxArraySize by raising the chunk", "[sweep][slurm]") {
+  const Sweep sweep = expand_sweep_text(small_sweep("  grid: {ranks: [2, 3, 4, 5, 6, 7, 8]}\n"), "s.yaml");
+  const SweepFolder folder("out/s");
+  SlurmOptions options;
+  options.exe = "/opt/aggsim/bin/aggsim";
+  options.partition = "batch";
+  options.time = "00:10:00";
+  options.chunk = 2;
+  SlurmScript script = sbatch_script(sweep, folder, options);  // default MaxArraySize 1001
+  CHECK(script.chunk == 2);
+  CHECK(script.tasks == 4);  // ceil(7 / 2)
+  CHECK_THAT(script.text, Catch::Contains("#SBATCH --array=0-3\n") &&
+                              Catch::Contains("#SBATCH --partition=batch\n") &&
+                              Catch::Contains("#SBATCH --time=00:10:00\n") && Catch::Contains("chunk=2\n") &&
+                              Catch::Contains("/opt/aggsim/bin/aggsim sweep run "));
+  for (const auto& p : sweep.points) CHECK_THAT(script.text, Catch::Contains("  " + p.id + "  # ranks="));
+  options.max_array_size = 3;  // indices 0..2: three tasks at most
+  script = sbatch_script(sweep, folder, options);
+  CHECK(script.chunk == 3);
+  CHECK(script.tasks == 3);
+  CHECK_THAT(script.text, Catch::Contains("#SBATCH --array=0-2\n"));
+  options.chunk = 1;
+  options.max_array_size = 1001;
+  CHECK(sbatch_script(sweep, folder, options).tasks == 7);
+}
