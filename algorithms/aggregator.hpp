@@ -43,8 +43,9 @@ class Aggregator {
   // Replaces `grad` by the reduction (with the configured op) of all ranks' gradients.
   virtual void aggregate(RankContext& ctx, Gradient& grad) = 0;
   // Called once after the last step, so schemes that leave messages in flight across steps (a
-  // parameter server's late or asynchronous pushes) receive them before the simulation ends.
-  virtual void finish(RankContext&) {}
+  // parameter server's late or asynchronous pushes, asynchronous gossip) receive or drain them
+  // before the simulation ends: nothing is left in a mailbox.
+  virtual void finish(RankContext& /*ctx*/) {}
 };
 
 constexpr std::uint64_t kFloatBytes = 4;

@@ -16,6 +16,10 @@ AlgorithmInfo allgather_entry();
 // Centralized
 AlgorithmInfo parameter_server_entry();
 
+// Decentralized
+AlgorithmInfo neighbor_averaging_entry();
+AlgorithmInfo gossipgrad_entry();
+
 // Compressors
 CompressorInfo identity_compressor_entry();
 CompressorInfo topk_compressor_entry();
@@ -42,6 +46,8 @@ const std::vector<AlgorithmInfo>& algorithm_table() {
       torus2d_allreduce_entry(),
       allgather_entry(),
       parameter_server_entry(),
+      neighbor_averaging_entry(),
+      gossipgrad_entry(),
   };
   return table;
 }

@@ -1,6 +1,7 @@
 #pragma once
 // One explicit name -> factory table per kind. Adding an algorithm: one file defining its
 // `*_entry()` function, one declaration and one row in registry.cpp, one test.
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -22,6 +23,15 @@ struct AlgorithmConfig {
   std::function<std::unique_ptr<Compressor>()> make_compressor;
   // Which ranks share a node (from the platform); null when built without a platform.
   const RankLayout* layout = nullptr;
+  std::uint64_t seed = 0;  // the scenario seed (e.g. for a random graph every rank must agree on)
+  std::string compression = "none";  // the scenario's compressor name (for load-time checks)
+};
+
+// An extra figure an algorithm reports in summary.json (e.g. a graph's spectral gap); NaN is
+// written as null.
+struct SummaryField {
+  std::string key;
+  double value = 0;
 };
 
 struct AlgorithmInfo {
@@ -34,6 +44,11 @@ struct AlgorithmInfo {
   // decentralized schemes where ranks only approach consensus.
   bool consensus = true;
   std::function<std::unique_ptr<Aggregator>(const AlgorithmConfig&)> make;
+  // Optional: checks the parameters as a whole at load time (they passed their specs one by one);
+  // throws ParamError naming the offending key.
+  std::function<void(const AlgorithmConfig&)> check = {};
+  // Optional: extra fields for summary.json.
+  std::function<std::vector<SummaryField>(const AlgorithmConfig&)> summary_fields = {};
 };
 
 struct CompressorInfo {

@@ -22,6 +22,8 @@ void SendHandle::wait() {
   comm_ = nullptr;
 }
 
+bool SendHandle::done() const { return comm_ == nullptr || comm_->test(); }
+
 Payload RecvHandle::wait() {
   if (!comm_) throw std::logic_error("RecvHandle::wait on an empty or already waited handle");
   comm_->wait();

@@ -23,6 +23,7 @@ class SendHandle {
       : comm_(std::move(comm)), tracer_(tracer), span_(span) {}
   void wait();
   bool valid() const { return comm_ != nullptr; }
+  bool done() const;  // completed (or already waited), so wait() returns at once
 
  private:
   sg4::CommPtr comm_;

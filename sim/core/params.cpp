@@ -1,5 +1,6 @@
 #include "sim/core/params.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -33,6 +34,7 @@ const char* param_kind_name(ParamKind kind) {
     case ParamKind::duration: return "duration";
     case ParamKind::speed: return "speed";
     case ParamKind::integer_list: return "integer list";
+    case ParamKind::rows: return "rows";
   }
   return "?";
 }
@@ -137,6 +139,39 @@ ParamValue parse_param(const ParamSpec& spec, const std::string& text) {
       }
       return out;
     }
+    case ParamKind::rows: {
+      // Text form (defaults, resolved values): rows separated by ';', numbers by ',' or spaces.
+      NumberRows out;
+      std::size_t start = 0;
+      while (start < text.size()) {
+        std::size_t semi = text.find(';', start);
+        std::string row_text = text.substr(start, semi == std::string::npos ? std::string::npos : semi - start);
+        for (char& c : row_text)
+          if (c == ',') c = ' ';
+        std::vector<double> row;
+        std::size_t pos = 0;
+        while (pos < row_text.size()) {
+          if (row_text[pos] == ' ') {
+            ++pos;
+            continue;
+          }
+          std::size_t used = 0;
+          double v = 0;
+          try {
+            v = std::stod(row_text.substr(pos), &used);
+          } catch (const std::exception&) {
+            throw std::invalid_argument(fmt::format("must be rows of numbers, e.g. [[0, 1], [1, 2]] (got '{}')", text));
+          }
+          check_range(spec, v);
+          row.push_back(v);
+          pos += used;
+        }
+        if (!row.empty()) out.push_back(std::move(row));
+        if (semi == std::string::npos) break;
+        start = semi + 1;
+      }
+      return out;
+    }
   }
   throw std::logic_error("unknown parameter kind");
 }
@@ -158,11 +193,29 @@ std::string format_param(const ParamSpec& spec, const ParamValue& value) {
           }
         } else if constexpr (std::is_same_v<T, std::string>) {
           return v;
-        } else {
+        } else if constexpr (std::is_same_v<T, std::vector<std::int64_t>>) {
           return fmt::format("{}", fmt::join(v, ","));
+        } else {
+          std::string out;
+          for (const auto& row : v) out += fmt::format("{}{}", out.empty() ? "" : "; ", fmt::join(row, ", "));
+          return out;
         }
       },
       value);
+}
+
+std::vector<ParamGroup> group_params(const std::vector<ParamSpec>& specs) {
+  std::vector<ParamGroup> groups = {{"", {}}};
+  for (const auto& spec : specs) {
+    const auto dot = spec.key.find('.');
+    const std::string prefix = dot == std::string::npos ? "" : spec.key.substr(0, dot);
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const ParamGroup& g) { return g.prefix == prefix; });
+    if (it == groups.end()) it = groups.insert(groups.end(), ParamGroup{prefix, {}});
+    ParamSpec inner = spec;
+    if (!prefix.empty()) inner.key = spec.key.substr(dot + 1);
+    it->specs.push_back(std::move(inner));
+  }
+  return groups;
 }
 
 Params default_params(const std::vector<ParamSpec>& specs) {

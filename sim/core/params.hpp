@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <variant>
@@ -22,7 +23,8 @@ enum class ParamKind {
   bandwidth,   // "10Gbps", "25GBps"; stored as bytes per second
   duration,    // "1us", "2ms"; stored as seconds
   speed,       // "100Gf"; stored as flop/s
-  integer_list // [2, 4, 8]
+  integer_list, // [2, 4, 8]
+  rows          // rows of numbers: [[0, 1], [1, 2, 0.5]] (edge lists, small tables)
 };
 
 struct ParamSpec {
@@ -44,7 +46,8 @@ struct ParamSpec {
   std::vector<std::string> choices;
 };
 
-using ParamValue = std::variant<bool, std::int64_t, double, std::string, std::vector<std::int64_t>>;
+using NumberRows = std::vector<std::vector<double>>;
+using ParamValue = std::variant<bool, std::int64_t, double, std::string, std::vector<std::int64_t>, NumberRows>;
 
 class Params {
  public:
@@ -58,6 +61,7 @@ class Params {
   const std::vector<std::int64_t>& integers(const std::string& key) const {
     return std::get<std::vector<std::int64_t>>(at(key));
   }
+  const NumberRows& rows(const std::string& key) const { return std::get<NumberRows>(at(key)); }
   const std::map<std::string, ParamValue>& all() const { return values_; }
 
  private:
@@ -66,6 +70,24 @@ class Params {
 };
 
 const char* param_kind_name(ParamKind kind);
+
+// A spec key "graph.kind" stands for `kind` inside a nested mapping `graph:` of the component's
+// YAML. group_params splits specs into the top-level ones (prefix "") followed by one group per
+// prefix, in order of first appearance, with the prefix stripped from the keys.
+struct ParamGroup {
+  std::string prefix;
+  std::vector<ParamSpec> specs;
+};
+std::vector<ParamGroup> group_params(const std::vector<ParamSpec>& specs);
+
+// A parameter combination a component rejects after each value passed its own spec (e.g. a graph
+// that is not doubly stochastic). `key` is the offending key ("graph.edges", "op"), so the scenario
+// loader can point at it in the file.
+class ParamError : public std::invalid_argument {
+ public:
+  ParamError(std::string key_, const std::string& message) : std::invalid_argument(message), key(std::move(key_)) {}
+  std::string key;
+};
 
 // Parses `text` for `spec` (used for defaults; YAML values go through the scenario loader, which
 // calls this too). Throws std::invalid_argument with a message naming what was expected.

@@ -85,6 +85,11 @@ void apply_step(RankState& st, const RunShared& run, int step, const Eigen::Vect
   if (run.evaluator && run.evaluator->due(step)) run.evaluator->contribute(step, st.trainer->weights());
 }
 
+// Asynchronous aggregators complete their outstanding messages once the last step is done.
+void finish_aggregators(RankState& st) {
+  for (auto& a : st.aggregators) a->finish(st.ctx);
+}
+
 void run_compute(RankState& st, const RunShared& run) {
   for (int step = 0; step < run.scenario.steps; ++step) {
     st.ctx.step = step;
@@ -103,6 +108,7 @@ void run_compute(RankState& st, const RunShared& run) {
     if (run.hooks.after_aggregate) run.hooks.after_aggregate(st.ctx.rank, step, before, values);
     apply_step(st, run, step, values);
   }
+  if (!pipelined(run)) finish_aggregators(st);
 }
 
 void run_communication(RankState& st, const RunShared& run) {
@@ -110,6 +116,7 @@ void run_communication(RankState& st, const RunShared& run) {
     aggregate_step(st, run, step);
     st.done->release();
   }
+  finish_aggregators(st);
 }
 
 }  // namespace

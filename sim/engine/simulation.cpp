@@ -12,6 +12,7 @@
 #include "sim/metrics/link_usage.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/engine/rank_actor.hpp"
+#include "sim/scenario/scenario_loader.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(aggsim_engine, "aggsim simulation driver");
 
@@ -119,8 +120,9 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
 
   const AlgorithmInfo* algorithm = find_algorithm(sc.algorithm.name);
   const CompressorInfo* compressor = find_compressor(sc.compression.name);
-  AlgorithmConfig config{sc.algorithm.op, sc.algorithm.params, sc.ranks,
-                         [compressor, &sc] { return compressor->make(sc.compression.params); }, &layout};
+  AlgorithmConfig config = algorithm_config(sc);
+  config.make_compressor = [compressor, &sc] { return compressor->make(sc.compression.params); };
+  config.layout = &layout;
 
   result.log = StepLog(sc.ranks, sc.steps);
   std::unique_ptr<Workload> workload;

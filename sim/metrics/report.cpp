@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
+#include "algorithms/registry.hpp"
 #include "sim/core/units.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
@@ -75,6 +78,10 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result, con
       j["time_to_target_s"] = t ? nlohmann::ordered_json(*t) : nlohmann::ordered_json();
     }
   }
+  const AlgorithmInfo* algorithm = find_algorithm(sc.algorithm.name);
+  if (algorithm->summary_fields)
+    for (const auto& f : algorithm->summary_fields(algorithm_config(sc)))
+      j[f.key] = std::isfinite(f.value) ? nlohmann::ordered_json(f.value) : nlohmann::ordered_json(nullptr);
   return j.dump(2) + "\n";
 }
 

@@ -102,6 +102,16 @@ PlatformSpec read_platform(YamlMap& top, const std::string& scenario_file) {
   return spec;
 }
 
+// The value under a dotted key ("graph.edges"), or the deepest mapping on its way that exists
+// (a defaulted key has no place in the file). Recursive: assigning a YAML::Node would rewrite it.
+YamlValue value_at_key(const YamlValue& map, const std::string& key) {
+  const auto dot = key.find('.');
+  const std::string head = key.substr(0, dot);
+  if (!map.is_map() || !map.node()[head]) return map;
+  if (dot == std::string::npos) return map.child(head);
+  return value_at_key(map.child(head), key.substr(dot + 1));
+}
+
 template <class Table>
 std::string names_of(const Table& table) {
   std::string names;
@@ -199,6 +209,15 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
     sc.compression.params = comp.params(info->params);
     comp.finish();
   }
+  if (const AlgorithmInfo* info = find_algorithm(sc.algorithm.name); info->check) {
+    // The algorithm's checks of its parameters as a whole (a graph, the op, the compressor).
+    try {
+      info->check(algorithm_config(sc));
+    } catch (const ParamError& e) {
+      if (e.key == "compression" && compression) compression->fail(e.what());
+      value_at_key(top.value().child("algorithm"), e.key).fail(e.what());
+    }
+  }
   {
     // A compressor whose payloads cannot be added must not ride a collective that adds in flight.
     const auto compressor = find_compressor(sc.compression.name)->make(sc.compression.params);
@@ -257,6 +276,16 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
 Scenario load_scenario_text(const std::string& text, const std::string& label,
                             const std::vector<std::string>& overrides) {
   return load_from(text, label, overrides);
+}
+
+AlgorithmConfig algorithm_config(const Scenario& sc) {
+  AlgorithmConfig config;
+  config.op = sc.algorithm.op;
+  config.params = sc.algorithm.params;
+  config.world = sc.ranks;
+  config.seed = sc.seed;
+  config.compression = sc.compression.name;
+  return config;
 }
 
 std::string resolved_yaml(const Scenario& sc) {

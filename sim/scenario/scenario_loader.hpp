@@ -2,6 +2,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/registry.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace aggsim {
@@ -12,6 +13,10 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
 // Same, from text (tests, sweeps); `label` stands for the file name in messages.
 Scenario load_scenario_text(const std::string& text, const std::string& label,
                             const std::vector<std::string>& overrides = {});
+
+// What the scenario's algorithm factory receives (without a compressor factory: the simulation
+// adds it). Also used for load-time checks and summary fields.
+AlgorithmConfig algorithm_config(const Scenario& scenario);
 
 // One point of a sweep file: the same as load_scenario_text, but the top-level `sweep:` block
 // (read by sim/sweep) is set aside first, so errors still carry the sweep file's own lines.

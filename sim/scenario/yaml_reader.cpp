@@ -103,6 +103,19 @@ ParamValue YamlValue::param(const ParamSpec& spec) const {
     if (out.empty()) fail("must not be an empty list");
     return out;
   }
+  if (spec.kind == ParamKind::rows) {
+    if (node_.IsScalar()) return parse_or_fail([&](const std::string& t) { return parse_param(spec, t); });
+    if (!node_.IsSequence()) fail("expected a list of rows of numbers, e.g. [[0, 1], [1, 2]]");
+    NumberRows out;
+    for (std::size_t i = 0; i < node_.size(); ++i) {
+      const YamlValue row = item(i);
+      if (!row.node().IsSequence()) row.fail("expected a row of numbers, e.g. [0, 1]");
+      std::vector<double> numbers;
+      for (std::size_t k = 0; k < row.node().size(); ++k) numbers.push_back(row.item(k).real(spec.min, spec.max));
+      out.push_back(std::move(numbers));
+    }
+    return out;
+  }
   return parse_or_fail([&](const std::string& t) { return parse_param(spec, t); });
 }
 
@@ -127,14 +140,32 @@ YamlValue YamlMap::require(const std::string& key) {
 
 Params YamlMap::params(const std::vector<ParamSpec>& specs) {
   Params out;
-  for (const auto& spec : specs) {
-    if (auto v = get(spec.key)) {
-      out.set(spec.key, v->param(spec));
-    } else if (spec.required) {
-      value_.fail(fmt::format("missing required key '{}' ({})", spec.key, spec.help));
-    } else if (!spec.default_text.empty()) {
-      out.set(spec.key, parse_param(spec, spec.default_text));
+  for (const auto& group : group_params(specs)) {
+    if (group.prefix.empty()) {
+      for (const auto& spec : group.specs) {
+        if (auto v = get(spec.key)) {
+          out.set(spec.key, v->param(spec));
+        } else if (spec.required) {
+          value_.fail(fmt::format("missing required key '{}' ({})", spec.key, spec.help));
+        } else if (!spec.default_text.empty()) {
+          out.set(spec.key, parse_param(spec, spec.default_text));
+        }
+      }
+      continue;
     }
+    // Keys "graph.kind" live in a nested mapping `graph:`, checked like any other mapping.
+    Params inner;
+    if (auto v = get(group.prefix)) {
+      YamlMap nested(*v);
+      inner = nested.params(group.specs);
+      nested.finish();
+    } else {
+      for (const auto& spec : group.specs)
+        if (spec.required)
+          value_.fail(fmt::format("missing required key '{}.{}' ({})", group.prefix, spec.key, spec.help));
+      inner = default_params(group.specs);
+    }
+    for (const auto& [key, value] : inner.all()) out.set(group.prefix + "." + key, value);
   }
   return out;
 }
@@ -173,18 +204,39 @@ std::string find_input_file(const YamlValue& where, const std::string& what, con
   where.fail(fmt::format("{} file not found (looked for {})", what, tried));
 }
 
-void emit_params(YAML::Emitter& out, const std::vector<ParamSpec>& specs, const Params& params) {
-  for (const auto& spec : specs) {
-    if (!params.has(spec.key)) continue;
-    out << YAML::Key << spec.key << YAML::Value;
-    const auto& value = params.all().at(spec.key);
-    if (auto* list = std::get_if<std::vector<std::int64_t>>(&value)) {
+namespace {
+
+void emit_value(YAML::Emitter& out, const ParamSpec& spec, const ParamValue& value) {
+  if (auto* list = std::get_if<std::vector<std::int64_t>>(&value)) {
+    out << YAML::Flow << YAML::BeginSeq;
+    for (auto x : *list) out << x;
+    out << YAML::EndSeq;
+  } else if (auto* rows = std::get_if<NumberRows>(&value)) {
+    out << YAML::Flow << YAML::BeginSeq;
+    for (const auto& row : *rows) {
       out << YAML::Flow << YAML::BeginSeq;
-      for (auto x : *list) out << x;
+      for (double x : row) out << fmt::format("{}", x);
       out << YAML::EndSeq;
-    } else {
-      out << format_param(spec, value);
     }
+    out << YAML::EndSeq;
+  } else {
+    out << format_param(spec, value);
+  }
+}
+
+}  // namespace
+
+// Dotted keys ("graph.kind") go back into their nested mapping.
+void emit_params(YAML::Emitter& out, const std::vector<ParamSpec>& specs, const Params& params) {
+  for (const auto& group : group_params(specs)) {
+    const std::string prefix = group.prefix.empty() ? "" : group.prefix + ".";
+    if (!group.prefix.empty()) out << YAML::Key << group.prefix << YAML::Value << YAML::BeginMap;
+    for (const auto& spec : group.specs) {
+      if (!params.has(prefix + spec.key)) continue;
+      out << YAML::Key << spec.key << YAML::Value;
+      emit_value(out, spec, params.all().at(prefix + spec.key));
+    }
+    if (!group.prefix.empty()) out << YAML::EndMap;
   }
 }
 

@@ -1,0 +1,205 @@
+// GossipGraD (Daily et al., arXiv:1803.05880; torchdistx's gossip_grad hook). Ranks form local
+// subgroups (the ranks of one node, or consecutive blocks of `group_size`). Each step:
+//   1. ring all-reduce (average) inside the subgroup;
+//   2. the subgroup's first rank (its leader) gossips with one other leader: it sends its model to
+//      the schedule's send partner, receives one from the receive partner and keeps the average of
+//      the two (DISSEMINATION or CUBE over a virtual topology of subgroups, power 2^(t mod log n),
+//      topology reshuffled every log n steps when `shuffle` is on);
+//   3. the leader broadcasts the result to its subgroup (binomial tree), so members stay equal.
+// Per step a leader sends one model across the fabric whatever the number of ranks: O(1) messages
+// per rank, where an all-reduce needs O(p) steps or O(log p) rounds.
+//
+// Asynchronous variant: a leader posts its send and the receive of the step and moves on; it folds
+// in every partner model that has arrived and blocks only for those due `staleness` steps ago.
+// Subgroups stay synchronous (intra-node links). Outstanding messages are received at the end.
+#include <fmt/format.h>
+
+#include <deque>
+#include <map>
+
+#include "algorithms/collectives/allreduce.hpp"
+#include "algorithms/collectives/blocks.hpp"
+#include "algorithms/decentralized/averaging.hpp"
+#include "algorithms/decentralized/gossip_schedule.hpp"
+#include "algorithms/registry.hpp"
+
+namespace aggsim {
+
+namespace {
+
+constexpr int kGossipChannel = 5;
+
+struct Options {
+  GossipSchedule schedule = GossipSchedule::dissemination;
+  int group_size = 0;  // 0: by node
+  bool shuffle = true;
+  bool asynchronous = false;
+  int staleness = 1;
+};
+
+Options options_of(const Params& p) {
+  Options o;
+  o.schedule = p.text("schedule") == "cube" ? GossipSchedule::cube : GossipSchedule::dissemination;
+  o.group_size = static_cast<int>(p.integer("group_size"));
+  o.shuffle = p.boolean("shuffle");
+  o.asynchronous = p.boolean("asynchronous");
+  o.staleness = static_cast<int>(p.integer("staleness"));
+  return o;
+}
+
+// Subgroups and virtual topologies, the same for every rank of a run: built once, shared.
+class GossipLayout {
+ public:
+  GossipLayout(const Options& o, std::uint64_t seed) : options_(o), seed_(seed) {}
+
+  void ensure_groups(const RankContext& ctx) {
+    if (!group_of_rank_.empty()) return;
+    group_of_rank_.resize(static_cast<std::size_t>(ctx.world));
+    for (int r = 0; r < ctx.world; ++r)
+      group_of_rank_[static_cast<std::size_t>(r)] =
+          options_.group_size > 0 ? r / options_.group_size
+                                  : ctx.layout->node_of_rank[static_cast<std::size_t>(r)];
+    int groups = 0;
+    for (int g : group_of_rank_) groups = std::max(groups, g + 1);
+    members_.resize(static_cast<std::size_t>(groups));
+    for (int r = 0; r < ctx.world; ++r)
+      members_[static_cast<std::size_t>(group_of_rank_[static_cast<std::size_t>(r)])].push_back(r);
+  }
+
+  Group local_group(int rank) const {
+    Group g;
+    g.ranks = members_[static_cast<std::size_t>(group_of_rank_[static_cast<std::size_t>(rank)])];
+    g.me = static_cast<int>(std::find(g.ranks.begin(), g.ranks.end(), rank) - g.ranks.begin());
+    return g;
+  }
+  int group_of(int rank) const { return group_of_rank_[static_cast<std::size_t>(rank)]; }
+  int groups() const { return static_cast<int>(members_.size()); }
+  int leader(int group) const { return members_[static_cast<std::size_t>(group)].front(); }
+
+  // Leaders of the send and receive partners of `group` at `step`; -1 when it sits out.
+  std::pair<int, int> partners(int group, std::int64_t step) {
+    const int n = groups();
+    const std::int64_t period_index = step / gossip_period(n);
+    auto it = topologies_.find(period_index);
+    if (it == topologies_.end()) {
+      const std::vector<int> order = virtual_topology(n, options_.shuffle, seed_, period_index);
+      std::vector<int> position(order.size());
+      for (std::size_t i = 0; i < order.size(); ++i)
+        position[static_cast<std::size_t>(order[i])] = static_cast<int>(i);
+      it = topologies_.emplace(period_index, Topology{order, position}).first;
+    }
+    const Topology& t = it->second;
+    const GossipPeers peers =
+        gossip_peers(options_.schedule, t.position[static_cast<std::size_t>(group)], n, step);
+    if (peers.send < 0) return {-1, -1};
+    return {leader(t.order[static_cast<std::size_t>(peers.send)]),
+            leader(t.order[static_cast<std::size_t>(peers.recv)])};
+  }
+
+ private:
+  struct Topology {
+    std::vector<int> order, position;
+  };
+  Options options_;
+  std::uint64_t seed_;
+  std::vector<int> group_of_rank_;
+  std::vector<std::vector<int>> members_;
+  std::map<std::int64_t, Topology> topologies_;
+};
+
+class GossipGrad final : public Aggregator {
+ public:
+  GossipGrad(std::shared_ptr<GossipLayout> layout, const Options& options, float scale)
+      : layout_(std::move(layout)), options_(options), scale_(scale) {}
+
+  void aggregate(RankContext& ctx, Gradient& grad) override {
+    layout_->ensure_groups(ctx);
+    const Group local = layout_->local_group(ctx.rank);
+    ring_allreduce(*ctx.comm, local, grad, ReduceOp{ReduceKind::avg}, local.size());
+    if (local.me == 0) gossip(ctx, grad);
+    binomial_broadcast(*ctx.comm, local, grad, whole_of(grad), 0);
+    if (scale_ != 1.0f) grad.values *= scale_;
+  }
+
+  void finish(RankContext& /*ctx*/) override {
+    for (auto& r : pending_) r.handle.wait();
+    pending_.clear();
+    reap_sends(sends_, true);
+  }
+
+ private:
+  struct PendingRecv {
+    std::int64_t step;
+    RecvHandle handle;
+  };
+
+  void gossip(RankContext& ctx, Gradient& grad) {
+    const auto [send_to, recv_from] = layout_->partners(layout_->group_of(ctx.rank), ctx.step);
+    if (!options_.asynchronous) {
+      if (send_to < 0) return;
+      const Payload in = ctx.comm->sendrecv(send_to, model_payload(grad), recv_from, kGossipChannel);
+      grad.values = 0.5f * (grad.values + in.values);
+      return;
+    }
+    if (send_to >= 0) {
+      pending_.push_back({ctx.step, ctx.comm->irecv(recv_from, kGossipChannel)});
+      sends_.push_back(ctx.comm->isend(send_to, model_payload(grad, ctx.step), kGossipChannel));
+    }
+    // Fold in, oldest first, what has arrived and what is due; later ones stay posted.
+    while (!pending_.empty() &&
+           (pending_.front().handle.done() || pending_.front().step <= ctx.step - options_.staleness)) {
+      const Payload in = pending_.front().handle.wait();
+      pending_.pop_front();
+      grad.values = 0.5f * (grad.values + in.values);
+    }
+    reap_sends(sends_, false);
+  }
+
+  std::shared_ptr<GossipLayout> layout_;
+  Options options_;
+  float scale_;
+  std::deque<PendingRecv> pending_;
+  std::deque<SendHandle> sends_;
+};
+
+void check(const AlgorithmConfig& cfg) {
+  check_averaging_scheme(cfg, "gossipgrad");
+  const Options o = options_of(cfg.params);
+  if (o.group_size > 0 && cfg.world % o.group_size != 0)
+    throw ParamError("group_size",
+                     fmt::format("{} ranks do not split into subgroups of {}", cfg.world, o.group_size));
+}
+
+}  // namespace
+
+AlgorithmInfo gossipgrad_entry() {
+  // One layout per run, shared by the ranks' aggregators (rebuilt when the configuration changes).
+  auto shared = std::make_shared<std::pair<std::string, std::shared_ptr<GossipLayout>>>();
+  AlgorithmInfo info{
+      "gossipgrad",
+      "GossipGraD: subgroup all-reduce, one gossip exchange per step (dissemination | cube), broadcast",
+      {ParamSpec("schedule", ParamKind::choice, "dissemination", "partner schedule over the virtual topology")
+           .one_of({"dissemination", "cube"}),
+       ParamSpec("group_size", ParamKind::integer, "0", "ranks per local subgroup (0: the ranks of one node)")
+           .between(0, 1 << 22),
+       ParamSpec("shuffle", ParamKind::boolean, "true",
+                 "reshuffle the virtual topology every log2(n) steps (seeded)"),
+       ParamSpec("asynchronous", ParamKind::boolean, "false",
+                 "leaders do not wait for the partner model of the step"),
+       ParamSpec("staleness", ParamKind::integer, "1",
+                 "asynchronous: a partner model may be at most this many steps late")
+           .between(0, 1 << 30)},
+      false,  // no compressor rides it (rejected at load time)
+      false,
+      [shared](const AlgorithmConfig& cfg) -> std::unique_ptr<Aggregator> {
+        const Options o = options_of(cfg.params);
+        const std::string key = config_key(cfg);
+        if (!shared->second || shared->first != key)
+          *shared = {key, std::make_shared<GossipLayout>(o, cfg.seed)};
+        return std::make_unique<GossipGrad>(shared->second, o, averaging_scale(cfg.op, cfg.world));
+      }};
+  info.check = check;
+  return info;
+}
+
+}  // namespace aggsim
