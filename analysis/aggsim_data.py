@@ -31,7 +31,11 @@ def read_run(path):
     """(summary dict, steps DataFrame) of one run folder."""
     with open(os.path.join(path, "summary.json")) as f:
         summary = json.load(f)
-    return summary, pd.read_csv(os.path.join(path, "steps.csv"))
+    steps = pd.read_csv(os.path.join(path, "steps.csv"))
+    # Optional metrics (loss, accuracy, consensus_distance) are empty cells on steps that were not
+    # evaluated and whole empty columns without a training workload: drop the latter, so "has a
+    # loss column" means "has losses".
+    return summary, steps.dropna(axis="columns", how="all")
 
 
 def topology_of(summary):
@@ -71,7 +75,8 @@ class Sweep:
             row["mean_compute_s"] = steps["compute_time_s"].mean()
             row["mean_comm_s"] = steps["comm_time_s"].mean()
             row["mean_step_s"] = steps["step_time_s"].mean()
-            row["final_loss"] = steps["loss"].iloc[-1] if "loss" in steps.columns and len(steps) else float("nan")
+            losses = steps["loss"].dropna() if "loss" in steps.columns else pd.Series(dtype=float)
+            row["final_loss"] = losses.iloc[-1] if len(losses) else float("nan")
             rows.append(row)
         self.points = pd.DataFrame(rows)
 

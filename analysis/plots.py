@@ -95,7 +95,8 @@ def loss_vs_time(source, out):
         return None
     fig, ax = plt.subplots(figsize=(7, 4.8))
     for label, s in runs:
-        ax.plot(s["end_time_s"], s["loss"], label=label)
+        evaluated = s.dropna(subset=["loss"])  # only steps with an evaluation carry a loss
+        ax.plot(evaluated["end_time_s"], evaluated["loss"], marker=".", label=label)
     ax.set_xlabel("simulated time [s]")
     ax.set_ylabel("loss")
     ax.set_title("Loss vs simulated time")
