@@ -42,9 +42,10 @@ int run_command(const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   const SimulationResult result = simulate(sc, options.simgrid_args);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  write_run_folder(dir, run_outputs(sc, result));
+  const auto files = run_outputs(sc, result);
+  write_run_folder(dir, files);
   if (!options.quiet) {
-    std::cout << human_summary(sc, result, dir);
+    std::cout << human_summary(sc, result, dir, files);
     std::cout << fmt::format("  wall time {:.3f} s\n", wall);
   }
   return 0;

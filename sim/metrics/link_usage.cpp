@@ -19,7 +19,7 @@ void track_all_links(const sg4::Engine& engine) {
 }
 
 std::string links_csv(const sg4::Engine& engine, const std::vector<CommSpan>& comms,
-                      const std::vector<sg4::Host*>& rank_hosts, double sim_time) {
+                      const std::vector<sg4::Host*>& rank_hosts, double sim_time, bool with_link_load) {
   // Bytes per (source host, destination host), then routed once per pair.
   std::map<std::pair<int, int>, std::uint64_t> pair_bytes;
   for (const auto& c : comms)
@@ -41,10 +41,14 @@ std::string links_csv(const sg4::Engine& engine, const std::vector<CommSpan>& co
     const double bw = link->get_bandwidth();
     const auto it = routed.find(link);
     const std::uint64_t bytes = it == routed.end() ? 0 : it->second;
-    const double peak = std::max(0.0, sg_link_get_max_instantaneous_load(link));
-    out += fmt::format("{},{},{},{},{},{},{}\n", link->get_name(), bw, link->get_latency(), bytes,
+    std::string plugin_columns = ",";
+    if (with_link_load) {
+      const double peak = std::max(0.0, sg_link_get_max_instantaneous_load(link));
+      plugin_columns = fmt::format("{},{}", bw > 0 ? peak / bw : 0.0, sg_link_get_cum_load(link));
+    }
+    out += fmt::format("{},{},{},{},{},{}\n", link->get_name(), bw, link->get_latency(), bytes,
                        sim_time > 0 && bw > 0 ? static_cast<double>(bytes) / (bw * sim_time) : 0.0,
-                       bw > 0 ? peak / bw : 0.0, sg_link_get_cum_load(link));
+                       plugin_columns);
   }
   return out;
 }

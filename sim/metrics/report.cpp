@@ -94,7 +94,8 @@ std::vector<OutputFile> run_outputs(const Scenario& sc, const SimulationResult& 
   return files;
 }
 
-std::string human_summary(const Scenario& sc, const SimulationResult& result, const std::string& out_dir) {
+std::string human_summary(const Scenario& sc, const SimulationResult& result, const std::string& out_dir,
+                          const std::vector<OutputFile>& files) {
   const auto steps = summarize(result);
   double mean = 0;
   for (const auto& s : steps) mean += s.step_time_s / static_cast<double>(steps.size());
@@ -110,7 +111,9 @@ std::string human_summary(const Scenario& sc, const SimulationResult& result, co
     out += fmt::format("  held-out loss after step {}: {:.6g}{}\n", e.step, e.loss,
                        e.accuracy ? fmt::format(", accuracy {:.4f}", *e.accuracy) : std::string());
   }
-  out += fmt::format("  outputs: {}/ (resolved.yaml, summary.json, steps.csv)\n", out_dir);
+  std::string names;
+  for (const auto& file : files) names += (names.empty() ? "" : ", ") + file.first;
+  out += fmt::format("  outputs: {}/ ({})\n", out_dir, names);
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <sstream>
 
 #include "support/cli.hpp"
 
@@ -96,4 +97,30 @@ TEST_CASE("aggsim list names the algorithms, compressors, topologies and presets
   REQUIRE(r.exit_code == 0);
   for (const char* name : {"ring_allreduce", "none", "cluster", "lv08", "alpha_beta", "ns3", "hosts"})
     CHECK(r.out.find(name) != std::string::npos);
+}
+
+TEST_CASE("trace outputs work on an XML cluster platform and account for every byte", "[outputs][trace]") {
+  // Every message leaves its host through that host's _UP link, exactly once.
+  const auto dir = fresh_dir("xmltrace");
+  const auto r = run_aggsim({"run", "scenarios/default.yaml", "--out", (dir / "run").string(), "--set",
+                             "output.trace=true", "--set", "steps=1"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(fs::exists(dir / "run" / "trace.json"));
+  const std::string links = read_file(dir / "run" / "links.csv");
+  double up_bytes = 0;
+  std::istringstream in(links);
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    const auto name = line.substr(0, line.find(','));
+    if (name.size() > 3 && name.compare(name.size() - 3, 3, "_UP") == 0) {
+      std::istringstream fields(line);
+      std::string field;
+      for (int i = 0; i < 4; ++i) std::getline(fields, field, ',');  // name, bandwidth, latency, bytes
+      up_bytes += std::stod(field);
+    }
+  }
+  CHECK(up_bytes == summary_of(dir / "run")["bytes_sent"].get<double>());
+  CHECK(up_bytes > 0);
 }
