@@ -11,8 +11,11 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "support/reduction_check.hpp"
 
@@ -111,5 +114,87 @@ inline double tree_cost(int p, double S, int chunks, double a = kAlpha, double b
 inline double torus2d_cost(int rows, int cols, double S, double a = kAlpha, double b = kBeta) {
   return 2.0 * (cols - 1) * (a + S / cols / b) + ring_cost(rows, S / cols, a, b);
 }
+
+// Double binary tree schedule model (see test_double_binary_tree_allreduce.cpp for the definition
+// it follows and the closed forms it yields).
+struct DbtModelTree {
+  std::vector<int> parent, height, depth;
+  std::vector<std::vector<int>> kids;
+};
+
+inline DbtModelTree dbt_model_tree(int p, int shift) {
+  auto rank_at = [p, shift](int x) { return ((x - 1 - shift) % p + p) % p; };
+  DbtModelTree t{std::vector<int>(p, -1), std::vector<int>(p, 0), std::vector<int>(p, 0), std::vector<std::vector<int>>(p)};
+  for (int x = 1; x <= p; ++x) {
+    const int low = x & -x;
+    if (low == 1) continue;
+    std::vector<int> children = {x - low / 2};
+    for (int d = low / 2; d >= 1; d /= 2)
+      if (x + d <= p) {
+        children.push_back(x + d);
+        break;
+      }
+    for (int c : children) {
+      t.parent[rank_at(c)] = rank_at(x);
+      t.kids[rank_at(x)].push_back(rank_at(c));
+    }
+  }
+  for (int v = 0; v < p; ++v)
+    for (int u = v; t.parent[u] >= 0; u = t.parent[u]) ++t.depth[v];
+  for (int v = 0; v < p; ++v)
+    for (int u = v, h = 0; t.parent[u] >= 0; u = t.parent[u]) t.height[t.parent[u]] = std::max(t.height[t.parent[u]], ++h);
+  return t;
+}
+
+// Transfers on the critical chain of each of `steps` consecutive steps of the two-tree schedule on
+// p ranks with C pieces per half: step s ends when the last rank finishes it (in transfers from the
+// start), and a rank starts step s+1 as soon as it has finished step s (no barrier between steps).
+inline std::vector<int> double_binary_tree_transfers(int p, int C, int steps) {
+  const std::array<DbtModelTree, 2> tree = {dbt_model_tree(p, 0), dbt_model_tree(p, 1)};
+  std::array<std::vector<int>, 2> colour = {std::vector<int>(p, -1), std::vector<int>(p, -1)};
+  for (int t0 = 0; t0 < 2; ++t0)
+    for (int v0 = 0; v0 < p; ++v0) {
+      std::vector<std::array<int, 3>> todo = {{t0, v0, 0}};
+      while (!todo.empty()) {
+        const auto [t, v, c] = todo.back();
+        todo.pop_back();
+        if (tree[t].parent[v] < 0 || colour[t][v] >= 0) continue;
+        colour[t][v] = c;
+        for (int s : tree[t].kids[tree[t].parent[v]])
+          if (s != v) todo.push_back({t, s, 1 - c});
+        todo.push_back({1 - t, v, 1 - c});
+      }
+    }
+  int H = 0, D = 0;
+  for (const auto& t : tree)
+    for (int v = 0; v < p; ++v) H = std::max(H, t.height[v]), D = std::max(D, t.depth[v]);
+  std::vector<int> done(p, 0);  // transfers on the longest chain ending at each rank's last round
+  auto run = [&](int periods, bool reduce) {
+    for (int k = 0; k < periods; ++k)
+      for (int round = 0; round < 2; ++round) {
+        std::vector<int> next = done;
+        for (int t = 0; t < 2; ++t)
+          for (int v = 0; v < p; ++v) {
+            const int up = tree[t].parent[v], piece = reduce ? k - tree[t].height[v] : k - tree[t].depth[v] + 1;
+            if (up < 0 || colour[t][v] != round || piece < 0 || piece >= C) continue;
+            const int end = std::max(done[v], done[up]) + 1;
+            next[v] = std::max(next[v], end);
+            next[up] = std::max(next[up], end);
+          }
+        done = next;
+      }
+  };
+  std::vector<int> per_step;
+  for (int s = 0, previous_end = 0; s < steps; ++s) {
+    run(C + H - 1, true);
+    run(C + D - 1, false);
+    const int end = *std::max_element(done.begin(), done.end());
+    per_step.push_back(end - previous_end);
+    previous_end = end;
+  }
+  return per_step;
+}
+
+inline int double_binary_tree_transfers(int p, int C) { return double_binary_tree_transfers(p, C, 1)[0]; }
 
 }  // namespace aggsim::test

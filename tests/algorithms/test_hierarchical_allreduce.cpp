@@ -94,7 +94,8 @@ TEST_CASE("hierarchical step time equals intra ring phases + the inter algorithm
             {"ring", ring_cost(nodes, shard, a_o, b_o)},
             {"halving_doubling", halving_doubling_cost(nodes, shard, a_o, b_o)},
             {"recursive_doubling", recursive_doubling_cost(nodes, shard, a_o, b_o)},
-            {"tree", tree_cost(nodes, shard, 1, a_o, b_o)}};
+            {"tree", tree_cost(nodes, shard, 1, a_o, b_o)},
+            {"double_binary_tree", double_binary_tree_transfers(nodes, 1) * (a_o + shard / 2 / b_o)}};
         for (const auto& [inter, cost] : cases) {
           INFO(nodes << " nodes of " << g << ", inter " << inter << ", S " << S);
           const auto times = step_times(node_scenario(layout, "name: hierarchical_allreduce, inter: " + inter, "avg", 16,
