@@ -39,11 +39,23 @@ class BitWriter {
     if (bits <= 8 && count_ % 8 == 0) {
       for (; filled_ > 0; filled_ -= 8, acc_ >>= 8) out_[pos_++] = static_cast<std::uint8_t>(acc_);
       acc_ = 0;
-      for (; i + 8 <= count && pos_ + 8 <= out_.size(); i += 8, pos_ += bits, count_ += 8) {
-        std::uint64_t group = 0;
-        for (unsigned j = 0; j < 8; ++j) group |= static_cast<std::uint64_t>(codes[i + j]) << (j * bits);
-        std::memcpy(out_.data() + pos_, &group, 8);  // the bytes past `bits` are rewritten later
+      // Groups whose 8-byte store stays inside the buffer.
+      std::size_t groups = pos_ + 8 <= out_.size() ? std::min((count - i) / 8, (out_.size() - pos_ - 8) / bits + 1) : 0;
+      // Four codes fit 32 bits: first join codes in fours (a vectorisable loop), then quads in pairs.
+      constexpr std::size_t kChunk = 64;
+      std::uint32_t quads[2 * kChunk];
+      for (std::size_t g0 = 0; g0 < groups; g0 += kChunk) {
+        const std::size_t n = std::min(kChunk, groups - g0);
+        const std::uint32_t* c = codes + i + 8 * g0;
+        for (std::size_t q = 0; q < 2 * n; ++q)
+          quads[q] = c[4 * q] | c[4 * q + 1] << bits | c[4 * q + 2] << (2 * bits) | c[4 * q + 3] << (3 * bits);
+        for (std::size_t g = 0; g < n; ++g, pos_ += bits) {
+          const std::uint64_t group = quads[2 * g] | static_cast<std::uint64_t>(quads[2 * g + 1]) << (4 * bits);
+          std::memcpy(out_.data() + pos_, &group, 8);  // the bytes past `bits` are rewritten later
+        }
       }
+      i += 8 * groups;
+      count_ += 8 * groups;
     }
     for (; i < count; ++i) put(codes[i], bits);
   }

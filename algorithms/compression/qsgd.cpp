@@ -41,6 +41,7 @@ class Qsgd final : public Compressor {
     UniformBlocks uniforms(rng);
     std::uint32_t codes[UniformBlocks::kBlock];
     const float s = static_cast<float>(s_);
+    const auto s_int = static_cast<std::int32_t>(s_);
     for (std::int64_t k = 0; k < nb; ++k) {
       const std::int64_t begin = k * b, count = std::min(b, n - begin);
       const float norm = v.segment(begin, count).norm();
@@ -52,9 +53,10 @@ class Qsgd final : public Compressor {
         const float* x = v.data() + begin + i0;
         for (int i = 0; i < m; ++i) {  // level = floor(r) + (u < frac(r)), r = s|x|/norm <= s
           const float r = std::abs(x[i]) * to_level;
-          const auto low = static_cast<std::uint32_t>(r);  // floor, as r >= 0
-          const auto level = std::min(low + static_cast<std::uint32_t>(u[i] < r - static_cast<float>(low)), s_);
-          codes[i] = (level << 1) | static_cast<std::uint32_t>(std::signbit(x[i]));
+          // Signed 32-bit conversions (r <= s <= 2^20): SSE2 vectorises those, not unsigned ones.
+          const auto low = static_cast<std::int32_t>(r);  // floor, as r >= 0
+          const auto level = std::min(low + static_cast<std::int32_t>(u[i] < r - static_cast<float>(low)), s_int);
+          codes[i] = (static_cast<std::uint32_t>(level) << 1) | static_cast<std::uint32_t>(std::signbit(x[i]));
         }
         out.put(codes, static_cast<std::size_t>(m), bits_);
       }
