@@ -27,6 +27,13 @@ std::vector<StepSummary> summarize(const SimulationResult& result) {
   return steps;
 }
 
+// Mean of the steps' times: what summary.json reports and the printed summary shows.
+double mean_step_time_s(const std::vector<StepSummary>& steps) {
+  double total = 0;
+  for (const auto& s : steps) total += s.step_time_s;
+  return steps.empty() ? 0.0 : total / static_cast<double>(steps.size());
+}
+
 // The end time of the first evaluated step whose held-out loss is at most the target.
 std::optional<double> time_to_target(const std::vector<StepSummary>& steps, double target) {
   for (const auto& s : steps)
@@ -48,8 +55,6 @@ std::string steps_csv(const std::vector<StepSummary>& steps) {
 }
 
 std::string summary_json(const Scenario& sc, const SimulationResult& result, const std::vector<StepSummary>& steps) {
-  double total_step_time = 0;
-  for (const auto& s : steps) total_step_time += s.step_time_s;
   nlohmann::ordered_json j;
   j["aggsim_version"] = AGGSIM_VERSION;
   j["simgrid_version"] = simgrid_version();
@@ -65,7 +70,7 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result, con
   j["model_bytes"] = sc.model.size_bytes;
   j["math"] = sc.model.math;
   j["sim_time_s"] = result.sim_time_s;
-  j["mean_step_time_s"] = steps.empty() ? 0.0 : total_step_time / static_cast<double>(steps.size());
+  j["mean_step_time_s"] = mean_step_time_s(steps);
   j["bytes_sent"] = result.bytes_sent;
   j["messages"] = result.messages_sent;
   if (sc.workload.enabled) {
@@ -97,8 +102,7 @@ std::vector<OutputFile> run_outputs(const Scenario& sc, const SimulationResult& 
 std::string human_summary(const Scenario& sc, const SimulationResult& result, const std::string& out_dir,
                           const std::vector<OutputFile>& files) {
   const auto steps = summarize(result);
-  double mean = 0;
-  for (const auto& s : steps) mean += s.step_time_s / static_cast<double>(steps.size());
+  const double mean = mean_step_time_s(steps);
   std::string out;
   out += fmt::format("aggsim {}: {} ({}, compression {}) on {} ranks, platform {}, network {}\n", sc.name,
                      sc.algorithm.name, reduce_kind_name(sc.algorithm.op.kind), sc.compression.name, sc.ranks,
