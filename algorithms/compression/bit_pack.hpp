@@ -88,6 +88,25 @@ class BitReader {
     filled_ -= bits;
     return code;
   }
+  // Many codes of one width, the reverse of BitWriter::put(codes, count, bits): whole groups of
+  // eight codes (`bits` bytes) are read with one 8-byte load each while the position is on a byte.
+  void get(std::uint32_t* codes, std::size_t count, unsigned bits) {
+    std::size_t i = 0;
+    const std::size_t bit_pos = 8 * pos_ - filled_;
+    if (bits <= 8 && bit_pos % 8 == 0) {
+      std::size_t byte = bit_pos / 8;
+      const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
+      for (; i + 8 <= count && byte + 8 <= in_.size(); i += 8, byte += bits) {
+        std::uint64_t group;
+        std::memcpy(&group, in_.data() + byte, 8);
+        for (unsigned j = 0; j < 8; ++j) codes[i + j] = static_cast<std::uint32_t>((group >> (j * bits)) & mask);
+      }
+      pos_ = byte;
+      acc_ = 0;
+      filled_ = 0;
+    }
+    for (; i < count; ++i) codes[i] = get(bits);
+  }
 
  private:
   const std::vector<std::uint8_t>& in_;

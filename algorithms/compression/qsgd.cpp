@@ -4,6 +4,7 @@
 // (Lemma 3.1). Encoding: fixed width (not Elias): 1 sign bit + ceil(log2(s+1)) level bits per
 // value, packed, plus one fp32 norm per bucket: 4 * buckets + ceil(n * bits / 8) bytes.
 #include <cmath>
+#include <cstring>
 
 #include "algorithms/compression/bit_pack.hpp"
 #include "algorithms/compression/stochastic_rounding.hpp"
@@ -41,7 +42,6 @@ class Qsgd final : public Compressor {
     UniformBlocks uniforms(rng);
     std::uint32_t codes[UniformBlocks::kBlock];
     const float s = static_cast<float>(s_);
-    const auto s_int = static_cast<std::int32_t>(s_);
     for (std::int64_t k = 0; k < nb; ++k) {
       const std::int64_t begin = k * b, count = std::min(b, n - begin);
       const float norm = v.segment(begin, count).norm();
@@ -52,11 +52,14 @@ class Qsgd final : public Compressor {
         const float* u = uniforms.next();
         const float* x = v.data() + begin + i0;
         for (int i = 0; i < m; ++i) {  // level = floor(r) + (u < frac(r)), r = s|x|/norm <= s
-          const float r = std::abs(x[i]) * to_level;
+          float r = std::abs(x[i]) * to_level;
+          r = r < s ? r : s;  // rounding can leave r just above s; this form vectorises (minps)
           // Signed 32-bit conversions (r <= s <= 2^20): SSE2 vectorises those, not unsigned ones.
           const auto low = static_cast<std::int32_t>(r);  // floor, as r >= 0
-          const auto level = std::min(low + static_cast<std::int32_t>(u[i] < r - static_cast<float>(low)), s_int);
-          codes[i] = (static_cast<std::uint32_t>(level) << 1) | static_cast<std::uint32_t>(std::signbit(x[i]));
+          const auto level = low + static_cast<std::int32_t>(u[i] < r - static_cast<float>(low));
+          std::uint32_t bits;
+          std::memcpy(&bits, &x[i], sizeof bits);  // the sign bit, read as an integer shift
+          codes[i] = static_cast<std::uint32_t>(level) << 1 | bits >> 31;
         }
         out.put(codes, static_cast<std::size_t>(m), bits_);
       }
@@ -70,13 +73,18 @@ class Qsgd final : public Compressor {
     const std::int64_t n = t.proxy.size(), b = bucket_size(n);
     Eigen::VectorXf out(n);
     BitReader in(p.codes);
+    std::uint32_t codes[UniformBlocks::kBlock];
     for (std::int64_t begin = 0, k = 0; begin < n; begin += b, ++k) {
       const float unit = p.scales[k] / static_cast<float>(s_);
       const std::int64_t end = std::min(n, begin + b);
-      for (std::int64_t i = begin; i < end; ++i) {
-        const std::uint32_t code = in.get(bits_);
+      for (std::int64_t i0 = begin; i0 < end; i0 += UniformBlocks::kBlock) {
+        const int m = static_cast<int>(std::min<std::int64_t>(UniformBlocks::kBlock, end - i0));
+        in.get(codes, static_cast<std::size_t>(m), bits_);
+        float* y = out.data() + i0;
         // Branch-free: the sign bit is random, a branch on it would mispredict half the time.
-        out[i] = unit * static_cast<float>(code >> 1) * (1.0f - 2.0f * static_cast<float>(code & 1u));
+        for (int i = 0; i < m; ++i)
+          y[i] = unit * static_cast<float>(static_cast<std::int32_t>(codes[i] >> 1)) *
+                 (1.0f - 2.0f * static_cast<float>(static_cast<std::int32_t>(codes[i] & 1u)));
       }
     }
     return out;

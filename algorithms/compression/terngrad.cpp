@@ -44,7 +44,12 @@ class TernGrad final : public Compressor {
     const float value_of[4] = {0.0f, s, -s, 0.0f};
     Eigen::VectorXf out(t.proxy.size());
     BitReader in(p.codes);
-    for (Eigen::Index i = 0; i < out.size(); ++i) out[i] = value_of[in.get(kTritBits)];
+    std::uint32_t codes[UniformBlocks::kBlock];
+    for (Eigen::Index i0 = 0; i0 < out.size(); i0 += UniformBlocks::kBlock) {
+      const int m = static_cast<int>(std::min<Eigen::Index>(UniformBlocks::kBlock, out.size() - i0));
+      in.get(codes, static_cast<std::size_t>(m), kTritBits);
+      for (int i = 0; i < m; ++i) out[i0 + i] = value_of[codes[i]];
+    }
     return out;
   }
 };
