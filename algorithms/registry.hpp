@@ -34,6 +34,13 @@ struct SummaryField {
   double value = 0;
 };
 
+// Host names the first ranks run on, in rank order (e.g. a parameter server's servers); the other
+// ranks take the remaining hosts in natural order. `key` is the parameter they come from.
+struct RankPlacement {
+  std::string key;
+  std::vector<std::string> first_hosts;
+};
+
 struct AlgorithmInfo {
   std::string name;
   std::string summary;
@@ -49,6 +56,8 @@ struct AlgorithmInfo {
   std::function<void(const AlgorithmConfig&)> check = {};
   // Optional: extra fields for summary.json.
   std::function<std::vector<SummaryField>(const AlgorithmConfig&)> summary_fields = {};
+  // Optional: pins ranks to named hosts (the default maps rank i to the i-th host in natural order).
+  std::function<RankPlacement(const Params&)> placement = {};
 };
 
 struct CompressorInfo {

@@ -141,6 +141,21 @@ class SyncParameterServer final : public Aggregator {
   std::vector<RecvHandle> late_;    // server: pushes that missed their round
 };
 
+// "a, b,c" -> {"a", "b", "c"}; an empty item stays (and is rejected by the caller).
+std::vector<std::string> split_names(const std::string& text) {
+  std::vector<std::string> names;
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', begin);
+    std::string item = text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
+    const auto first = item.find_first_not_of(" \t"), last = item.find_last_not_of(" \t");
+    names.push_back(first == std::string::npos ? "" : item.substr(first, last - first + 1));
+    if (comma == std::string::npos) return names;
+    begin = comma + 1;
+  }
+}
+
+// The options, checked as a whole; throws ParamError naming the offending key.
 PsOptions ps_options(const Params& p, int world) {
   PsOptions o;
   o.servers = static_cast<int>(p.integer("servers"));
@@ -150,16 +165,29 @@ PsOptions ps_options(const Params& p, int world) {
   if (p.has("aggregate")) o.aggregate = static_cast<int>(p.integer("aggregate"));
   const PsRoles roles{world, o.servers, o.dedicated};
   if (o.servers > world || (o.dedicated && o.servers >= world))
-    throw std::invalid_argument(
-        fmt::format("parameter_server: {} {} servers leave no worker among {} ranks (dedicated: ranks = "
-                    "workers + servers)",
-                    o.servers, o.dedicated ? "dedicated" : "colocated", world));
+    throw ParamError("servers", fmt::format("parameter_server: {} {} servers leave no worker among {} ranks "
+                                            "(dedicated: ranks = workers + servers)",
+                                            o.servers, o.dedicated ? "dedicated" : "colocated", world));
   if (o.aggregate > roles.workers())
-    throw std::invalid_argument(
-        fmt::format("parameter_server: aggregate: {} exceeds the {} workers", o.aggregate, roles.workers()));
+    throw ParamError("aggregate", fmt::format("parameter_server: aggregate: {} exceeds the {} workers",
+                                              o.aggregate, roles.workers()));
   if (o.asynchronous && o.aggregate > 0)
-    throw std::invalid_argument(
-        "parameter_server: aggregate (k-of-n) applies to the synchronous server only");
+    throw ParamError("aggregate", "parameter_server: aggregate (k-of-n) applies to the synchronous server only");
+  if (p.has("server_hosts")) {
+    o.server_hosts = split_names(p.text("server_hosts"));
+    for (std::size_t i = 0; i < o.server_hosts.size(); ++i) {
+      const std::string& name = o.server_hosts[i];
+      if (name.empty())
+        throw ParamError("server_hosts", "empty host name in the list");
+      for (std::size_t j = 0; j < i; ++j)
+        if (o.server_hosts[j] == name)
+          throw ParamError("server_hosts",
+                           fmt::format("host '{}' is named twice", name));
+    }
+    if (static_cast<int>(o.server_hosts.size()) != o.servers)
+      throw ParamError("server_hosts", fmt::format("{} host names for {} servers (give one per server)",
+                                                   o.server_hosts.size(), o.servers));
+  }
   return o;
 }
 
@@ -176,6 +204,9 @@ AlgorithmInfo parameter_server_entry() {
       {
           ParamSpec("servers", ParamKind::integer, "1", "shards, served by ranks 0..servers-1")
               .between(1, 1 << 20),
+          ParamSpec("server_hosts", ParamKind::text, "",
+                    "platform hosts of the servers, comma-separated, one per server in shard order; the other "
+                    "ranks take the remaining hosts in natural order (absent: the first hosts)"),
           ParamSpec(
               "placement", ParamKind::choice, "colocated",
               "colocated: servers are workers too; dedicated: servers only serve (ranks = workers + servers)")
@@ -199,6 +230,12 @@ AlgorithmInfo parameter_server_entry() {
       [](const AlgorithmConfig& cfg) {
         const PsOptions o = ps_options(cfg.params, cfg.world);
         return o.asynchronous ? make_async_parameter_server(cfg, o) : make_sync_parameter_server(cfg, o);
+      },
+      [](const AlgorithmConfig& cfg) { ps_options(cfg.params, cfg.world); },
+      {},
+      [](const Params& p) {
+        return RankPlacement{"server_hosts", p.has("server_hosts") ? split_names(p.text("server_hosts"))
+                                                                   : std::vector<std::string>{}};
       }};
 }
 

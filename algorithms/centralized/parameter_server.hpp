@@ -3,6 +3,8 @@
 // which shard of the gradient each server owns, and how pushes and pulls are encoded.
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "algorithms/collectives/group.hpp"
 #include "algorithms/registry.hpp"
@@ -15,6 +17,8 @@ struct PsOptions {
   int aggregate = 0;       // k of k-of-n (synchronous); the number of workers when 0
   bool asynchronous = false;
   int staleness = 0;  // tau (asynchronous)
+  // Platform hosts of ranks 0..servers-1, in shard order; empty: the first hosts in natural order.
+  std::vector<std::string> server_hosts;
 };
 
 // Ranks 0..servers-1 serve one shard each. Colocated: every rank is a worker. Dedicated: ranks

@@ -74,14 +74,43 @@ std::unique_ptr<sg4::Engine> make_engine(const Scenario& sc, const std::vector<s
   return engine;
 }
 
+// Moves the algorithm's pinned hosts, in the order given, to the front of `hosts`; the others keep
+// their natural order. The names were checked for duplicates when the scenario loaded.
+RankPlacement pin_first_hosts(const Scenario& sc, const std::string& what, std::vector<sg4::Host*>& hosts) {
+  const AlgorithmInfo* algorithm = find_algorithm(sc.algorithm.name);
+  if (!algorithm->placement) return {};
+  RankPlacement placement = algorithm->placement(sc.algorithm.params);
+  std::vector<sg4::Host*> pinned;
+  for (const auto& name : placement.first_hosts) {
+    const auto it = std::find_if(hosts.begin(), hosts.end(), [&](const sg4::Host* h) { return h->get_name() == name; });
+    if (it == hosts.end())
+      throw InputError(fmt::format("{}: algorithm.{}: no host '{}' in {} (its hosts: {}{})", sc.source_file,
+                                   placement.key, name, what, hosts.front()->get_name(),
+                                   hosts.size() > 1 ? " ... " + hosts.back()->get_name() : ""));
+    pinned.push_back(*it);
+    hosts.erase(it);
+  }
+  hosts.insert(hosts.begin(), pinned.begin(), pinned.end());
+  return placement;
+}
+
 std::vector<sg4::Host*> load_and_map(const Scenario& sc, sg4::Engine& engine, std::string& description) {
   build_platform(sc.platform, engine);
   auto hosts = hosts_in_natural_order(engine);
   const std::string what = sc.platform.file.empty() ? sc.platform.topology : sc.platform.file;
   description = fmt::format("{} ({} hosts)", what, hosts.size());
-  if (static_cast<std::size_t>(sc.ranks) > hosts.size())
+  const RankPlacement placement = pin_first_hosts(sc, what, hosts);
+  const std::size_t pinned = placement.first_hosts.size();
+  if (static_cast<std::size_t>(sc.ranks) > hosts.size()) {
+    if (pinned > 0)
+      throw InputError(fmt::format("{}: algorithm.{}: the {} other ranks do not fit on the {} hosts of {} left "
+                                   "after the {} named ones (ranks: {})",
+                                   sc.source_file, placement.key,
+                                   sc.ranks - static_cast<int>(pinned), hosts.size() - pinned, what, pinned,
+                                   sc.ranks));
     throw InputError(fmt::format("{}: ranks: {} ranks do not fit on the {} hosts of {}", sc.source_file, sc.ranks,
                                  hosts.size(), what));
+  }
   hosts.resize(static_cast<std::size_t>(sc.ranks));
   return hosts;
 }

@@ -110,9 +110,9 @@ double max_abs_diff(const Eigen::VectorXf& a, const Eigen::VectorXd& b) {
   return (a.cast<double>() - b).cwiseAbs().maxCoeff();
 }
 
-// A star of hosts with separate up and down links, so each worker's upload can be slow while the
-// server's links and every download stay at 10 Gb/s. All links have 1 us of latency.
-std::string straggler_platform(const std::vector<double>& up_gbps) {
+// A star of hosts with separate up and down links (Gb/s each), all with 1 us of latency: host i's
+// messages cross up-i, then the receiver's down link.
+std::string star_platform(const std::vector<double>& up_gbps, const std::vector<double>& down_gbps) {
   std::string xml = R"(<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
 <platform version="4.1">
@@ -123,7 +123,8 @@ std::string straggler_platform(const std::vector<double>& up_gbps) {
     xml += fmt::format("  <host id=\"host-{}\" speed=\"100Gf\"/>\n", i);
     xml += fmt::format("  <link id=\"up-{}\" bandwidth=\"{}Gbps\" latency=\"1us\"/>\n", i,
                        up_gbps[static_cast<std::size_t>(i)]);
-    xml += fmt::format("  <link id=\"down-{}\" bandwidth=\"10Gbps\" latency=\"1us\"/>\n", i);
+    xml += fmt::format("  <link id=\"down-{}\" bandwidth=\"{}Gbps\" latency=\"1us\"/>\n", i,
+                       down_gbps[static_cast<std::size_t>(i)]);
   }
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j)
@@ -133,6 +134,11 @@ std::string straggler_platform(const std::vector<double>& up_gbps) {
             "<link_ctn id=\"down-{}\"/></route>\n",
             i, j, i, j);
   return xml + "</zone>\n</platform>\n";
+}
+
+// Each worker's upload can be slow while the server's links and every download stay at 10 Gb/s.
+std::string straggler_platform(const std::vector<double>& up_gbps) {
+  return star_platform(up_gbps, std::vector<double>(up_gbps.size(), 10));
 }
 
 std::string platform_file(const std::string& xml) {
@@ -252,6 +258,136 @@ TEST_CASE("k-of-n step time is the k-th arrival plus the pull, and workers hold 
       CHECK((t.after[0][static_cast<std::size_t>(r)] - server).cwiseAbs().maxCoeff() == 0.0f);
     CHECK(t.stats.discarded_pushes == static_cast<std::uint64_t>(5 - k));
   }
+}
+
+// Stragglers from the compute model: one 1 MB layer of F forward FLOPs (2F backward) per sample,
+// batch 1, on 100 Gf hosts; rank r computes c_r = 3F / (f_r 1e11) with speed factor f_r. The
+// dedicated server (f = 100) is listening long before the first worker pushes. Workers finish
+// computing 10 ms apart, more than any transfer here, so each push crosses idle 10 Gb/s links:
+// it arrives at a_r = c_r + 2 us + B / 1.25e9. The server reduces the first k and sends the pull;
+// only the k fastest workers have posted theirs (the others are still computing), so k pulls share
+// its up link: each of the k fastest ends at a_(k) + 2 us + k B / 1.25e9. A slower worker's pull
+// waits for it and then flows alone: it ends at c_r + 2 us + B / 1.25e9.
+TEST_CASE("k-of-n with compute stragglers: the fast workers end at the k-th arrival plus the pull",
+          "[ps][k-of-n]") {
+  const auto dir = fresh_dir("ps-compute");
+  const double flops = 4e9, bytes = 1e6, alpha = 2e-6, beta = 1.25e9;
+  write_file(dir / "layers.yaml",
+             fmt::format("name: one_layer\nlayers:\n  - {{name: fc, shape: [250000], forward_flops: {}}}\n", flops));
+  const std::vector<double> speed = {100, 12, 4, 6, 2.4, 3};  // workers compute 10, 30, 20, 50, 40 ms
+  std::vector<double> compute, arrival;
+  for (double f : speed) {
+    compute.push_back(3 * flops / (f * 1e11));
+    arrival.push_back(compute.back() + alpha + bytes / beta);
+  }
+  std::vector<int> order = {1, 2, 3, 4, 5};  // workers by arrival
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return arrival[static_cast<std::size_t>(a)] <
+                                                                   arrival[static_cast<std::size_t>(b)]; });
+  const std::string platform = platform_file(straggler_platform({10, 10, 10, 10, 10, 10}));
+  for (int k = 1; k <= 5; ++k) {
+    INFO("k " << k);
+    const std::string yaml = fmt::format(R"(
+seed: 5
+ranks: 6
+steps: 1
+platform: {}
+network: alpha_beta
+model: {{layers: {}, batch: 1, proxy_dim: 64}}
+algorithm: {{name: parameter_server, op: avg, placement: dedicated, aggregate: {}}}
+compute: {{speed_factors: [{}]}}
+)",
+                                         platform, (dir / "layers.yaml").string(), k, fmt::join(speed, ", "));
+    const Trace t = trace_of(yaml);
+    const double kth = arrival[static_cast<std::size_t>(order[static_cast<std::size_t>(k - 1)])];
+    for (int i = 0; i < 5; ++i) {
+      const int r = order[static_cast<std::size_t>(i)];
+      const double expected = i < k ? kth + alpha + k * bytes / beta
+                                    : compute[static_cast<std::size_t>(r)] + alpha + bytes / beta;
+      INFO("worker " << r);
+      CHECK(t.end[0][static_cast<std::size_t>(r)] == Approx(expected).epsilon(1e-9));
+      CHECK((t.after[0][static_cast<std::size_t>(r)] - t.after[0][0]).cwiseAbs().maxCoeff() == 0.0f);
+    }
+    CHECK(t.stats.discarded_pushes == static_cast<std::uint64_t>(5 - k));
+  }
+}
+
+// server_hosts puts the servers on named hosts. Host-3 (one server) or hosts 4 and 1 (two) have
+// 40 Gb/s links, all others 10 Gb/s. One server on host-3: five 1 MB pushes share its 40 Gb/s down
+// link (8 Gb/s each, below the workers' 10 Gb/s), then five pulls share its up link: 2 (alpha +
+// 5 B / 5e9). Two servers on hosts 4 and 1: each of the four workers sends two B/2 shards through
+// its 10 Gb/s up link (5 Gb/s each; a server's 40 Gb/s takes four), and likewise for the pulls:
+// 2 (alpha + B / 1.25e9). Without server_hosts the one server sits on host-0 at 10 Gb/s:
+// 2 (alpha + 5 B / 1.25e9). The hook also reads each rank's host.
+TEST_CASE("server_hosts places the parameter servers on the named hosts", "[ps][placement]") {
+  const double bytes = 1e6, alpha = 2e-6, beta = 1.25e9;
+  const auto hosts_and_time = [](const std::string& yaml) {
+    const std::string text = run_isolated([&] {
+      const Scenario sc = load_scenario_text(yaml, "test.yaml");
+      std::vector<std::string> host(static_cast<std::size_t>(sc.ranks));
+      SimulationHooks hooks;
+      hooks.after_aggregate = [&](int rank, int, const Eigen::VectorXf&, const Eigen::VectorXf&) {
+        host[static_cast<std::size_t>(rank)] = simgrid::s4u::this_actor::get_host()->get_name();
+      };
+      const auto result = simulate(sc, {}, hooks);
+      return fmt::format("{:.17g} {}", summarize_steps(result.log).at(0).step_time_s, fmt::join(host, " "));
+    });
+    std::istringstream in(text);
+    double time = 0;
+    in >> time;
+    std::vector<std::string> host;
+    for (std::string h; in >> h;) host.push_back(h);
+    return std::make_pair(time, host);
+  };
+  {
+    const std::string platform = platform_file(star_platform({10, 10, 10, 40, 10, 10}, {10, 10, 10, 40, 10, 10}));
+    const auto pinned = hosts_and_time(ps_scenario(
+        6, platform, "op: avg, placement: dedicated, server_hosts: host-3", 1, "alpha_beta", "1000000B", 64));
+    CHECK(pinned.first == Approx(2 * (alpha + 5 * bytes / (4 * beta))).epsilon(1e-9));
+    CHECK(pinned.second == std::vector<std::string>{"host-3", "host-0", "host-1", "host-2", "host-4", "host-5"});
+    const auto natural =
+        hosts_and_time(ps_scenario(6, platform, "op: avg, placement: dedicated", 1, "alpha_beta", "1000000B", 64));
+    CHECK(natural.first == Approx(2 * (alpha + 5 * bytes / beta)).epsilon(1e-9));
+    CHECK(natural.second == std::vector<std::string>{"host-0", "host-1", "host-2", "host-3", "host-4", "host-5"});
+  }
+  {
+    const std::string platform = platform_file(star_platform({10, 40, 10, 10, 40, 10}, {10, 40, 10, 10, 40, 10}));
+    const auto pinned = hosts_and_time(ps_scenario(6, platform,
+                                                   "op: avg, servers: 2, placement: dedicated, server_hosts: "
+                                                   "'host-4, host-1'",
+                                                   1, "alpha_beta", "1000000B", 64));
+    CHECK(pinned.first == Approx(2 * (alpha + bytes / beta)).epsilon(1e-9));
+    CHECK(pinned.second == std::vector<std::string>{"host-4", "host-1", "host-0", "host-2", "host-3", "host-5"});
+  }
+}
+
+TEST_CASE("server_hosts is checked: names, count, and room for the other ranks", "[ps][placement]") {
+  const std::string platform = platform_file(straggler_platform({10, 10, 10, 10}));
+  const auto error_of = [&](int ranks, const std::string& options) {
+    const std::string yaml = ps_scenario(ranks, platform, "placement: dedicated, " + options, 1);
+    return run_isolated([&] {
+      try {
+        const Scenario sc = load_scenario_text(yaml, "ps.yaml");
+        check_platform(sc, {});
+      } catch (const std::exception& e) {
+        return std::string(e.what());
+      }
+      return std::string("no error");
+    });
+  };
+  // Found when the scenario loads: file:line:col of the key.
+  CHECK_THAT(error_of(4, "servers: 2, server_hosts: 'host-1, host-1'"),
+             Catch::StartsWith("ps.yaml:8:") && Catch::Contains("server_hosts") && Catch::Contains("named twice"));
+  CHECK_THAT(error_of(4, "servers: 2, server_hosts: host-1"),
+             Catch::StartsWith("ps.yaml:8:") && Catch::Contains("server_hosts") &&
+                 Catch::Contains("1 host names for 2 servers"));
+  CHECK_THAT(error_of(4, "servers: 1, server_hosts: 'host-1,'"),
+             Catch::StartsWith("ps.yaml:8:") && Catch::Contains("server_hosts") && Catch::Contains("empty host name"));
+  // Found when the platform is built (aggsim validate and run).
+  CHECK_THAT(error_of(4, "servers: 1, server_hosts: host-9"),
+             Catch::StartsWith("ps.yaml: algorithm.server_hosts: no host 'host-9'"));
+  CHECK_THAT(error_of(5, "servers: 1, server_hosts: host-2"),
+             Catch::StartsWith("ps.yaml: algorithm.server_hosts:") && Catch::Contains("the 4 other ranks do not fit on the 3 hosts"));
+  CHECK(error_of(4, "servers: 2, server_hosts: 'host-2,host-0'") == "no error");
 }
 
 TEST_CASE("k-of-n over several steps drops late pushes and ends cleanly", "[ps][k-of-n]") {
