@@ -1,5 +1,8 @@
 #include "algorithms/reduce_op.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <stdexcept>
 
 namespace aggsim {
@@ -28,10 +31,21 @@ const char* reduce_kind_name(ReduceKind kind) {
   return "?";
 }
 
+namespace {
+constexpr ReduceKind kAllKinds[] = {ReduceKind::sum, ReduceKind::avg, ReduceKind::min, ReduceKind::max,
+                                    ReduceKind::custom_avg};
+}  // namespace
+
+std::vector<std::string> reduce_kind_names() {
+  std::vector<std::string> names;
+  for (auto k : kAllKinds) names.push_back(reduce_kind_name(k));
+  return names;
+}
+
 ReduceKind parse_reduce_kind(const std::string& name) {
-  for (auto k : {ReduceKind::sum, ReduceKind::avg, ReduceKind::min, ReduceKind::max, ReduceKind::custom_avg})
+  for (auto k : kAllKinds)
     if (name == reduce_kind_name(k)) return k;
-  throw std::invalid_argument("must be one of sum | avg | min | max | custom_avg (got '" + name + "')");
+  throw std::invalid_argument(fmt::format("must be one of {} (got '{}')", fmt::join(reduce_kind_names(), " | "), name));
 }
 
 }  // namespace aggsim

@@ -3,6 +3,7 @@
 // avg/custom_avg happens once, on fully reduced data, so every rank ends with identical bits.
 #include <Eigen/Core>
 #include <string>
+#include <vector>
 
 namespace aggsim {
 
@@ -20,6 +21,8 @@ struct ReduceOp {
 };
 
 const char* reduce_kind_name(ReduceKind kind);
+// Every kind's name, in declaration order (the YAML choices of `op`).
+std::vector<std::string> reduce_kind_names();
 // Throws std::invalid_argument naming the accepted values.
 ReduceKind parse_reduce_kind(const std::string& name);
 

@@ -10,6 +10,7 @@
 #include "sim/metrics/report.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/scenario/scenario_loader.hpp"
+#include "sim/scenario/workload_loader.hpp"
 #include "sim/workload/options.hpp"
 
 namespace aggsim::cli {
@@ -60,11 +61,13 @@ int validate_command(const RunOptions& options) {
 }
 
 int list_command() {
-  fmt::print("Algorithms (algorithm.name; every algorithm also takes op: sum | avg | min | max | custom_avg):\n");
+  fmt::print("Algorithms (algorithm.name; each also takes the common algorithm keys below):\n");
   for (const auto& a : algorithm_table()) {
     fmt::print("  {:<30} {}\n", a.name, a.summary);
     print_params(a.params);
   }
+  fmt::print("\nCommon algorithm keys (algorithm.*, taken by every algorithm):\n");
+  print_params(common_algorithm_param_specs());
   fmt::print("\nCompressors (compression.name):\n");
   for (const auto& c : compressor_table()) {
     fmt::print("  {:<30} {}\n", c.name, c.summary);
@@ -75,6 +78,8 @@ int list_command() {
     fmt::print("  {:<30} {}\n", t.name, t.summary);
     print_params(t.params);
   }
+  fmt::print("\nModel (model.*):\n");
+  print_params(model_param_specs());
   fmt::print("\nTraining workload (workload.*; see sim/workload/README.md):\n");
   print_params(workload_param_specs());
   fmt::print("\nStraggler noise (compute.straggler.*; compute.speed_factors: [f, ...] or {{slow_ranks, factor}}):\n");

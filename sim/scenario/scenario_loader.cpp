@@ -162,17 +162,7 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
                           sc.platform.topology));
   }
 
-  if (auto m = top.get("model")) {
-    YamlMap model(*m);
-    if (auto v = model.get("size")) {
-      sc.model.size_bytes = v->bytes();
-      if (sc.model.size_bytes == 0) v->fail("must be a positive size, e.g. 100MB");
-    }
-    if (auto v = model.get("proxy_dim")) sc.model.proxy_dim = v->integer(1, 1e9);
-    if (auto v = model.get("math")) sc.model.math = v->boolean();
-    read_model_layers(model, sc.model, source->file);
-    model.finish();
-  }
+  read_model(top.get("model"), sc.model, source->file);
 
   {
     YamlMap alg(top.require("algorithm"));
@@ -180,22 +170,8 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
     sc.algorithm.name = name.scalar();
     const AlgorithmInfo* info = find_algorithm(sc.algorithm.name);
     if (!info) name.fail(fmt::format("unknown algorithm '{}' (available: {})", sc.algorithm.name, names_of(algorithm_table())));
-    if (auto v = alg.get("op")) {
-      try {
-        sc.algorithm.op.kind = parse_reduce_kind(v->scalar());
-      } catch (const std::invalid_argument& e) {
-        v->fail(e.what());
-      }
-    }
-    auto denominator = alg.get("denominator");
-    if (sc.algorithm.op.kind == ReduceKind::custom_avg) {
-      if (!denominator) alg.value().fail("op custom_avg needs 'denominator' (a positive number)");
-      sc.algorithm.op.denominator = denominator->real(1e-300, 1e300);
-    } else if (denominator) {
-      denominator->fail("only used with op: custom_avg");
-    }
+    read_common_algorithm_keys(alg, sc.algorithm, info->consensus);
     sc.algorithm.params = alg.params(info->params);
-    read_aggregation_scope(alg, sc.algorithm, info->consensus);
     alg.finish();
   }
 

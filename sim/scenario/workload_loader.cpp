@@ -86,40 +86,76 @@ SpeedFactors read_speed_factors(const YamlValue& v, int ranks) {
 
 }  // namespace
 
-void read_model_layers(YamlMap& model, ModelSpec& spec, const std::string& scenario_file) {
-  auto layers = model.get("layers");
-  auto batch = model.get("batch");
-  if (batch) spec.batch = batch->integer(1, 1e9);
-  if (!layers) {
-    if (batch) batch->fail("only used with 'layers' (FLOPs are per sample)");
-    return;
-  }
-  if (auto size = model.get("size")) size->fail("the layer table sets the size; give one or the other");
-  spec.layers_file = find_input_file(*layers, "layer table", scenario_file);
-  read_layer_table(spec.layers_file, spec);
+std::vector<ParamSpec> model_param_specs() {
+  return {
+      ParamSpec("size", ParamKind::bytes, "100MB", "dense fp32 gradient each rank aggregates (not with layers)"),
+      ParamSpec("layers", ParamKind::text, "",
+                "layer table file (name, layers: [{name, shape, forward_flops}]): sets the size and the "
+                "compute per sample (e.g. scenarios/models/resnet50.yaml)"),
+      ParamSpec("batch", ParamKind::integer, "32", "samples per rank per step, with layers (FLOPs are per sample)")
+          .between(1, 1e9),
+      ParamSpec("proxy_dim", ParamKind::integer, "4096", "real numbers each rank reduces on the math plane")
+          .between(1, 1e9),
+      ParamSpec("math", ParamKind::boolean, "true", "reduce real numbers (off: timing only)"),
+  };
 }
 
-void read_aggregation_scope(YamlMap& alg, AlgorithmSpec& spec, bool consensus) {
-  if (auto v = alg.get("granularity")) {
-    const std::string g = v->scalar();
-    if (g == "layer")
-      spec.granularity = Granularity::layer;
-    else if (g == "model")
-      spec.granularity = Granularity::model;
-    else
-      v->fail(fmt::format("must be layer | model (got '{}')", g));
+std::vector<ParamSpec> common_algorithm_param_specs() {
+  return {
+      ParamSpec("op", ParamKind::choice, "avg",
+                "reduction: avg divides the sum by the number reduced, custom_avg by denominator")
+          .one_of(reduce_kind_names()),
+      ParamSpec("denominator", ParamKind::real, "", "custom_avg's divisor (needed with op: custom_avg only)")
+          .between(1e-300, 1e300),
+      ParamSpec("granularity", ParamKind::choice, granularity_name(Granularity::model),
+                "model: one collective after the backward pass; layer: one per bucket of layers, in order, "
+                "overlapping the backward pass")
+          .one_of({granularity_name(Granularity::layer), granularity_name(Granularity::model)}),
+      ParamSpec("bucket", ParamKind::bytes, "25MB",
+                "granularity layer: bucket size, as PyTorch DDP fuses layers (0B: one bucket per layer)"),
+      ParamSpec("apply_to", ParamKind::choice, "",
+                "aggregate gradients (then step) or weights (after a local step); default gradients, "
+                "weights for decentralized algorithms")
+          .one_of({apply_to_name(ApplyTo::gradients), apply_to_name(ApplyTo::weights)}),
+  };
+}
+
+void read_model(const std::optional<YamlValue>& model, ModelSpec& spec, const std::string& scenario_file) {
+  std::optional<YamlMap> map;
+  if (model) map.emplace(*model);
+  const Params p = map ? map->params(model_param_specs()) : default_params(model_param_specs());
+  spec.size_bytes = static_cast<std::uint64_t>(p.integer("size"));
+  spec.batch = p.integer("batch");
+  spec.proxy_dim = p.integer("proxy_dim");
+  spec.math = p.boolean("math");
+  if (!map) return;
+  const auto size = map->get("size"), layers = map->get("layers"), batch = map->get("batch");
+  if (size && spec.size_bytes == 0) size->fail("must be a positive size, e.g. 100MB");
+  if (!layers) {
+    if (batch) batch->fail("only used with 'layers' (FLOPs are per sample)");
+  } else {
+    if (size) size->fail("the layer table sets the size; give one or the other");
+    spec.layers_file = find_input_file(*layers, "layer table", scenario_file);
+    read_layer_table(spec.layers_file, spec);
   }
-  if (auto v = alg.get("bucket")) spec.bucket_bytes = v->bytes();
+  map->finish();
+}
+
+void read_common_algorithm_keys(YamlMap& alg, AlgorithmSpec& spec, bool consensus) {
+  const Params p = alg.params(common_algorithm_param_specs());
+  spec.op.kind = parse_reduce_kind(p.text("op"));
+  if (spec.op.kind == ReduceKind::custom_avg) {
+    if (!p.has("denominator")) alg.value().fail("op custom_avg needs 'denominator' (a positive number)");
+    spec.op.denominator = p.real("denominator");
+  } else if (p.has("denominator")) {
+    alg.get("denominator")->fail("only used with op: custom_avg");
+  }
+  spec.granularity = p.text("granularity") == granularity_name(Granularity::layer) ? Granularity::layer
+                                                                                    : Granularity::model;
+  spec.bucket_bytes = static_cast<std::uint64_t>(p.integer("bucket"));
   spec.apply_to = consensus ? ApplyTo::gradients : ApplyTo::weights;
-  if (auto v = alg.get("apply_to")) {
-    const std::string a = v->scalar();
-    if (a == "gradients")
-      spec.apply_to = ApplyTo::gradients;
-    else if (a == "weights")
-      spec.apply_to = ApplyTo::weights;
-    else
-      v->fail(fmt::format("must be gradients | weights (got '{}')", a));
-  }
+  if (p.has("apply_to"))
+    spec.apply_to = p.text("apply_to") == apply_to_name(ApplyTo::weights) ? ApplyTo::weights : ApplyTo::gradients;
 }
 
 void read_training(YamlMap& top, Scenario& sc) {

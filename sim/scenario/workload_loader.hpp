@@ -1,17 +1,28 @@
 #pragma once
-// Reading and writing back the training-related parts of a scenario: `model.layers` (a layer table
-// file), `algorithm.granularity | bucket | apply_to`, `workload:` and `compute:`.
+// Reading and writing back the training-related parts of a scenario: `model:` (a size or a layer
+// table file), the keys every algorithm takes (`algorithm.op | denominator | granularity | bucket |
+// apply_to`), `workload:` and `compute:`. The specs below are what the loader reads with and what
+// `aggsim list` prints.
 #include <yaml-cpp/yaml.h>
+
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/yaml_reader.hpp"
 
 namespace aggsim {
 
-// model.layers: FILE and model.batch, claimed from the `model` mapping.
-void read_model_layers(YamlMap& model, ModelSpec& spec, const std::string& scenario_file);
-// granularity, bucket, apply_to, claimed from the `algorithm` mapping; `consensus` sets apply_to's default.
-void read_aggregation_scope(YamlMap& alg, AlgorithmSpec& spec, bool consensus);
+// model.*: size, layers, batch, proxy_dim, math.
+std::vector<ParamSpec> model_param_specs();
+// algorithm.*, for every algorithm besides its own keys: op, denominator, granularity, bucket, apply_to.
+std::vector<ParamSpec> common_algorithm_param_specs();
+
+// The `model` mapping (absent: every default).
+void read_model(const std::optional<YamlValue>& model, ModelSpec& spec, const std::string& scenario_file);
+// The common keys, claimed from the `algorithm` mapping; `consensus` sets apply_to's default.
+void read_common_algorithm_keys(YamlMap& alg, AlgorithmSpec& spec, bool consensus);
 // Top-level `workload:` and `compute:`. Call after `model` and `ranks` are read.
 void read_training(YamlMap& top, Scenario& sc);
 
