@@ -230,3 +230,18 @@ TEST_CASE("shared-seed random-k keeps one index set on every transport (ratio 1/
     CHECK(r.max_spread == 0.0);
   }
 }
+
+TEST_CASE("PowerSGD on a reducing collective with op min or max is rejected at validation", "[compression][cli]") {
+  const auto dir = fresh_dir("powersgd-max");
+  for (const std::string op : {"min", "max"}) {
+    std::string text = scenario(4, "ring_allreduce", "name: powersgd, rank: 2", 64, "1MB");
+    text.replace(text.find("op: avg"), 7, "op: " + op);
+    write_file(dir / "s.yaml", text);
+    const CliResult r = run_aggsim({"validate", (dir / "s.yaml").string()});
+    INFO(r.err);
+    CHECK(r.exit_code != 0);
+    CHECK_THAT(r.err, Catch::Contains("s.yaml:") && Catch::Contains("powersgd") &&
+                          Catch::Contains("op sum, avg or custom_avg") && Catch::Contains("got " + op));
+  }
+  std::filesystem::remove_all(dir);
+}
