@@ -72,13 +72,20 @@ enum class Scope { model, layer };
 
 inline const char* scope_name(Scope s) { return s == Scope::model ? "by model" : "by layer"; }
 
-// `algorithm` and `op` as in cluster_scenario; the identity sweep's proxy of 1001 elements.
+// The scenario's `model` map (a proxy of 1001 elements) and the algorithm keys choosing the scope.
+inline std::string scope_model(Scope scope) {
+  return scope == Scope::model ? "{size: 1MB, proxy_dim: 1001}"
+                               : fmt::format("{{layers: {}, proxy_dim: 1001}}", layered_model_table());
+}
+
+inline std::string scope_grouping(Scope scope) {
+  return scope == Scope::model ? "granularity: model" : "granularity: layer, bucket: 8000B";
+}
+
+// `algorithm` and `op` as in cluster_scenario, on the cluster of p hosts.
 inline std::string identity_scenario(const std::string& algorithm, int p, const std::string& op, Scope scope,
                                      int steps = 2) {
-  const std::string model = scope == Scope::model
-                                ? "{size: 1MB, proxy_dim: 1001}"
-                                : fmt::format("{{layers: {}, proxy_dim: 1001}}", layered_model_table());
-  const std::string grouping = scope == Scope::model ? "granularity: model" : "granularity: layer, bucket: 8000B";
+  const std::string model = scope_model(scope), grouping = scope_grouping(scope);
   return fmt::format(R"(
 seed: 11
 ranks: {p}
