@@ -26,18 +26,25 @@ namespace aggsim::test {
 constexpr double kAlpha = 2e-6;
 constexpr double kBeta = 10e9 / 8;
 
-// `algorithm` is the inside of the YAML algorithm map after the op, e.g. "name: tree_allreduce, chunks: 4".
-inline std::string cluster_scenario(const std::string& algorithm, int p, const std::string& op, int proxy_dim,
-                                    const std::string& size = "1MB") {
+// The scenario on the formula cluster of p hosts, two steps. `algorithm` is the inside of the YAML
+// algorithm map after the op, e.g. "name: tree_allreduce, chunks: 4"; `model` the YAML model map.
+inline std::string cluster_scenario_with_model(const std::string& algorithm, int p, const std::string& op,
+                                               const std::string& model) {
   return fmt::format(R"(
 seed: 11
 ranks: {p}
 steps: 2
 platform: {{topology: cluster, hosts: {p}, bandwidth: 10Gbps, latency: 1us}}
 network: alpha_beta
-model: {{size: {size}, proxy_dim: {dim}}}
+model: {model}
 algorithm: {{op: {op}, {alg}}}
-)", fmt::arg("p", p), fmt::arg("op", op), fmt::arg("dim", proxy_dim), fmt::arg("size", size), fmt::arg("alg", algorithm));
+)", fmt::arg("p", p), fmt::arg("op", op), fmt::arg("model", model), fmt::arg("alg", algorithm));
+}
+
+// A flat model of `size` with a proxy of `proxy_dim` elements.
+inline std::string cluster_scenario(const std::string& algorithm, int p, const std::string& op, int proxy_dim,
+                                    const std::string& size = "1MB") {
+  return cluster_scenario_with_model(algorithm, p, op, fmt::format("{{size: {}, proxy_dim: {}}}", size, proxy_dim));
 }
 
 // The ranks and ops of the identity-math sweep: non-powers of two included; custom_avg with a
@@ -82,20 +89,9 @@ inline std::string scope_grouping(Scope scope) {
   return scope == Scope::model ? "granularity: model" : "granularity: layer, bucket: 8000B";
 }
 
-// `algorithm` and `op` as in cluster_scenario, on the cluster of p hosts.
-inline std::string identity_scenario(const std::string& algorithm, int p, const std::string& op, Scope scope,
-                                     int steps = 2) {
-  const std::string model = scope_model(scope), grouping = scope_grouping(scope);
-  return fmt::format(R"(
-seed: 11
-ranks: {p}
-steps: {steps}
-platform: {{topology: cluster, hosts: {p}, bandwidth: 10Gbps, latency: 1us}}
-network: alpha_beta
-model: {model}
-algorithm: {{op: {op}, {grouping}, {alg}}}
-)", fmt::arg("p", p), fmt::arg("steps", steps), fmt::arg("model", model), fmt::arg("op", op),
-                     fmt::arg("grouping", grouping), fmt::arg("alg", algorithm));
+// The identity sweep's scenario: `algorithm` and `op` as in cluster_scenario, in the given scope.
+inline std::string identity_scenario(const std::string& algorithm, int p, const std::string& op, Scope scope) {
+  return cluster_scenario_with_model(scope_grouping(scope) + ", " + algorithm, p, op, scope_model(scope));
 }
 
 // The by-layer scope really aggregates one lone layer, one fused bucket and a bucket smaller than
