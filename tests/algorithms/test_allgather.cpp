@@ -13,5 +13,6 @@ TEST_CASE("all-gather gives every rank the exact reduction", "[allgather][math]"
 // compressor costs no encode or decode time: (p-1)(alpha + S/beta).
 TEST_CASE("all-gather step time equals (p-1)(alpha + S/beta) under alpha_beta", "[allgather][formula]") {
   for (int p : {2, 3, 5, 8, 13})
-    for (double S : {kSmall, kLarge}) check_step_time("name: allgather", p, S, (p - 1) * (kAlpha + S / kBeta));
+    for (double S : {kSmall, kLarge})
+      check_step_time("name: allgather", p, S, (p - 1) * (kAlpha + S / kBeta));
 }

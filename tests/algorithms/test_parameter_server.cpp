@@ -8,8 +8,8 @@
 #include <simgrid/s4u.hpp>
 
 #include "algorithms/centralized/parameter_server.hpp"
-#include "support/cli.hpp"
 #include "alpha_beta.hpp"
+#include "support/cli.hpp"
 #include "support/reduction_check.hpp"
 
 using namespace aggsim;
@@ -148,7 +148,8 @@ std::string platform_file(const std::string& xml) {
 // every p, by model and by layer; several shards (servers <= p): a smaller cross-product.
 TEST_CASE("colocated parameter server gives every rank the exact reduction, bit-identical", "[ps][math]") {
   check_identity_math("name: parameter_server");
-  check_identity_math("name: parameter_server, servers: 2", {2, 5, 8}, {"sum", "min", "custom_avg, denominator: 2.5"});
+  check_identity_math("name: parameter_server, servers: 2", {2, 5, 8},
+                      {"sum", "min", "custom_avg, denominator: 2.5"});
   check_identity_math("name: parameter_server, servers: 3", {3, 13, 64}, {"avg", "max"});
 }
 
@@ -162,15 +163,16 @@ namespace {
 // collectives chunk.
 void check_dedicated(int p, int servers, const std::string& op, Scope scope) {
   INFO("op " << op << ", servers " << servers << ", p " << p << ", " << scope_name(scope));
-  const std::string yaml =
-      identity_scenario(fmt::format("name: parameter_server, servers: {}, placement: dedicated", servers), p, op, scope);
+  const std::string yaml = identity_scenario(
+      fmt::format("name: parameter_server, servers: {}, placement: dedicated", servers), p, op, scope);
   const ReduceOp reduce_op = load_scenario_text(yaml, "test.yaml").algorithm.op;
   const Trace t = trace_of(yaml);
   REQUIRE(t.after.size() == 2);
   std::vector<int> workers(static_cast<std::size_t>(p - servers));
   std::iota(workers.begin(), workers.end(), servers);
   for (std::size_t step = 0; step < t.after.size(); ++step) {
-    const Eigen::VectorXd expected = direct_reduction(inputs_of(t, static_cast<int>(step), workers), reduce_op);
+    const Eigen::VectorXd expected =
+        direct_reduction(inputs_of(t, static_cast<int>(step), workers), reduce_op);
     const double tol = summation_tolerance(p, expected.cwiseAbs().maxCoeff());
     const auto& first = t.after[step][static_cast<std::size_t>(servers)];
     for (int w : workers) {
@@ -185,8 +187,9 @@ void check_dedicated(int p, int servers, const std::string& op, Scope scope) {
       served += out;
       if (scope == Scope::model) {
         const Range shard = chunk_range(out.size(), servers, s);
-        CHECK((out.segment(shard.begin, shard.count) - first.segment(shard.begin, shard.count)).cwiseAbs().maxCoeff() ==
-              0.0f);
+        CHECK((out.segment(shard.begin, shard.count) - first.segment(shard.begin, shard.count))
+                  .cwiseAbs()
+                  .maxCoeff() == 0.0f);
       }
     }
     CHECK((served - first).cwiseAbs().maxCoeff() == 0.0f);
@@ -231,11 +234,13 @@ TEST_CASE("synchronous parameter server step time equals its alpha-beta closed f
 // reach each worker): the step costs 2 (alpha + max(W, S) size / (S beta)).
 TEST_CASE("dedicated parameter server step time equals its alpha-beta closed form", "[ps][formula]") {
   const double alpha = 2e-6, beta = 1.25e9, size = 1.2e6;
-  for (const auto& [p, servers] : std::vector<std::pair<int, int>>{{2, 1}, {5, 1}, {8, 1}, {8, 2}, {5, 3}, {6, 3}}) {
+  for (const auto& [p, servers] :
+       std::vector<std::pair<int, int>>{{2, 1}, {5, 1}, {8, 1}, {8, 2}, {5, 3}, {6, 3}}) {
     const int workers = p - servers;
     INFO("p " << p << ", servers " << servers);
-    const auto times = step_times(ps_scenario(p, cluster(p), fmt::format("servers: {}, placement: dedicated", servers),
-                                              2, "alpha_beta", "1200000B", 16));
+    const auto times =
+        step_times(ps_scenario(p, cluster(p), fmt::format("servers: {}, placement: dedicated", servers), 2,
+                               "alpha_beta", "1200000B", 16));
     for (double t : times)
       CHECK(t == Approx(2 * (alpha + std::max(workers, servers) * size / servers / beta)).epsilon(1e-9));
   }
