@@ -45,6 +45,26 @@ Eigen::VectorXd top_k_by_sort(const Eigen::VectorXf& v, int k) {
   return out;
 }
 
+// Each rank's vector before and after aggregation, by step and rank, and the run's result. Call in
+// a child process (run_isolated): one simulation per process.
+struct Captured {
+  std::map<int, std::vector<Eigen::VectorXf>> before, after;
+  SimulationResult result;
+};
+
+Captured simulate_capturing(const Scenario& sc) {
+  Captured c;
+  SimulationHooks hooks;
+  hooks.after_aggregate = [&](int rank, int step, const Eigen::VectorXf& in, const Eigen::VectorXf& out) {
+    c.before[step].resize(static_cast<std::size_t>(sc.ranks));
+    c.after[step].resize(static_cast<std::size_t>(sc.ranks));
+    c.before[step][static_cast<std::size_t>(rank)] = in;
+    c.after[step][static_cast<std::size_t>(rank)] = out;
+  };
+  c.result = simulate(sc, {}, hooks);
+  return c;
+}
+
 struct RunNumbers {
   std::vector<double> step_time;
   std::vector<std::uint64_t> step_bytes;
@@ -54,23 +74,16 @@ struct RunNumbers {
 RunNumbers run_topk_allgather(const std::string& yaml, int k) {
   const std::string text = run_isolated([&] {
     const Scenario sc = load_scenario_text(yaml, "test.yaml");
-    std::map<int, std::vector<Eigen::VectorXf>> before, after;
-    SimulationHooks hooks;
-    hooks.after_aggregate = [&](int rank, int step, const Eigen::VectorXf& in, const Eigen::VectorXf& out) {
-      before[step].resize(static_cast<std::size_t>(sc.ranks));
-      after[step].resize(static_cast<std::size_t>(sc.ranks));
-      before[step][static_cast<std::size_t>(rank)] = in;
-      after[step][static_cast<std::size_t>(rank)] = out;
-    };
-    const auto result = simulate(sc, {}, hooks);
+    Captured run = simulate_capturing(sc);
+    const auto& [before, after, result] = run;
     double error = 0, spread = 0;
     for (const auto& [step, inputs] : before) {
       Eigen::VectorXd expected = Eigen::VectorXd::Zero(inputs[0].size());
       for (const auto& in : inputs) expected += top_k_by_sort(in, k);
       expected /= sc.ranks;
-      for (const auto& out : after[step]) {
+      for (const auto& out : after.at(step)) {
         error = std::max(error, (out.cast<double>() - expected).cwiseAbs().maxCoeff());
-        spread = std::max(spread, static_cast<double>((out - after[step][0]).cwiseAbs().maxCoeff()));
+        spread = std::max(spread, static_cast<double>((out - after.at(step)[0]).cwiseAbs().maxCoeff()));
       }
     }
     std::string out = fmt::format("{} {}", error, spread);
@@ -181,19 +194,12 @@ struct SharedRandomK {
 SharedRandomK run_shared_randomk(const std::string& yaml) {
   const std::string text = run_isolated([&] {
     const Scenario sc = load_scenario_text(yaml, "test.yaml");
-    std::map<int, std::vector<Eigen::VectorXf>> before, after;
-    SimulationHooks hooks;
-    hooks.after_aggregate = [&](int rank, int step, const Eigen::VectorXf& in, const Eigen::VectorXf& out) {
-      before[step].resize(static_cast<std::size_t>(sc.ranks));
-      after[step].resize(static_cast<std::size_t>(sc.ranks));
-      before[step][static_cast<std::size_t>(rank)] = in;
-      after[step][static_cast<std::size_t>(rank)] = out;
-    };
-    simulate(sc, {}, hooks);
+    Captured run = simulate_capturing(sc);
+    const auto& [before, after, result] = run;
     double error = 0, spread = 0;
     long lo = -1, hi = 0;
     for (const auto& [step, inputs] : before) {
-      const Eigen::VectorXf& out = after[step][0];
+      const Eigen::VectorXf& out = after.at(step)[0];
       const long support = static_cast<long>((out.array() != 0.0f).count());
       lo = lo < 0 ? support : std::min(lo, support);
       hi = std::max(hi, support);
@@ -204,7 +210,7 @@ SharedRandomK run_shared_randomk(const std::string& yaml) {
         mean /= static_cast<double>(inputs.size());
         error = std::max(error, std::abs(out[i] - 2.0 * mean));
       }
-      for (const auto& other : after[step]) spread = std::max(spread, static_cast<double>((other - out).cwiseAbs().maxCoeff()));
+      for (const auto& other : after.at(step)) spread = std::max(spread, static_cast<double>((other - out).cwiseAbs().maxCoeff()));
     }
     return fmt::format("{} {} {} {}", error, spread, lo, hi);
   });
