@@ -45,7 +45,8 @@ std::vector<std::string> reduce_kind_names() {
 ReduceKind parse_reduce_kind(const std::string& name) {
   for (auto k : kAllKinds)
     if (name == reduce_kind_name(k)) return k;
-  throw std::invalid_argument(fmt::format("must be one of {} (got '{}')", fmt::join(reduce_kind_names(), " | "), name));
+  throw std::invalid_argument(
+      fmt::format("must be one of {} (got '{}')", fmt::join(reduce_kind_names(), " | "), name));
 }
 
 }  // namespace aggsim

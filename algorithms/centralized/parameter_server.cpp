@@ -172,17 +172,16 @@ PsOptions ps_options(const Params& p, int world) {
     throw ParamError("aggregate", fmt::format("parameter_server: aggregate: {} exceeds the {} workers",
                                               o.aggregate, roles.workers()));
   if (o.asynchronous && o.aggregate > 0)
-    throw ParamError("aggregate", "parameter_server: aggregate (k-of-n) applies to the synchronous server only");
+    throw ParamError("aggregate",
+                     "parameter_server: aggregate (k-of-n) applies to the synchronous server only");
   if (p.has("server_hosts")) {
     o.server_hosts = split_names(p.text("server_hosts"));
     for (std::size_t i = 0; i < o.server_hosts.size(); ++i) {
       const std::string& name = o.server_hosts[i];
-      if (name.empty())
-        throw ParamError("server_hosts", "empty host name in the list");
+      if (name.empty()) throw ParamError("server_hosts", "empty host name in the list");
       for (std::size_t j = 0; j < i; ++j)
         if (o.server_hosts[j] == name)
-          throw ParamError("server_hosts",
-                           fmt::format("host '{}' is named twice", name));
+          throw ParamError("server_hosts", fmt::format("host '{}' is named twice", name));
     }
     if (static_cast<int>(o.server_hosts.size()) != o.servers)
       throw ParamError("server_hosts", fmt::format("{} host names for {} servers (give one per server)",
@@ -204,9 +203,10 @@ AlgorithmInfo parameter_server_entry() {
       {
           ParamSpec("servers", ParamKind::integer, "1", "shards, served by ranks 0..servers-1")
               .between(1, 1 << 20),
-          ParamSpec("server_hosts", ParamKind::text, "",
-                    "platform hosts of the servers, comma-separated, one per server in shard order; the other "
-                    "ranks take the remaining hosts in natural order (absent: the first hosts)"),
+          ParamSpec(
+              "server_hosts", ParamKind::text, "",
+              "platform hosts of the servers, comma-separated, one per server in shard order; the other "
+              "ranks take the remaining hosts in natural order (absent: the first hosts)"),
           ParamSpec(
               "placement", ParamKind::choice, "colocated",
               "colocated: servers are workers too; dedicated: servers only serve (ranks = workers + servers)")

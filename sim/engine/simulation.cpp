@@ -82,7 +82,8 @@ RankPlacement pin_first_hosts(const Scenario& sc, const std::string& what, std::
   RankPlacement placement = algorithm->placement(sc.algorithm.params);
   std::vector<sg4::Host*> pinned;
   for (const auto& name : placement.first_hosts) {
-    const auto it = std::find_if(hosts.begin(), hosts.end(), [&](const sg4::Host* h) { return h->get_name() == name; });
+    const auto it =
+        std::find_if(hosts.begin(), hosts.end(), [&](const sg4::Host* h) { return h->get_name() == name; });
     if (it == hosts.end())
       throw InputError(fmt::format("{}: algorithm.{}: no host '{}' in {} (its hosts: {}{})", sc.source_file,
                                    placement.key, name, what, hosts.front()->get_name(),
@@ -103,11 +104,11 @@ std::vector<sg4::Host*> load_and_map(const Scenario& sc, sg4::Engine& engine, st
   const std::size_t pinned = placement.first_hosts.size();
   if (static_cast<std::size_t>(sc.ranks) > hosts.size()) {
     if (pinned > 0)
-      throw InputError(fmt::format("{}: algorithm.{}: the {} other ranks do not fit on the {} hosts of {} left "
-                                   "after the {} named ones (ranks: {})",
-                                   sc.source_file, placement.key,
-                                   sc.ranks - static_cast<int>(pinned), hosts.size() - pinned, what, pinned,
-                                   sc.ranks));
+      throw InputError(
+          fmt::format("{}: algorithm.{}: the {} other ranks do not fit on the {} hosts of {} left "
+                      "after the {} named ones (ranks: {})",
+                      sc.source_file, placement.key, sc.ranks - static_cast<int>(pinned),
+                      hosts.size() - pinned, what, pinned, sc.ranks));
     throw InputError(fmt::format("{}: ranks: {} ranks do not fit on the {} hosts of {}", sc.source_file, sc.ranks,
                                  hosts.size(), what));
   }

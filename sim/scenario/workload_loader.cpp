@@ -88,11 +88,13 @@ SpeedFactors read_speed_factors(const YamlValue& v, int ranks) {
 
 std::vector<ParamSpec> model_param_specs() {
   return {
-      ParamSpec("size", ParamKind::bytes, "100MB", "dense fp32 gradient each rank aggregates (not with layers)"),
+      ParamSpec("size", ParamKind::bytes, "100MB",
+                "dense fp32 gradient each rank aggregates (not with layers)"),
       ParamSpec("layers", ParamKind::text, "",
                 "layer table file (name, layers: [{name, shape, forward_flops}]): sets the size and the "
                 "compute per sample (e.g. scenarios/models/resnet50.yaml)"),
-      ParamSpec("batch", ParamKind::integer, "32", "samples per rank per step, with layers (FLOPs are per sample)")
+      ParamSpec("batch", ParamKind::integer, "32",
+                "samples per rank per step, with layers (FLOPs are per sample)")
           .between(1, 1e9),
       ParamSpec("proxy_dim", ParamKind::integer, "4096", "real numbers each rank reduces on the math plane")
           .between(1, 1e9),
@@ -150,12 +152,13 @@ void read_common_algorithm_keys(YamlMap& alg, AlgorithmSpec& spec, bool consensu
   } else if (p.has("denominator")) {
     alg.get("denominator")->fail("only used with op: custom_avg");
   }
-  spec.granularity = p.text("granularity") == granularity_name(Granularity::layer) ? Granularity::layer
-                                                                                    : Granularity::model;
+  spec.granularity =
+      p.text("granularity") == granularity_name(Granularity::layer) ? Granularity::layer : Granularity::model;
   spec.bucket_bytes = static_cast<std::uint64_t>(p.integer("bucket"));
   spec.apply_to = consensus ? ApplyTo::gradients : ApplyTo::weights;
   if (p.has("apply_to"))
-    spec.apply_to = p.text("apply_to") == apply_to_name(ApplyTo::weights) ? ApplyTo::weights : ApplyTo::gradients;
+    spec.apply_to =
+        p.text("apply_to") == apply_to_name(ApplyTo::weights) ? ApplyTo::weights : ApplyTo::gradients;
 }
 
 void read_training(YamlMap& top, Scenario& sc) {

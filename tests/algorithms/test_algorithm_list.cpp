@@ -2,7 +2,6 @@
 // their defaults, plus the keys every algorithm takes and the model/workload/compute keys; and the
 // scenario loader checks those parameters.
 #include <catch2/catch.hpp>
-
 #include <sstream>
 
 #include "algorithms/registry.hpp"
@@ -57,7 +56,7 @@ void check_entry(const std::vector<std::string>& lines, const std::string& name,
   CHECK(own.size() == specs.size());
   for (const auto& spec : specs) {
     INFO("key " << spec.key);
-    const std::string def = spec.required              ? "(required"
+    const std::string def = spec.required               ? "(required"
                             : spec.default_text.empty() ? "(optional"
                                                         : "(default " + spec.default_text;
     bool found = false;
@@ -77,7 +76,8 @@ TEST_CASE("aggsim list shows every registered name and every parameter with its 
   REQUIRE(r.exit_code == 0);
   const auto algorithms = section(r.out, "Algorithms ");
   for (const auto& a : aggsim::algorithm_table()) check_entry(algorithms, a.name, a.params);
-  for (const auto& c : aggsim::compressor_table()) check_entry(section(r.out, "Compressors "), c.name, c.params);
+  for (const auto& c : aggsim::compressor_table())
+    check_entry(section(r.out, "Compressors "), c.name, c.params);
   for (const auto& t : aggsim::topology_table()) check_entry(section(r.out, "Topologies "), t.name, t.params);
   check_entry(section(r.out, "Common algorithm keys "), "", aggsim::common_algorithm_param_specs());
   check_entry(section(r.out, "Model "), "", aggsim::model_param_specs());
@@ -87,7 +87,8 @@ TEST_CASE("aggsim list shows every registered name and every parameter with its 
   const auto common = section(r.out, "Common algorithm keys ");
   for (const std::string key : {"op", "denominator", "granularity", "bucket", "apply_to"}) {
     INFO(key);
-    CHECK(std::count_if(common.begin(), common.end(), [&](const std::string& l) { return first_word(l) == key; }) == 1);
+    CHECK(std::count_if(common.begin(), common.end(),
+                        [&](const std::string& l) { return first_word(l) == key; }) == 1);
   }
   CHECK_THAT(r.out, Catch::Contains("(default 25MB)"));
   // compute.speed_factors is a list or a rule, not a spec: the straggler heading names it.
@@ -101,7 +102,8 @@ TEST_CASE("a scenario without the common keys gets the defaults aggsim list prin
 ranks: 2
 platform: {topology: cluster, hosts: 2}
 algorithm: {name: ring_allreduce}
-)", "defaults.yaml", {});
+)",
+                                             "defaults.yaml", {});
   CHECK(sc.algorithm.op.kind == aggsim::ReduceKind::avg);
   CHECK(sc.algorithm.granularity == aggsim::Granularity::model);
   CHECK(sc.algorithm.bucket_bytes == 25'000'000);

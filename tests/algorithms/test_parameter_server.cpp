@@ -296,8 +296,9 @@ TEST_CASE("k-of-n with compute stragglers: the fast workers end at the k-th arri
           "[ps][k-of-n]") {
   const auto dir = fresh_dir("ps-compute");
   const double flops = 4e9, bytes = 1e6, alpha = 2e-6, beta = 1.25e9;
-  write_file(dir / "layers.yaml",
-             fmt::format("name: one_layer\nlayers:\n  - {{name: fc, shape: [250000], forward_flops: {}}}\n", flops));
+  write_file(
+      dir / "layers.yaml",
+      fmt::format("name: one_layer\nlayers:\n  - {{name: fc, shape: [250000], forward_flops: {}}}\n", flops));
   const std::vector<double> speed = {100, 12, 4, 6, 2.4, 3};  // workers compute 10, 30, 20, 50, 40 ms
   std::vector<double> compute, arrival;
   for (double f : speed) {
@@ -305,8 +306,9 @@ TEST_CASE("k-of-n with compute stragglers: the fast workers end at the k-th arri
     arrival.push_back(compute.back() + alpha + bytes / beta);
   }
   std::vector<int> order = {1, 2, 3, 4, 5};  // workers by arrival
-  std::sort(order.begin(), order.end(), [&](int a, int b) { return arrival[static_cast<std::size_t>(a)] <
-                                                                   arrival[static_cast<std::size_t>(b)]; });
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    return arrival[static_cast<std::size_t>(a)] < arrival[static_cast<std::size_t>(b)];
+  });
   const std::string platform = platform_file(straggler_platform({10, 10, 10, 10, 10, 10}));
   for (int k = 1; k <= 5; ++k) {
     INFO("k " << k);
@@ -363,24 +365,29 @@ TEST_CASE("server_hosts places the parameter servers on the named hosts", "[ps][
     return std::make_pair(time, host);
   };
   {
-    const std::string platform = platform_file(star_platform({10, 10, 10, 40, 10, 10}, {10, 10, 10, 40, 10, 10}));
+    const std::string platform =
+        platform_file(star_platform({10, 10, 10, 40, 10, 10}, {10, 10, 10, 40, 10, 10}));
     const auto pinned = hosts_and_time(ps_scenario(
         6, platform, "op: avg, placement: dedicated, server_hosts: host-3", 1, "alpha_beta", "1000000B", 64));
     CHECK(pinned.first == Approx(2 * (alpha + 5 * bytes / (4 * beta))).epsilon(1e-9));
-    CHECK(pinned.second == std::vector<std::string>{"host-3", "host-0", "host-1", "host-2", "host-4", "host-5"});
-    const auto natural =
-        hosts_and_time(ps_scenario(6, platform, "op: avg, placement: dedicated", 1, "alpha_beta", "1000000B", 64));
+    CHECK(pinned.second ==
+          std::vector<std::string>{"host-3", "host-0", "host-1", "host-2", "host-4", "host-5"});
+    const auto natural = hosts_and_time(
+        ps_scenario(6, platform, "op: avg, placement: dedicated", 1, "alpha_beta", "1000000B", 64));
     CHECK(natural.first == Approx(2 * (alpha + 5 * bytes / beta)).epsilon(1e-9));
-    CHECK(natural.second == std::vector<std::string>{"host-0", "host-1", "host-2", "host-3", "host-4", "host-5"});
+    CHECK(natural.second ==
+          std::vector<std::string>{"host-0", "host-1", "host-2", "host-3", "host-4", "host-5"});
   }
   {
-    const std::string platform = platform_file(star_platform({10, 40, 10, 10, 40, 10}, {10, 40, 10, 10, 40, 10}));
+    const std::string platform =
+        platform_file(star_platform({10, 40, 10, 10, 40, 10}, {10, 40, 10, 10, 40, 10}));
     const auto pinned = hosts_and_time(ps_scenario(6, platform,
                                                    "op: avg, servers: 2, placement: dedicated, server_hosts: "
                                                    "'host-4, host-1'",
                                                    1, "alpha_beta", "1000000B", 64));
     CHECK(pinned.first == Approx(2 * (alpha + bytes / beta)).epsilon(1e-9));
-    CHECK(pinned.second == std::vector<std::string>{"host-4", "host-1", "host-0", "host-2", "host-3", "host-5"});
+    CHECK(pinned.second ==
+          std::vector<std::string>{"host-4", "host-1", "host-0", "host-2", "host-3", "host-5"});
   }
 }
 
@@ -399,18 +406,21 @@ TEST_CASE("server_hosts is checked: names, count, and room for the other ranks",
     });
   };
   // Found when the scenario loads: file:line:col of the key.
-  CHECK_THAT(error_of(4, "servers: 2, server_hosts: 'host-1, host-1'"),
-             Catch::StartsWith("ps.yaml:8:") && Catch::Contains("server_hosts") && Catch::Contains("named twice"));
+  CHECK_THAT(error_of(4, "servers: 2, server_hosts: 'host-1, host-1'"), Catch::StartsWith("ps.yaml:8:") &&
+                                                                            Catch::Contains("server_hosts") &&
+                                                                            Catch::Contains("named twice"));
   CHECK_THAT(error_of(4, "servers: 2, server_hosts: host-1"),
              Catch::StartsWith("ps.yaml:8:") && Catch::Contains("server_hosts") &&
                  Catch::Contains("1 host names for 2 servers"));
-  CHECK_THAT(error_of(4, "servers: 1, server_hosts: 'host-1,'"),
-             Catch::StartsWith("ps.yaml:8:") && Catch::Contains("server_hosts") && Catch::Contains("empty host name"));
+  CHECK_THAT(error_of(4, "servers: 1, server_hosts: 'host-1,'"), Catch::StartsWith("ps.yaml:8:") &&
+                                                                     Catch::Contains("server_hosts") &&
+                                                                     Catch::Contains("empty host name"));
   // Found when the platform is built (aggsim validate and run).
   CHECK_THAT(error_of(4, "servers: 1, server_hosts: host-9"),
              Catch::StartsWith("ps.yaml: algorithm.server_hosts: no host 'host-9'"));
   CHECK_THAT(error_of(5, "servers: 1, server_hosts: host-2"),
-             Catch::StartsWith("ps.yaml: algorithm.server_hosts:") && Catch::Contains("the 4 other ranks do not fit on the 3 hosts"));
+             Catch::StartsWith("ps.yaml: algorithm.server_hosts:") &&
+                 Catch::Contains("the 4 other ranks do not fit on the 3 hosts"));
   CHECK(error_of(4, "servers: 2, server_hosts: 'host-2,host-0'") == "no error");
 }
 
