@@ -85,8 +85,8 @@ RankPlacement pin_first_hosts(const Scenario& sc, const std::string& what, std::
     const auto it =
         std::find_if(hosts.begin(), hosts.end(), [&](const sg4::Host* h) { return h->get_name() == name; });
     if (it == hosts.end())
-      throw InputError(fmt::format("{}: algorithm.{}: no host '{}' in {} (its hosts: {}{})", sc.source_file,
-                                   placement.key, name, what, hosts.front()->get_name(),
+      throw InputError(fmt::format("{}: algorithm.{}: no host '{}' in {} (its hosts: {}{})",
+                                   sc.where("algorithm." + placement.key), placement.key, name, what, hosts.front()->get_name(),
                                    hosts.size() > 1 ? " ... " + hosts.back()->get_name() : ""));
     pinned.push_back(*it);
     hosts.erase(it);
@@ -107,9 +107,9 @@ std::vector<sg4::Host*> load_and_map(const Scenario& sc, sg4::Engine& engine, st
       throw InputError(
           fmt::format("{}: algorithm.{}: the {} other ranks do not fit on the {} hosts of {} left "
                       "after the {} named ones (ranks: {})",
-                      sc.source_file, placement.key, sc.ranks - static_cast<int>(pinned),
+                      sc.where("algorithm." + placement.key), placement.key, sc.ranks - static_cast<int>(pinned),
                       hosts.size() - pinned, what, pinned, sc.ranks));
-    throw InputError(fmt::format("{}: ranks: {} ranks do not fit on the {} hosts of {}", sc.source_file, sc.ranks,
+    throw InputError(fmt::format("{}: ranks: {} ranks do not fit on the {} hosts of {}", sc.where("ranks"), sc.ranks,
                                  hosts.size(), what));
   }
   hosts.resize(static_cast<std::size_t>(sc.ranks));

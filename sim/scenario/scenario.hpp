@@ -2,6 +2,7 @@
 // A scenario as plain, fully checked structs. Only sim/scenario knows YAML; everything downstream
 // reads these.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,14 @@ struct OutputSpec {
 struct Scenario {
   std::string name;         // from `name:` or the file's stem
   std::string source_file;  // where it was read from (for messages)
+  // "file:line:col" of keys that are checked again once the platform is built (ranks, algorithm
+  // parameters), so that those errors point at the key too.
+  std::map<std::string, std::string> key_locations;
+  // Where `key` was written, for a message: its "file:line:col", or the file alone.
+  std::string where(const std::string& key) const {
+    const auto it = key_locations.find(key);
+    return it != key_locations.end() ? it->second : source_file;
+  }
   std::uint64_t seed = 1;
   int ranks = 16;
   int steps = 3;

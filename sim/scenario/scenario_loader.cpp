@@ -135,7 +135,10 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
   top.get("description");  // free text for people; not used
   if (auto v = top.get("seed")) sc.seed = static_cast<std::uint64_t>(v->integer(0, 9.2e18));
   auto ranks = top.get("ranks");
-  if (ranks) sc.ranks = static_cast<int>(ranks->integer(1, 1 << 22));
+  if (ranks) {
+    sc.ranks = static_cast<int>(ranks->integer(1, 1 << 22));
+    sc.key_locations["ranks"] = ranks->location();
+  }
   if (auto v = top.get("steps")) sc.steps = static_cast<int>(v->integer(1, 1e9));
 
   sc.platform = read_platform(top, source->file);
@@ -172,6 +175,8 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
     if (!info) name.fail(fmt::format("unknown algorithm '{}' (available: {})", sc.algorithm.name, names_of(algorithm_table())));
     read_common_algorithm_keys(alg, sc.algorithm, info->consensus);
     sc.algorithm.params = alg.params(info->params);
+    for (const auto& spec : info->params)
+      if (auto v = alg.get(spec.key)) sc.key_locations["algorithm." + spec.key] = v->location();
     alg.finish();
   }
 

@@ -415,11 +415,11 @@ TEST_CASE("server_hosts is checked: names, count, and room for the other ranks",
   CHECK_THAT(error_of(4, "servers: 1, server_hosts: 'host-1,'"), Catch::StartsWith("ps.yaml:8:") &&
                                                                      Catch::Contains("server_hosts") &&
                                                                      Catch::Contains("empty host name"));
-  // Found when the platform is built (aggsim validate and run).
+  // Found when the platform is built (aggsim validate and run), still at the key's line.
   CHECK_THAT(error_of(4, "servers: 1, server_hosts: host-9"),
-             Catch::StartsWith("ps.yaml: algorithm.server_hosts: no host 'host-9'"));
+             Catch::StartsWith("ps.yaml:8:") && Catch::Contains(": algorithm.server_hosts: no host 'host-9'"));
   CHECK_THAT(error_of(5, "servers: 1, server_hosts: host-2"),
-             Catch::StartsWith("ps.yaml: algorithm.server_hosts:") &&
+             Catch::StartsWith("ps.yaml:8:") && Catch::Contains(": algorithm.server_hosts:") &&
                  Catch::Contains("the 4 other ranks do not fit on the 3 hosts"));
   CHECK(error_of(4, "servers: 2, server_hosts: 'host-2,host-0'") == "no error");
 }

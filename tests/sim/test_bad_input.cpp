@@ -63,7 +63,7 @@ std::vector<BadCase> bad_cases() {
        {"bad.yaml:11:9: model.math: must be true or false"}},
       {"ranks exceed generated hosts", replace(kGood, "ranks: 4", "ranks: 32"), {},
        {"bad.yaml:2:8: ranks: 32 ranks do not fit on the 4 hosts"}},
-      {"ranks exceed XML hosts", replace(xml_platform, "ranks: 4", "ranks: 17"), {}, {"17 ranks do not fit on the 4 hosts"},
+      {"ranks exceed XML hosts", replace(xml_platform, "ranks: 4", "ranks: 17"), {}, {"bad.yaml:2:8: ranks: 17 ranks do not fit on the 4 hosts"},
        R"(<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
 <platform version="4.1">
