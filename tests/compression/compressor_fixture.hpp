@@ -31,6 +31,8 @@ inline Eigen::VectorXf normal_vector(Eigen::Index n, std::uint64_t seed) {
   return v;
 }
 
-inline TensorDesc same_shape(std::int64_t rows, std::int64_t cols = 1) { return {{rows, cols}, {rows, cols}, 0}; }
+inline TensorDesc same_shape(std::int64_t rows, std::int64_t cols = 1) {
+  return {{rows, cols}, WireLayout::matrix({rows, cols}), 0};
+}
 
 }  // namespace aggsim::test
