@@ -22,17 +22,8 @@ constexpr double kAlpha = 2e-6, kBeta = 1.25e9, kSpeed = 100e9;
 
 std::string scenario(int p, const std::string& algorithm, const std::string& compression, int proxy_dim,
                      const std::string& size) {
-  return fmt::format(R"(
-seed: 5
-ranks: {p}
-steps: 2
-platform: {{topology: cluster, hosts: {p}, bandwidth: 10Gbps, latency: 1us, speed: 100Gf}}
-network: alpha_beta
-model: {{size: {size}, proxy_dim: {dim}}}
-algorithm: {{name: {alg}, op: avg}}
-compression: {{{comp}}}
-)", fmt::arg("p", p), fmt::arg("alg", algorithm), fmt::arg("comp", compression), fmt::arg("dim", proxy_dim),
-                     fmt::arg("size", size));
+  return compression_scenario(p, fmt::format("size: {}, proxy_dim: {}", size, proxy_dim),
+                              fmt::format("name: {}, op: avg", algorithm), compression);
 }
 
 // The k largest magnitudes of v, by a full sort (independent of the compressor's selection).

@@ -40,18 +40,8 @@ layers:
 
 std::string scenario(int p, const std::string& table, const std::string& algorithm,
                      const std::string& compression, int proxy_dim = 200) {
-  return fmt::format(R"(
-seed: 11
-ranks: {p}
-steps: 2
-platform: {{topology: cluster, hosts: {p}, bandwidth: 10Gbps, latency: 1us, speed: 100Gf}}
-network: alpha_beta
-model: {{layers: {table}, proxy_dim: {dim}}}
-algorithm: {{{alg}}}
-compression: {{{comp}}}
-)",
-                     fmt::arg("p", p), fmt::arg("table", table), fmt::arg("alg", algorithm),
-                     fmt::arg("comp", compression), fmt::arg("dim", proxy_dim));
+  return compression_scenario(p, fmt::format("layers: {}, proxy_dim: {}", table, proxy_dim), algorithm,
+                              compression);
 }
 
 // Closed forms per piece, written from the papers' encodings.
