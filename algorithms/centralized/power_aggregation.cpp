@@ -80,7 +80,7 @@ class PowerAggregation final : public Aggregator {
 std::unique_ptr<Aggregator> make_power_aggregation(std::unique_ptr<Aggregator> collective, const ReduceOp& op,
                                                    PowerSgdOptions options, bool error_feedback) {
   if (!op.adds())
-    throw InputError(std::string("compression powersgd on a reducing collective needs algorithm op sum, avg or "
+    throw InputError(std::string("powersgd on a reducing collective needs algorithm op sum, avg or "
                                  "custom_avg (PowerSGD is linear); got ") + reduce_kind_name(op.kind));
   return std::make_unique<PowerAggregation>(std::move(collective), options, error_feedback);
 }

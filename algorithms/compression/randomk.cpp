@@ -49,8 +49,8 @@ class RandomK final : public Compressor {
   Payload encode(const Eigen::Ref<const Eigen::VectorXf>& v, const TensorDesc& t, Rng& rng) override {
     const std::int64_t n = v.size(), k = budget_.on_proxy(n, t.wire);
     Payload p;
-    p.tag = static_cast<std::int64_t>(rng());  // the seed of this tensor's indices
-    Rng draw(static_cast<std::uint64_t>(p.tag));
+    p.seed = rng();  // the seed of this tensor's indices
+    Rng draw(p.seed);
     const auto indices = sample_indices(n, k, draw);
     p.values.resize(k);
     for (std::int64_t i = 0; i < k; ++i) p.values[i] = v[indices[static_cast<std::size_t>(i)]];
@@ -62,7 +62,7 @@ class RandomK final : public Compressor {
     const std::int64_t n = t.proxy.size(), k = p.values.size();
     const float scale = static_cast<float>(static_cast<double>(n) / static_cast<double>(k));
     if (!shared_) return scatter(p.indices, p.values, n, scale);
-    Rng draw(static_cast<std::uint64_t>(p.tag));
+    Rng draw(p.seed);
     return scatter(sample_indices(n, k, draw), p.values, n, scale);
   }
 

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/workload/compute_model.hpp"
+#include "support/cli.hpp"
 #include "support/reduction_check.hpp"
 
 namespace aggsim::test {
@@ -24,36 +26,104 @@ namespace aggsim::test {
 constexpr double kAlpha = 2e-6;
 constexpr double kBeta = 10e9 / 8;
 
-// `algorithm` is the inside of the YAML algorithm map after the op, e.g. "name: tree_allreduce, chunks: 4".
-inline std::string cluster_scenario(const std::string& algorithm, int p, const std::string& op, int proxy_dim,
-                                    const std::string& size = "1MB") {
+// The scenario on the formula cluster of p hosts, two steps. `algorithm` is the inside of the YAML
+// algorithm map after the op, e.g. "name: tree_allreduce, chunks: 4"; `model` the YAML model map.
+inline std::string cluster_scenario_with_model(const std::string& algorithm, int p, const std::string& op,
+                                               const std::string& model) {
   return fmt::format(R"(
 seed: 11
 ranks: {p}
 steps: 2
 platform: {{topology: cluster, hosts: {p}, bandwidth: 10Gbps, latency: 1us}}
 network: alpha_beta
-model: {{size: {size}, proxy_dim: {dim}}}
+model: {model}
 algorithm: {{op: {op}, {alg}}}
-)", fmt::arg("p", p), fmt::arg("op", op), fmt::arg("dim", proxy_dim), fmt::arg("size", size), fmt::arg("alg", algorithm));
+)", fmt::arg("p", p), fmt::arg("op", op), fmt::arg("model", model), fmt::arg("alg", algorithm));
 }
 
-// Every op, p in {1, 2, 3, 5, 8, 13, 64}, a proxy size no p divides: every rank must hold the exact
-// reduction, bit-identical across ranks.
-inline void check_identity_math(const std::string& algorithm) {
-  for (const std::string op : {"avg", "sum", "min", "max"}) {
-    for (int p : {1, 2, 3, 5, 8, 13, 64}) {
-      INFO(algorithm << ", op " << op << ", p " << p);
-      const auto e = check_reduction(cluster_scenario(algorithm, p, op, 1001));
-      CHECK(e.checked_vectors == 2 * p);
-      CHECK(e.max_abs_error <= summation_tolerance(p, e.reference_scale));
-      CHECK(e.max_rank_spread == 0.0);
-    }
+// A flat model of `size` with a proxy of `proxy_dim` elements.
+inline std::string cluster_scenario(const std::string& algorithm, int p, const std::string& op, int proxy_dim,
+                                    const std::string& size = "1MB") {
+  return cluster_scenario_with_model(algorithm, p, op, fmt::format("{{size: {}, proxy_dim: {}}}", size, proxy_dim));
+}
+
+// The ranks and ops of the identity-math sweep: non-powers of two included; custom_avg with a
+// denominator that is no rank count.
+inline const std::vector<int> kIdentityRanks = {1, 2, 3, 5, 8, 13, 64};
+inline const std::vector<std::string> kIdentityOps = {"avg", "sum", "min", "max", "custom_avg, denominator: 2.5"};
+
+// Six layers of unequal sizes (forward order): 300, 4000, 700, 900, 50 and 2500 parameters, 8450 in
+// all. With `bucket: 8000B` (2000 floats) buckets close in reverse order once they reach 2000
+// floats: {l5} alone, {l4, l3, l2, l1} fused, then {l0}, the remainder. The 1001 proxy elements
+// split by wire share: 296, 669 and 36, so the last bucket has fewer elements than 64 ranks.
+inline const std::string& layered_model_table() {
+  static const std::string path = [] {
+    const auto file = fresh_dir("layers") / "unequal.yaml";
+    write_file(file, R"(name: unequal
+layers:
+  - {name: l0, shape: [12, 25], forward_flops: 0}
+  - {name: l1, shape: [40, 100], forward_flops: 0}
+  - {name: l2, shape: [28, 25], forward_flops: 0}
+  - {name: l3, shape: [30, 30], forward_flops: 0}
+  - {name: l4, shape: [50], forward_flops: 0}
+  - {name: l5, shape: [50, 50], forward_flops: 0}
+)");
+    return file.string();
+  }();
+  return path;
+}
+
+// How the gradient is aggregated: one flat collective over a 1 MB model, or one per bucket of the
+// layered model above (per-layer and fused buckets, in order).
+enum class Scope { model, layer };
+
+inline const char* scope_name(Scope s) { return s == Scope::model ? "by model" : "by layer"; }
+
+// The scenario's `model` map (a proxy of 1001 elements) and the algorithm keys choosing the scope.
+inline std::string scope_model(Scope scope) {
+  return scope == Scope::model ? "{size: 1MB, proxy_dim: 1001}"
+                               : fmt::format("{{layers: {}, proxy_dim: 1001}}", layered_model_table());
+}
+
+inline std::string scope_grouping(Scope scope) {
+  return scope == Scope::model ? "granularity: model" : "granularity: layer, bucket: 8000B";
+}
+
+// The identity sweep's scenario: `algorithm` and `op` as in cluster_scenario, in the given scope.
+inline std::string identity_scenario(const std::string& algorithm, int p, const std::string& op, Scope scope) {
+  return cluster_scenario_with_model(scope_grouping(scope) + ", " + algorithm, p, op, scope_model(scope));
+}
+
+// The by-layer scope really aggregates one lone layer, one fused bucket and a bucket smaller than
+// the largest p, in that order (so a change of the bucketing cannot quietly turn it into one flat
+// collective).
+inline void check_layered_buckets(const std::string& algorithm) {
+  const Scenario sc = load_scenario_text(identity_scenario(algorithm, 2, "avg", Scope::layer), "test.yaml");
+  const StepPlan plan = make_step_plan(sc.model.layers, false, sc.algorithm.bucket_bytes, {}, sc.model.proxy_dim);
+  REQUIRE(plan.buckets.size() == 3);
+  const std::array<std::array<std::int64_t, 3>, 3> expected = {{{5, 5, 296}, {1, 4, 669}, {0, 0, 36}}};
+  for (std::size_t b = 0; b < 3; ++b) {
+    CHECK(plan.buckets[b].first_layer == expected[b][0]);
+    CHECK(plan.buckets[b].last_layer == expected[b][1]);
+    CHECK(plan.buckets[b].proxy.count == expected[b][2]);
   }
-  INFO(algorithm << ", custom_avg");
-  const auto e = check_reduction(cluster_scenario(algorithm, 6, "custom_avg", 77), {"algorithm.denominator=3"});
-  CHECK(e.max_abs_error <= summation_tolerance(6, e.reference_scale));
-  CHECK(e.max_rank_spread == 0.0);
+}
+
+// Every op, every p, by model and by layer: every rank must hold the exact reduction of all ranks'
+// inputs (element-wise, so the per-bucket reductions together are the whole vector's), bit-identical
+// across ranks.
+inline void check_identity_math(const std::string& algorithm, const std::vector<int>& ranks = kIdentityRanks,
+                                const std::vector<std::string>& ops = kIdentityOps) {
+  check_layered_buckets(algorithm);
+  for (Scope scope : {Scope::model, Scope::layer})
+    for (const std::string& op : ops)
+      for (int p : ranks) {
+        INFO(algorithm << ", " << scope_name(scope) << ", op " << op << ", p " << p);
+        const auto e = check_reduction(identity_scenario(algorithm, p, op, scope));
+        CHECK(e.checked_vectors == 2 * p);
+        CHECK(e.max_abs_error <= summation_tolerance(p, e.reference_scale));
+        CHECK(e.max_rank_spread == 0.0);
+      }
 }
 
 // The simulated step time of `algorithm` on p ranks and S bytes (every step), with the math plane

@@ -44,8 +44,9 @@ std::string multi_gpu_platform(const std::vector<int>& gpus_of) {
          hosts + links + routes + "</zone>\n</platform>\n";
 }
 
+// `model` is the scenario's model map; `algorithm` the algorithm map's keys after the op.
 std::string node_scenario(const std::vector<int>& gpus_of, const std::string& algorithm, const std::string& op,
-                          int proxy_dim, const std::string& size = "1MB") {
+                          const std::string& model) {
   int p = 0;
   for (int g : gpus_of) p += g;
   const auto dir = fresh_dir("hier");
@@ -56,10 +57,10 @@ ranks: {p}
 steps: 2
 platform: {{file: {file}}}
 network: alpha_beta
-model: {{size: {size}, proxy_dim: {dim}}}
+model: {model}
 algorithm: {{op: {op}, {alg}}}
-)", fmt::arg("p", p), fmt::arg("file", (dir / "nodes.xml").string()), fmt::arg("size", size),
-                     fmt::arg("dim", proxy_dim), fmt::arg("op", op), fmt::arg("alg", algorithm));
+)", fmt::arg("p", p), fmt::arg("file", (dir / "nodes.xml").string()), fmt::arg("model", model),
+                     fmt::arg("op", op), fmt::arg("alg", algorithm));
 }
 
 const std::vector<std::string> kInter = {"ring", "halving_doubling", "recursive_doubling", "tree", "double_binary_tree"};
@@ -69,15 +70,22 @@ const std::vector<std::string> kInter = {"ring", "halving_doubling", "recursive_
 TEST_CASE("hierarchical all-reduce gives every rank the exact reduction", "[hierarchical][math]") {
   // On a flat cluster every rank is its own node: the inter-node algorithm does everything.
   check_identity_math("name: hierarchical_allreduce");
-  for (const auto& inter : kInter)
-    for (const std::vector<int>& nodes : {std::vector<int>{4, 4}, {2, 2, 2}, {4, 4, 4, 4, 4}, {3, 3, 3}}) {
-      for (const std::string op : {"avg", "max"}) {
-        INFO("inter " << inter << ", " << nodes.size() << " nodes of " << nodes[0] << ", op " << op);
-        const auto e = check_reduction(node_scenario(nodes, "name: hierarchical_allreduce, inter: " + inter, op, 1001));
-        CHECK(e.max_abs_error <= summation_tolerance(20, e.reference_scale));
-        CHECK(e.max_rank_spread == 0.0);
+  // Real nodes, every inter-node algorithm, by model and by layer: every op on 2 nodes of 4, avg and
+  // max on the other layouts (p = 6, 9, 20).
+  for (Scope scope : {Scope::model, Scope::layer})
+    for (const auto& inter : kInter)
+      for (const std::vector<int>& nodes : {std::vector<int>{4, 4}, {2, 2, 2}, {4, 4, 4, 4, 4}, {3, 3, 3}}) {
+        const auto ops = nodes.size() == 2 ? kIdentityOps : std::vector<std::string>{"avg", "max"};
+        for (const std::string& op : ops) {
+          INFO("inter " << inter << ", " << nodes.size() << " nodes of " << nodes[0] << ", op " << op << ", "
+                        << scope_name(scope));
+          const auto e = check_reduction(node_scenario(
+              nodes, fmt::format("{}, name: hierarchical_allreduce, inter: {}", scope_grouping(scope), inter), op,
+              scope_model(scope)));
+          CHECK(e.max_abs_error <= summation_tolerance(20, e.reference_scale));
+          CHECK(e.max_rank_spread == 0.0);
+        }
       }
-    }
 }
 
 // Intra-node ring reduce-scatter and all-gather on g ranks: 2 (g-1) (alpha_i + (S/g)/beta_i); in
@@ -98,8 +106,8 @@ TEST_CASE("hierarchical step time equals intra ring phases + the inter algorithm
             {"double_binary_tree", double_binary_tree_transfers(nodes, 1) * (a_o + shard / 2 / b_o)}};
         for (const auto& [inter, cost] : cases) {
           INFO(nodes << " nodes of " << g << ", inter " << inter << ", S " << S);
-          const auto times = step_times(node_scenario(layout, "name: hierarchical_allreduce, inter: " + inter, "avg", 16,
-                                                      fmt::format("{}B", S)));
+          const auto times = step_times(node_scenario(layout, "name: hierarchical_allreduce, inter: " + inter, "avg",
+                                                      fmt::format("{{size: {}B, proxy_dim: 16}}", S)));
           for (double t : times) CHECK(t == Approx(intra + cost).epsilon(1e-9));
         }
       }
@@ -107,7 +115,7 @@ TEST_CASE("hierarchical step time equals intra ring phases + the inter algorithm
 }
 
 TEST_CASE("hierarchical all-reduce rejects nodes with different rank counts, naming the layout", "[hierarchical]") {
-  CHECK_THROWS_WITH(step_times(node_scenario({4, 3}, "name: hierarchical_allreduce", "avg", 16)),
+  CHECK_THROWS_WITH(step_times(node_scenario({4, 3}, "name: hierarchical_allreduce", "avg", "{size: 1MB, proxy_dim: 16}")),
                     Catch::Contains("same number of ranks on every node") &&
                         Catch::Contains("node 0: 4 rank(s), node 1: 3 rank(s)"));
 }

@@ -8,6 +8,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "algorithms/centralized/parameter_server.hpp"
+#include "alpha_beta.hpp"
 #include "support/cli.hpp"
 #include "support/reduction_check.hpp"
 
@@ -143,67 +144,71 @@ std::string platform_file(const std::string& xml) {
 
 }  // namespace
 
+// Colocated servers: every rank is a worker and ends with the server's bits. One server: every op,
+// every p, by model and by layer; several shards (servers <= p): a smaller cross-product.
 TEST_CASE("colocated parameter server gives every rank the exact reduction, bit-identical", "[ps][math]") {
-  for (const std::string op : {"avg", "sum", "min", "max"}) {
-    for (int servers : {1, 2, 3}) {
-      for (int p : {2, 5, 8}) {
-        if (servers > p) continue;
-        INFO("op " << op << ", servers " << servers << ", p " << p);
-        const auto e =
-            check_reduction(ps_scenario(p, cluster(p), fmt::format("op: {}, servers: {}", op, servers)));
-        CHECK(e.checked_vectors == 2 * p);
-        CHECK(e.max_abs_error <= summation_tolerance(p, e.reference_scale));
-        CHECK(e.max_rank_spread == 0.0);
+  check_identity_math("name: parameter_server");
+  check_identity_math("name: parameter_server, servers: 2", {2, 5, 8},
+                      {"sum", "min", "custom_avg, denominator: 2.5"});
+  check_identity_math("name: parameter_server, servers: 3", {3, 13, 64}, {"avg", "max"});
+}
+
+namespace {
+
+// Dedicated: ranks 0..S-1 only serve (so p >= S + 1). The reduction is over the workers' inputs
+// (ranks S..p-1) alone, avg divides by the number of workers, and every worker ends with it bit for
+// bit. Server s ends with its shard of each aggregated vector and zeros elsewhere: every element of
+// a server's vector is 0 or the workers' value, and the servers' vectors add up to the workers'
+// (each element is served by exactly one server). By model the shard is chunk s of S, as the
+// collectives chunk.
+void check_dedicated(int p, int servers, const std::string& op, Scope scope) {
+  INFO("op " << op << ", servers " << servers << ", p " << p << ", " << scope_name(scope));
+  const std::string yaml = identity_scenario(
+      fmt::format("name: parameter_server, servers: {}, placement: dedicated", servers), p, op, scope);
+  const ReduceOp reduce_op = load_scenario_text(yaml, "test.yaml").algorithm.op;
+  const Trace t = trace_of(yaml);
+  REQUIRE(t.after.size() == 2);
+  std::vector<int> workers(static_cast<std::size_t>(p - servers));
+  std::iota(workers.begin(), workers.end(), servers);
+  for (std::size_t step = 0; step < t.after.size(); ++step) {
+    const Eigen::VectorXd expected =
+        direct_reduction(inputs_of(t, static_cast<int>(step), workers), reduce_op);
+    const double tol = summation_tolerance(p, expected.cwiseAbs().maxCoeff());
+    const auto& first = t.after[step][static_cast<std::size_t>(servers)];
+    for (int w : workers) {
+      const auto& out = t.after[step][static_cast<std::size_t>(w)];
+      CHECK(max_abs_diff(out, expected) <= tol);
+      CHECK((out - first).cwiseAbs().maxCoeff() == 0.0f);
+    }
+    Eigen::VectorXf served = Eigen::VectorXf::Zero(first.size());
+    for (int s = 0; s < servers; ++s) {
+      const auto& out = t.after[step][static_cast<std::size_t>(s)];
+      CHECK((out.array() == 0.0f || out.array() == first.array()).all());
+      served += out;
+      if (scope == Scope::model) {
+        const Range shard = chunk_range(out.size(), servers, s);
+        CHECK((out.segment(shard.begin, shard.count) - first.segment(shard.begin, shard.count))
+                  .cwiseAbs()
+                  .maxCoeff() == 0.0f);
       }
     }
+    CHECK((served - first).cwiseAbs().maxCoeff() == 0.0f);
   }
 }
 
-// Dedicated: ranks 0..S-1 only serve. The reduction is over the workers' inputs (ranks S..p-1)
-// alone, avg divides by the number of workers, every worker ends with it bit for bit, and server s
-// ends with its shard of it (chunk s of S, as the collectives chunk) and zeros elsewhere.
+}  // namespace
+
+// One dedicated server: every op, every p it accepts, by model and by layer; several shards: fewer.
 TEST_CASE("dedicated parameter server reduces the workers' inputs only", "[ps][math]") {
-  for (const std::string op : {"avg", "sum", "max"}) {
-    for (int servers : {1, 2, 3}) {
-      for (int p : {2, 5, 8}) {
-        if (servers >= p) continue;
-        INFO("op " << op << ", servers " << servers << ", p " << p);
-        const Trace t = trace_of(ps_scenario(
-            p, cluster(p), fmt::format("op: {}, servers: {}, placement: dedicated", op, servers)));
-        std::vector<int> workers(static_cast<std::size_t>(p - servers));
-        std::iota(workers.begin(), workers.end(), servers);
-        ReduceOp reduce_op;
-        reduce_op.kind = parse_reduce_kind(op);
-        for (std::size_t step = 0; step < t.after.size(); ++step) {
-          const Eigen::VectorXd expected =
-              direct_reduction(inputs_of(t, static_cast<int>(step), workers), reduce_op);
-          const double tol = summation_tolerance(p, expected.cwiseAbs().maxCoeff());
-          const auto& first = t.after[step][static_cast<std::size_t>(servers)];
-          for (int w : workers) {
-            const auto& out = t.after[step][static_cast<std::size_t>(w)];
-            CHECK(max_abs_diff(out, expected) <= tol);
-            CHECK((out - first).cwiseAbs().maxCoeff() == 0.0f);
-          }
-          for (int s = 0; s < servers; ++s) {
-            const auto& out = t.after[step][static_cast<std::size_t>(s)];
-            const Range shard = chunk_range(out.size(), servers, s);
-            CHECK((out.segment(shard.begin, shard.count) - first.segment(shard.begin, shard.count))
-                      .cwiseAbs()
-                      .maxCoeff() == 0.0f);
-            CHECK(out.sum() == Approx(first.segment(shard.begin, shard.count).sum()).margin(0));
-            CHECK(out.cwiseAbs().sum() ==
-                  Approx(out.segment(shard.begin, shard.count).cwiseAbs().sum()).margin(0));
-          }
-        }
-      }
-    }
+  for (Scope scope : {Scope::model, Scope::layer}) {
+    for (const std::string& op : kIdentityOps)
+      for (int p : kIdentityRanks)
+        if (p > 1) check_dedicated(p, 1, op, scope);
+    for (const std::string op : {"avg", "min"})
+      for (int p : {3, 5, 13}) check_dedicated(p, 2, op, scope);
+    for (const std::string op : {"sum", "custom_avg, denominator: 2.5"})
+      for (int p : {5, 64}) check_dedicated(p, 3, op, scope);
   }
-}
-
-TEST_CASE("parameter server with custom_avg divides by the given denominator", "[ps][math]") {
-  const auto e = check_reduction(ps_scenario(5, cluster(5), "op: custom_avg, denominator: 3, servers: 2"));
-  CHECK(e.max_abs_error <= summation_tolerance(5, e.reference_scale));
-  CHECK(e.max_rank_spread == 0.0);
 }
 
 // Synchronous, S = 1, colocated on a cluster: W-1 pushes of S bytes share the server's down link,
@@ -220,6 +225,25 @@ TEST_CASE("synchronous parameter server step time equals its alpha-beta closed f
   const auto times =
       step_times(ps_scenario(6, cluster(6), "op: avg, servers: 6", 1, "alpha_beta", "1200000B", 16));
   CHECK(times.at(0) == Approx(2 * (alpha + 5 * (size * 1.2 / 6) / beta)).epsilon(1e-9));
+}
+
+// Dedicated, S servers and W = p - S workers on a cluster. Push: every worker sends one shard of
+// size/S to each server at once; all W S flows are equal, a worker's up-link carries S of them and
+// a server's down-link W, so each flows at beta / max(W, S) and all end together:
+// alpha + max(W, S) (size/S) / beta. The pull is the mirror image (W flows leave each server, S
+// reach each worker): the step costs 2 (alpha + max(W, S) size / (S beta)).
+TEST_CASE("dedicated parameter server step time equals its alpha-beta closed form", "[ps][formula]") {
+  const double alpha = 2e-6, beta = 1.25e9, size = 1.2e6;
+  for (const auto& [p, servers] :
+       std::vector<std::pair<int, int>>{{2, 1}, {5, 1}, {8, 1}, {8, 2}, {5, 3}, {6, 3}}) {
+    const int workers = p - servers;
+    INFO("p " << p << ", servers " << servers);
+    const auto times =
+        step_times(ps_scenario(p, cluster(p), fmt::format("servers: {}, placement: dedicated", servers), 2,
+                               "alpha_beta", "1200000B", 16));
+    for (double t : times)
+      CHECK(t == Approx(2 * (alpha + std::max(workers, servers) * size / servers / beta)).epsilon(1e-9));
+  }
 }
 
 // One dedicated server (host-0, 10 Gb/s links) and five workers whose uploads run at different

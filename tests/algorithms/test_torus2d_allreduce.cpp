@@ -4,11 +4,15 @@
 using namespace aggsim::test;
 
 TEST_CASE("2D-torus all-reduce gives every rank the exact reduction", "[torus2d][math]") {
+  // Every p of the sweep runs: the default grid is the most square factorisation, 1 x p for a prime.
   check_identity_math("name: torus2d_allreduce");
   // A non-square grid chosen by the user.
-  const auto e = check_reduction(cluster_scenario("name: torus2d_allreduce, rows: 2", 12, "avg", 1001));
-  CHECK(e.max_abs_error <= summation_tolerance(12, e.reference_scale));
-  CHECK(e.max_rank_spread == 0.0);
+  for (Scope scope : {Scope::model, Scope::layer}) {
+    INFO(scope_name(scope));
+    const auto e = check_reduction(identity_scenario("name: torus2d_allreduce, rows: 2", 12, "avg", scope));
+    CHECK(e.max_abs_error <= summation_tolerance(12, e.reference_scale));
+    CHECK(e.max_rank_spread == 0.0);
+  }
 }
 
 TEST_CASE("2D-torus step time equals 2(c-1)(alpha + S/c beta) + 2(r-1)(alpha + S/p beta)", "[torus2d][formula]") {

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "compressor_fixture.hpp"
+#include "simulate_capturing.hpp"
 #include "support/cli.hpp"
 #include "support/reduction_check.hpp"
 
@@ -45,23 +46,16 @@ struct RunNumbers {
 RunNumbers run_topk_allgather(const std::string& yaml, int k) {
   const std::string text = run_isolated([&] {
     const Scenario sc = load_scenario_text(yaml, "test.yaml");
-    std::map<int, std::vector<Eigen::VectorXf>> before, after;
-    SimulationHooks hooks;
-    hooks.after_aggregate = [&](int rank, int step, const Eigen::VectorXf& in, const Eigen::VectorXf& out) {
-      before[step].resize(static_cast<std::size_t>(sc.ranks));
-      after[step].resize(static_cast<std::size_t>(sc.ranks));
-      before[step][static_cast<std::size_t>(rank)] = in;
-      after[step][static_cast<std::size_t>(rank)] = out;
-    };
-    const auto result = simulate(sc, {}, hooks);
+    Captured run = simulate_capturing(sc);
+    const auto& [before, after, result] = run;
     double error = 0, spread = 0;
     for (const auto& [step, inputs] : before) {
       Eigen::VectorXd expected = Eigen::VectorXd::Zero(inputs[0].size());
       for (const auto& in : inputs) expected += top_k_by_sort(in, k);
       expected /= sc.ranks;
-      for (const auto& out : after[step]) {
+      for (const auto& out : after.at(step)) {
         error = std::max(error, (out.cast<double>() - expected).cwiseAbs().maxCoeff());
-        spread = std::max(spread, static_cast<double>((out - after[step][0]).cwiseAbs().maxCoeff()));
+        spread = std::max(spread, static_cast<double>((out - after.at(step)[0]).cwiseAbs().maxCoeff()));
       }
     }
     std::string out = fmt::format("{} {}", error, spread);
@@ -154,5 +148,78 @@ TEST_CASE("a non-summable compressor on a reducing collective is rejected, namin
   const CliResult r = run_aggsim({"validate", (dir / "s.yaml").string()});
   CHECK(r.exit_code != 0);
   CHECK_THAT(r.err, Catch::Contains("topk") && Catch::Contains("allgather") && Catch::Contains("ring_allreduce"));
+  std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+// Shared-seed random-k with ratio 1/2 on a transport: every rank keeps the same half of the
+// coordinates, so the average has exactly n/2 nonzeros, each 2 x the mean of the ranks' values
+// there (the n/k unbiasing scale), and zeros elsewhere. A receiver decoding with the wrong index
+// seed puts values at the wrong coordinates and fails the second check. Returns the worst error,
+// the largest support seen, and the spread between ranks.
+struct SharedRandomK {
+  double max_error = 0, max_spread = 0;
+  long min_support = 0, max_support = 0;
+};
+
+SharedRandomK run_shared_randomk(const std::string& yaml) {
+  const std::string text = run_isolated([&] {
+    const Scenario sc = load_scenario_text(yaml, "test.yaml");
+    Captured run = simulate_capturing(sc);
+    const auto& [before, after, result] = run;
+    double error = 0, spread = 0;
+    long lo = -1, hi = 0;
+    for (const auto& [step, inputs] : before) {
+      const Eigen::VectorXf& out = after.at(step)[0];
+      const long support = static_cast<long>((out.array() != 0.0f).count());
+      lo = lo < 0 ? support : std::min(lo, support);
+      hi = std::max(hi, support);
+      for (Eigen::Index i = 0; i < out.size(); ++i) {
+        if (out[i] == 0.0f) continue;
+        double mean = 0;
+        for (const auto& in : inputs) mean += in[i];
+        mean /= static_cast<double>(inputs.size());
+        error = std::max(error, std::abs(out[i] - 2.0 * mean));
+      }
+      for (const auto& other : after.at(step)) spread = std::max(spread, static_cast<double>((other - out).cwiseAbs().maxCoeff()));
+    }
+    return fmt::format("{} {} {} {}", error, spread, lo, hi);
+  });
+  std::istringstream in(text);
+  SharedRandomK r;
+  if (!(in >> r.max_error >> r.max_spread >> r.min_support >> r.max_support)) throw std::runtime_error("run failed: " + text);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("shared-seed random-k keeps one index set on every transport (ratio 1/2)", "[compression][randomk]") {
+  const int p = 6, dim = 1000;
+  std::vector<std::string> algorithms = {"allgather", "parameter_server, servers: 1", "parameter_server, servers: 2"};
+  for (const auto& algorithm : algorithm_table())
+    if (algorithm.reduces_in_flight) algorithms.push_back(algorithm.name);
+  for (const auto& algorithm : algorithms) {
+    INFO(algorithm);
+    const auto r = run_shared_randomk(scenario(p, algorithm, "name: randomk, ratio: 0.5, shared_seed: true", dim, "1MB"));
+    CHECK(r.min_support == dim / 2);
+    CHECK(r.max_support == dim / 2);
+    CHECK(r.max_error <= summation_tolerance(p, 8.0));
+    CHECK(r.max_spread == 0.0);
+  }
+}
+
+TEST_CASE("PowerSGD on a reducing collective with op min or max is rejected at validation", "[compression][cli]") {
+  const auto dir = fresh_dir("powersgd-max");
+  for (const std::string op : {"min", "max"}) {
+    std::string text = scenario(4, "ring_allreduce", "name: powersgd, rank: 2", 64, "1MB");
+    text.replace(text.find("op: avg"), 7, "op: " + op);
+    write_file(dir / "s.yaml", text);
+    const CliResult r = run_aggsim({"validate", (dir / "s.yaml").string()});
+    INFO(r.err);
+    CHECK(r.exit_code != 0);
+    CHECK_THAT(r.err, Catch::Contains("s.yaml:") && Catch::Contains("powersgd") &&
+                          Catch::Contains("op sum, avg or custom_avg") && Catch::Contains("got " + op));
+  }
   std::filesystem::remove_all(dir);
 }

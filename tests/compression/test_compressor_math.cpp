@@ -195,6 +195,41 @@ TEST_CASE("ATOMO's expected number of atoms equals the budget", "[compression][a
     const auto all = atomo_probabilities(sigma, 20);
     for (double x : all) CHECK(x == 1.0);
   }
+  SECTION("the probabilities minimise the variance sum sigma_i^2 / p_i under the budget") {
+    // KKT conditions of min sum sigma_i^2 / p_i subject to sum p_i = s, 0 < p_i <= 1: below the cap
+    // p_i = c sigma_i with one constant c, and an atom is capped exactly when c sigma_i >= 1. Then
+    // no feasible transfer of probability between two atoms lowers the variance.
+    const Eigen::VectorXf raw = normal_vector(12, 19).cwiseAbs();
+    std::vector<double> sigma(raw.data(), raw.data() + raw.size());
+    sigma[3] = 40;
+    sigma[7] = 25;
+    const auto variance = [&](const std::vector<double>& p) {
+      double v = 0;
+      for (std::size_t i = 0; i < p.size(); ++i) v += sigma[i] * sigma[i] / p[i];
+      return v;
+    };
+    for (double budget : {1.0, 2.0, 3.5, 7.0}) {
+      INFO("budget " << budget);
+      const auto p = atomo_probabilities(sigma, budget);
+      double c = -1;
+      for (std::size_t i = 0; i < p.size(); ++i)
+        if (p[i] < 1.0) {
+          if (c < 0) c = p[i] / sigma[i];
+          CHECK(p[i] / sigma[i] == Approx(c).epsilon(1e-12));
+        }
+      for (std::size_t i = 0; i < p.size(); ++i) CHECK((p[i] == 1.0) == (c * sigma[i] >= 1.0 - 1e-12));
+      const double best = variance(p);
+      for (std::size_t i = 0; i < p.size(); ++i)
+        for (std::size_t j = 0; j < p.size(); ++j) {
+          const double eps = 1e-3 * std::min(p[i], 1.0 - p[j]);
+          if (i == j || eps <= 0) continue;
+          std::vector<double> q = p;
+          q[i] -= eps;
+          q[j] += eps;
+          CHECK(variance(q) >= best * (1 - 1e-12));
+        }
+    }
+  }
   SECTION("the mean number of atoms sent over 4000 draws is within 5 SE of the budget") {
     const Eigen::VectorXf v = normal_vector(16 * 12, 10);
     const TensorDesc t = same_shape(16, 12);

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "compressor_fixture.hpp"
+#include "simulate_capturing.hpp"
 #include "support/cli.hpp"
 #include "support/reduction_check.hpp"
 
@@ -144,19 +145,13 @@ struct BucketRun {
 
 BucketRun run_step(const std::string& yaml) {
   const std::string text = run_isolated([&] {
-    const Scenario sc = load_scenario_text(yaml, "test.yaml");
-    std::map<int, std::pair<Eigen::VectorXf, Eigen::VectorXf>> seen;
-    SimulationHooks hooks;
-    hooks.after_aggregate = [&](int rank, int step, const Eigen::VectorXf& in, const Eigen::VectorXf& out) {
-      if (step == 0) seen[rank] = {in, out};
-    };
-    simulate(sc, {}, hooks);
+    const Captured run = simulate_capturing(load_scenario_text(yaml, "test.yaml"));
     std::ostringstream os;
     os.precision(9);
-    for (const auto& [rank, io] : seen) {
-      os << io.first.size();
-      for (float x : io.first) os << ' ' << x;
-      for (float x : io.second) os << ' ' << x;
+    for (std::size_t rank = 0; rank < run.before.at(0).size(); ++rank) {
+      os << run.before.at(0)[rank].size();
+      for (float x : run.before.at(0)[rank]) os << ' ' << x;
+      for (float x : run.after.at(0)[rank]) os << ' ' << x;
       os << '\n';
     }
     return os.str();
@@ -245,10 +240,10 @@ TEST_CASE("bucket contexts: QSGD and random-k draw differently per bucket, share
   const auto shared = make_compressor("randomk", {{"k", "64"}, {"shared_seed", "true"}});
   Rng s0 = rank0.for_bucket(1).shared_rng(Stream::compression),
       s1 = rank1.for_bucket(1).shared_rng(Stream::compression);
-  CHECK(shared->compress(v, t, s0).tag == shared->compress(v, t, s1).tag);  // the seed of the indices
+  CHECK(shared->compress(v, t, s0).seed == shared->compress(v, t, s1).seed);  // the seed of the indices
   Rng other = rank0.for_bucket(2).shared_rng(Stream::compression);
   Rng again = rank0.for_bucket(1).shared_rng(Stream::compression);
-  CHECK(shared->compress(v, t, other).tag != shared->compress(v, t, again).tag);
+  CHECK(shared->compress(v, t, other).seed != shared->compress(v, t, again).seed);
 }
 
 TEST_CASE("a layered, bucketed, compressed scenario reruns byte-identically",

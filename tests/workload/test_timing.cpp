@@ -1,8 +1,13 @@
 // Compute model timing under alpha_beta: the overlapped backward/communication pipeline of
-// bucketed by-layer aggregation, by-model aggregation, and synchronous stragglers.
+// bucketed by-layer aggregation, by-model aggregation, synchronous stragglers, and the compute
+// time steps.csv reports.
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <vector>
 
+#include "sim/workload/compute_model.hpp"
 #include "support/reduction_check.hpp"
 #include "workload_support.hpp"
 
@@ -86,5 +91,64 @@ TEST_CASE("straggler noise only ever delays a synchronous step and is reproducib
   for (std::size_t i = 0; i < a.size(); ++i) {
     CHECK(a[i] == b[i]);
     CHECK(a[i] > base[i]);
+  }
+}
+
+TEST_CASE("compute_time_s in steps.csv is the slowest rank's forward and backward time",
+          "[timing][outputs]") {
+  // Per rank and step: (forward + backward FLOPs per sample) x model.batch / (host speed x speed
+  // factor) x straggler noise, the backward pass twice the forward (no backward_flops in the table).
+  // steps.csv reports the slowest rank's.
+  const int L = 3, steps = 3;
+  const double f = 5e6, batch = 4, speed = 2e9;
+  const std::vector<double> factors = {1, 0.5, 1, 0.8};
+  const std::string table = write_layer_table(L, 200, 100, f);
+  const double per_rank = (L * f + 2 * L * f) * batch / speed;
+  const auto dir = fresh_dir("compute_time");
+  // Runs the scenario with `compute: {speed_factors: factors<straggler>}` and `rest`, and returns
+  // steps.csv's compute_time_s column.
+  const auto run = [&](const std::string& name, const std::string& straggler, const std::string& rest) {
+    const auto file = dir / (name + ".yaml");
+    write_file(file, cluster_scenario(kRanks, steps,
+                                      fmt::format("model: {{layers: {}, batch: {}}}\n"
+                                                  "compute: {{speed_factors: [{}]{}}}\n{}",
+                                                  table, batch, fmt::join(factors, ", "), straggler, rest),
+                                      "2Gf"));
+    const auto r = run_aggsim({"run", file.string(), "--out", (dir / name).string(), "-q"});
+    REQUIRE(r.exit_code == 0);
+    const auto rows = csv_rows(read_file(dir / name / "steps.csv"));
+    REQUIRE(rows.size() == steps + 1);
+    REQUIRE(rows[0][3] == "compute_time_s");
+    std::vector<double> column;
+    for (int s = 1; s <= steps; ++s) column.push_back(std::stod(rows[static_cast<std::size_t>(s)][3]));
+    return column;
+  };
+  SECTION("speed factors") {
+    // Rank 1 at half speed is the slowest, by model and with overlapped buckets, with or without
+    // training on the math plane.
+    for (const char* rest : {"algorithm: {name: ring_allreduce}",
+                             "algorithm: {name: ring_allreduce, granularity: layer, bucket: 0B}",
+                             "algorithm: {name: ring_allreduce}\n"
+                             "workload: {problem: softmax, dim: 8, classes: 3, batch: 4}"}) {
+      INFO(rest);
+      for (double t : run("speed", "", rest)) CHECK(t == Approx(per_rank / 0.5).epsilon(1e-9));
+    }
+  }
+  SECTION("straggler noise") {
+    // The noise multiplies each rank's time, so the slowest rank can differ from step to step (the
+    // noise itself is checked against its distribution in test_sampling.cpp).
+    SpeedFactors speed_factors;
+    speed_factors.list = factors;
+    StragglerOptions straggler;
+    straggler.kind = StragglerKind::lognormal;
+    straggler.sigma = 0.5;
+    const ComputeModel model(speed_factors, straggler, 5);  // cluster_scenario's seed
+    const auto column = run("noisy", ", straggler: {distribution: lognormal, sigma: 0.5}",
+                            "algorithm: {name: ring_allreduce}");
+    for (int s = 0; s < steps; ++s) {
+      double slowest = 0;
+      for (int r = 0; r < kRanks; ++r) slowest = std::max(slowest, per_rank * model.slowdown(r, s));
+      CHECK(column[static_cast<std::size_t>(s)] == Approx(slowest).epsilon(1e-9));
+    }
   }
 }

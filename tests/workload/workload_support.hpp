@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "support/cli.hpp"
 
@@ -41,6 +43,21 @@ constexpr double kBeta = 10e9 / 8;  // bytes per second
 // Ring all-reduce of `bytes` over p ranks (Patarasuk & Yuan): 2(p-1)(alpha + bytes/(p beta)).
 inline double ring_cost(int p, double bytes) {
   return 2.0 * (p - 1) * (kAlpha + bytes / p / kBeta);
+}
+
+// The cells of a CSV text, row by row (a trailing comma gives a last, empty cell).
+inline std::vector<std::vector<std::string>> csv_rows(const std::string& csv) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream lines(csv);
+  for (std::string line; std::getline(lines, line);) {
+    std::vector<std::string> cells;
+    std::string cell;
+    std::istringstream in(line);
+    while (std::getline(in, cell, ',')) cells.push_back(cell);
+    if (!line.empty() && line.back() == ',') cells.push_back("");
+    rows.push_back(cells);
+  }
+  return rows;
 }
 
 }  // namespace aggsim::test
