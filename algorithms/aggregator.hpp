@@ -5,14 +5,13 @@
 #include <Eigen/Core>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "algorithms/rank_context.hpp"
 #include "algorithms/reduce_op.hpp"
 
 namespace aggsim {
 
-// One rank's contribution: the proxy numbers the math runs on, and the modeled element count that
-// fixes the bytes on the wire. With `math: off` the proxy is empty and only the timing plane runs.
 // Matrix shape of a tensor (rows x cols; vectors are n x 1). Low-rank compressors use it.
 struct Shape {
   std::int64_t rows = 0;
@@ -20,18 +19,43 @@ struct Shape {
   std::int64_t size() const { return rows * cols; }
 };
 
+// One modeled tensor of a layer: a weight matrix (rows x cols; convolutions flattened to
+// out x in*kh*kw, as PowerSGD reshapes them), a 1-D parameter vector (bias, norm scale and shift:
+// `vector`, n x 1), or a flat run of unknown structure (n x 1, not `vector`: a model given only by
+// its size), which matrix compressors view as a near-square matrix.
+struct WirePiece {
+  Shape shape;
+  bool vector = false;
+};
+
+// What a gradient stands for on the wire: the modeled pieces it holds (a DDP bucket holds several
+// layers, each a weight matrix and its vectors). Compressors encode each piece by their formula.
+struct WireLayout {
+  std::vector<WirePiece> pieces;
+
+  static WireLayout flat(std::int64_t elements) { return {{{{elements, 1}, false}}}; }
+  static WireLayout matrix(Shape s) { return {{{s, false}}}; }
+  std::int64_t size() const {
+    std::int64_t n = 0;
+    for (const WirePiece& p : pieces) n += p.shape.size();
+    return n;
+  }
+};
+
+// One rank's contribution: the proxy numbers the math runs on, and the modeled tensor that fixes
+// the bytes on the wire. With `math: off` the proxy is empty and only the timing plane runs.
 struct Gradient {
   Eigen::VectorXf values;
   std::uint64_t wire_elements = 0;  // fp32 elements of the modeled gradient
   Shape proxy_shape;                // shape of `values` (rows*cols == values.size()); {n, 1} if flat
-  Shape wire_shape;                 // modeled tensor's shape (rows*cols == wire_elements)
+  WireLayout wire_shape;            // modeled pieces (their sizes add up to wire_elements)
 };
 
 // A flat gradient (one vector on both planes).
 inline Gradient flat_gradient(Eigen::VectorXf values, std::uint64_t wire_elements) {
   Gradient g;
   g.proxy_shape = {static_cast<std::int64_t>(values.size()), 1};
-  g.wire_shape = {static_cast<std::int64_t>(wire_elements), 1};
+  g.wire_shape = WireLayout::flat(static_cast<std::int64_t>(wire_elements));
   g.values = std::move(values);
   g.wire_elements = wire_elements;
   return g;

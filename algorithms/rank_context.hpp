@@ -31,6 +31,14 @@ struct RankContext {
   Rng shared_rng(Stream purpose, std::uint64_t extra = 0) const {
     return make_rng(seed, purpose, ~std::uint64_t{0}, (static_cast<std::uint64_t>(step) << 24) ^ extra);
   }
+  // The context of bucket `b` of a step: its own streams, so equal-sized buckets do not repeat
+  // each other's draws (bucket 0 keeps the rank's, so one-bucket runs are unchanged). Every rank
+  // derives the same seed, so shared streams stay shared.
+  RankContext for_bucket(std::uint64_t b) const {
+    RankContext c = *this;
+    if (b > 0) c.seed = derive_seed(seed, Stream::compression, b);
+    return c;
+  }
   // Charges `flops` of work to this rank's host (simulated time passes). `what` names the work on
   // the timeline (output.trace): "compress", "decompress", "reduce", ...
   void compute(double flops, const char* what = "compute") const;

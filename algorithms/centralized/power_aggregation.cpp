@@ -5,8 +5,11 @@
 //   P = allreduce(M_i Q);  orthogonalise P;  Q = allreduce(M_i^T P);  result = P Q^T
 // so every rank ends with the same rank-r approximation of the reduced gradient. Two all-reduces
 // of m r and n r fp32 values replace one of m n. The residual (error_feedback: true) is
-// M_i - P Q_i^T with the rank's own Q_i, as in the reference implementation. Layers where the
-// factors are no smaller than the matrix go through the collective dense.
+// M_i - P Q_i^T with the rank's own Q_i, as in the reference implementation. On the wire, each
+// modeled m_i x n_i matrix of the bucket adds m_i r values to P and n_i r to Q; its 1-D vectors and
+// the matrices where factors are no smaller than the matrix travel dense alongside P (PyTorch's
+// PowerSGD hook all-reduces them uncompressed); a bucket with nothing to factor goes through the
+// collective dense. The math runs on the proxy viewed as one matrix.
 #include "algorithms/centralized/power_aggregation.hpp"
 
 #include <stdexcept>
@@ -25,33 +28,36 @@ class PowerAggregation final : public Aggregator {
 
   void aggregate(RankContext& ctx, Gradient& grad) override {
     const TensorDesc t = TensorDesc::of(grad);
-    const Shape wire = matrix_view(t.wire), view = matrix_view(t.proxy);
+    const Shape view = matrix_view(t.proxy);
     const std::int64_t r = queries_.options().rank;
-    if (!low_rank_pays(wire, r)) {
+    const LowRankWire wire = low_rank_wire(t.wire, r);
+    if (wire.rows == 0) {
       collective_->aggregate(ctx, grad);
       return;
     }
+    // Products over every factored piece: 2 r sum m_i n_i flops (and 2 r^2 sum m_i to orthogonalise).
+    const double product = 2.0 * static_cast<double>(r) * wire.area;
     const bool math = grad.values.size() > 0;
     Eigen::VectorXf compensated = math ? memory_.compensate(t.id, grad.values) : Eigen::VectorXf();
     const Eigen::MatrixXf m = math ? to_matrix(compensated, view) : Eigen::MatrixXf();
     Rng shared = ctx.shared_rng(Stream::compression, t.id);
     Eigen::MatrixXf q = math ? queries_.start(t.id, view.cols, shared) : Eigen::MatrixXf();
-
-    ctx.compute(matmul_flops(wire.rows, wire.cols, r), "compress");
+    ctx.compute(product, "compress");
     Eigen::MatrixXf p = math ? Eigen::MatrixXf(m * q) : Eigen::MatrixXf();
-    all_reduce(ctx, p, view.rows, static_cast<std::uint64_t>(wire.rows * r));
-    ctx.compute(matmul_flops(wire.rows, r, r) + matmul_flops(wire.rows, wire.cols, r), "compress");
+    // The pieces sent dense (vectors, small matrices) ride with P.
+    all_reduce(ctx, p, view.rows, static_cast<std::uint64_t>(wire.rows * r + wire.dense));
+    ctx.compute(matmul_flops(wire.rows, r, r) + product, "compress");
     if (math) {
       orthogonalize(p);
       q.noalias() = m.transpose() * p;
     }
     if (error_feedback_) {
-      ctx.compute(matmul_flops(wire.rows, wire.cols, r), "compress");
+      ctx.compute(product, "compress");
       if (math) memory_.update(t.id, compensated, from_matrix(p * q.transpose(), grad.values.size()));
     }
     all_reduce(ctx, q, view.cols, static_cast<std::uint64_t>(wire.cols * r));
     if (math) queries_.keep(t.id, q);
-    ctx.compute(matmul_flops(wire.rows, wire.cols, r), "decompress");
+    ctx.compute(product, "decompress");
     if (math) grad.values = from_matrix(p * q.transpose(), grad.values.size());
   }
 

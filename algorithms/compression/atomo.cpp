@@ -1,9 +1,12 @@
 // ATOMO (Wang et al. 2018) with SVD atoms: M = sum_i sigma_i u_i v_i^T; atom i is kept with
 // probability p_i (variance-minimising under the budget: sum p_i = s) and scaled by 1/p_i, so the
 // result is unbiased and the expected number of atoms is s. Encoding per kept atom: u (m fp32),
-// v (n fp32) and sigma_i / p_i: (m + n + 1) * 4 bytes. The kept count is random: payload.wire_bytes
-// uses the actual count on the modeled shape, encoded_bytes() the expected count min(s, min(m, n)).
-// Flat vectors are viewed as near-square matrices (low_rank.hpp). The SVD is Eigen's BDCSVD.
+// v (n fp32) and sigma_i / p_i: (m + n + 1) * 4 bytes. The kept count is random: encoded_bytes()
+// uses the expected count min(s, min(m, n)) per modeled matrix, payload.wire_bytes scales it by the
+// proxy's actual / expected count (exactly the actual count when the shapes coincide). 1-D vectors
+// (biases, norm parameters) travel dense, 4 n bytes: ATOMO's reference reshapes them to n/2 x 2,
+// whose at most 2 atoms, all kept once s >= 2, cost about as much. Flat tensors of unknown
+// structure are viewed as near-square matrices (low_rank.hpp). The SVD is Eigen's BDCSVD.
 #include "algorithms/compression/atomo.hpp"
 
 #include <Eigen/SVD>
@@ -42,21 +45,19 @@ class Atomo final : public Compressor {
  public:
   explicit Atomo(double budget) : budget_(budget) {}
 
-  std::uint64_t encoded_bytes(const Shape& wire) const override {
-    const Shape view = matrix_view(wire);
-    const double atoms = std::min(budget_, static_cast<double>(std::min(view.rows, view.cols)));
-    return static_cast<std::uint64_t>(std::llround(atoms * static_cast<double>(atom_bytes(view))));
+  std::uint64_t piece_bytes(const WirePiece& piece) const override {
+    return static_cast<std::uint64_t>(std::llround(expected_piece_bytes(piece)));
   }
   bool summable() const override { return false; }
   bool unbiased() const override { return true; }
-  // Thin SVD ~ 4 m n min(m, n); decoding adds the kept outer products.
-  double encode_flops(std::uint64_t n) const override {
-    const Shape v = matrix_view(Shape{static_cast<std::int64_t>(n), 1});
-    return 2 * matmul_flops(v.rows, v.cols, std::min(v.rows, v.cols));
+  // Thin SVD ~ 4 m n min(m, n); decoding adds the kept outer products. Dense vectors cost nothing.
+  double piece_encode_flops(const WirePiece& piece) const override {
+    const Shape v = matrix_view(piece.shape);
+    return piece.vector ? 0.0 : 2 * matmul_flops(v.rows, v.cols, std::min(v.rows, v.cols));
   }
-  double decode_flops(std::uint64_t n) const override {
-    const Shape v = matrix_view(Shape{static_cast<std::int64_t>(n), 1});
-    return budget_ * matmul_flops(v.rows, v.cols, 1);
+  double piece_decode_flops(const WirePiece& piece) const override {
+    const Shape v = matrix_view(piece.shape);
+    return piece.vector ? 0.0 : budget_ * matmul_flops(v.rows, v.cols, 1);
   }
 
  protected:
@@ -78,7 +79,7 @@ class Atomo final : public Compressor {
       out.values.segment(k * (view.rows + view.cols) + view.rows, view.cols) = svd.matrixV().col(i);
       out.scales[k] = static_cast<float>(sigma[i] / p[static_cast<std::size_t>(i)]);
     }
-    out.wire_bytes = static_cast<std::uint64_t>(count) * atom_bytes(matrix_view(t.wire));
+    out.wire_bytes = wire_bytes(t.wire, static_cast<double>(count), expected_atoms(view));
     return out;
   }
   Eigen::VectorXf decode(const Payload& p, const TensorDesc& t) const override {
@@ -95,6 +96,23 @@ class Atomo final : public Compressor {
  private:
   static std::uint64_t atom_bytes(const Shape& view) {
     return kFloatBytes * static_cast<std::uint64_t>(view.rows + view.cols + 1);
+  }
+  double expected_atoms(const Shape& view) const {
+    return std::min(budget_, static_cast<double>(std::min(view.rows, view.cols)));
+  }
+  // Vectors travel dense (4 n bytes); a matrix sends its expected number of atoms.
+  double expected_piece_bytes(const WirePiece& piece) const {
+    if (piece.vector) return static_cast<double>(kFloatBytes * static_cast<std::uint64_t>(piece.shape.size()));
+    const Shape view = matrix_view(piece.shape);
+    return expected_atoms(view) * static_cast<double>(atom_bytes(view));
+  }
+  // The proxy kept `count` atoms where `expected` were expected: each modeled matrix sends that
+  // proportion of its expected atoms (exactly `count` atoms when the shapes coincide).
+  std::uint64_t wire_bytes(const WireLayout& wire, double count, double expected) const {
+    double bytes = 0;
+    for (const WirePiece& piece : wire.pieces)
+      bytes += piece.vector ? expected_piece_bytes(piece) : expected_piece_bytes(piece) * count / expected;
+    return static_cast<std::uint64_t>(std::llround(bytes));
   }
   double budget_;
 };

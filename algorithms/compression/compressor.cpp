@@ -28,6 +28,29 @@ Eigen::VectorXf Compressor::reduce(const std::vector<Payload>& payloads, const T
   return acc;
 }
 
+namespace {
+
+template <class T, class F>
+T sum_over_pieces(const WireLayout& wire, F per_piece) {
+  T total = 0;
+  for (const WirePiece& piece : wire.pieces) total += per_piece(piece);
+  return total;
+}
+
+}  // namespace
+
+std::uint64_t Compressor::encoded_bytes(const WireLayout& wire) const {
+  return sum_over_pieces<std::uint64_t>(wire, [this](const WirePiece& p) { return piece_bytes(p); });
+}
+
+double Compressor::encode_flops(const WireLayout& wire) const {
+  return sum_over_pieces<double>(wire, [this](const WirePiece& p) { return piece_encode_flops(p); });
+}
+
+double Compressor::decode_flops(const WireLayout& wire) const {
+  return sum_over_pieces<double>(wire, [this](const WirePiece& p) { return piece_decode_flops(p); });
+}
+
 std::uint64_t payload_data_bytes(const Payload& p, std::uint32_t value_bytes) {
   return static_cast<std::uint64_t>(p.values.size()) * value_bytes + p.indices.size() * 4 +
          static_cast<std::uint64_t>(p.scales.size()) * 4 + p.codes.size();
@@ -36,12 +59,12 @@ std::uint64_t payload_data_bytes(const Payload& p, std::uint32_t value_bytes) {
 Payload compress_on_rank(RankContext& ctx, Compressor& c, const Eigen::Ref<const Eigen::VectorXf>& values,
                          const TensorDesc& t) {
   Rng rng = c.shared_randomness() ? ctx.shared_rng(Stream::compression, t.id) : ctx.rng(Stream::compression, t.id);
-  ctx.compute(c.encode_flops(static_cast<std::uint64_t>(t.wire.size())), "compress");
+  ctx.compute(c.encode_flops(t.wire), "compress");
   return c.compress(values, t, rng);
 }
 
 void charge_decode(RankContext& ctx, const Compressor& c, const TensorDesc& t, int count) {
-  ctx.compute(count * c.decode_flops(static_cast<std::uint64_t>(t.wire.size())), "decompress");
+  ctx.compute(count * c.decode_flops(t.wire), "decompress");
 }
 
 }  // namespace aggsim

@@ -4,7 +4,9 @@
 //
 // Two planes: the math runs on the proxy values (viewed as a proxy.rows x proxy.cols matrix when a
 // compressor needs one), while the bytes on the wire come from encoded_bytes() of the modeled
-// shape. With `math: off` the proxy is empty and only the wire size is produced.
+// tensor: the compressor's formula summed over its pieces (layer matrices and vectors), as a real
+// run compresses each layer's tensors. With `math: off` the proxy is empty and only the wire size
+// is produced.
 #include <Eigen/Core>
 #include <cstdint>
 #include <vector>
@@ -19,11 +21,11 @@ namespace aggsim {
 // which per-tensor state (error-feedback residual, PowerSGD warm start) is kept.
 struct TensorDesc {
   Shape proxy;
-  Shape wire;
+  WireLayout wire;
   std::uint64_t id = 0;
 
   static TensorDesc flat(std::int64_t proxy_elements, std::uint64_t wire_elements, std::uint64_t id = 0) {
-    return {{proxy_elements, 1}, {static_cast<std::int64_t>(wire_elements), 1}, id};
+    return {{proxy_elements, 1}, WireLayout::flat(static_cast<std::int64_t>(wire_elements)), id};
   }
   static TensorDesc of(const Gradient& g, std::uint64_t id = 0) { return {g.proxy_shape, g.wire_shape, id}; }
 };
@@ -46,12 +48,15 @@ class Compressor {
     return decompress(payload, TensorDesc::flat(size, static_cast<std::uint64_t>(size)));
   }
 
-  // Bytes of the encoding of a modeled tensor of this shape. Exact for fixed-size encodings; for
-  // data-dependent ones (threshold: an upper bound, ATOMO: the expected size) payload.wire_bytes
-  // carries the actual size.
-  virtual std::uint64_t encoded_bytes(const Shape& wire) const = 0;
+  // Bytes of the encoding of one modeled piece. Exact for fixed-size encodings; for data-dependent
+  // ones (threshold: an upper bound, ATOMO: the expected size) payload.wire_bytes carries the
+  // actual size.
+  virtual std::uint64_t piece_bytes(const WirePiece& piece) const = 0;
+  // Bytes of a modeled tensor: the sum over its pieces.
+  std::uint64_t encoded_bytes(const WireLayout& wire) const;
+  std::uint64_t encoded_bytes(const Shape& matrix) const { return encoded_bytes(WireLayout::matrix(matrix)); }
   std::uint64_t encoded_bytes(std::uint64_t elements) const {
-    return encoded_bytes(Shape{static_cast<std::int64_t>(elements), 1});
+    return encoded_bytes(WireLayout::flat(static_cast<std::int64_t>(elements)));
   }
 
   // Payload.values of different ranks can be added element-wise and decoding is linear in them (the
@@ -63,9 +68,22 @@ class Compressor {
   // Bytes per entry of payload.values on the wire (fp16 carries 2-byte values).
   virtual std::uint32_t value_bytes() const { return 4; }
 
-  // Work charged to the host for encoding / decoding a modeled tensor of `elements` values.
-  virtual double encode_flops(std::uint64_t elements) const { return static_cast<double>(elements); }
-  virtual double decode_flops(std::uint64_t elements) const { return static_cast<double>(elements); }
+  // Work charged to the host for encoding / decoding one modeled piece.
+  virtual double piece_encode_flops(const WirePiece& piece) const {
+    return static_cast<double>(piece.shape.size());
+  }
+  virtual double piece_decode_flops(const WirePiece& piece) const {
+    return static_cast<double>(piece.shape.size());
+  }
+  // ... and a modeled tensor (the sum over its pieces), or a flat one of `elements` values.
+  double encode_flops(const WireLayout& wire) const;
+  double decode_flops(const WireLayout& wire) const;
+  double encode_flops(std::uint64_t elements) const {
+    return encode_flops(WireLayout::flat(static_cast<std::int64_t>(elements)));
+  }
+  double decode_flops(std::uint64_t elements) const {
+    return decode_flops(WireLayout::flat(static_cast<std::int64_t>(elements)));
+  }
 
   // Combines all ranks' payloads of one tensor (in rank order) into the reduced, finalized result.
   // Default: decode each and reduce with `op`; sign compression replaces it with a majority vote.

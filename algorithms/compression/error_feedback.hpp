@@ -28,16 +28,17 @@ class ErrorFeedback final : public Compressor {
  public:
   explicit ErrorFeedback(std::unique_ptr<Compressor> inner) : inner_(std::move(inner)) {}
 
-  std::uint64_t encoded_bytes(const Shape& wire) const override { return inner_->encoded_bytes(wire); }
+  std::uint64_t piece_bytes(const WirePiece& piece) const override { return inner_->piece_bytes(piece); }
   bool summable() const override { return inner_->summable(); }
   bool unbiased() const override { return false; }  // the residual carries information across steps
   bool shared_randomness() const override { return inner_->shared_randomness(); }
   std::uint32_t value_bytes() const override { return inner_->value_bytes(); }
   // Compensating and updating the residual decode once more and touch every value twice.
-  double encode_flops(std::uint64_t n) const override {
-    return inner_->encode_flops(n) + inner_->decode_flops(n) + 2.0 * static_cast<double>(n);
+  double piece_encode_flops(const WirePiece& piece) const override {
+    return inner_->piece_encode_flops(piece) + inner_->piece_decode_flops(piece) +
+           2.0 * static_cast<double>(piece.shape.size());
   }
-  double decode_flops(std::uint64_t n) const override { return inner_->decode_flops(n); }
+  double piece_decode_flops(const WirePiece& piece) const override { return inner_->piece_decode_flops(piece); }
   Eigen::VectorXf reduce(const std::vector<Payload>& payloads, const TensorDesc& t, const ReduceOp& op) const override {
     return inner_->reduce(payloads, t, op);
   }

@@ -11,7 +11,7 @@ namespace {
 
 class Fp16 final : public Compressor {
  public:
-  std::uint64_t encoded_bytes(const Shape& wire) const override { return 2 * static_cast<std::uint64_t>(wire.size()); }
+  std::uint64_t piece_bytes(const WirePiece& piece) const override { return 2 * static_cast<std::uint64_t>(piece.shape.size()); }
   bool summable() const override { return true; }
   bool unbiased() const override { return false; }
   std::uint32_t value_bytes() const override { return 2; }

@@ -8,13 +8,13 @@ namespace {
 
 class Identity final : public Compressor {
  public:
-  std::uint64_t encoded_bytes(const Shape& wire) const override {
-    return static_cast<std::uint64_t>(wire.size()) * kFloatBytes;
+  std::uint64_t piece_bytes(const WirePiece& piece) const override {
+    return static_cast<std::uint64_t>(piece.shape.size()) * kFloatBytes;
   }
   bool summable() const override { return true; }
   bool unbiased() const override { return true; }
-  double encode_flops(std::uint64_t) const override { return 0; }
-  double decode_flops(std::uint64_t) const override { return 0; }
+  double piece_encode_flops(const WirePiece&) const override { return 0; }
+  double piece_decode_flops(const WirePiece&) const override { return 0; }
 
  protected:
   Payload encode(const Eigen::Ref<const Eigen::VectorXf>& v, const TensorDesc& t, Rng&) override {

@@ -41,6 +41,34 @@ inline void orthogonalize(Eigen::MatrixXf& p) {
 // Rank-r factors P (m x r) and Q (n x r) of an m x n view: (m + n) r fp32 values, unless that is
 // no smaller than the dense matrix (vectors, tiny layers), which PowerSGD sends uncompressed.
 inline bool low_rank_pays(const Shape& view, std::int64_t r) { return (view.rows + view.cols) * r < view.size(); }
+// A modeled piece: 1-D vectors (biases, norm parameters) never pay; they travel dense, as in
+// PowerSGD's reference implementation, PyTorch's PowerSGD hook and mlbench's PowerAggregation,
+// which all-reduce rank-1 tensors uncompressed.
+inline bool low_rank_pays(const WirePiece& piece, std::int64_t r) {
+  return !piece.vector && low_rank_pays(matrix_view(piece.shape), r);
+}
+
+// A modeled tensor under rank-r PowerSGD: the pieces whose factors pay add up to sum m_i rows of P
+// and sum n_i rows of Q (sum m_i n_i sets the cost of the products); the other pieces travel dense.
+struct LowRankWire {
+  std::int64_t rows = 0, cols = 0, dense = 0;
+  double area = 0;
+};
+
+inline LowRankWire low_rank_wire(const WireLayout& wire, std::int64_t r) {
+  LowRankWire w;
+  for (const WirePiece& piece : wire.pieces) {
+    const Shape view = matrix_view(piece.shape);
+    if (!low_rank_pays(piece, r)) {
+      w.dense += piece.shape.size();
+      continue;
+    }
+    w.rows += view.rows;
+    w.cols += view.cols;
+    w.area += static_cast<double>(view.rows) * static_cast<double>(view.cols);
+  }
+  return w;
+}
 
 inline double matmul_flops(std::int64_t m, std::int64_t n, std::int64_t r) {
   return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(r);

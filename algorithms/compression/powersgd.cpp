@@ -1,8 +1,9 @@
 // PowerSGD (Vogels et al. 2019) as a compressor: one step of power iteration on the gradient viewed
 // as an m x n matrix M: P = M Q, orthogonalise P (Gram-Schmidt), Q = M^T P; M ~ P Q^T. With
 // `reuse_query` Q starts from the previous step's Q (warm start), so repeated steps converge to the
-// top-r subspace. Encoding: P and Q in fp32, (m + n) r * 4 bytes; matrices where that is not
-// smaller than m n (vectors viewed as near-square matrices are fine) go dense.
+// top-r subspace. Encoding: P and Q in fp32, (m + n) r * 4 bytes per modeled m x n matrix; 1-D
+// vectors (biases, norm parameters) and matrices where that is not smaller than m n go dense, and a
+// flat tensor of unknown structure is viewed as a near-square matrix.
 // On reducing collectives PowerSGD is its own aggregation (algorithms/centralized/power_aggregation):
 // all-reduce P, orthogonalise, all-reduce Q. This compressor serves the other transports.
 #include "algorithms/compression/powersgd.hpp"
@@ -31,22 +32,24 @@ class PowerSgd final : public Compressor {
  public:
   explicit PowerSgd(PowerSgdOptions options) : queries_(options) {}
 
-  std::uint64_t encoded_bytes(const Shape& wire) const override {
-    const Shape view = matrix_view(wire);
+  std::uint64_t piece_bytes(const WirePiece& piece) const override {
+    const Shape view = matrix_view(piece.shape);
     const std::int64_t r = queries_.options().rank;
-    return kFloatBytes * static_cast<std::uint64_t>(low_rank_pays(view, r) ? (view.rows + view.cols) * r : wire.size());
+    return kFloatBytes * static_cast<std::uint64_t>(low_rank_pays(piece, r) ? (view.rows + view.cols) * r : piece.shape.size());
   }
   // Two all-reducible factors; PowerSGD's own aggregation does the adding (see power_aggregation).
   bool summable() const override { return true; }
   bool unbiased() const override { return false; }
-  double encode_flops(std::uint64_t n) const override {
-    const Shape v = matrix_view(Shape{static_cast<std::int64_t>(n), 1});
+  // Pieces sent dense cost nothing to encode or decode.
+  double piece_encode_flops(const WirePiece& piece) const override {
+    const Shape v = matrix_view(piece.shape);
     const std::int64_t r = queries_.options().rank;
-    return 2 * matmul_flops(v.rows, v.cols, r) + matmul_flops(v.rows, r, r);
+    return low_rank_pays(piece, r) ? 2 * matmul_flops(v.rows, v.cols, r) + matmul_flops(v.rows, r, r) : 0.0;
   }
-  double decode_flops(std::uint64_t n) const override {
-    const Shape v = matrix_view(Shape{static_cast<std::int64_t>(n), 1});
-    return matmul_flops(v.rows, v.cols, queries_.options().rank);
+  double piece_decode_flops(const WirePiece& piece) const override {
+    const Shape v = matrix_view(piece.shape);
+    const std::int64_t r = queries_.options().rank;
+    return low_rank_pays(piece, r) ? matmul_flops(v.rows, v.cols, r) : 0.0;
   }
 
  protected:

@@ -23,15 +23,15 @@ class Qsgd final : public Compressor {
  public:
   Qsgd(std::uint32_t levels, std::int64_t bucket) : s_(levels), bucket_(bucket), bits_(1 + level_bits(levels)) {}
 
-  std::uint64_t encoded_bytes(const Shape& wire) const override {
-    const auto n = static_cast<std::uint64_t>(wire.size());
+  std::uint64_t piece_bytes(const WirePiece& piece) const override {
+    const auto n = static_cast<std::uint64_t>(piece.shape.size());
     return kFloatBytes * buckets(static_cast<std::int64_t>(n)) + packed_bytes(n, bits_);
   }
   bool summable() const override { return false; }
   bool unbiased() const override { return true; }
   // Norm, scale, round with one uniform, pack.
-  double encode_flops(std::uint64_t n) const override { return 8.0 * static_cast<double>(n); }
-  double decode_flops(std::uint64_t n) const override { return 3.0 * static_cast<double>(n); }
+  double piece_encode_flops(const WirePiece& piece) const override { return 8.0 * static_cast<double>(piece.shape.size()); }
+  double piece_decode_flops(const WirePiece& piece) const override { return 3.0 * static_cast<double>(piece.shape.size()); }
 
  protected:
   Payload encode(const Eigen::Ref<const Eigen::VectorXf>& v, const TensorDesc& t, Rng& rng) override {

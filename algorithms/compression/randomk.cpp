@@ -34,20 +34,20 @@ class RandomK final : public Compressor {
  public:
   RandomK(SparsityBudget budget, bool shared) : budget_(budget), shared_(shared) {}
 
-  std::uint64_t encoded_bytes(const Shape& wire) const override {
-    return static_cast<std::uint64_t>(budget_.on_wire(wire.size())) * (shared_ ? kFloatBytes : kSparseEntryBytes);
+  std::uint64_t piece_bytes(const WirePiece& piece) const override {
+    return static_cast<std::uint64_t>(budget_.on_wire(piece.shape.size())) * (shared_ ? kFloatBytes : kSparseEntryBytes);
   }
   bool summable() const override { return shared_; }
   bool unbiased() const override { return true; }
   bool shared_randomness() const override { return shared_; }
-  double encode_flops(std::uint64_t n) const override {
-    return static_cast<double>(n) / 32 + 4.0 * static_cast<double>(budget_.on_wire(static_cast<std::int64_t>(n)));
+  double piece_encode_flops(const WirePiece& piece) const override {
+    return static_cast<double>(piece.shape.size()) / 32 + 4.0 * static_cast<double>(budget_.on_wire(piece.shape.size()));
   }
-  double decode_flops(std::uint64_t n) const override { return encode_flops(n); }
+  double piece_decode_flops(const WirePiece& piece) const override { return piece_encode_flops(piece); }
 
  protected:
   Payload encode(const Eigen::Ref<const Eigen::VectorXf>& v, const TensorDesc& t, Rng& rng) override {
-    const std::int64_t n = v.size(), k = budget_.on_proxy(n, t.wire.size());
+    const std::int64_t n = v.size(), k = budget_.on_proxy(n, t.wire);
     Payload p;
     p.seed = rng();  // the seed of this tensor's indices
     Rng draw(p.seed);

@@ -11,12 +11,12 @@ namespace {
 
 class Sign final : public Compressor {
  public:
-  std::uint64_t encoded_bytes(const Shape& wire) const override {
-    return kFloatBytes + packed_bytes(static_cast<std::uint64_t>(wire.size()), 1);
+  std::uint64_t piece_bytes(const WirePiece& piece) const override {
+    return kFloatBytes + packed_bytes(static_cast<std::uint64_t>(piece.shape.size()), 1);
   }
   bool summable() const override { return false; }
   bool unbiased() const override { return false; }
-  double encode_flops(std::uint64_t n) const override { return 2.0 * static_cast<double>(n); }
+  double piece_encode_flops(const WirePiece& piece) const override { return 2.0 * static_cast<double>(piece.shape.size()); }
 
   Eigen::VectorXf reduce(const std::vector<Payload>& payloads, const TensorDesc& t, const ReduceOp& op) const override {
     const Eigen::Index n = t.proxy.size();

@@ -12,12 +12,12 @@ constexpr unsigned kTritBits = 2;
 
 class TernGrad final : public Compressor {
  public:
-  std::uint64_t encoded_bytes(const Shape& wire) const override {
-    return kFloatBytes + packed_bytes(static_cast<std::uint64_t>(wire.size()), kTritBits);
+  std::uint64_t piece_bytes(const WirePiece& piece) const override {
+    return kFloatBytes + packed_bytes(static_cast<std::uint64_t>(piece.shape.size()), kTritBits);
   }
   bool summable() const override { return false; }
   bool unbiased() const override { return true; }
-  double encode_flops(std::uint64_t n) const override { return 5.0 * static_cast<double>(n); }
+  double piece_encode_flops(const WirePiece& piece) const override { return 5.0 * static_cast<double>(piece.shape.size()); }
 
  protected:
   Payload encode(const Eigen::Ref<const Eigen::VectorXf>& v, const TensorDesc& t, Rng& rng) override {

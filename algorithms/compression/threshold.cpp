@@ -14,8 +14,8 @@ class Threshold final : public Compressor {
  public:
   explicit Threshold(float tau) : tau_(tau) {}
 
-  std::uint64_t encoded_bytes(const Shape& wire) const override {
-    return static_cast<std::uint64_t>(wire.size()) * kSparseEntryBytes;
+  std::uint64_t piece_bytes(const WirePiece& piece) const override {
+    return static_cast<std::uint64_t>(piece.shape.size()) * kSparseEntryBytes;
   }
   bool summable() const override { return false; }
   bool unbiased() const override { return false; }

@@ -17,20 +17,20 @@ class TopK final : public Compressor {
  public:
   explicit TopK(SparsityBudget budget) : budget_(budget) {}
 
-  std::uint64_t encoded_bytes(const Shape& wire) const override {
-    return static_cast<std::uint64_t>(budget_.on_wire(wire.size())) * kSparseEntryBytes;
+  std::uint64_t piece_bytes(const WirePiece& piece) const override {
+    return static_cast<std::uint64_t>(budget_.on_wire(piece.shape.size())) * kSparseEntryBytes;
   }
   bool summable() const override { return false; }
   bool unbiased() const override { return false; }
   // Copy, selection (~2n comparisons on average) and the gathering pass.
-  double encode_flops(std::uint64_t n) const override { return 4.0 * static_cast<double>(n); }
-  double decode_flops(std::uint64_t n) const override {
-    return static_cast<double>(budget_.on_wire(static_cast<std::int64_t>(n)));
+  double piece_encode_flops(const WirePiece& piece) const override { return 4.0 * static_cast<double>(piece.shape.size()); }
+  double piece_decode_flops(const WirePiece& piece) const override {
+    return static_cast<double>(budget_.on_wire(piece.shape.size()));
   }
 
  protected:
   Payload encode(const Eigen::Ref<const Eigen::VectorXf>& v, const TensorDesc& t, Rng&) override {
-    const Eigen::Index n = v.size(), k = budget_.on_proxy(n, t.wire.size());
+    const Eigen::Index n = v.size(), k = budget_.on_proxy(n, t.wire);
     for (float bound = sampled_bound(v, k);; bound = 0) {
       candidates_.clear();
       values_.clear();

@@ -10,13 +10,13 @@ namespace {
 
 class Uint8 final : public Compressor {
  public:
-  std::uint64_t encoded_bytes(const Shape& wire) const override {
-    return 2 * kFloatBytes + static_cast<std::uint64_t>(wire.size());
+  std::uint64_t piece_bytes(const WirePiece& piece) const override {
+    return 2 * kFloatBytes + static_cast<std::uint64_t>(piece.shape.size());
   }
   bool summable() const override { return false; }
   bool unbiased() const override { return false; }
-  double encode_flops(std::uint64_t n) const override { return 4.0 * static_cast<double>(n); }
-  double decode_flops(std::uint64_t n) const override { return 2.0 * static_cast<double>(n); }
+  double piece_encode_flops(const WirePiece& piece) const override { return 4.0 * static_cast<double>(piece.shape.size()); }
+  double piece_decode_flops(const WirePiece& piece) const override { return 2.0 * static_cast<double>(piece.shape.size()); }
 
  protected:
   Payload encode(const Eigen::Ref<const Eigen::VectorXf>& v, const TensorDesc& t, Rng&) override {

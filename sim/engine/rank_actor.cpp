@@ -53,10 +53,7 @@ void aggregate_step(RankState& st, const RunShared& run, int step) {
   for (std::size_t b = 0; b < st.buckets.size(); ++b) {
     if (pipelined(run)) st.ready->acquire();
     if (b == 0) rec.agg_start = sg4::Engine::get_clock();
-    // Each bucket draws from its own streams (bucket 0 keeps the scenario's, so one-bucket runs
-    // are unchanged); all ranks derive the same seed, so shared streams stay shared.
-    RankContext bucket_ctx = st.ctx;
-    if (b > 0) bucket_ctx.seed = derive_seed(st.ctx.seed, Stream::compression, b);
+    RankContext bucket_ctx = st.ctx.for_bucket(b);
     st.aggregators[b]->aggregate(bucket_ctx, st.buckets[b]);
   }
   rec.agg_end = sg4::Engine::get_clock();

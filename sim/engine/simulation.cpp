@@ -123,6 +123,7 @@ std::vector<LayerSpec> modeled_layers(const ModelSpec& model) {
   flat.name = "model";
   flat.rows = static_cast<std::int64_t>(model.wire_elements());
   flat.params = flat.rows;
+  flat.unstructured = true;
   return {flat};
 }
 

@@ -9,6 +9,19 @@ namespace aggsim {
 
 namespace {
 
+// A layer's pieces on the wire: its weight matrix (a vector when it has one column), then the rest
+// of its parameters (bias, norm scale and shift) as one 1-D vector. A model known only by its size
+// is one flat run.
+void add_pieces(const LayerSpec& l, WireLayout& wire) {
+  if (l.unstructured) {
+    wire.pieces.push_back({{l.params, 1}, false});
+    return;
+  }
+  wire.pieces.push_back({{l.rows, l.cols}, l.cols == 1});
+  if (const std::int64_t extra = l.params - l.rows * l.cols; extra > 0)
+    wire.pieces.push_back({{extra, 1}, true});
+}
+
 std::vector<Bucket> group_layers(const std::vector<LayerSpec>& layers, bool by_model,
                                  std::uint64_t bucket_bytes) {
   std::vector<Bucket> buckets;
@@ -23,6 +36,7 @@ std::vector<Bucket> group_layers(const std::vector<LayerSpec>& layers, bool by_m
     }
     cur.first_layer = i;
     cur.wire_elements += static_cast<std::uint64_t>(l.params);
+    add_pieces(l, cur.wire_shape);
     cur.backward_flops += l.backward_flops;
     if (!by_model && cur.wire_elements * kFloatBytes >= bucket_bytes) {
       buckets.push_back(cur);
@@ -30,11 +44,6 @@ std::vector<Bucket> group_layers(const std::vector<LayerSpec>& layers, bool by_m
     }
   }
   if (open) buckets.push_back(cur);
-  for (Bucket& b : buckets) {
-    const LayerSpec& l = layers[static_cast<std::size_t>(b.first_layer)];
-    const bool one_matrix = b.first_layer == b.last_layer && l.rows * l.cols == l.params;
-    b.wire_shape = one_matrix ? Shape{l.rows, l.cols} : Shape{static_cast<std::int64_t>(b.wire_elements), 1};
-  }
   return buckets;
 }
 

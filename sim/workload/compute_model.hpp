@@ -8,8 +8,9 @@
 // The proxy parameter vector (the math plane) maps onto the buckets tensor by tensor: with T proxy
 // tensors in reverse order and B buckets, tensor j goes to bucket floor(j B / T), so a bucket holds
 // whole tensors (keeping matrix shapes when it holds one) and buckets beyond the proxy's tensors
-// carry wire bytes only. Synthetic gradients (no workload) are split over the buckets in
-// proportion to their wire sizes.
+// carry wire bytes only. On the wire a bucket is the list of its layers' pieces (weight matrices,
+// 1-D bias / norm vectors), which compressors encode one by one. Synthetic gradients (no
+// workload) are split over the buckets in proportion to their wire sizes.
 #include <cstdint>
 #include <vector>
 
@@ -22,7 +23,7 @@ namespace aggsim {
 
 struct Bucket {
   std::uint64_t wire_elements = 0;
-  Shape wire_shape;
+  WireLayout wire_shape;      // its layers' pieces, in aggregation order
   double backward_flops = 0;  // per sample, of this bucket's layers
   Range proxy;                // slice of the proxy parameter vector
   Shape proxy_shape;

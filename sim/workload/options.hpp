@@ -40,6 +40,7 @@ struct LayerSpec {
   std::int64_t params = 0;
   double forward_flops = 0;   // per sample
   double backward_flops = 0;  // per sample (input and weight gradients)
+  bool unstructured = false;  // a model known only by its size: no matrix, one flat run of params
 };
 
 // Per-step compute-time noise: the step's compute time is multiplied by exp(sigma * N(0,1))

@@ -1,5 +1,7 @@
 #pragma once
 // Builds compressors by registry name with parameter overrides, and seeded test vectors.
+#include <fmt/format.h>
+
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -31,6 +33,26 @@ inline Eigen::VectorXf normal_vector(Eigen::Index n, std::uint64_t seed) {
   return v;
 }
 
-inline TensorDesc same_shape(std::int64_t rows, std::int64_t cols = 1) { return {{rows, cols}, {rows, cols}, 0}; }
+// p hosts of 100 Gflop/s on one switch under alpha_beta (a transfer: 2 us + bytes / 1.25e9 s), two
+// steps; `model`, `algorithm` and `compression` are the insides of those YAML maps.
+inline std::string compression_scenario(int p, const std::string& model, const std::string& algorithm,
+                                        const std::string& compression) {
+  return fmt::format(R"(
+seed: 5
+ranks: {p}
+steps: 2
+platform: {{topology: cluster, hosts: {p}, bandwidth: 10Gbps, latency: 1us, speed: 100Gf}}
+network: alpha_beta
+model: {{{model}}}
+algorithm: {{{alg}}}
+compression: {{{comp}}}
+)",
+                     fmt::arg("p", p), fmt::arg("model", model), fmt::arg("alg", algorithm),
+                     fmt::arg("comp", compression));
+}
+
+inline TensorDesc same_shape(std::int64_t rows, std::int64_t cols = 1) {
+  return {{rows, cols}, WireLayout::matrix({rows, cols}), 0};
+}
 
 }  // namespace aggsim::test

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "compressor_fixture.hpp"
+#include "simulate_capturing.hpp"
 #include "support/cli.hpp"
 #include "support/reduction_check.hpp"
 
@@ -22,17 +23,8 @@ constexpr double kAlpha = 2e-6, kBeta = 1.25e9, kSpeed = 100e9;
 
 std::string scenario(int p, const std::string& algorithm, const std::string& compression, int proxy_dim,
                      const std::string& size) {
-  return fmt::format(R"(
-seed: 5
-ranks: {p}
-steps: 2
-platform: {{topology: cluster, hosts: {p}, bandwidth: 10Gbps, latency: 1us, speed: 100Gf}}
-network: alpha_beta
-model: {{size: {size}, proxy_dim: {dim}}}
-algorithm: {{name: {alg}, op: avg}}
-compression: {{{comp}}}
-)", fmt::arg("p", p), fmt::arg("alg", algorithm), fmt::arg("comp", compression), fmt::arg("dim", proxy_dim),
-                     fmt::arg("size", size));
+  return compression_scenario(p, fmt::format("size: {}, proxy_dim: {}", size, proxy_dim),
+                              fmt::format("name: {}, op: avg", algorithm), compression);
 }
 
 // The k largest magnitudes of v, by a full sort (independent of the compressor's selection).
@@ -43,26 +35,6 @@ Eigen::VectorXd top_k_by_sort(const Eigen::VectorXf& v, int k) {
   Eigen::VectorXd out = Eigen::VectorXd::Zero(v.size());
   for (int i = 0; i < k; ++i) out[order[static_cast<std::size_t>(i)]] = v[order[static_cast<std::size_t>(i)]];
   return out;
-}
-
-// Each rank's vector before and after aggregation, by step and rank, and the run's result. Call in
-// a child process (run_isolated): one simulation per process.
-struct Captured {
-  std::map<int, std::vector<Eigen::VectorXf>> before, after;
-  SimulationResult result;
-};
-
-Captured simulate_capturing(const Scenario& sc) {
-  Captured c;
-  SimulationHooks hooks;
-  hooks.after_aggregate = [&](int rank, int step, const Eigen::VectorXf& in, const Eigen::VectorXf& out) {
-    c.before[step].resize(static_cast<std::size_t>(sc.ranks));
-    c.after[step].resize(static_cast<std::size_t>(sc.ranks));
-    c.before[step][static_cast<std::size_t>(rank)] = in;
-    c.after[step][static_cast<std::size_t>(rank)] = out;
-  };
-  c.result = simulate(sc, {}, hooks);
-  return c;
 }
 
 struct RunNumbers {

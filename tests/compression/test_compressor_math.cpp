@@ -280,7 +280,7 @@ TEST_CASE("each compressor's wire size equals the real size of its encoding when
       {"powersgd", {}},     {"powersgd", {{"rank", "7"}}},  {"atomo", {}},
       {"topk", {{"error_feedback", "true"}}}};
   // A matrix and a flat vector (powersgd / atomo view it as 39 x 39, zero-padded), odd sizes for the bit packing.
-  for (const TensorDesc t : {same_shape(48, 31), same_shape(1517)}) {
+  for (const TensorDesc& t : {same_shape(48, 31), same_shape(1517)}) {
     const Eigen::VectorXf v = normal_vector(t.proxy.size(), 11);
     for (const auto& [name, params] : cases) {
       INFO(name << " " << params.size() << " overrides, shape " << t.proxy.rows << " x " << t.proxy.cols);
