@@ -51,8 +51,11 @@ inline int column(const std::vector<std::vector<std::string>>& rows, const std::
 inline std::set<std::string> finished_points(const std::filesystem::path& out) {
   std::set<std::string> ids;
   if (!std::filesystem::is_directory(out / "runs")) return ids;
-  for (const auto& e : std::filesystem::directory_iterator(out / "runs"))
-    if (std::filesystem::is_regular_file(e.path() / "summary.json")) ids.insert(e.path().filename().string());
+  for (const auto& e : std::filesystem::directory_iterator(out / "runs")) {
+    // A ".<id>.tmp-<pid>" folder is a run still being written (or cut short by a kill): not finished.
+    const std::string name = e.path().filename().string();
+    if (name[0] != '.' && std::filesystem::is_regular_file(e.path() / "summary.json")) ids.insert(name);
+  }
   return ids;
 }
 
