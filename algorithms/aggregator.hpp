@@ -3,6 +3,7 @@
 // (one instance per rank, so it may keep per-rank state such as warm starts or residuals) and is
 // called once per aggregation by every rank.
 #include <Eigen/Core>
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -39,6 +40,37 @@ struct WireLayout {
     std::int64_t n = 0;
     for (const WirePiece& p : pieces) n += p.shape.size();
     return n;
+  }
+  // The pieces covering elements [begin, begin + count) (a parameter server's shard). Pieces inside
+  // stay whole; a matrix cut by the range keeps its whole rows (of `cols` elements) as a matrix and
+  // the cut-off parts of rows as flat runs; a cut vector or flat run keeps its kind.
+  WireLayout slice(std::int64_t begin, std::int64_t count) const {
+    WireLayout out;
+    const std::int64_t end = begin + count;
+    std::int64_t at = 0;
+    const auto run = [&](std::int64_t n, bool vector) {
+      if (n > 0) out.pieces.push_back({{n, 1}, vector});
+    };
+    for (const WirePiece& p : pieces) {
+      const std::int64_t lo = std::max(begin, at) - at, hi = std::min(end, at + p.shape.size()) - at;
+      at += p.shape.size();
+      if (lo >= hi) continue;
+      if (lo == 0 && hi == p.shape.size()) {
+        out.pieces.push_back(p);
+      } else if (p.vector || p.shape.cols == 1) {
+        run(hi - lo, p.vector);
+      } else {
+        const std::int64_t cols = p.shape.cols, first = (lo + cols - 1) / cols, last = hi / cols;
+        if (first >= last) {
+          run(hi - lo, false);
+          continue;
+        }
+        run(first * cols - lo, false);
+        out.pieces.push_back({{last - first, cols}, false});
+        run(hi - last * cols, false);
+      }
+    }
+    return out;
   }
 };
 

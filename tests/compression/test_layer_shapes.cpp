@@ -6,7 +6,9 @@
 #include <catch2/catch.hpp>
 #include <map>
 #include <sstream>
+#include <tuple>
 
+#include "algorithms/compression/low_rank.hpp"
 #include "compressor_fixture.hpp"
 #include "simulate_capturing.hpp"
 #include "support/cli.hpp"
@@ -259,4 +261,53 @@ TEST_CASE("a layered, bucketed, compressed scenario reruns byte-identically",
     CHECK(read_file(dir / "a" / f) == read_file(dir / "b" / f));
   }
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a wire layout sliced for a shard keeps whole pieces and whole matrix rows", "[compression][shapes]") {
+  WireLayout layout;
+  for (const Piece& x : kPieces) layout.pieces.push_back({{x.rows, x.cols}, x.vector});
+  const auto pieces_of = [](const WireLayout& l) {
+    std::vector<std::tuple<std::int64_t, std::int64_t, bool>> out;
+    for (const WirePiece& p : l.pieces) out.emplace_back(p.shape.rows, p.shape.cols, p.vector);
+    return out;
+  };
+  using P = std::vector<std::tuple<std::int64_t, std::int64_t, bool>>;
+  // 26,016 elements: [256 x 64] = 16,384, bias 256, [32 x 288] = 9,216, 64, 96. Halves of 13,008:
+  // 203 whole rows of 64 (12,992) and 16 elements of row 203; then the other 48 of that row,
+  // rows 204-255, and every later piece whole.
+  CHECK(pieces_of(layout.slice(0, 13008)) == P{{203, 64, false}, {16, 1, false}});
+  CHECK(pieces_of(layout.slice(13008, 13008)) ==
+        P{{48, 1, false}, {52, 64, false}, {256, 1, true}, {32, 288, false}, {64, 1, true}, {96, 1, true}});
+  CHECK(pieces_of(layout.slice(16384, 300)) == P{{256, 1, true}, {44, 1, false}});  // bias, 44 of row 0
+  CHECK(pieces_of(layout.slice(0, 26016)) == pieces_of(layout));
+  CHECK(pieces_of(layout.slice(70, 10)) == P{{10, 1, false}});  // inside one row
+}
+
+TEST_CASE("the parameter server's shards carry the modeled pieces they cut out", "[compression][shapes][ps]") {
+  const std::string table = write_table();
+  // PowerSGD rank 2; a flat run (a cut-off part of a row) is encoded on its near-square view.
+  const auto bytes = [](const std::vector<Piece>& pieces) {
+    std::uint64_t total = 0;
+    for (const Piece& x : pieces) {
+      if (x.vector || x.cols > 1) total += powersgd_bytes(x, 2);
+      else {
+        const Shape view = matrix_view(Shape{x.rows, 1});
+        total += powersgd_bytes({view.rows, view.cols, false}, 2);
+      }
+    }
+    return total;
+  };
+  SECTION("one server, 2 ranks colocated: rank 1 pushes the whole layout encoded, pulls it dense") {
+    for (auto b : step_bytes(scenario(2, table, "name: parameter_server, servers: 1", "name: powersgd, rank: 2")))
+      CHECK(b == bytes(kPieces) + 26016 * 4);
+  }
+  SECTION("two servers, 3 ranks colocated: each shard's pieces, pushed by the two other ranks") {
+    const std::uint64_t first = bytes({{203, 64, false}, {16, 1, false}});
+    const std::uint64_t second =
+        bytes({{48, 1, false}, {52, 64, false}, {256, 1, true}, {32, 288, false}, {64, 1, true}, {96, 1, true}});
+    // Pushes: ranks 1 and 2 to server 0, ranks 0 and 2 to server 1; pulls: each server's dense
+    // shard to the two other ranks.
+    for (auto b : step_bytes(scenario(3, table, "name: parameter_server, servers: 2", "name: powersgd, rank: 2")))
+      CHECK(b == 2 * first + 2 * second + 4 * 13008 * 4);
+  }
 }
