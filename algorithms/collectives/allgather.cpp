@@ -19,9 +19,17 @@ class Allgather final : public Aggregator {
   void aggregate(RankContext& ctx, Gradient& grad) override {
     const int p = ctx.world, me = ctx.rank;
     const TensorDesc t = TensorDesc::of(grad);
+    const int right = mod(me + 1, p), left = mod(me - 1, p);
+    if (grad.values.size() == 0) {
+      // math off: only the sizes travel, so keep just the payload in hand instead of p slots
+      // (p^2 payload headers over all ranks: 1.7 GB at 4,096 ranks).
+      Payload in_hand = compress_on_rank(ctx, *compressor_, grad.values, t);
+      for (int s = 0; s < p - 1; ++s) in_hand = ctx.comm->sendrecv(right, in_hand, left);
+      charge_decode(ctx, *compressor_, t, p);
+      return;
+    }
     std::vector<Payload> slots(static_cast<std::size_t>(p));
     slots[static_cast<std::size_t>(me)] = compress_on_rank(ctx, *compressor_, grad.values, t);
-    const int right = mod(me + 1, p), left = mod(me - 1, p);
     for (int s = 0; s < p - 1; ++s) {
       const Payload& out = slots[static_cast<std::size_t>(mod(me - s, p))];
       slots[static_cast<std::size_t>(mod(me - s - 1, p))] = ctx.comm->sendrecv(right, out, left);

@@ -31,6 +31,7 @@ algorithms=(
   "hierarchical_allreduce|-"
   "torus2d_allreduce|-"
   "parameter_server|-"
+  "allgather|-"
 )
 
 if [ -n "${ALGORITHMS:-}" ]; then
