@@ -9,7 +9,7 @@
 #include <numeric>
 
 #include "compressor_fixture.hpp"
-#include "simulate_capturing.hpp"
+#include "support/simulate_capturing.hpp"
 #include "support/cli.hpp"
 #include "support/reduction_check.hpp"
 

@@ -10,7 +10,7 @@
 
 #include "algorithms/compression/low_rank.hpp"
 #include "compressor_fixture.hpp"
-#include "simulate_capturing.hpp"
+#include "support/simulate_capturing.hpp"
 #include "support/cli.hpp"
 #include "support/reduction_check.hpp"
 

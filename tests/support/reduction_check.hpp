@@ -13,6 +13,7 @@
 #include "sim/engine/simulation.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 #include "support/isolated.hpp"
+#include "support/simulate_capturing.hpp"
 
 namespace aggsim::test {
 
@@ -39,22 +40,12 @@ inline Eigen::VectorXd direct_reduction(const std::vector<Eigen::VectorXf>& inpu
 inline ReductionError check_reduction(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
   const std::string text = run_isolated([&] {
     const Scenario sc = load_scenario_text(yaml, "test.yaml", overrides);
-    std::map<int, std::vector<Eigen::VectorXf>> before, after;  // step -> per rank
-    SimulationHooks hooks;
-    hooks.after_aggregate = [&](int rank, int step, const Eigen::VectorXf& in, const Eigen::VectorXf& out) {
-      auto& b = before[step];
-      auto& a = after[step];
-      b.resize(static_cast<std::size_t>(sc.ranks));
-      a.resize(static_cast<std::size_t>(sc.ranks));
-      b[static_cast<std::size_t>(rank)] = in;
-      a[static_cast<std::size_t>(rank)] = out;
-    };
-    simulate(sc, {}, hooks);
+    const Captured run = simulate_capturing(sc);
     ReductionError e;
-    for (const auto& [step, inputs] : before) {
+    for (const auto& [step, inputs] : run.before) {
       const Eigen::VectorXd expected = direct_reduction(inputs, sc.algorithm.op);
       e.reference_scale = std::max(e.reference_scale, expected.cwiseAbs().maxCoeff());
-      const auto& outs = after.at(step);
+      const auto& outs = run.after.at(step);
       for (const auto& out : outs) {
         if (out.size() != expected.size()) return std::string("size mismatch");
         e.max_abs_error = std::max(e.max_abs_error, (out.cast<double>() - expected).cwiseAbs().maxCoeff());
