@@ -27,11 +27,8 @@ Shard shard_of(const Gradient& grad, int servers, int s) {
   const ChunkView view = chunk_of(grad, servers, s);
   // The shard's modeled pieces are those of the gradient it cuts out, so compressors see the layer
   // shapes; the math runs on the flat proxy slice.
-  TensorDesc tensor = TensorDesc::flat(view.proxy.count, static_cast<std::uint64_t>(view.wire.count),
-                                      static_cast<std::uint64_t>(s));
-  if (grad.wire_shape.size() == static_cast<std::int64_t>(grad.wire_elements))
-    tensor.wire = grad.wire_shape.slice(view.wire.begin, view.wire.count);
-  return {view, tensor};
+  return {view, TensorDesc{{view.proxy.count, 1}, grad.wire_shape.slice(view.wire.begin, view.wire.count),
+                          static_cast<std::uint64_t>(s)}};
 }
 
 Payload push_payload(RankContext& ctx, Compressor& compressor, const Gradient& grad, const Shard& shard) {

@@ -201,7 +201,8 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
   }
   {
     // A compressor whose payloads cannot be added must not ride a collective that adds in flight.
-    const auto compressor = find_compressor(sc.compression.name)->make(sc.compression.params);
+    const CompressorInfo* info = find_compressor(sc.compression.name);
+    const auto compressor = info->make(sc.compression.params);
     const AlgorithmInfo* alg = find_algorithm(sc.algorithm.name);
     const YamlValue at = compression ? *compression : top.value();
     if (alg->reduces_in_flight && !compressor->summable()) {
@@ -212,7 +213,6 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
     // A compressor with its own aggregation on reducing collectives (PowerSGD) checks the pairing
     // when that aggregation is made; making it here, without a collective, reports at load time
     // exactly what the run would.
-    const CompressorInfo* info = find_compressor(sc.compression.name);
     if (alg->reduces_in_flight && info->on_reducing_collective) {
       try {
         info->on_reducing_collective(nullptr, algorithm_config(sc), sc.compression.params);
