@@ -51,6 +51,73 @@ def resnet50():
     return layers
 
 
+def resnet(blocks, bottleneck, cifar=False, classes=1000):
+    """torchvision's ResNet-18/34 (basic blocks) and -101/152 (bottlenecks, v1.5) at 224 x 224; with
+    cifar=True the CIFAR-10 variant PowerSGD and ATOMO train (3x3 stem at stride 1, no max pool,
+    32 x 32 input, a 512 -> 10 classifier)."""
+    layers = []
+
+    def conv(name, cin, cout, k, hw_out):  # convolution + its batch norm (2 * cout params)
+        layers.append(entry(name, cout, cin * k * k, cout * cin * k * k + 2 * cout,
+                            2 * cout * cin * k * k * hw_out * hw_out))
+
+    if cifar:
+        conv("conv1", 3, 64, 3, 32)
+        cin, hw = 64, 32
+    else:
+        conv("conv1", 3, 64, 7, 112)
+        cin, hw = 64, 56  # after the 3x3 max pool
+    expansion = 4 if bottleneck else 1
+    for stage, (mid, count, stride) in enumerate(zip((64, 128, 256, 512), blocks, (1, 2, 2, 2)), start=1):
+        out = expansion * mid
+        for b in range(count):
+            s = stride if b == 0 else 1
+            hw_out = hw // s
+            p = f"layer{stage}.{b}"
+            if bottleneck:
+                conv(f"{p}.conv1", cin, mid, 1, hw)
+                conv(f"{p}.conv2", mid, mid, 3, hw_out)
+                conv(f"{p}.conv3", mid, out, 1, hw_out)
+            else:
+                conv(f"{p}.conv1", cin, mid, 3, hw_out)
+                conv(f"{p}.conv2", mid, mid, 3, hw_out)
+            if s != 1 or cin != out:
+                conv(f"{p}.downsample", cin, out, 1, hw_out)
+            cin, hw = out, hw_out
+    layers.append(entry("fc", classes, cin, classes * cin + classes, 2 * classes * cin))
+    return layers
+
+
+VGG16_CONVS = [64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M", 512, 512, 512, "M"]
+
+
+def vgg16(cifar=False):
+    """torchvision's vgg16 (configuration D, no batch norm) at 224 x 224; with cifar=True the
+    CIFAR-10 VGG-16 of PowerSGD's experiments (batch norm after each convolution, one 512 -> 10
+    classifier, 32 x 32 input)."""
+    layers, cin, hw, index = [], 3, 32 if cifar else 224, 0
+    for c in VGG16_CONVS:
+        if c == "M":
+            hw //= 2
+            continue
+        params = c * cin * 9 + c + (2 * c if cifar else 0)  # weight, bias (+ batch norm)
+        layers.append(entry(f"features.{index}", c, cin * 9, params, 2 * c * cin * 9 * hw * hw))
+        cin, index = c, index + 1
+    fcs = [(512, 10)] if cifar else [(512 * 7 * 7, 4096), (4096, 4096), (4096, 1000)]
+    for i, (inp, out) in enumerate(fcs):
+        layers.append(entry(f"classifier.{i}", out, inp, out * inp + out, 2 * out * inp))
+    return layers
+
+
+def lenet():
+    """ATOMO's LeNet for MNIST (src/model_ops/lenet.py): conv 1 -> 20 (5x5), max pool, conv 20 -> 50
+    (5x5), max pool, linear 800 -> 500, linear 500 -> 10; 28 x 28 input."""
+    return [entry("conv1", 20, 25, 20 * 25 + 20, 2 * 20 * 25 * 24 * 24),
+            entry("conv2", 50, 500, 50 * 500 + 50, 2 * 50 * 500 * 8 * 8),
+            entry("fc1", 500, 800, 500 * 800 + 500, 2 * 500 * 800),
+            entry("fc2", 10, 500, 10 * 500 + 10, 2 * 10 * 500)]
+
+
 def transformer_block(prefix, d, ff, seq, qkv_fused):
     """One encoder/decoder block; attention score FLOPs (QK^T and AV: 2 * 2 * seq^2 * d) are
     attributed to the attention output projection, the layer norms' parameters to the projections
@@ -103,6 +170,35 @@ def transformer_flops(n_layer, d, ff, seq, vocab=0):
 
 
 TABLES = {
+    "resnet18": (lambda: resnet((2, 2, 2, 2), False), 11_689_512, 2 * 1.81e9, """\
+ResNet-18 (He et al., CVPR 2016, Table 1: 1.8e9 multiply-adds per 224x224 image) as in
+  torchvision's resnet18 (model card: 11,689,512 parameters, 1.81 GMACs). One 224x224 image per
+  sample. Convolutions carry their batch norm's scale and shift."""),
+    "resnet34": (lambda: resnet((3, 4, 6, 3), False), 21_797_672, 2 * 3.66e9, """\
+ResNet-34 (He et al., CVPR 2016, Table 1: 3.6e9 multiply-adds) as in torchvision's resnet34
+  (model card: 21,797,672 parameters, 3.66 GMACs). One 224x224 image per sample."""),
+    "resnet101": (lambda: resnet((3, 4, 23, 3), True), 44_549_160, 2 * 7.80e9, """\
+ResNet-101 (He et al., CVPR 2016) as in torchvision's resnet101 (v1.5; model card: 44,549,160
+  parameters, 7.80 GMACs). One 224x224 image per sample."""),
+    "resnet152": (lambda: resnet((3, 8, 36, 3), True), 60_192_808, 2 * 11.51e9, """\
+ResNet-152 (He et al., CVPR 2016) as in torchvision's resnet152 (v1.5; model card: 60,192,808
+  parameters, 11.51 GMACs). One 224x224 image per sample."""),
+    "resnet18_cifar10": (lambda: resnet((2, 2, 2, 2), False, cifar=True, classes=10), 11_173_962,
+                         2 * 0.5559e9, """\
+ResNet-18 for CIFAR-10 as trained by PowerSGD (Vogels et al., NeurIPS 2019: 11,173,962
+  parameters) and ATOMO: 3x3 stem at stride 1, no max pool, 512 -> 10 classifier. One 32x32 image
+  per sample (0.556 GMACs)."""),
+    "vgg16": (vgg16, 138_357_544, 2 * 15.47e9, """\
+VGG-16 (Simonyan and Zisserman, ICLR 2015, configuration D: 138M parameters) as in torchvision's
+  vgg16 (model card: 138,357,544 parameters, 15.47 GMACs). One 224x224 image per sample."""),
+    "vgg16_cifar10": (lambda: vgg16(cifar=True), 14_728_266, 2 * 0.3132e9, """\
+VGG-16 for CIFAR-10 as trained by PowerSGD (Vogels et al., NeurIPS 2019: 14,728,266
+  parameters): configuration D's convolutions with batch norm, one 512 -> 10 classifier. One
+  32x32 image per sample (0.313 GMACs)."""),
+    "lenet": (lenet, 431_080, 2 * 2.293e6, """\
+LeNet as in ATOMO's MNIST experiments (src/model_ops/lenet.py; Caffe's LeNet: 431,080
+  parameters): two 5x5 convolutions (20 and 50 channels) and two linear layers (800 -> 500 -> 10).
+  One 28x28 image per sample."""),
     "resnet50": (resnet50, 25_557_032, 2 * 4.09e9, """\
 ResNet-50 (He et al., "Deep Residual Learning for Image Recognition", CVPR 2016, Table 1:
   3.8e9 multiply-adds per 224x224 image) as in torchvision's resnet50 (v1.5, stride on the 3x3

@@ -7,6 +7,7 @@
 // normalisation, activations and softmax are left out. The loader makes each layer's backward
 // pass twice its forward pass (input and weight gradients) unless a table says otherwise.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -58,8 +59,13 @@ constexpr double kTolerance = 0.005;
 TEST_CASE("shipped layer tables match the published parameter counts", "[workload][models]") {
   // ResNet-50: 25,557,032 (torchvision); BERT-base uncased: 109,482,240 with the pooler, no
   // task heads (Devlin et al. 2019 quote 110M); GPT-2 small: 124,439,808 (Radford et al. 2019, 124M).
+  // The image networks ATOMO and PowerSGD train: torchvision's model cards (ResNet-18/34/101/152,
+  // VGG-16), Vogels et al. 2019 (ResNet-18 and VGG-16 for CIFAR-10), Caffe's MNIST LeNet (ATOMO's).
   const std::map<std::string, std::uint64_t> published = {
-      {"resnet50", 25'557'032}, {"bert_base", 109'482'240}, {"gpt2_small", 124'439'808}};
+      {"resnet50", 25'557'032},         {"bert_base", 109'482'240},     {"gpt2_small", 124'439'808},
+      {"resnet18", 11'689'512},         {"resnet34", 21'797'672},       {"resnet101", 44'549'160},
+      {"resnet152", 60'192'808},        {"vgg16", 138'357'544},         {"resnet18_cifar10", 11'173'962},
+      {"vgg16_cifar10", 14'728'266},    {"lenet", 431'080}};
   for (const auto& [name, params] : published) {
     INFO(name);
     CHECK(shipped(name).size_bytes == 4 * params);
@@ -109,11 +115,45 @@ TEST_CASE("GPT-2 small's forward FLOPs match the transformer closed form", "[wor
 TEST_CASE("the shipped tables' backward passes cost twice their forward passes", "[workload][models]") {
   // Input and weight gradients are each one product of the forward's size: training costs 3x the
   // forward pass (Kaplan et al.'s 6N per token).
-  for (const char* name : {"resnet50", "bert_base", "gpt2_small"}) {
+  for (const char* name : {"resnet50", "bert_base", "gpt2_small", "resnet18", "resnet18_cifar10", "vgg16", "lenet"}) {
     INFO(name);
     double backward = 0;
     const ModelSpec m = shipped(name);
     for (const LayerSpec& l : m.layers) backward += l.backward_flops;
     CHECK(backward == Approx(2 * forward_flops(m)).epsilon(1e-12));
   }
+}
+
+TEST_CASE("ImageNet ResNets' and VGG-16's forward FLOPs match torchvision's model cards", "[workload][models]") {
+  // torchvision's *_Weights model cards: "GFLOPS" counted as multiply-adds, one 224x224 image.
+  const std::map<std::string, double> gmacs = {
+      {"resnet18", 1.81}, {"resnet34", 3.66}, {"resnet101", 7.80}, {"resnet152", 11.51}, {"vgg16", 15.47}};
+  for (const auto& [name, g] : gmacs) {
+    INFO(name);
+    CHECK(forward_flops(shipped(name)) / 2 == Approx(g * 1e9).epsilon(kTolerance));
+  }
+}
+
+TEST_CASE("CIFAR-10 and MNIST networks' forward FLOPs match closed forms", "[workload][models]") {
+  // A k x k convolution from cin to cout channels producing an hw x hw map: cout cin k^2 hw^2 MACs.
+  auto conv = [](double cin, double cout, double k, double hw) { return cout * cin * k * k * hw * hw; };
+  // ResNet-18 for CIFAR-10: 3x3 stem at 32x32, then four stages of two basic blocks (two 3x3
+  // convolutions each) of width 64 * 2^s at 32 / 2^s; stages 2-4 open with a 1x1 projection.
+  double resnet = conv(3, 64, 3, 32) + 10.0 * 512;
+  for (int s = 0; s < 4; ++s) {
+    const double c = 64 << s, hw = 32 >> s, cin = s == 0 ? 64 : c / 2;
+    resnet += conv(cin, c, 3, hw) + 3 * conv(c, c, 3, hw) + (s > 0 ? conv(cin, c, 1, hw) : 0);
+  }
+  CHECK(forward_flops(shipped("resnet18_cifar10")) / 2 == Approx(resnet).epsilon(1e-12));
+  // VGG-16 (configuration D) on 32x32: 2, 2, 3, 3, 3 convolutions of width 64..512 at 32..2.
+  double vgg = 10.0 * 512, cin = 3;
+  const int convs[] = {2, 2, 3, 3, 3};
+  for (int b = 0; b < 5; ++b) {
+    const double c = std::min(64 << b, 512), hw = 32 >> b;
+    for (int i = 0; i < convs[b]; ++i, cin = c) vgg += conv(cin, c, 3, hw);
+  }
+  CHECK(forward_flops(shipped("vgg16_cifar10")) / 2 == Approx(vgg).epsilon(1e-12));
+  // LeNet on 28x28: 5x5 convolutions to 24x24 and (after a 2x2 pool) 8x8, then 800 -> 500 -> 10.
+  const double lenet = conv(1, 20, 5, 24) + conv(20, 50, 5, 8) + 800.0 * 500 + 500.0 * 10;
+  CHECK(forward_flops(shipped("lenet")) / 2 == Approx(lenet).epsilon(1e-12));
 }
