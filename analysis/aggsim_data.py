@@ -1,26 +1,30 @@
 """Reading aggsim outputs: a run folder (summary.json, steps.csv) or a sweep's output folder
-(results.csv, runs/<id>/). Shared by the plotting scripts; needs pandas (Debian: python3-pandas)."""
-import json
-import os
-import re
+(results.csv, runs/<id>/). Shared by the plotting scripts; needs pandas and natsort (Debian:
+python3-pandas, python3-natsort, python3-scipy).
 
+Units are never parsed here: for a key swept over quantities with units (10Gbps, 64MiB, 2ms),
+results.csv carries a second column in SI base units (platform.bandwidth_Bps, model.size_bytes,
+platform.latency_s, ..._flops) written by aggsim itself."""
+import json
+import math
+import os
+
+import natsort
 import pandas as pd
 
-_UNITS = {
-    "": 1, "b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12, "kib": 2**10, "mib": 2**20, "gib": 2**30,
-    "bps": 1 / 8, "kbps": 1e3 / 8, "mbps": 1e6 / 8, "gbps": 1e9 / 8, "tbps": 1e12 / 8,
-    "s": 1, "ms": 1e-3, "us": 1e-6, "ns": 1e-9,
-}
+# Suffixes aggsim gives the SI column of a swept quantity, and how an axis names the unit.
+SI_SUFFIXES = {"_Bps": "bytes/s", "_bytes": "bytes", "_s": "s", "_flops": "flop/s"}
 
 
 def number(value):
-    """A swept value as a number: 64 -> 64, '10Gbps' -> bytes/s, '1MB' -> bytes, '2ms' -> s; else None."""
+    """A plain number (64, '1e-3') as a float; anything else (names, '10Gbps') gives None."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
-    m = re.fullmatch(r"\s*([-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z]*)\s*", str(value))
-    if not m or m.group(2).lower() not in _UNITS:
+    try:
+        v = float(str(value).strip())
+    except ValueError:
         return None
-    return float(m.group(1)) * _UNITS[m.group(2).lower()]
+    return v if math.isfinite(v) else None
 
 
 def is_run_folder(path):
@@ -32,10 +36,13 @@ def read_run(path):
     with open(os.path.join(path, "summary.json")) as f:
         summary = json.load(f)
     steps = pd.read_csv(os.path.join(path, "steps.csv"))
-    # Optional metrics (loss, accuracy, consensus_distance) are empty cells on steps that were not
-    # evaluated and whole empty columns without a training workload: drop the latter, so "has a
-    # loss column" means "has losses".
-    return summary, steps.dropna(axis="columns", how="all")
+    # Optional metrics (loss, accuracy, consensus_distance, algbw) are empty cells on steps that
+    # were not evaluated and whole empty columns where they do not apply: drop the latter, so "has
+    # a loss column" means "has losses".
+    steps = steps.dropna(axis="columns", how="all")
+    if "exposed_comm_time_s" not in steps.columns:  # outputs of older versions: nothing known hidden
+        steps["exposed_comm_time_s"] = steps["comm_time_s"]
+    return summary, steps
 
 
 def topology_of(summary):
@@ -44,14 +51,34 @@ def topology_of(summary):
     return os.path.splitext(os.path.basename(what))[0]
 
 
+def mean_and_ci95(values):
+    """Mean and the half-width of its 95 % confidence interval (Student's t; 0 for one value)."""
+    vals = [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    if not vals:
+        return float("nan"), float("nan")
+    n = len(vals)
+    mean = sum(vals) / n
+    if n == 1:
+        return mean, 0.0
+    sd = math.sqrt(sum((v - mean) ** 2 for v in vals) / (n - 1))
+    return mean, student_t_975(n - 1) * sd / math.sqrt(n)
+
+
+def student_t_975(dof):
+    """The 97.5 % quantile of Student's t with `dof` degrees of freedom (two-sided 95 % interval)."""
+    from scipy import stats  # Debian: python3-scipy
+
+    return float(stats.t.ppf(0.975, dof))
+
+
 class Sweep:
-    """A sweep's points: results.csv rows joined with each finished run's summary and step means."""
+    """A sweep's points: results.csv rows joined with each finished run's summary and step means.
+    With `repeat:` several rows share a point's swept values; `points` keeps every run."""
 
     def __init__(self, path):
         self.dir = os.path.dirname(path) if path.endswith(".csv") else path
         csv = path if path.endswith(".csv") else os.path.join(path, "results.csv")
         self.results = pd.read_csv(csv, dtype=str, keep_default_na=False)
-        fixed = {"id", "status", "error"}
         manifest = os.path.join(self.dir, "manifest.json")
         if os.path.isfile(manifest):
             with open(manifest) as f:
@@ -59,7 +86,19 @@ class Sweep:
         else:  # swept keys are the columns between status and the first summary field
             cols = list(self.results.columns)
             end = cols.index("aggsim_version") if "aggsim_version" in cols else len(cols)
-            self.keys = [c for c in cols[2:end] if c not in fixed]
+            si = {k + s for k in cols for s in SI_SUFFIXES}
+            self.keys = [c for c in cols[2:end] if c not in {"id", "status", "error", "repeat"} and c not in si]
+        # The column holding each key's values as numbers: its SI column, or itself when every
+        # value is a plain number; None for names and mappings.
+        self.numeric = {}
+        for k in self.keys:
+            si = [k + s for s in SI_SUFFIXES if k + s in self.results.columns]
+            if si:
+                self.numeric[k] = si[0]
+            elif len(self.results) and all(number(v) is not None for v in self.results[k]):
+                self.numeric[k] = k
+            else:
+                self.numeric[k] = None
         rows = []
         self.steps = {}
         for _, r in self.results.iterrows():
@@ -69,16 +108,36 @@ class Sweep:
             summary, steps = read_run(run)
             self.steps[r["id"]] = steps
             row = {"id": r["id"], "label": self.label(r)}
-            row.update({k: r[k] for k in self.keys})
-            row.update({k: v for k, v in summary.items() if k not in self.keys})
+            row.update({c: r[c] for c in r.index if c not in ("id", "status", "error") and c not in summary})
+            row.update(summary)
             row["topology"] = topology_of(summary)
             row["mean_compute_s"] = steps["compute_time_s"].mean()
             row["mean_comm_s"] = steps["comm_time_s"].mean()
+            row["mean_exposed_comm_s"] = steps["exposed_comm_time_s"].mean()
             row["mean_step_s"] = steps["step_time_s"].mean()
             losses = steps["loss"].dropna() if "loss" in steps.columns else pd.Series(dtype=float)
             row["final_loss"] = losses.iloc[-1] if len(losses) else float("nan")
             rows.append(row)
         self.points = pd.DataFrame(rows)
+        if not self.points.empty:
+            self.points = self.points.iloc[self.natural_order(self.points)].reset_index(drop=True)
+
+    def value(self, row, key):
+        """A swept key's value in a row as a number (SI base units), or None."""
+        col = self.numeric.get(key)
+        return number(row[col]) if col else None
+
+    def sort_key(self, row, keys=None):
+        """Orders rows naturally: numbers by value (25GBps after 100Gbps), text as people sort it."""
+        out = []
+        for k in keys if keys is not None else self.keys:
+            v = self.value(row, k)
+            out.append((0, v, "") if v is not None else (1, 0.0, natsort.natsort_key(str(row[k]))))
+        return out
+
+    def natural_order(self, frame, keys=None):
+        """Row positions of `frame` in natural order of the swept keys (first key outermost)."""
+        return sorted(range(len(frame)), key=lambda i: self.sort_key(frame.iloc[i], keys))
 
     def label(self, row, skip=()):
         """'ranks=8, size=1MB': a key's last part, or the whole path when two keys share it."""
@@ -90,10 +149,18 @@ class Sweep:
         return any("loss" in s.columns for s in self.steps.values())
 
     def numeric_keys(self):
-        """Swept keys whose values are all numbers (with units), with at least two distinct values."""
+        """Swept keys whose values are numbers (plain or with units), with at least two distinct values."""
         out = []
         for k in self.keys:
-            values = [number(v) for v in self.results[k]]
-            if all(v is not None for v in values) and len(set(values)) >= 2:
+            col = self.numeric.get(k)
+            if col and len({number(v) for v in self.results[col]}) >= 2:
                 out.append(k)
         return out
+
+    def axis_unit(self, key):
+        """How an axis names a key's SI unit ('' for plain numbers)."""
+        col = self.numeric.get(key) or key
+        for suffix, unit in SI_SUFFIXES.items():
+            if col == key + suffix:
+                return unit
+        return ""

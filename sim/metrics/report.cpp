@@ -43,14 +43,36 @@ std::optional<double> time_to_target(const std::vector<StepSummary>& steps, doub
 
 }  // namespace
 
-std::string steps_csv(const std::vector<StepSummary>& steps) {
+BusBandwidth bus_bandwidth(const Scenario& sc) {
+  const AlgorithmInfo* algorithm = find_algorithm(sc.algorithm.name);
+  BusBandwidth bw;
+  bw.applies = algorithm && algorithm->reduces_in_flight;  // the all-reduce collectives
+  bw.bytes = static_cast<double>(sc.model.size_bytes);
+  bw.ranks = sc.ranks;
+  return bw;
+}
+
+std::optional<double> BusBandwidth::algbw_GBps(double seconds) const {
+  if (!applies || !(seconds > 0)) return std::nullopt;
+  return bytes / seconds / 1e9;
+}
+
+std::optional<double> BusBandwidth::busbw_GBps(double seconds) const {
+  const auto alg = algbw_GBps(seconds);
+  if (!alg) return std::nullopt;
+  return *alg * 2.0 * (ranks - 1) / ranks;
+}
+
+std::string steps_csv(const std::vector<StepSummary>& steps, const BusBandwidth& bw) {
   // Shortest round-trip formatting: exact and byte-stable across runs.
   std::string out =
-      "step,step_time_s,comm_time_s,compute_time_s,end_time_s,bytes_sent,messages,loss,accuracy,consensus_distance\n";
+      "step,step_time_s,comm_time_s,compute_time_s,end_time_s,bytes_sent,messages,loss,accuracy,consensus_distance,"
+      "exposed_comm_time_s,algbw_GBps,busbw_GBps\n";
   for (const auto& s : steps)
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", s.step, s.step_time_s, s.comm_time_s, s.compute_time_s,
-                       s.end_time_s, s.bytes_sent, s.messages_sent, optional_cell(s.loss), optional_cell(s.accuracy),
-                       optional_cell(s.consensus_distance));
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s.step, s.step_time_s, s.comm_time_s,
+                       s.compute_time_s, s.end_time_s, s.bytes_sent, s.messages_sent, optional_cell(s.loss),
+                       optional_cell(s.accuracy), optional_cell(s.consensus_distance), s.exposed_comm_time_s,
+                       optional_cell(bw.algbw_GBps(s.comm_time_s)), optional_cell(bw.busbw_GBps(s.comm_time_s)));
   return out;
 }
 
@@ -71,6 +93,18 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result, con
   j["math"] = sc.model.math;
   j["sim_time_s"] = result.sim_time_s;
   j["mean_step_time_s"] = mean_step_time_s(steps);
+  // Means over steps; the bandwidths from the mean aggregation time, as nccl-tests derives them
+  // from its mean time per iteration.
+  double comm = 0, exposed = 0;
+  for (const auto& s : steps) comm += s.comm_time_s, exposed += s.exposed_comm_time_s;
+  const double n = steps.empty() ? 1.0 : static_cast<double>(steps.size());
+  j["exposed_comm_time_s"] = exposed / n;
+  const BusBandwidth bw = bus_bandwidth(sc);
+  const auto json_or_null = [](std::optional<double> v) {
+    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+  };
+  j["algbw_GBps"] = json_or_null(bw.algbw_GBps(comm / n));
+  j["busbw_GBps"] = json_or_null(bw.busbw_GBps(comm / n));
   j["bytes_sent"] = result.bytes_sent;
   j["messages"] = result.messages_sent;
   if (sc.workload.enabled) {
@@ -94,7 +128,7 @@ std::vector<OutputFile> run_outputs(const Scenario& sc, const SimulationResult& 
   const auto steps = summarize(result);
   std::vector<OutputFile> files = {{"resolved.yaml", resolved_yaml(sc)},
                                    {"summary.json", summary_json(sc, result, steps)},
-                                   {"steps.csv", steps_csv(steps)}};
+                                   {"steps.csv", steps_csv(steps, bus_bandwidth(sc))}};
   files.insert(files.end(), result.extra_files.begin(), result.extra_files.end());
   return files;
 }
@@ -114,6 +148,13 @@ std::string human_summary(const Scenario& sc, const SimulationResult& result, co
     const Evaluation& e = result.evaluations.back();
     out += fmt::format("  held-out loss after step {}: {:.6g}{}\n", e.step, e.loss,
                        e.accuracy ? fmt::format(", accuracy {:.4f}", *e.accuracy) : std::string());
+    const WorkloadOptions w = workload_options(sc.workload.params);
+    if (w.target_loss) {
+      const auto t = time_to_target(steps, *w.target_loss);
+      out += t ? fmt::format("  target loss {:.6g} reached at {} simulated\n", *w.target_loss,
+                             units::format_duration(*t))
+               : fmt::format("  target loss {:.6g} not reached in {} steps\n", *w.target_loss, sc.steps);
+    }
   }
   std::string names;
   for (const auto& file : files) names += (names.empty() ? "" : ", ") + file.first;

@@ -15,6 +15,8 @@ std::vector<StepSummary> summarize_steps(const StepLog& log) {
       row.end_time_s = std::max(row.end_time_s, rec.agg_end);
       row.compute_time_s = std::max(row.compute_time_s, rec.compute_end - rec.start);
       row.comm_time_s = std::max(row.comm_time_s, rec.agg_end - rec.agg_start);
+      row.exposed_comm_time_s =
+          std::max(row.exposed_comm_time_s, rec.agg_end - std::max(rec.compute_end, rec.agg_start));
       row.bytes_sent += rec.bytes_sent;
       row.messages_sent += rec.messages_sent;
     }

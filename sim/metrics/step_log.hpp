@@ -39,6 +39,9 @@ struct StepSummary {
   double step_time_s = 0;     // end_time_s minus the previous step's end_time_s (0 before step 0)
   double compute_time_s = 0;  // slowest rank's gradient computation
   double comm_time_s = 0;     // slowest rank's time inside aggregation
+  // Slowest rank's aggregation time not hidden behind its compute: from the later of compute end
+  // and aggregation start to aggregation end (equals comm_time_s when nothing overlaps).
+  double exposed_comm_time_s = 0;
   std::uint64_t bytes_sent = 0;
   std::uint64_t messages_sent = 0;
   // Held-out evaluation of the averaged model, on evaluated steps of workload runs.

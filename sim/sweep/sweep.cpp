@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "sim/core/error.hpp"
+#include "sim/core/random.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/scenario/yaml_reader.hpp"
 
@@ -89,9 +90,62 @@ struct SweepBlock {
   std::string name;
   std::string out;
   std::vector<Axis> axes;
+  int repeat = 1;
+  std::uint64_t base_seed = 1;
 };
 
-SweepBlock read_block(const std::string& text, const std::string& label) {
+// Splits "v1,v2,[a, b],{k: v}" at the commas outside brackets, braces and quotes.
+std::vector<std::string> split_values(const std::string& text) {
+  std::vector<std::string> out;
+  std::string cur;
+  int depth = 0;
+  char quote = 0;
+  for (char c : text) {
+    if (quote) {
+      quote = c == quote ? 0 : quote;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      out.push_back(cur);
+      cur.clear();
+      continue;
+    }
+    cur += c;
+  }
+  out.push_back(cur);
+  return out;
+}
+
+// One grid axis from `--grid key=v1,v2`.
+Axis command_line_axis(const std::string& spec) {
+  const auto eq = spec.find('=');
+  const std::string where = "--grid " + spec;
+  if (eq == std::string::npos || eq == 0) throw InputError(where + ": expected key.path=value1,value2,...");
+  Axis axis;
+  axis.keys = {spec.substr(0, eq)};
+  const std::string& key = axis.keys[0];
+  if (key.front() == '.' || key.back() == '.' || key.find("..") != std::string::npos)
+    throw InputError(where + ": a swept key must be a key path such as algorithm.name");
+  for (std::string value : split_values(spec.substr(eq + 1))) {
+    while (!value.empty() && value.front() == ' ') value.erase(value.begin());
+    while (!value.empty() && value.back() == ' ') value.pop_back();
+    if (value.empty()) throw InputError(where + ": empty value (values are separated by commas)");
+    YAML::Node node;
+    try {
+      node = YAML::Load(value);
+    } catch (const YAML::Exception& e) {
+      throw InputError(fmt::format("{}: value '{}' is not valid YAML: {}", where, value, e.msg));
+    }
+    axis.rows.push_back({{flow_text(node), where}});
+  }
+  return axis;
+}
+
+SweepBlock read_block(const std::string& text, const std::string& label, const SweepExtras& extras) {
   YAML::Node doc;
   try {
     doc = YAML::Load(text);
@@ -102,14 +156,32 @@ SweepBlock read_block(const std::string& text, const std::string& label) {
   auto source = std::make_shared<YamlSource>();
   source->file = label;
   const YamlValue top(doc, "", source);
+  const bool from_command_line = !extras.grid.empty() || extras.repeat > 0;
   if (!doc.IsMap()) top.fail("a sweep file must be a scenario mapping with a 'sweep:' block");
-  if (!doc["sweep"])
-    top.fail("no 'sweep:' block (a sweep file is a scenario plus sweep: {grid: ..., zip: ...})");
+  if (!doc["sweep"] && !from_command_line)
+    top.fail("no 'sweep:' block (a sweep file is a scenario plus sweep: {grid: ..., zip: ...}; or give "
+             "the axes on the command line: --grid key=v1,v2 [--repeat N])");
 
   SweepBlock block;
   block.name = doc["name"] && doc["name"].IsScalar() ? doc["name"].Scalar() : fs::path(label).stem().string();
+  if (doc["seed"] && doc["seed"].IsScalar()) {
+    try {
+      block.base_seed = doc["seed"].as<std::uint64_t>();
+    } catch (const YAML::Exception&) {
+      // the loader reports a bad seed with its location when the points are checked
+    }
+  }
+  for (const auto& spec : extras.grid) block.axes.push_back(command_line_axis(spec));
+  if (!doc["sweep"]) {
+    block.repeat = std::max(1, extras.repeat);
+    if (block.axes.empty() && block.repeat == 1)
+      throw InputError(label + ": --repeat 1 and no --grid: nothing to sweep");
+    return block;
+  }
   YamlMap sweep(top.child("sweep"));
   if (auto v = sweep.get("out")) block.out = v->scalar();
+  if (auto v = sweep.get("repeat")) block.repeat = static_cast<int>(v->integer(1, 100000));  // runs per point
+  if (extras.repeat > 0) block.repeat = extras.repeat;
   if (auto grid = sweep.get("grid")) {
     YamlMap checked(*grid);
     for (const auto& [key, value] : entries(*grid)) {
@@ -127,14 +199,18 @@ SweepBlock read_block(const std::string& text, const std::string& label) {
     }
   }
   sweep.finish();
-  if (block.axes.empty()) sweep.value().fail("needs 'grid:' and/or 'zip:' with at least one swept key");
+  if (block.axes.empty() && block.repeat == 1)
+    sweep.value().fail("needs 'grid:' and/or 'zip:' with at least one swept key, or 'repeat:'");
 
   std::map<std::string, std::string> seen;
   for (const auto& axis : block.axes)
     for (const auto& key : axis.keys)
       if (!seen.emplace(key, key).second)
         sweep.value().fail(
-            fmt::format("key '{}' is swept twice (in grid and zip, or in two zip groups)", key));
+            fmt::format("key '{}' is swept twice (in grid and zip, in two zip groups, or also by --grid)", key));
+  if (block.repeat > 1 && seen.count("seed"))
+    sweep.value().fail("'seed' is swept and 'repeat' is set: repetitions take their seeds from the base "
+                       "seed, so use one or the other");
   return block;
 }
 
@@ -161,11 +237,23 @@ std::string locate_overrides(std::string message, const std::vector<std::string>
 }
 
 Sweep header_of(const SweepBlock& block, const std::string& label) {
+  std::map<std::string, int> seen;
+  for (const auto& axis : block.axes)
+    for (const auto& key : axis.keys) {
+      if (++seen[key] > 1)
+        throw InputError(fmt::format("{}: key '{}' is swept twice (in the file and by --grid, or twice by --grid)",
+                                     label, key));
+      if (key == "seed" && block.repeat > 1)
+        throw InputError(fmt::format("{}: 'seed' is swept and repetitions are asked for: repetitions take "
+                                     "their seeds from the base seed, so use one or the other",
+                                     label));
+    }
   Sweep sweep;
   sweep.file = label;
   sweep.name = block.name;
   sweep.default_out = block.out.empty() ? "out/" + block.name : block.out;
   for (const auto& axis : block.axes) sweep.keys.insert(sweep.keys.end(), axis.keys.begin(), axis.keys.end());
+  sweep.repeat = block.repeat;
   return sweep;
 }
 
@@ -184,28 +272,37 @@ std::string describe_point(const Sweep& sweep, const SweepPoint& point) {
   std::string out;
   for (std::size_t k = 0; k < sweep.keys.size() && k < point.values.size(); ++k)
     out += fmt::format("{}{}={}", out.empty() ? "" : ", ", sweep.keys[k], point.values[k]);
+  if (sweep.repeat > 1) out += fmt::format("{}repeat {}", out.empty() ? "" : ", ", point.repeat);
   return out;
 }
 
-Sweep read_sweep_header(const std::string& file) {
-  return header_of(read_block(read_text(file), file), file);
+std::uint64_t repetition_seed(std::uint64_t base, int r) {
+  if (r == 0) return base;
+  // Kept below 2^53 so the seed survives any JSON reader as an exact number.
+  return splitmix64(splitmix64(base) ^ (0x5265706561745eedULL + static_cast<std::uint64_t>(r))) >> 11;
 }
 
-Sweep expand_sweep(const std::string& file) {
-  return expand_sweep_text(read_text(file), file);
+Sweep read_sweep_header(const std::string& file, const SweepExtras& extras) {
+  return header_of(read_block(read_text(file), file, extras), file);
 }
 
-Sweep expand_sweep_text(const std::string& text, const std::string& label) {
-  const SweepBlock block = read_block(text, label);
+Sweep expand_sweep(const std::string& file, const SweepExtras& extras) {
+  return expand_sweep_text(read_text(file), file, extras);
+}
+
+Sweep expand_sweep_text(const std::string& text, const std::string& label, const SweepExtras& extras) {
+  const SweepBlock block = read_block(text, label, extras);
   Sweep sweep = header_of(block, label);
-  std::size_t total = 1;
+  std::size_t total = static_cast<std::size_t>(block.repeat);
   for (const auto& axis : block.axes) total *= axis.rows.size();
 
   std::map<std::string, int> index_of_id;
   std::vector<std::size_t> digit(block.axes.size(), 0);
+  int repetition = 0;
   for (std::size_t n = 0; n < total; ++n) {
     SweepPoint point;
     point.index = static_cast<int>(n);
+    point.repeat = repetition;
     std::vector<const SweepValue*> values;
     for (std::size_t a = 0; a < block.axes.size(); ++a) {
       const Axis& axis = block.axes[a];
@@ -216,8 +313,10 @@ Sweep expand_sweep_text(const std::string& text, const std::string& label) {
         point.overrides.push_back(axis.keys[k] + "=" + v.text);
       }
     }
+    std::vector<std::string> overrides = point.overrides;
+    if (block.repeat > 1) overrides.push_back(fmt::format("seed={}", repetition_seed(block.base_seed, repetition)));
     try {
-      point.resolved = resolved_yaml(load_sweep_point_text(text, label, point.overrides));
+      point.resolved = resolved_yaml(load_sweep_point_text(text, label, overrides));
     } catch (const InputError& e) {
       throw InputError(fmt::format("{}\n  in sweep point {} of {} ({})",
                                    locate_overrides(e.what(), point.overrides, values), n + 1, total,
@@ -233,7 +332,9 @@ Sweep expand_sweep_text(const std::string& text, const std::string& label) {
           label, other.index + 1, describe_point(sweep, other), n + 1, describe_point(sweep, point)));
     }
     sweep.points.push_back(std::move(point));
-    // Advance the counter, last axis fastest.
+    // Advance the counter: repetitions fastest, then the last axis.
+    if (++repetition < block.repeat) continue;
+    repetition = 0;
     for (std::size_t a = block.axes.size(); a-- > 0;) {
       if (++digit[a] < block.axes[a].rows.size()) break;
       digit[a] = 0;

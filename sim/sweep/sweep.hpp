@@ -8,11 +8,13 @@
 //     zip:                       # lists varied together (equal lengths); or a list of such groups
 //       model.size: [1MB, 100MB]
 //       steps: [20, 5]
+//     repeat: 3                  # optional: each point with 3 seeds derived from the base seed
 //     out: out/my-sweep          # optional default output folder (else out/<name>)
 //
 // Each point is the base scenario with one value per swept key applied as a `--set` override, and
 // is fully checked at expansion time. Its id is a hash of its resolved scenario, so it is stable
 // across runs and machines and changes whenever anything that affects the run changes.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,7 @@ struct SweepPoint {
   std::vector<std::string> values;     // one per Sweep::keys, as YAML (flow style) text
   std::vector<std::string> overrides;  // "key=value", as for --set
   std::string resolved;                // the point's resolved scenario (YAML)
+  int repeat = 0;                      // which repetition (0 .. Sweep::repeat - 1)
 };
 
 struct Sweep {
@@ -31,14 +34,25 @@ struct Sweep {
   std::string name;               // the base scenario's name
   std::string default_out;        // sweep.out, else out/<name>
   std::vector<std::string> keys;  // swept key paths: grid keys, then zip keys
+  int repeat = 1;                 // runs per combination of swept values, each with its own seed
   std::vector<SweepPoint> points;
 };
 
+// Sweep axes given on the command line (`--grid key=v1,v2 --repeat N`): added to the file's
+// sweep block, or making a sweep of a plain scenario.
+struct SweepExtras {
+  std::vector<std::string> grid;  // "key=v1,v2,..." (values are YAML; commas inside [] or {} stay)
+  int repeat = 0;                 // 0: the file's (default 1)
+};
+
+// The seed of repetition r of a scenario whose seed is `base`: r = 0 keeps it, others are derived.
+std::uint64_t repetition_seed(std::uint64_t base, int r);
+
 // Reads the sweep block only (name, keys, output folder): no point is loaded or checked.
-Sweep read_sweep_header(const std::string& file);
+Sweep read_sweep_header(const std::string& file, const SweepExtras& extras = {});
 // Reads, expands and checks every point. Throws InputError ("file:line:col: ..." or naming the point).
-Sweep expand_sweep(const std::string& file);
-Sweep expand_sweep_text(const std::string& text, const std::string& label);
+Sweep expand_sweep(const std::string& file, const SweepExtras& extras = {});
+Sweep expand_sweep_text(const std::string& text, const std::string& label, const SweepExtras& extras = {});
 
 // Stable 12-hex-digit id of a resolved scenario text (64-bit FNV-1a).
 std::string point_id(const std::string& resolved_yaml);

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "sim/sweep/numeric_columns.hpp"
+
 namespace aggsim {
 
 namespace fs = std::filesystem;
@@ -84,24 +86,29 @@ bool SweepFolder::failed(const std::string& id) const {
 void SweepFolder::write_expansion(const Sweep& sweep) const {
   std::vector<std::string> header = {"index", "id"};
   header.insert(header.end(), sweep.keys.begin(), sweep.keys.end());
+  if (sweep.repeat > 1) header.push_back("repeat");
   header.push_back("scenario");
   std::string csv = csv_row(header);
   nlohmann::ordered_json manifest;
   manifest["sweep"] = sweep.file;
   manifest["name"] = sweep.name;
   manifest["keys"] = sweep.keys;
+  if (sweep.repeat > 1) manifest["repeat"] = sweep.repeat;
   manifest["points"] = nlohmann::ordered_json::array();
   for (const auto& p : sweep.points) {
     const std::string scenario = fs::path("points") / (p.id + ".yaml");
     write_if_changed(point_file(p.id), p.resolved);
     std::vector<std::string> row = {std::to_string(p.index), p.id};
     row.insert(row.end(), p.values.begin(), p.values.end());
+    if (sweep.repeat > 1) row.push_back(std::to_string(p.repeat));
     row.push_back(scenario);
     csv += csv_row(row);
     nlohmann::ordered_json values;
     for (std::size_t k = 0; k < sweep.keys.size(); ++k) values[sweep.keys[k]] = p.values[k];
-    manifest["points"].push_back(
-        {{"index", p.index}, {"id", p.id}, {"values", values}, {"scenario", scenario}});
+    nlohmann::ordered_json entry = {{"index", p.index}, {"id", p.id}, {"values", values}};
+    if (sweep.repeat > 1) entry["repeat"] = p.repeat;
+    entry["scenario"] = scenario;
+    manifest["points"].push_back(entry);
   }
   write_if_changed(root_ / "manifest.csv", csv);
   write_if_changed(root_ / "manifest.json", manifest.dump(2) + "\n");
@@ -143,8 +150,19 @@ std::string SweepFolder::merge(const Sweep& sweep) const {
           std::find(sweep.keys.begin(), sweep.keys.end(), item.key()) == sweep.keys.end())
         fields.push_back(item.key());
   }
+  // Each swept key's values as written, then (for quantities with units) the same in SI base units.
+  std::vector<std::optional<NumericColumn>> numeric(sweep.keys.size());
+  for (std::size_t k = 0; k < sweep.keys.size(); ++k) {
+    std::vector<std::string> values;
+    for (const auto& p : sweep.points) values.push_back(p.values[k]);
+    numeric[k] = numeric_column(sweep.keys[k], values);
+  }
   std::vector<std::string> header = {"id", "status"};
-  header.insert(header.end(), sweep.keys.begin(), sweep.keys.end());
+  for (std::size_t k = 0; k < sweep.keys.size(); ++k) {
+    header.push_back(sweep.keys[k]);
+    if (numeric[k]) header.push_back(numeric[k]->name);
+  }
+  if (sweep.repeat > 1) header.push_back("repeat");
   header.insert(header.end(), fields.begin(), fields.end());
   header.push_back("error");
   std::string csv = csv_row(header);
@@ -156,7 +174,11 @@ std::string SweepFolder::merge(const Sweep& sweep) const {
     failed_count += is_failed;
     pending += !is_done && !is_failed;
     std::vector<std::string> row = {p.id, is_done ? "done" : is_failed ? "failed" : "pending"};
-    row.insert(row.end(), p.values.begin(), p.values.end());
+    for (std::size_t k = 0; k < sweep.keys.size(); ++k) {
+      row.push_back(p.values[k]);
+      if (numeric[k]) row.push_back(numeric[k]->cells[i]);
+    }
+    if (sweep.repeat > 1) row.push_back(std::to_string(p.repeat));
     for (const auto& f : fields) row.push_back(summaries[i].contains(f) ? json_cell(summaries[i][f]) : "");
     row.push_back(is_failed ? error_summary(read_text_file(failure_log(p.id))) : "");
     csv += csv_row(row);

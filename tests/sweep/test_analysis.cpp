@@ -2,6 +2,9 @@
 #include <fmt/format.h>
 
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <map>
+#include <set>
 
 #include "sweep_support.hpp"
 
@@ -79,11 +82,15 @@ TEST_CASE("report.py renders the breakdown and scaling figures of a real sweep i
   {
     INFO("with a loss column, loss vs time and bytes vs final loss are drawn too");
     for (const auto& e : fs::directory_iterator(out / "runs")) {
-      const auto rows = read_csv(e.path() / "steps.csv");
-      std::string text = "step,step_time_s,comm_time_s,compute_time_s,end_time_s,bytes_sent,messages,loss\n";
-      for (std::size_t i = 1; i < rows.size(); ++i) {
-        for (const auto& c : rows[i]) text += c + ",";
-        text += fmt::format("{}\n", 1.0 / static_cast<double>(i));
+      auto rows = read_csv(e.path() / "steps.csv");
+      const int loss = column(rows, "loss");
+      REQUIRE(loss >= 0);
+      std::string text;
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        rows[i].resize(rows[0].size());  // trailing empty cells
+        if (i > 0) rows[i][static_cast<std::size_t>(loss)] = fmt::format("{}", 1.0 / static_cast<double>(i));
+        for (std::size_t c = 0; c < rows[i].size(); ++c) text += (c ? "," : "") + rows[i][c];
+        text += "\n";
       }
       write_file(e.path() / "steps.csv", text);
     }
@@ -102,4 +109,230 @@ TEST_CASE("report.py renders the breakdown and scaling figures of a real sweep i
                    log) == 0);
     check_png(dir / "run.png");
   }
+}
+
+namespace {
+
+// Rows of a CSV whose cells may be quoted (RFC 4180, as pandas writes them).
+std::vector<std::vector<std::string>> read_quoted_csv(const fs::path& csv) {
+  std::vector<std::vector<std::string>> rows(1);
+  std::string cell;
+  bool quoted = false;
+  const std::string text = read_file(csv);
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') cell += '"', ++i;
+      else if (c == '"') quoted = false;
+      else cell += c;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      rows.back().push_back(cell), cell.clear();
+    } else if (c == '\n') {
+      rows.back().push_back(cell), cell.clear();
+      rows.emplace_back();
+    } else if (c != '\r') {
+      cell += c;
+    }
+  }
+  if (rows.back().empty()) rows.pop_back();
+  return rows;
+}
+
+// figures/<name>.csv as one map per row.
+std::vector<std::map<std::string, std::string>> figure_data(const fs::path& csv) {
+  const auto rows = read_quoted_csv(csv);
+  std::vector<std::map<std::string, std::string>> out;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    std::map<std::string, std::string> row;
+    for (std::size_t c = 0; c < rows[0].size() && c < rows[i].size(); ++c) row[rows[0][c]] = rows[i][c];
+    out.push_back(row);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("bandwidths in GBps and Gbps reach the plots as numbers, in their natural order", "[analysis]") {
+  std::string why;
+  if (!python_ready(why)) {
+    WARN(why);
+    return;
+  }
+  const auto dir = fresh_dir("units");
+  // Bytes and bits mixed, written out of order: 1 GB/s = 8 Gb/s, 25 GB/s = 200 Gb/s.
+  write_file(dir / "sweep.yaml",
+             small_sweep("  grid:\n    platform.bandwidth: [1GBps, 10GBps, 25Gbps, 100Gbps, 25GBps]\n"
+                         "    ranks: [16, 4, 8]\n"));
+  const fs::path out = dir / "out";
+  REQUIRE(run_aggsim({"sweep", "run", "sweep.yaml", "--jobs", "2", "--out", out.string()}, dir).exit_code == 0);
+
+  const auto results = read_csv(out / "results.csv");
+  const int written = column(results, "platform.bandwidth"), si = column(results, "platform.bandwidth_Bps");
+  REQUIRE(si == written + 1);  // the SI column sits beside the value as written
+  const std::map<std::string, double> bytes_per_s = {
+      {"1GBps", 1e9}, {"10GBps", 1e10}, {"25Gbps", 25e9 / 8}, {"100Gbps", 100e9 / 8}, {"25GBps", 25e9}};
+  for (std::size_t i = 1; i < results.size(); ++i)
+    CHECK(std::stod(results[i][si]) == bytes_per_s.at(results[i][written]));
+  CHECK(column(results, "ranks_bytes") == -1);  // plain numbers need no second column
+
+  std::string log;
+  REQUIRE(python("report.py " + shell_quote(out.string()), log) == 0);
+  INFO(log);
+  const auto plotted = figure_data(out / "figures/versus_platform_bandwidth.csv");
+  REQUIRE(plotted.size() == 15);
+  std::vector<double> xs;
+  for (const auto& row : plotted) {
+    if (row.at("line") == "ranks=4") xs.push_back(std::stod(row.at("x")));
+    // alpha-beta ring: 2(p-1)(a + S/(p b)) per step, whatever unit the bandwidth was written in;
+    // a = 2 us (two 1 us links per route).
+    const double p = std::stod(row.at("line").substr(6)), b = std::stod(row.at("x")) / 8e-9;
+    CHECK(std::stod(row.at("mean_ms")) == Approx(2 * (p - 1) * (2e-6 + 1e6 / (p * b)) * 1e3).epsilon(1e-6));
+  }
+  CHECK(xs == std::vector<double>{8, 25, 80, 100, 200});  // Gb/s, increasing: no sawtooth
+  // Lines in natural order of ranks (4, 8, 16), not as text (16, 4, 8).
+  CHECK(plotted.front().at("line") == "ranks=4");
+  CHECK(plotted.back().at("line") == "ranks=16");
+  // The breakdown's bars: bandwidths by value (bits and bytes alike), then ranks by value.
+  std::vector<std::string> labels, expected;
+  for (const auto& bar : figure_data(out / "figures/breakdown.csv")) labels.push_back(bar.at("label"));
+  for (const char* bw : {"1GBps", "25Gbps", "10GBps", "100Gbps", "25GBps"})
+    for (const char* p : {"4", "8", "16"}) expected.push_back(fmt::format("bandwidth={}, ranks={}", bw, p));
+  CHECK(labels == expected);
+}
+
+TEST_CASE("the breakdown never draws a bar taller than the step", "[analysis]") {
+  std::string why;
+  if (!python_ready(why)) {
+    WARN(why);
+    return;
+  }
+  // DDP buckets overlapping the backward pass: compute + aggregation exceed the step.
+  const auto dir = fresh_dir("breakdown");
+  const std::string scenario = fmt::format(R"(name: overlap
+ranks: 4
+steps: 3
+platform: {{topology: cluster, hosts: 4, bandwidth: 10Gbps, latency: 1us, speed: 10Tf}}
+network: alpha_beta
+model: {{layers: {}/scenarios/models/resnet50.yaml, batch: 32, math: off}}
+algorithm: {{name: ring_allreduce, granularity: layer, bucket: 25MB}}
+)",
+                                           AGGSIM_SOURCE_DIR);
+  write_file(dir / "s.yaml", scenario);
+  REQUIRE(run_aggsim({"run", "s.yaml", "--out", "run", "-q"}, dir).exit_code == 0);
+  std::string log;
+  REQUIRE(python(fmt::format("plot.py breakdown {} -o {}", shell_quote((dir / "run").string()),
+                             shell_quote((dir / "b.png").string())),
+                 log) == 0);
+  check_png(dir / "b.png");
+  const auto steps = read_csv(dir / "run/steps.csv");
+  const auto bars = figure_data(dir / "b.csv");
+  REQUIRE(bars.size() == 3);
+  bool overlapped = false;
+  for (std::size_t s = 0; s < bars.size(); ++s) {
+    const auto& bar = bars[s];
+    const double step = std::stod(steps[s + 1][column(steps, "step_time_s")]);
+    const double compute = std::stod(steps[s + 1][column(steps, "compute_time_s")]);
+    const double comm = std::stod(steps[s + 1][column(steps, "comm_time_s")]);
+    CHECK(compute + comm > step);  // stacking both, as before, would overshoot the step
+    const double height =
+        std::stod(bar.at("compute_s")) + std::stod(bar.at("exposed_comm_s")) + std::stod(bar.at("other_s"));
+    CHECK(height == Approx(step).epsilon(1e-9));
+    overlapped = overlapped || std::stod(bar.at("overlap_s")) > 0;
+  }
+  CHECK(overlapped);
+}
+
+TEST_CASE("repetitions: every run kept, the report shows their mean and 95 % interval", "[analysis]") {
+  std::string why;
+  if (!python_ready(why)) {
+    WARN(why);
+    return;
+  }
+  // Lognormal stragglers make the step time depend on the seed.
+  const auto dir = fresh_dir("repeat");
+  write_file(dir / "sweep.yaml", fmt::format(R"(name: repeat
+seed: 5
+ranks: 4
+steps: 2
+platform: {{topology: cluster, hosts: 4, bandwidth: 10Gbps, latency: 1us, speed: 1Gf}}
+network: alpha_beta
+model: {{layers: {}/scenarios/models/lenet.yaml, batch: 32, math: off}}
+algorithm: {{name: ring_allreduce}}
+compute: {{straggler: {{distribution: lognormal, sigma: 0.5}}}}
+sweep:
+  grid:
+    ranks: [2, 4]
+  repeat: 3
+)",
+                                             AGGSIM_SOURCE_DIR));
+  const fs::path out = dir / "out";
+  REQUIRE(run_aggsim({"sweep", "run", "sweep.yaml", "--jobs", "2", "--out", out.string()}, dir).exit_code == 0);
+  const auto results = read_csv(out / "results.csv");
+  REQUIRE(results.size() == 7);
+  const int rep = column(results, "repeat"), seed = column(results, "seed"), mean = column(results, "mean_step_time_s");
+  REQUIRE(rep >= 0);
+  std::set<std::string> seeds;
+  std::map<std::string, std::vector<double>> times;  // ranks -> the three runs' mean step times
+  for (std::size_t i = 1; i < results.size(); ++i) {
+    seeds.insert(results[i][seed]);
+    times[results[i][column(results, "ranks")]].push_back(std::stod(results[i][mean]));
+  }
+  CHECK(seeds.size() == 3);  // the same three seeds for both rank counts
+  std::string log;
+  REQUIRE(python("report.py " + shell_quote(out.string()), log) == 0);
+  INFO(log);
+  const auto plotted = figure_data(out / "figures/versus_ranks.csv");
+  REQUIRE(plotted.size() == 2);
+  for (const auto& row : plotted) {
+    const auto& t = times.at(row.at("x") == "2.0" || row.at("x") == "2" ? "2" : "4");
+    const double m = (t[0] + t[1] + t[2]) / 3;
+    double ss = 0;
+    for (double v : t) ss += (v - m) * (v - m);
+    // Student's t for 2 degrees of freedom: 4.302652729911275.
+    const double half = 4.302652729911275 * std::sqrt(ss / 2) / std::sqrt(3.0);
+    CHECK(row.at("runs") == "3");
+    CHECK(std::stod(row.at("mean_ms")) == Approx(m * 1e3).epsilon(1e-9));
+    CHECK(std::stod(row.at("ci95_ms")) == Approx(half * 1e3).epsilon(1e-6));
+    CHECK(half > 0);
+  }
+}
+
+TEST_CASE("the report renders in headless Chromium with its figures drawn", "[analysis][chromium]") {
+  std::string why;
+  if (!python_ready(why)) {
+    WARN(why);
+    return;
+  }
+  const char* chromium = "/usr/bin/chromium";
+  if (!fs::exists(chromium)) {
+    WARN("SKIPPED: /usr/bin/chromium is missing (Debian package chromium, installed by .ci/setup)");
+    return;
+  }
+  const auto dir = fresh_dir("chromium");
+  write_file(dir / "sweep.yaml", small_sweep("  grid:\n    ranks: [2, 4, 8]\n    model.size: [1MB, 4MB]\n"));
+  const fs::path out = dir / "out";
+  REQUIRE(run_aggsim({"sweep", "run", "sweep.yaml", "--jobs", "2", "--out", out.string()}, dir).exit_code == 0);
+  std::string log;
+  REQUIRE(python("report.py " + shell_quote(out.string()), log) == 0);
+  // The flags keep Chromium off the network and out of the user's profile.
+  const fs::path shot = dir / "report.png";
+  const std::string cmd = fmt::format(
+      "{} --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking "
+      "--disable-component-update --disable-sync --user-data-dir={} --window-size=1200,3000 "
+      "--screenshot={} file://{} > {} 2>&1",
+      chromium, shell_quote((dir / "profile").string()), shell_quote(shot.string()),
+      shell_quote((out / "report.html").string()), shell_quote((dir / "chromium.log").string()));
+  INFO(read_file(dir / "chromium.log"));
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  check_png(shot, 50000);
+  // Drawn, not blank: a good share of the page's pixels are not white (figures and table).
+  const std::string measure = fmt::format(
+      "-c \"import matplotlib.image as m; a = m.imread('{}')[..., :3]; print((a.min(axis=2) < 0.9).mean())\"",
+      shot.string());
+  REQUIRE(std::system(fmt::format("{} {} > {} 2>&1", kPython, measure, shell_quote((dir / "ink").string())).c_str()) ==
+          0);
+  const double ink = std::stod(read_file(dir / "ink"));
+  CHECK(ink > 0.05);
 }

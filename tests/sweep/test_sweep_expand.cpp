@@ -1,5 +1,6 @@
 // Sweep expansion: point counts and order, stable ids, and clear errors for bad sweeps.
 #include <catch2/catch.hpp>
+#include <map>
 #include <set>
 
 #include "sim/core/error.hpp"
@@ -168,4 +169,48 @@ TEST_CASE("the sbatch script's array stays within MaxArraySize by raising the ch
   options.chunk = 1;
   options.max_array_size = 1001;
   CHECK(sbatch_script(sweep, folder, options).tasks == 7);
+}
+
+TEST_CASE("command-line grid axes and repetitions turn any scenario into a sweep", "[sweep][grid]") {
+  std::string plain = small_sweep("  grid: {ranks: [2]}\n");
+  plain = plain.substr(0, plain.find("sweep:"));  // a scenario with no sweep block
+  SweepExtras extras;
+  extras.grid = {"ranks=2,4", "algorithm={name: ring_allreduce, op: sum}, {name: tree_allreduce, op: avg}"};
+  extras.repeat = 3;
+  const Sweep sweep = expand_sweep_text(plain, "plain.yaml", extras);
+  REQUIRE(sweep.keys == std::vector<std::string>{"ranks", "algorithm"});
+  REQUIRE(sweep.repeat == 3);
+  REQUIRE(sweep.points.size() == 2 * 2 * 3);  // commas inside {...} do not split values
+  std::set<std::string> ids;
+  std::map<int, std::set<std::uint64_t>> seeds_by_repeat;
+  for (const auto& p : sweep.points) {
+    ids.insert(p.id);
+    CHECK(p.repeat == p.index % 3);  // repetitions vary fastest
+    const Scenario sc = load_scenario_text(p.resolved, "p.yaml");
+    seeds_by_repeat[p.repeat].insert(sc.seed);
+    if (p.repeat == 0) CHECK(sc.seed == 5);  // the scenario's own seed first
+  }
+  CHECK(ids.size() == sweep.points.size());
+  for (const auto& [r, seeds] : seeds_by_repeat) CHECK(seeds.size() == 1);  // same seed at every value
+  CHECK(*seeds_by_repeat[1].begin() != *seeds_by_repeat[2].begin());
+  CHECK(*seeds_by_repeat[1].begin() == repetition_seed(5, 1));
+  // The same seeds on every expansion: a rerun resumes the same points.
+  CHECK(expand_sweep_text(plain, "plain.yaml", extras).points.back().id == sweep.points.back().id);
+}
+
+TEST_CASE("repetitions refuse a swept seed, and --grid refuses a key the file already sweeps", "[sweep][grid]") {
+  CHECK_THAT(expand_error(small_sweep("  grid: {seed: [1, 2]}\n  repeat: 2\n")),
+             Catch::Contains("'seed' is swept and 'repeat' is set"));
+  SweepExtras extras;
+  extras.grid = {"ranks=2,4"};
+  try {
+    expand_sweep_text(small_sweep("  grid: {ranks: [2, 8]}\n"), "s.yaml", extras);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("key 'ranks' is swept twice"));
+  }
+  extras.grid = {"ranks"};
+  CHECK_THROWS_WITH(expand_sweep_text(small_sweep("  grid: {steps: [1, 2]}\n"), "s.yaml", extras),
+                    Catch::Contains("--grid ranks: expected key.path=value1,value2"));
+  CHECK_THAT(expand_error(small_sweep("  grid: {ranks: [2]}\n  repeat: 0\n")), Catch::Contains("repeat"));
 }

@@ -120,11 +120,12 @@ TEST_CASE("a training run writes loss columns and time to target", "[workload][o
   REQUIRE(rows.size() == 10);
   CHECK(rows[0] == std::vector<std::string>{"step", "step_time_s", "comm_time_s", "compute_time_s",
                                             "end_time_s", "bytes_sent", "messages", "loss", "accuracy",
-                                            "consensus_distance"});
+                                            "consensus_distance", "exposed_comm_time_s", "algbw_GBps",
+                                            "busbw_GBps"});
   std::optional<double> first_hit;
   for (int s = 0; s < 9; ++s) {
     const auto& row = rows[static_cast<std::size_t>(s + 1)];
-    REQUIRE(row.size() == 10);
+    REQUIRE(row.size() == 13);
     const bool evaluated = s % 3 == 2;
     CHECK(row[7].empty() == !evaluated);
     CHECK(row[8].empty() == !evaluated);
