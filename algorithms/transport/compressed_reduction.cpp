@@ -3,7 +3,7 @@
 // reducing payload.values element-wise and decoding once equals decoding each and reducing, because
 // decoding is linear in the values. The inner collective sees a flat gradient of
 // ceil(wire_bytes / 4) fp32 elements, so its wire traffic is the encoding's size.
-#include "algorithms/centralized/compressed_reduction.hpp"
+#include "algorithms/transport/compressed_reduction.hpp"
 
 #include <stdexcept>
 

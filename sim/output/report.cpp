@@ -1,4 +1,4 @@
-#include "sim/metrics/report.hpp"
+#include "sim/output/report.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

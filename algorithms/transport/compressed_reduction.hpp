@@ -2,7 +2,7 @@
 // Compressed payloads on any reducing collective, written once for all of them.
 #include <memory>
 
-#include "algorithms/aggregator.hpp"
+#include "sim/api/aggregator.hpp"
 #include "algorithms/compression/compressor.hpp"
 
 namespace aggsim {

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "sim/engine/simulation.hpp"
-#include "sim/metrics/run_folder.hpp"
+#include "sim/output/run_folder.hpp"
 
 namespace aggsim {
 

@@ -8,8 +8,8 @@
 #include <memory>
 #include <vector>
 
-#include "algorithms/rank_context.hpp"
-#include "algorithms/reduce_op.hpp"
+#include "sim/api/rank_context.hpp"
+#include "sim/api/reduce_op.hpp"
 
 namespace aggsim {
 

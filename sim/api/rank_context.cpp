@@ -1,4 +1,4 @@
-#include "algorithms/rank_context.hpp"
+#include "sim/api/rank_context.hpp"
 
 namespace aggsim {
 

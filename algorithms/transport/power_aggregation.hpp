@@ -1,7 +1,7 @@
 #pragma once
 #include <memory>
 
-#include "algorithms/aggregator.hpp"
+#include "sim/api/aggregator.hpp"
 #include "algorithms/compression/powersgd.hpp"
 
 namespace aggsim {

@@ -1,4 +1,4 @@
-#include "algorithms/reduce_op.hpp"
+#include "sim/api/reduce_op.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -10,11 +10,11 @@
 // the matrices where factors are no smaller than the matrix travel dense alongside P (PyTorch's
 // PowerSGD hook all-reduces them uncompressed); a bucket with nothing to factor goes through the
 // collective dense. The math runs on the proxy viewed as one matrix.
-#include "algorithms/centralized/power_aggregation.hpp"
+#include "algorithms/transport/power_aggregation.hpp"
 
 #include <stdexcept>
 
-#include "algorithms/compression/error_feedback.hpp"
+#include "algorithms/memory/error_feedback.hpp"
 #include "algorithms/compression/low_rank.hpp"
 #include "sim/core/error.hpp"
 

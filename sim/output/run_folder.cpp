@@ -1,4 +1,4 @@
-#include "sim/metrics/run_folder.hpp"
+#include "sim/output/run_folder.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "algorithms/compression/error_feedback.hpp"
+#include "algorithms/memory/error_feedback.hpp"
 
 #include "algorithms/registry.hpp"
 
