@@ -1,6 +1,6 @@
 #include "algorithms/registry.hpp"
 
-#include "algorithms/centralized/compressed_reduction.hpp"
+#include "algorithms/transport/compressed_reduction.hpp"
 
 namespace aggsim {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "algorithms/aggregator.hpp"
+#include "sim/api/aggregator.hpp"
 #include "algorithms/compression/compressor.hpp"
 #include "sim/core/params.hpp"
 

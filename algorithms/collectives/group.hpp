@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "algorithms/aggregator.hpp"
-#include "algorithms/partition.hpp"
+#include "sim/api/aggregator.hpp"
+#include "sim/api/partition.hpp"
 
 namespace aggsim {
 

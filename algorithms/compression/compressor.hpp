@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "algorithms/aggregator.hpp"
+#include "sim/api/aggregator.hpp"
 #include "sim/comm/payload.hpp"
 #include "sim/core/random.hpp"
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "algorithms/aggregator.hpp"
+#include "sim/api/aggregator.hpp"
 
 namespace aggsim {
 

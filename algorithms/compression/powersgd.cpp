@@ -8,7 +8,7 @@
 // all-reduce P, orthogonalise, all-reduce Q. This compressor serves the other transports.
 #include "algorithms/compression/powersgd.hpp"
 
-#include "algorithms/centralized/power_aggregation.hpp"
+#include "algorithms/transport/power_aggregation.hpp"
 #include "algorithms/compression/low_rank.hpp"
 #include "algorithms/registry.hpp"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <variant>
 
-#include "algorithms/aggregator.hpp"
+#include "sim/api/aggregator.hpp"
 #include "algorithms/registry.hpp"
 
 namespace aggsim {

@@ -7,7 +7,7 @@
 
 #include "algorithms/registry.hpp"
 #include "sim/engine/simulation.hpp"
-#include "sim/metrics/report.hpp"
+#include "sim/output/report.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/scenario/workload_loader.hpp"

@@ -8,7 +8,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/core/error.hpp"
 #include "sim/engine/simulation.hpp"
-#include "sim/metrics/report.hpp"
+#include "sim/output/report.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/sweep/local_runner.hpp"
 #include "sim/sweep/slurm.hpp"

@@ -10,7 +10,7 @@
 #include <simgrid/s4u.hpp>
 #include <vector>
 
-#include "algorithms/aggregator.hpp"
+#include "sim/api/aggregator.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/workload/compute_model.hpp"
 #include "sim/workload/evaluator.hpp"

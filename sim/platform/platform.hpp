@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/rank_context.hpp"
+#include "sim/api/rank_context.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace aggsim {

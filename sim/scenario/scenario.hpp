@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/reduce_op.hpp"
+#include "sim/api/reduce_op.hpp"
 #include "sim/core/params.hpp"
 #include "sim/workload/options.hpp"
 

@@ -14,8 +14,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "algorithms/aggregator.hpp"
-#include "algorithms/partition.hpp"
+#include "sim/api/aggregator.hpp"
+#include "sim/api/partition.hpp"
 #include "sim/workload/options.hpp"
 #include "sim/workload/problem.hpp"
 

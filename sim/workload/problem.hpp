@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/aggregator.hpp"
+#include "sim/api/aggregator.hpp"
 #include "sim/core/random.hpp"
 #include "sim/workload/options.hpp"
 

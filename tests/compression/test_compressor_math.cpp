@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "algorithms/compression/atomo.hpp"
-#include "algorithms/compression/error_feedback.hpp"
+#include "algorithms/memory/error_feedback.hpp"
 #include "compressor_fixture.hpp"
 
 using namespace aggsim;

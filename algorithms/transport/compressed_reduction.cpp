@@ -1,0 +1,42 @@
+// A reducing collective carrying compressed payloads. Valid for summable compressors only: every
+// rank's payload has the same structure (shared-seed random-k: the same indices; fp16: dense), so
+// reducing payload.values element-wise and decoding once equals decoding each and reducing, because
+// decoding is linear in the values. The inner collective sees a flat gradient of
+// ceil(wire_bytes / 4) fp32 elements, so its wire traffic is the encoding's size.
+#include "algorithms/transport/compressed_reduction.hpp"
+
+#include <stdexcept>
+
+namespace aggsim {
+namespace {
+
+class CompressedReduction final : public Aggregator {
+ public:
+  CompressedReduction(std::unique_ptr<Aggregator> collective, std::unique_ptr<Compressor> compressor)
+      : collective_(std::move(collective)), compressor_(std::move(compressor)) {}
+
+  void aggregate(RankContext& ctx, Gradient& grad) override {
+    const TensorDesc t = TensorDesc::of(grad);
+    Payload payload = compress_on_rank(ctx, *compressor_, grad.values, t);
+    Gradient carried = flat_gradient(std::move(payload.values), (payload.wire_bytes + kFloatBytes - 1) / kFloatBytes);
+    collective_->aggregate(ctx, carried);
+    payload.values = std::move(carried.values);
+    charge_decode(ctx, *compressor_, t);
+    grad.values = compressor_->decompress(payload, t);
+  }
+
+ private:
+  std::unique_ptr<Aggregator> collective_;
+  std::unique_ptr<Compressor> compressor_;
+};
+
+}  // namespace
+
+std::unique_ptr<Aggregator> make_compressed_reduction(std::unique_ptr<Aggregator> collective,
+                                                      std::unique_ptr<Compressor> compressor) {
+  if (!compressor->summable())
+    throw std::invalid_argument("a reducing collective can only carry a summable compressor's payloads");
+  return std::make_unique<CompressedReduction>(std::move(collective), std::move(compressor));
+}
+
+}  // namespace aggsim

@@ -1,0 +1,14 @@
+#pragma once
+#include <memory>
+
+#include "sim/api/aggregator.hpp"
+#include "algorithms/compression/powersgd.hpp"
+
+namespace aggsim {
+
+// PowerSGD's aggregation over a reducing collective (mlbench-core's PowerAggregation). Throws
+// InputError unless `op` adds (sum, avg, custom_avg): PowerSGD is linear.
+std::unique_ptr<Aggregator> make_power_aggregation(std::unique_ptr<Aggregator> collective, const ReduceOp& op,
+                                                   PowerSgdOptions options, bool error_feedback);
+
+}  // namespace aggsim

@@ -1,0 +1,109 @@
+#pragma once
+// The interface every aggregation algorithm implements. An Aggregator lives inside one rank's actor
+// (one instance per rank, so it may keep per-rank state such as warm starts or residuals) and is
+// called once per aggregation by every rank.
+#include <Eigen/Core>
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "sim/api/rank_context.hpp"
+#include "sim/api/reduce_op.hpp"
+
+namespace aggsim {
+
+// Matrix shape of a tensor (rows x cols; vectors are n x 1). Low-rank compressors use it.
+struct Shape {
+  std::int64_t rows = 0;
+  std::int64_t cols = 1;
+  std::int64_t size() const { return rows * cols; }
+};
+
+// One modeled tensor of a layer: a weight matrix (rows x cols; convolutions flattened to
+// out x in*kh*kw, as PowerSGD reshapes them), a 1-D parameter vector (bias, norm scale and shift:
+// `vector`, n x 1), or a flat run of unknown structure (n x 1, not `vector`: a model given only by
+// its size), which matrix compressors view as a near-square matrix.
+struct WirePiece {
+  Shape shape;
+  bool vector = false;
+};
+
+// What a gradient stands for on the wire: the modeled pieces it holds (a DDP bucket holds several
+// layers, each a weight matrix and its vectors). Compressors encode each piece by their formula.
+struct WireLayout {
+  std::vector<WirePiece> pieces;
+
+  static WireLayout flat(std::int64_t elements) { return {{{{elements, 1}, false}}}; }
+  static WireLayout matrix(Shape s) { return {{{s, false}}}; }
+  std::int64_t size() const {
+    std::int64_t n = 0;
+    for (const WirePiece& p : pieces) n += p.shape.size();
+    return n;
+  }
+  // The pieces covering elements [begin, begin + count) (a parameter server's shard). Pieces inside
+  // stay whole; a matrix cut by the range keeps its whole rows (of `cols` elements) as a matrix and
+  // the cut-off parts of rows as flat runs; a cut vector or flat run keeps its kind.
+  WireLayout slice(std::int64_t begin, std::int64_t count) const {
+    WireLayout out;
+    const std::int64_t end = begin + count;
+    std::int64_t at = 0;
+    const auto run = [&](std::int64_t n, bool vector) {
+      if (n > 0) out.pieces.push_back({{n, 1}, vector});
+    };
+    for (const WirePiece& p : pieces) {
+      const std::int64_t lo = std::max(begin, at) - at, hi = std::min(end, at + p.shape.size()) - at;
+      at += p.shape.size();
+      if (lo >= hi) continue;
+      if (lo == 0 && hi == p.shape.size()) {
+        out.pieces.push_back(p);
+      } else if (p.vector || p.shape.cols == 1) {
+        run(hi - lo, p.vector);
+      } else {
+        const std::int64_t cols = p.shape.cols, first = (lo + cols - 1) / cols, last = hi / cols;
+        if (first >= last) {
+          run(hi - lo, false);
+          continue;
+        }
+        run(first * cols - lo, false);
+        out.pieces.push_back({{last - first, cols}, false});
+        run(hi - last * cols, false);
+      }
+    }
+    return out;
+  }
+};
+
+// One rank's contribution: the proxy numbers the math runs on, and the modeled tensor that fixes
+// the bytes on the wire. With `math: off` the proxy is empty and only the timing plane runs.
+struct Gradient {
+  Eigen::VectorXf values;
+  std::uint64_t wire_elements = 0;  // fp32 elements of the modeled gradient
+  Shape proxy_shape;                // shape of `values` (rows*cols == values.size()); {n, 1} if flat
+  WireLayout wire_shape;            // modeled pieces (their sizes add up to wire_elements)
+};
+
+// A flat gradient (one vector on both planes).
+inline Gradient flat_gradient(Eigen::VectorXf values, std::uint64_t wire_elements) {
+  Gradient g;
+  g.proxy_shape = {static_cast<std::int64_t>(values.size()), 1};
+  g.wire_shape = WireLayout::flat(static_cast<std::int64_t>(wire_elements));
+  g.values = std::move(values);
+  g.wire_elements = wire_elements;
+  return g;
+}
+
+class Aggregator {
+ public:
+  virtual ~Aggregator() = default;
+  // Replaces `grad` by the reduction (with the configured op) of all ranks' gradients.
+  virtual void aggregate(RankContext& ctx, Gradient& grad) = 0;
+  // Called once after the last step, so schemes that leave messages in flight across steps (a
+  // parameter server's late or asynchronous pushes, asynchronous gossip) receive or drain them
+  // before the simulation ends: nothing is left in a mailbox.
+  virtual void finish(RankContext& /*ctx*/) {}
+};
+
+constexpr std::uint64_t kFloatBytes = 4;
+
+}  // namespace aggsim
