@@ -16,6 +16,8 @@
 #include <optional>
 #include <stdexcept>
 
+#include "sim/core/strings.hpp"
+
 namespace aggsim {
 
 ParameterServerStats& parameter_server_stats() {
@@ -143,20 +145,6 @@ class SyncParameterServer final : public Aggregator {
   std::vector<RecvHandle> late_;    // server: pushes that missed their round
 };
 
-// "a, b,c" -> {"a", "b", "c"}; an empty item stays (and is rejected by the caller).
-std::vector<std::string> split_names(const std::string& text) {
-  std::vector<std::string> names;
-  std::size_t begin = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', begin);
-    std::string item = text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
-    const auto first = item.find_first_not_of(" \t"), last = item.find_last_not_of(" \t");
-    names.push_back(first == std::string::npos ? "" : item.substr(first, last - first + 1));
-    if (comma == std::string::npos) return names;
-    begin = comma + 1;
-  }
-}
-
 // The options, checked as a whole; throws ParamError naming the offending key.
 PsOptions ps_options(const Params& p, int world) {
   PsOptions o;
@@ -177,7 +165,7 @@ PsOptions ps_options(const Params& p, int world) {
     throw ParamError("aggregate",
                      "parameter_server: aggregate (k-of-n) applies to the synchronous server only");
   if (p.has("server_hosts")) {
-    o.server_hosts = split_names(p.text("server_hosts"));
+    o.server_hosts = split_list(p.text("server_hosts"));
     for (std::size_t i = 0; i < o.server_hosts.size(); ++i) {
       const std::string& name = o.server_hosts[i];
       if (name.empty()) throw ParamError("server_hosts", "empty host name in the list");
@@ -236,7 +224,7 @@ AlgorithmInfo parameter_server_entry() {
       [](const AlgorithmConfig& cfg) { ps_options(cfg.params, cfg.world); },
       {},
       [](const Params& p) {
-        return RankPlacement{"server_hosts", p.has("server_hosts") ? split_names(p.text("server_hosts"))
+        return RankPlacement{"server_hosts", p.has("server_hosts") ? split_list(p.text("server_hosts"))
                                                                    : std::vector<std::string>{}};
       }};
 }

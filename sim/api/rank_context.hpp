@@ -3,16 +3,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/api/rank_layout.hpp"
 #include "sim/comm/comm.hpp"
 #include "sim/core/random.hpp"
 
 namespace aggsim {
-
-// Which ranks share a physical node (multi-GPU hosts); every rank is its own node on flat platforms.
-struct RankLayout {
-  std::vector<int> node_of_rank;  // node index of each rank, nodes numbered 0.. in rank order
-  int node_count() const { return node_of_rank.empty() ? 0 : node_of_rank.back() + 1; }
-};
 
 struct RankContext {
   int rank = 0;

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "sim/core/error.hpp"
+#include "sim/core/strings.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/platform/xml_check.hpp"
 
@@ -59,32 +60,6 @@ void build_platform(const PlatformSpec& spec, sg4::Engine& engine) {
   // SimGrid fires this only after parsing XML; listeners need it for built platforms too (the
   // ns-3 binding computes its IP routes there: without it no packet leaves a host).
   sg4::Engine::on_platform_created();
-}
-
-bool natural_less(const std::string& a, const std::string& b) {
-  std::size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
-      std::size_t i2 = i, j2 = j;
-      while (i2 < a.size() && std::isdigit(static_cast<unsigned char>(a[i2]))) ++i2;
-      while (j2 < b.size() && std::isdigit(static_cast<unsigned char>(b[j2]))) ++j2;
-      // Compare digit runs by value: strip leading zeros, then by length, then lexically.
-      std::size_t ia = i, jb = j;
-      while (ia + 1 < i2 && a[ia] == '0') ++ia;
-      while (jb + 1 < j2 && b[jb] == '0') ++jb;
-      if (i2 - ia != j2 - jb) return i2 - ia < j2 - jb;
-      int c = a.compare(ia, i2 - ia, b, jb, j2 - jb);
-      if (c != 0) return c < 0;
-      if (i2 - i != j2 - j) return i2 - i < j2 - j;  // "01" after "1": total order
-      i = i2;
-      j = j2;
-    } else {
-      if (a[i] != b[j]) return a[i] < b[j];
-      ++i;
-      ++j;
-    }
-  }
-  return a.size() - i < b.size() - j;
 }
 
 std::vector<sg4::Host*> hosts_in_natural_order(const sg4::Engine& engine) {

@@ -8,17 +8,12 @@
 
 #include "sim/api/reduce_op.hpp"
 #include "sim/core/params.hpp"
+#include "sim/platform/platform_spec.hpp"
 #include "sim/workload/options.hpp"
 
 namespace aggsim {
 
 enum class NetworkPreset { lv08, alpha_beta, ns3 };
-
-struct PlatformSpec {
-  std::string file;      // SimGrid platform XML (as found on disk); empty when generated
-  std::string topology;  // generator name (cluster, fat_tree, torus, dragonfly); empty for a file
-  Params params;         // the generator's parameters
-};
 
 struct ModelSpec {
   std::uint64_t size_bytes = 100'000'000;  // modeled dense fp32 gradient

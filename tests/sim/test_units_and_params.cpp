@@ -5,6 +5,7 @@
 
 #include "sim/core/params.hpp"
 #include "sim/core/random.hpp"
+#include "sim/core/strings.hpp"
 #include "sim/core/units.hpp"
 #include "sim/platform/platform.hpp"
 
@@ -60,6 +61,15 @@ TEST_CASE("hosts sort in natural order, not as text", "[platform]") {
   CHECK(natural_less("node-2-gpu-1", "node-2-gpu-10"));
   CHECK(natural_less("a", "b"));
   CHECK_FALSE(natural_less("host-3", "host-3"));
+}
+
+TEST_CASE("comma lists split into trimmed items, empty items kept", "[strings]") {
+  CHECK(split_list("a, b,c") == std::vector<std::string>{"a", "b", "c"});
+  CHECK(split_list(" gpu-7 ,\tgpu-3\t") == std::vector<std::string>{"gpu-7", "gpu-3"});
+  CHECK(split_list("a,,b") == std::vector<std::string>{"a", "", "b"});
+  CHECK(split_list("a,") == std::vector<std::string>{"a", ""});
+  CHECK(split_list("") == std::vector<std::string>{""});
+  CHECK(split_list("x;y", ';') == std::vector<std::string>{"x", "y"});
 }
 
 TEST_CASE("random streams are reproducible and independent by purpose and rank", "[random]") {

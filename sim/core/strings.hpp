@@ -1,0 +1,16 @@
+#pragma once
+// Small text helpers shared by every layer.
+#include <string>
+#include <vector>
+
+namespace aggsim {
+
+// "a, b,c" -> {"a", "b", "c"}: the items between separators, spaces and tabs around each trimmed.
+// An empty item stays (callers reject it with their own message); "" gives one empty item.
+std::vector<std::string> split_list(const std::string& text, char separator = ',');
+
+// Compares names in natural order: "host-2" < "host-10" (digit runs by value; SimGrid sorts host
+// names as text). A total order: "01" sorts after "1".
+bool natural_less(const std::string& a, const std::string& b);
+
+}  // namespace aggsim
