@@ -126,8 +126,11 @@ struct RoundOps {
   }
 };
 
+// What a round does with the piece it receives: adds it in (reduce phase) or takes it (broadcast).
+enum class OnReceive { combine, copy };
+
 void run_round(Comm& comm, const Group& group, Gradient& g, const std::array<ChunkView, 2>& halves, int chunks,
-               const RoundOps& r, const ReduceOp* op) {
+               const RoundOps& r, OnReceive on_receive, const ReduceOp& op) {
   RecvHandle in;
   SendHandle out;
   if (r.recv_from >= 0) in = comm.irecv(group.rank_at(r.recv_from), 1 + r.recv_tree);
@@ -137,8 +140,10 @@ void run_round(Comm& comm, const Group& group, Gradient& g, const std::array<Chu
   if (r.recv_from >= 0) {
     const ChunkView piece = sub_chunk(halves[r.recv_tree], chunks, r.recv_piece);
     const Payload p = in.wait();
-    if (op) combine_into(g, piece, p, *op);
-    else unpack(g, {piece}, p);
+    if (on_receive == OnReceive::combine)
+      combine_into(g, piece, p, op);
+    else
+      unpack(g, {piece}, p);
   }
   out.wait();
 }
@@ -170,7 +175,7 @@ void double_binary_tree_allreduce(Comm& comm, const Group& group, Gradient& g, c
           if (kid >= 0 && tt.colour[t][kid] == round && in_range(k - tree.height[kid]))
             r.recv(kid, t, k - tree.height[kid]);
       }
-      run_round(comm, group, g, halves, chunks, r, &op);
+      run_round(comm, group, g, halves, chunks, r, OnReceive::combine, op);
     }
   for (int t = 0; t < 2; ++t)
     if (tt.tree[t].root == me)
@@ -191,7 +196,7 @@ void double_binary_tree_allreduce(Comm& comm, const Group& group, Gradient& g, c
           if (kid >= 0 && tt.colour[t][kid] == round && in_range(k - tree.depth[kid] + 1))
             r.send(kid, t, k - tree.depth[kid] + 1);
       }
-      run_round(comm, group, g, halves, chunks, r, nullptr);
+      run_round(comm, group, g, halves, chunks, r, OnReceive::copy, op);
     }
 }
 

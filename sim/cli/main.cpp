@@ -73,7 +73,6 @@ int main(int argc, char** argv) {
   sweep_slurm->add_option("--partition", sweep_options.partition, "Slurm partition");
   sweep_slurm->add_option("--time", sweep_options.time, "time limit per array task, e.g. 01:00:00");
   add_sweep_verb("merge", "merge the finished points' summary.json into results.csv");
-  std::vector<std::string> bench_args;
   CLI::App* bench = app.add_subcommand("bench", "time reference workloads (see README)");
   bench->allow_extras();
 

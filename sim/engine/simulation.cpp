@@ -164,7 +164,9 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
     evaluator = std::make_unique<Evaluator>(*workload, sc.ranks, sc.steps, !algorithm->consensus);
   }
   const RunShared run{sc,
-                      make_step_plan(modeled_layers(sc.model), sc.algorithm.granularity == Granularity::model,
+                      make_step_plan(modeled_layers(sc.model),
+                                     sc.algorithm.granularity == Granularity::model ? Bucketing::whole_model
+                                                                                    : Bucketing::by_size,
                                      sc.algorithm.bucket_bytes,
                                      workload ? workload->problem->tensors() : std::vector<TensorInfo>{},
                                      sc.model.proxy_dim),

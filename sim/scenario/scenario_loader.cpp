@@ -29,13 +29,9 @@ namespace {
 namespace fs = std::filesystem;
 
 YAML::Node parse_document(const std::string& text, const std::string& label) {
-  try {
-    YAML::Node doc = YAML::Load(text);
-    if (!doc.IsDefined() || doc.IsNull()) throw InputError(label + ": the scenario is empty");
-    return doc;
-  } catch (const YAML::ParserException& e) {
-    throw InputError(fmt::format("{}:{}:{}: syntax error: {}", label, e.mark.line + 1, e.mark.column + 1, e.msg));
-  }
+  YAML::Node doc = parse_yaml(text, label);
+  if (!doc.IsDefined() || doc.IsNull()) throw InputError(label + ": the scenario is empty");
+  return doc;
 }
 
 // Applies "a.b.c=value" by creating/replacing the key in the document tree.

@@ -240,4 +240,26 @@ void emit_params(YAML::Emitter& out, const std::vector<ParamSpec>& specs, const 
   }
 }
 
+namespace {
+InputError syntax_error(const std::string& label, const YAML::ParserException& e) {
+  return InputError(fmt::format("{}:{}:{}: syntax error: {}", label, e.mark.line + 1, e.mark.column + 1, e.msg));
+}
+}  // namespace
+
+YAML::Node parse_yaml(const std::string& text, const std::string& label) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw syntax_error(label, e);
+  }
+}
+
+YAML::Node parse_yaml_file(const std::string& file) {
+  try {
+    return YAML::LoadFile(file);
+  } catch (const YAML::ParserException& e) {
+    throw syntax_error(file, e);
+  }
+}
+
 }  // namespace aggsim

@@ -14,6 +14,10 @@
 
 namespace aggsim {
 
+// Parses YAML text (or a file); a syntax error throws InputError "label:line:col: syntax error: ...".
+YAML::Node parse_yaml(const std::string& text, const std::string& label);
+YAML::Node parse_yaml_file(const std::string& file);
+
 // Where values came from: a file, or --set overrides (reported as such).
 struct YamlSource {
   std::string file;

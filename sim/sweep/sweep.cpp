@@ -92,13 +92,7 @@ struct SweepBlock {
 };
 
 SweepBlock read_block(const std::string& text, const std::string& label) {
-  YAML::Node doc;
-  try {
-    doc = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw InputError(
-        fmt::format("{}:{}:{}: syntax error: {}", label, e.mark.line + 1, e.mark.column + 1, e.msg));
-  }
+  YAML::Node doc = parse_yaml(text, label);
   auto source = std::make_shared<YamlSource>();
   source->file = label;
   const YamlValue top(doc, "", source);

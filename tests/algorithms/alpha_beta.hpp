@@ -100,7 +100,7 @@ inline std::string identity_scenario(const std::string& algorithm, int p, const 
 // `p` only has to be a rank count the algorithm's options accept (the plan does not depend on it).
 inline void check_layered_buckets(const std::string& algorithm, int p = 2) {
   const Scenario sc = load_scenario_text(identity_scenario(algorithm, p, "avg", Scope::layer), "test.yaml");
-  const StepPlan plan = make_step_plan(sc.model.layers, false, sc.algorithm.bucket_bytes, {}, sc.model.proxy_dim);
+  const StepPlan plan = make_step_plan(sc.model.layers, Bucketing::by_size, sc.algorithm.bucket_bytes, {}, sc.model.proxy_dim);
   REQUIRE(plan.buckets.size() == 3);
   const std::array<std::array<std::int64_t, 3>, 3> expected = {{{5, 5, 296}, {1, 4, 669}, {0, 0, 36}}};
   for (std::size_t b = 0; b < 3; ++b) {
