@@ -201,16 +201,21 @@ void double_binary_tree_allreduce(Comm& comm, const Group& group, Gradient& g, c
 }
 
 AlgorithmInfo double_binary_tree_allreduce_entry() {
-  return {"double_binary_tree_allreduce",
-          "NCCL-style double binary tree: two complementary trees, each reducing + broadcasting half, pipelined",
-          {ParamSpec("chunks", ParamKind::integer, "8", "pieces each half is pipelined in through its tree")
-               .between(1, 1 << 20)},
-          true,
-          true,
-          [](const AlgorithmConfig& cfg) {
-            return make_world_allreduce(
-                cfg.op, with_chunks(double_binary_tree_allreduce, static_cast<int>(cfg.params.integer("chunks"))));
-          }};
+  AlgorithmInfo info;
+  info.name = "double_binary_tree_allreduce";
+  info.summary =
+      "NCCL-style double binary tree: two complementary trees, each reducing + broadcasting half, pipelined";
+  info.params = {ParamSpec("chunks", ParamKind::integer, "8", "pieces each half is pipelined in through its tree")
+                     .between(1, 1 << 20)};
+  info.reduces_in_flight = true;
+  info.consensus = true;
+  info.prepare = [](const AlgorithmConfig& cfg) {
+    return independent_ranks(cfg, [](const AlgorithmConfig& c) {
+      const int chunks = static_cast<int>(c.params.integer("chunks"));
+      return make_world_allreduce(c.op, with_chunks(double_binary_tree_allreduce, chunks));
+    });
+  };
+  return info;
 }
 
 }  // namespace aggsim

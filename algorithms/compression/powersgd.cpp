@@ -4,11 +4,11 @@
 // top-r subspace. Encoding: P and Q in fp32, (m + n) r * 4 bytes per modeled m x n matrix; 1-D
 // vectors (biases, norm parameters) and matrices where that is not smaller than m n go dense, and a
 // flat tensor of unknown structure is viewed as a near-square matrix.
-// On reducing collectives PowerSGD is its own aggregation (algorithms/centralized/power_aggregation):
-// all-reduce P, orthogonalise, all-reduce Q. This compressor serves the other transports.
+// On reducing collectives PowerSGD is its own aggregation (the powersgd_aggregation transport,
+// algorithms/transport/power_aggregation): all-reduce P, orthogonalise, all-reduce Q. This
+// compressor serves the other transports.
 #include "algorithms/compression/powersgd.hpp"
 
-#include "algorithms/transport/power_aggregation.hpp"
 #include "algorithms/compression/low_rank.hpp"
 #include "algorithms/registry.hpp"
 
@@ -86,9 +86,9 @@ class PowerSgd final : public Compressor {
   QueryStore queries_;
 };
 
-PowerSgdOptions options_from(const Params& p) { return {p.integer("rank"), p.boolean("reuse_query")}; }
-
 }  // namespace
+
+PowerSgdOptions powersgd_options(const Params& p) { return {p.integer("rank"), p.boolean("reuse_query")}; }
 
 CompressorInfo powersgd_compressor_entry() {
   CompressorInfo info{"powersgd",
@@ -96,11 +96,8 @@ CompressorInfo powersgd_compressor_entry() {
                       {ParamSpec("rank", ParamKind::integer, "2", "rank r of the approximation").between(1, 4096),
                        ParamSpec("reuse_query", ParamKind::boolean, "true",
                                  "warm start: begin each step's power iteration from the previous Q")},
-                      [](const Params& p) { return std::make_unique<PowerSgd>(options_from(p)); }};
-  info.on_reducing_collective = [](std::unique_ptr<Aggregator> collective, const AlgorithmConfig& cfg,
-                                   const Params& p) {
-    return make_power_aggregation(std::move(collective), cfg.op, options_from(p), p.boolean("error_feedback"));
-  };
+                      [](const Params& p) { return std::make_unique<PowerSgd>(powersgd_options(p)); }};
+  info.reducing_transport = "powersgd_aggregation";
   return info;
 }
 

@@ -16,6 +16,7 @@
 
 #include "algorithms/memory/error_feedback.hpp"
 #include "algorithms/compression/low_rank.hpp"
+#include "algorithms/registry.hpp"
 #include "sim/core/error.hpp"
 
 namespace aggsim {
@@ -83,6 +84,23 @@ std::unique_ptr<Aggregator> make_power_aggregation(std::unique_ptr<Aggregator> c
     throw InputError(std::string("powersgd on a reducing collective needs algorithm op sum, avg or "
                                  "custom_avg (PowerSGD is linear); got ") + reduce_kind_name(op.kind));
   return std::make_unique<PowerAggregation>(std::move(collective), options, error_feedback);
+}
+
+TransportInfo powersgd_aggregation_transport() {
+  TransportInfo transport;
+  transport.name = "powersgd_aggregation";
+  transport.summary = "PowerSGD's own aggregation: all-reduce P, orthogonalise, all-reduce Q";
+  transport.check = [](const AlgorithmConfig& cfg) {
+    if (!cfg.op.adds())
+      throw ParamError("compression", std::string("powersgd on a reducing collective needs algorithm op sum, avg or "
+                                                  "custom_avg (PowerSGD is linear); got ") +
+                                          reduce_kind_name(cfg.op.kind));
+  };
+  transport.wrap = [](std::unique_ptr<Aggregator> collective, const AlgorithmConfig& cfg) {
+    const Params& p = cfg.compressor_params;
+    return make_power_aggregation(std::move(collective), cfg.op, powersgd_options(p), p.boolean("error_feedback"));
+  };
+  return transport;
 }
 
 }  // namespace aggsim

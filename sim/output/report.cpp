@@ -5,7 +5,6 @@
 
 #include <cmath>
 
-#include "algorithms/registry.hpp"
 #include "sim/core/units.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
@@ -83,10 +82,8 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result, con
       j["time_to_target_s"] = t ? nlohmann::ordered_json(*t) : nlohmann::ordered_json();
     }
   }
-  const AlgorithmInfo* algorithm = find_algorithm(sc.algorithm.name);
-  if (algorithm->summary_fields)
-    for (const auto& f : algorithm->summary_fields(algorithm_config(sc)))
-      j[f.key] = std::isfinite(f.value) ? nlohmann::ordered_json(f.value) : nlohmann::ordered_json(nullptr);
+  for (const auto& f : result.summary_fields)
+    j[f.key] = std::isfinite(f.value) ? nlohmann::ordered_json(f.value) : nlohmann::ordered_json(nullptr);
   return j.dump(2) + "\n";
 }
 

@@ -1,6 +1,7 @@
 #pragma once
-// A scenario as plain, fully checked structs. Only sim/scenario knows YAML; everything downstream
-// reads these.
+// A scenario as plain, fully checked and resolved structs: the loader looks every name up once
+// (algorithm, compressor, the transport between them) and everything downstream uses the entries.
+// Only sim/scenario knows YAML.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -12,6 +13,10 @@
 #include "sim/workload/options.hpp"
 
 namespace aggsim {
+
+struct AlgorithmInfo;   // algorithms/registry.hpp
+struct CompressorInfo;  // algorithms/registry.hpp
+struct TransportInfo;   // algorithms/registry.hpp
 
 enum class NetworkPreset { lv08, alpha_beta, ns3 };
 
@@ -33,6 +38,7 @@ enum class ApplyTo { gradients, weights };
 
 struct AlgorithmSpec {
   std::string name = "ring_allreduce";
+  const AlgorithmInfo* entry = nullptr;  // the table entry of `name`
   ReduceOp op;
   Params params;
   Granularity granularity = Granularity::model;
@@ -53,6 +59,8 @@ struct ComputeSpec {
 
 struct CompressionSpec {
   std::string name = "none";
+  const CompressorInfo* entry = nullptr;    // the table entry of `name`
+  const TransportInfo* transport = nullptr;  // what carries its payloads on the algorithm
   Params params;
 };
 

@@ -168,7 +168,10 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
     auto name = alg.require("name");
     sc.algorithm.name = name.scalar();
     const AlgorithmInfo* info = find_algorithm(sc.algorithm.name);
-    if (!info) name.fail(fmt::format("unknown algorithm '{}' (available: {})", sc.algorithm.name, names_of(algorithm_table())));
+    if (!info)
+      name.fail(fmt::format("unknown algorithm '{}' (available: {})", sc.algorithm.name, names_of(algorithm_table())));
+    sc.algorithm.entry = info;
+    sc.key_locations["algorithm.name"] = name.location();
     read_common_algorithm_keys(alg, sc.algorithm, info->consensus);
     sc.algorithm.params = alg.params(info->params);
     for (const auto& spec : info->params)
@@ -182,39 +185,26 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
     auto name = comp.require("name");
     sc.compression.name = name.scalar();
     const CompressorInfo* info = find_compressor(sc.compression.name);
-    if (!info) name.fail(fmt::format("unknown compressor '{}' (available: {})", sc.compression.name, names_of(compressor_table())));
+    if (!info)
+      name.fail(fmt::format("unknown compressor '{}' (available: {})", sc.compression.name,
+                            names_of(compressor_table())));
     sc.compression.params = comp.params(info->params);
+    sc.key_locations["compression"] = compression->location();
     comp.finish();
   }
-  if (const AlgorithmInfo* info = find_algorithm(sc.algorithm.name); info->check) {
-    // The algorithm's checks of its parameters as a whole (a graph, the op, the compressor).
+  sc.compression.entry = find_compressor(sc.compression.name);
+  sc.compression.transport = &transport_for(*sc.algorithm.entry, *sc.compression.entry);
+  {
+    // The algorithm's checks of its parameters as a whole (a graph, the op, the compressor), then
+    // the transport's check of the pairing: the prepare stage `run` goes through, here without the
+    // platform (built later, when the checks that need it run too).
+    const AlgorithmConfig config = algorithm_config(sc);
     try {
-      info->check(algorithm_config(sc));
+      sc.algorithm.entry->prepare(config);
+      if (sc.compression.transport->check) sc.compression.transport->check(config);
     } catch (const ParamError& e) {
       if (e.key == "compression" && compression) compression->fail(e.what());
       value_at_key(top.value().child("algorithm"), e.key).fail(e.what());
-    }
-  }
-  {
-    // A compressor whose payloads cannot be added must not ride a collective that adds in flight.
-    const CompressorInfo* info = find_compressor(sc.compression.name);
-    const auto compressor = info->make(sc.compression.params);
-    const AlgorithmInfo* alg = find_algorithm(sc.algorithm.name);
-    const YamlValue at = compression ? *compression : top.value();
-    if (alg->reduces_in_flight && !compressor->summable()) {
-      at.fail(fmt::format("compressor '{}' is not summable, so '{}' cannot add its payloads in flight; "
-                          "use algorithm 'allgather' or 'parameter_server' instead",
-                          sc.compression.name, sc.algorithm.name));
-    }
-    // A compressor with its own aggregation on reducing collectives (PowerSGD) checks the pairing
-    // when that aggregation is made; making it here, without a collective, reports at load time
-    // exactly what the run would.
-    if (alg->reduces_in_flight && info->on_reducing_collective) {
-      try {
-        info->on_reducing_collective(nullptr, algorithm_config(sc), sc.compression.params);
-      } catch (const InputError& e) {
-        at.fail(e.what());
-      }
     }
   }
 
@@ -268,11 +258,13 @@ Scenario load_scenario_text(const std::string& text, const std::string& label,
 
 AlgorithmConfig algorithm_config(const Scenario& sc) {
   AlgorithmConfig config;
+  config.algorithm = sc.algorithm.entry;
   config.op = sc.algorithm.op;
   config.params = sc.algorithm.params;
   config.world = sc.ranks;
   config.seed = sc.seed;
-  config.compression = sc.compression.name;
+  config.compressor = sc.compression.entry;
+  config.compressor_params = sc.compression.params;
   return config;
 }
 
@@ -303,12 +295,12 @@ std::string resolved_yaml(const Scenario& sc) {
   out << YAML::Key << "op" << YAML::Value << reduce_kind_name(sc.algorithm.op.kind);
   if (sc.algorithm.op.kind == ReduceKind::custom_avg)
     out << YAML::Key << "denominator" << YAML::Value << fmt::format("{}", sc.algorithm.op.denominator);
-  emit_params(out, find_algorithm(sc.algorithm.name)->params, sc.algorithm.params);
+  emit_params(out, sc.algorithm.entry->params, sc.algorithm.params);
   emit_aggregation_scope(out, sc.algorithm);
   out << YAML::EndMap;
   out << YAML::Key << "compression" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value << sc.compression.name;
-  emit_params(out, find_compressor(sc.compression.name)->params, sc.compression.params);
+  emit_params(out, sc.compression.entry->params, sc.compression.params);
   out << YAML::EndMap;
   emit_training(out, sc);
   if (!sc.output.dir.empty() || sc.output.trace) {

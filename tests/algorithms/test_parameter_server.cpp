@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <map>
 #include <numeric>
 #include <simgrid/s4u.hpp>
 
@@ -61,8 +62,10 @@ Trace trace_of(const std::string& yaml) {
     };
     const auto result = simulate(sc, {}, hooks);
     for (const auto& s : summarize_steps(result.log)) out += fmt::format("t {:.17g}\n", s.step_time_s);
-    const auto& st = parameter_server_stats();
-    out += fmt::format("s {} {} {} {}\n", st.max_staleness, st.deferred_pulls, st.discarded_pushes,
+    // The run's statistics, as summary.json reports them.
+    std::map<std::string, double> st;
+    for (const auto& f : result.summary_fields) st[f.key] = f.value;
+    out += fmt::format("s {} {} {} {}\n", st.at("max_staleness"), st.at("deferred_pulls"), st.at("discarded_pushes"),
                        result.messages_sent);
     return out;
   });
