@@ -188,11 +188,12 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
     if (!info)
       name.fail(fmt::format("unknown compressor '{}' (available: {})", sc.compression.name,
                             names_of(compressor_table())));
+    sc.compression.entry = info;
     sc.compression.params = comp.params(info->params);
     sc.key_locations["compression"] = compression->location();
     comp.finish();
   }
-  sc.compression.entry = find_compressor(sc.compression.name);
+  if (!sc.compression.entry) sc.compression.entry = find_compressor("none");
   sc.compression.transport = &transport_for(*sc.algorithm.entry, *sc.compression.entry);
   {
     // The algorithm's checks of its parameters as a whole (a graph, the op, the compressor), then
