@@ -63,10 +63,10 @@ const std::vector<AlgorithmInfo>& algorithm_table() {
 const std::vector<CompressorInfo>& compressor_table() {
   static const std::vector<CompressorInfo> table = [] {
     std::vector<CompressorInfo> rows = {
-        identity_compressor_entry(), topk_compressor_entry(), randomk_compressor_entry(),
-        threshold_compressor_entry(), qsgd_compressor_entry(), terngrad_compressor_entry(),
-        sign_compressor_entry(), fp16_compressor_entry(), uint8_compressor_entry(),
-        powersgd_compressor_entry(), atomo_compressor_entry(),
+        identity_compressor_entry(),  topk_compressor_entry(),  randomk_compressor_entry(),
+        threshold_compressor_entry(), qsgd_compressor_entry(),  terngrad_compressor_entry(),
+        sign_compressor_entry(),      fp16_compressor_entry(),  uint8_compressor_entry(),
+        powersgd_compressor_entry(),  atomo_compressor_entry(),
     };
     for (auto& row : rows) row = with_error_feedback(std::move(row));
     return rows;
@@ -83,13 +83,18 @@ auto find_in(const Table& table, std::string_view name) -> decltype(&table.front
 }
 }  // namespace
 
-const AlgorithmInfo* find_algorithm(std::string_view name) { return find_in(algorithm_table(), name); }
-const CompressorInfo* find_compressor(std::string_view name) { return find_in(compressor_table(), name); }
+const AlgorithmInfo* find_algorithm(std::string_view name) {
+  return find_in(algorithm_table(), name);
+}
+const CompressorInfo* find_compressor(std::string_view name) {
+  return find_in(compressor_table(), name);
+}
 
 const std::vector<TransportInfo>& transport_table() {
   static const std::vector<TransportInfo> table = {
       {"dense", "no compression: the algorithm sends fp32 gradients"},
-      {"algorithm", "the algorithm compresses and decodes the payloads itself (all-gather, parameter server)"},
+      {"algorithm",
+       "the algorithm compresses and decodes the payloads itself (all-gather, parameter server)"},
       compressed_reduction_transport(),
       powersgd_aggregation_transport(),
   };
@@ -99,9 +104,10 @@ const std::vector<TransportInfo>& transport_table() {
 const TransportInfo& transport_for(const AlgorithmInfo& algorithm, const CompressorInfo& compressor) {
   const std::string_view name = !algorithm.reduces_in_flight ? "algorithm"
                                 : compressor.name == "none"  ? "dense"
-                                                             : std::string_view(compressor.reducing_transport);
+                                                            : std::string_view(compressor.reducing_transport);
   const TransportInfo* transport = find_in(transport_table(), name);
-  if (!transport) throw std::logic_error(fmt::format("compressor {}: no transport '{}'", compressor.name, name));
+  if (!transport)
+    throw std::logic_error(fmt::format("compressor {}: no transport '{}'", compressor.name, name));
   return *transport;
 }
 

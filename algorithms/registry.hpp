@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/api/aggregator.hpp"
 #include "algorithms/compression/compressor.hpp"
+#include "sim/api/aggregator.hpp"
 #include "sim/core/params.hpp"
 
 namespace aggsim {

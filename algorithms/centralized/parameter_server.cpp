@@ -24,8 +24,9 @@ Shard shard_of(const Gradient& grad, int servers, int s) {
   const ChunkView view = chunk_of(grad, servers, s);
   // The shard's modeled pieces are those of the gradient it cuts out, so compressors see the layer
   // shapes; the math runs on the flat proxy slice.
-  return {view, TensorDesc{{view.proxy.count, 1}, grad.wire_shape.slice(view.wire.begin, view.wire.count),
-                          static_cast<std::uint64_t>(s)}};
+  return {view, TensorDesc{{view.proxy.count, 1},
+                           grad.wire_shape.slice(view.wire.begin, view.wire.count),
+                           static_cast<std::uint64_t>(s)}};
 }
 
 Payload push_payload(RankContext& ctx, Compressor& compressor, const Gradient& grad, const Shard& shard) {
@@ -186,14 +187,14 @@ std::unique_ptr<Aggregator> make_sync_parameter_server(const AlgorithmConfig& cf
 AlgorithmInfo parameter_server_entry() {
   AlgorithmInfo info;
   info.name = "parameter_server";
-  info.summary = "sharded parameter server: push compressed gradients, pull the dense reduction; k-of-n, async";
+  info.summary =
+      "sharded parameter server: push compressed gradients, pull the dense reduction; k-of-n, async";
   info.params = {
       ParamSpec("servers", ParamKind::integer, "1", "shards, served by ranks 0..servers-1")
           .between(1, 1 << 20),
-      ParamSpec(
-          "server_hosts", ParamKind::text, "",
-          "platform hosts of the servers, comma-separated, one per server in shard order; the other "
-          "ranks take the remaining hosts in natural order (absent: the first hosts)"),
+      ParamSpec("server_hosts", ParamKind::text, "",
+                "platform hosts of the servers, comma-separated, one per server in shard order; the other "
+                "ranks take the remaining hosts in natural order (absent: the first hosts)"),
       ParamSpec(
           "placement", ParamKind::choice, "colocated",
           "colocated: servers are workers too; dedicated: servers only serve (ranks = workers + servers)")
@@ -201,14 +202,12 @@ AlgorithmInfo parameter_server_entry() {
       ParamSpec("aggregate", ParamKind::integer, "",
                 "k of k-of-n: reduce the first k pushes to arrive, drop the rest (default: all workers)")
           .between(1, 1 << 22),
-      ParamSpec(
-          "asynchronous", ParamKind::boolean, "false",
-          "no global barrier: apply each push as it comes, reply with the updates since the last pull"),
+      ParamSpec("asynchronous", ParamKind::boolean, "false",
+                "no global barrier: apply each push as it comes, reply with the updates since the last pull"),
       ParamSpec(
           "staleness", ParamKind::integer, "0",
           "asynchronous: a worker may lead the slowest by at most this many pushes before its pull waits")
-          .between(0, 1 << 30)
-  };
+          .between(0, 1 << 30)};
   // Decodes every push on the server: any compressor works, summable or not.
   info.reduces_in_flight = false;
   // Ranks do not all end with the same vector: dedicated servers hold only their shard, and

@@ -132,8 +132,7 @@ class AsyncParameterServer final : public Aggregator {
     const auto w = static_cast<std::size_t>(worker);
     ++clock_[w];
     deferred_[w] = true;
-    if (clock_[w] - *std::min_element(clock_.begin(), clock_.end()) > tau_)
-      ++stats_->deferred_pulls;
+    if (clock_[w] - *std::min_element(clock_.begin(), clock_.end()) > tau_) ++stats_->deferred_pulls;
     release(ctx);
   }
 

@@ -10,11 +10,14 @@
 namespace aggsim {
 namespace {
 
-int mod(int a, int n) { return ((a % n) + n) % n; }
+int mod(int a, int n) {
+  return ((a % n) + n) % n;
+}
 
 class Allgather final : public Aggregator {
  public:
-  Allgather(ReduceOp op, std::unique_ptr<Compressor> compressor) : op_(op), compressor_(std::move(compressor)) {}
+  Allgather(ReduceOp op, std::unique_ptr<Compressor> compressor)
+      : op_(op), compressor_(std::move(compressor)) {}
 
   void aggregate(RankContext& ctx, Gradient& grad) override {
     const int p = ctx.world, me = ctx.rank;

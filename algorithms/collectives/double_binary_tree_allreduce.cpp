@@ -29,8 +29,8 @@ namespace aggsim {
 namespace {
 
 struct BinaryTree {
-  std::vector<int> parent;                 // by group index; -1 at the root
-  std::vector<std::array<int, 2>> child;   // by group index; -1 when absent
+  std::vector<int> parent;                // by group index; -1 at the root
+  std::vector<std::array<int, 2>> child;  // by group index; -1 when absent
   std::vector<int> height, depth;
   int root = 0;
 };
@@ -129,13 +129,14 @@ struct RoundOps {
 // What a round does with the piece it receives: adds it in (reduce phase) or takes it (broadcast).
 enum class OnReceive { combine, copy };
 
-void run_round(Comm& comm, const Group& group, Gradient& g, const std::array<ChunkView, 2>& halves, int chunks,
-               const RoundOps& r, OnReceive on_receive, const ReduceOp& op) {
+void run_round(Comm& comm, const Group& group, Gradient& g, const std::array<ChunkView, 2>& halves,
+               int chunks, const RoundOps& r, OnReceive on_receive, const ReduceOp& op) {
   RecvHandle in;
   SendHandle out;
   if (r.recv_from >= 0) in = comm.irecv(group.rank_at(r.recv_from), 1 + r.recv_tree);
   if (r.send_to >= 0)
-    out = comm.isend(group.rank_at(r.send_to), dense_chunk_payload(g, sub_chunk(halves[r.send_tree], chunks, r.send_piece)),
+    out = comm.isend(group.rank_at(r.send_to),
+                     dense_chunk_payload(g, sub_chunk(halves[r.send_tree], chunks, r.send_piece)),
                      1 + r.send_tree);
   if (r.recv_from >= 0) {
     const ChunkView piece = sub_chunk(halves[r.recv_tree], chunks, r.recv_piece);
@@ -163,7 +164,8 @@ void double_binary_tree_allreduce(Comm& comm, const Group& group, Gradient& g, c
   auto in_range = [chunks](int c) { return c >= 0 && c < chunks; };
 
   // Reduce: the edge (v -> parent) carries piece k - height(v) in period k.
-  const int reduce_periods = chunks + std::max(tt.tree[0].height[tt.tree[0].root], tt.tree[1].height[tt.tree[1].root]) - 1;
+  const int reduce_periods =
+      chunks + std::max(tt.tree[0].height[tt.tree[0].root], tt.tree[1].height[tt.tree[1].root]) - 1;
   for (int k = 0; k < reduce_periods; ++k)
     for (int round = 0; round < 2; ++round) {
       RoundOps r;
@@ -205,8 +207,9 @@ AlgorithmInfo double_binary_tree_allreduce_entry() {
   info.name = "double_binary_tree_allreduce";
   info.summary =
       "NCCL-style double binary tree: two complementary trees, each reducing + broadcasting half, pipelined";
-  info.params = {ParamSpec("chunks", ParamKind::integer, "8", "pieces each half is pipelined in through its tree")
-                     .between(1, 1 << 20)};
+  info.params = {
+      ParamSpec("chunks", ParamKind::integer, "8", "pieces each half is pipelined in through its tree")
+          .between(1, 1 << 20)};
   info.reduces_in_flight = true;
   info.consensus = true;
   info.prepare = [](const AlgorithmConfig& cfg) {

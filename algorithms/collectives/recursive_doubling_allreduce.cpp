@@ -12,7 +12,8 @@
 
 namespace aggsim {
 
-void recursive_doubling_allreduce(Comm& comm, const Group& group, Gradient& g, const ReduceOp& op, int world) {
+void recursive_doubling_allreduce(Comm& comm, const Group& group, Gradient& g, const ReduceOp& op,
+                                  int world) {
   const ChunkView all = whole_of(g);
   const Fold fold = fold_in(comm, group, g, all, op);
   if (fold.core_index >= 0) {
@@ -30,7 +31,9 @@ AlgorithmInfo recursive_doubling_allreduce_entry() {
   info.reduces_in_flight = true;
   info.consensus = true;
   info.prepare = [](const AlgorithmConfig& cfg) {
-    return independent_ranks(cfg, [](const AlgorithmConfig& c) { return make_world_allreduce(c.op, recursive_doubling_allreduce); });
+    return independent_ranks(cfg, [](const AlgorithmConfig& c) {
+      return make_world_allreduce(c.op, recursive_doubling_allreduce);
+    });
   };
   return info;
 }

@@ -10,7 +10,9 @@
 namespace aggsim {
 
 namespace {
-int mod(int a, int n) { return ((a % n) + n) % n; }
+int mod(int a, int n) {
+  return ((a % n) + n) % n;
+}
 }  // namespace
 
 void ring_reduce_scatter(Comm& comm, const Group& group, Gradient& grad, const ReduceOp& op) {
@@ -52,7 +54,8 @@ AlgorithmInfo ring_allreduce_entry() {
   info.reduces_in_flight = true;
   info.consensus = true;
   info.prepare = [](const AlgorithmConfig& cfg) {
-    return independent_ranks(cfg, [](const AlgorithmConfig& c) { return make_world_allreduce(c.op, ring_allreduce); });
+    return independent_ranks(
+        cfg, [](const AlgorithmConfig& c) { return make_world_allreduce(c.op, ring_allreduce); });
   };
   return info;
 }

@@ -48,7 +48,8 @@ AlgorithmInfo torus2d_allreduce_entry() {
   AlgorithmInfo info;
   info.name = "torus2d_allreduce";
   info.summary = "2D torus (ring per dimension): row reduce-scatter, column all-reduce, row all-gather";
-  info.params = {ParamSpec("rows", ParamKind::integer, "", "grid rows, must divide the rank count (default: most square)")
+  info.params = {ParamSpec("rows", ParamKind::integer, "",
+                           "grid rows, must divide the rank count (default: most square)")
                      .between(1, 1 << 22)};
   info.reduces_in_flight = true;
   info.consensus = true;
@@ -56,7 +57,8 @@ AlgorithmInfo torus2d_allreduce_entry() {
     const int rows =
         cfg.params.has("rows") ? static_cast<int>(cfg.params.integer("rows")) : most_square_rows(cfg.world);
     if (cfg.world % rows != 0)
-      throw ParamError("rows", fmt::format("torus2d_allreduce: rows {} does not divide the {} ranks", rows, cfg.world));
+      throw ParamError(
+          "rows", fmt::format("torus2d_allreduce: rows {} does not divide the {} ranks", rows, cfg.world));
     const ReduceOp op = cfg.op;
     return AlgorithmRun{[op, rows] { return std::make_unique<Torus2dAllreduce>(op, rows); }};
   };

@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
-#include "sim/api/aggregator.hpp"
 #include "algorithms/registry.hpp"
+#include "sim/api/aggregator.hpp"
 
 namespace aggsim {
 

@@ -179,18 +179,20 @@ AlgorithmRun prepare(const AlgorithmConfig& cfg) {
 AlgorithmInfo gossipgrad_entry() {
   AlgorithmInfo info;
   info.name = "gossipgrad";
-  info.summary = "GossipGraD: subgroup all-reduce, one gossip exchange per step (dissemination | cube), broadcast";
-  info.params = {ParamSpec("schedule", ParamKind::choice, "dissemination", "partner schedule over the virtual topology")
-           .one_of({"dissemination", "cube"}),
-       ParamSpec("group_size", ParamKind::integer, "0", "ranks per local subgroup (0: the ranks of one node)")
-           .between(0, 1 << 22),
-       ParamSpec("shuffle", ParamKind::boolean, "true",
-                 "reshuffle the virtual topology every log2(n) steps (seeded)"),
-       ParamSpec("asynchronous", ParamKind::boolean, "false",
-                 "leaders do not wait for the partner model of the step"),
-       ParamSpec("staleness", ParamKind::integer, "1",
-                 "asynchronous: a partner model may be at most this many steps late")
-           .between(0, 1 << 30)};
+  info.summary =
+      "GossipGraD: subgroup all-reduce, one gossip exchange per step (dissemination | cube), broadcast";
+  info.params = {
+      ParamSpec("schedule", ParamKind::choice, "dissemination", "partner schedule over the virtual topology")
+          .one_of({"dissemination", "cube"}),
+      ParamSpec("group_size", ParamKind::integer, "0", "ranks per local subgroup (0: the ranks of one node)")
+          .between(0, 1 << 22),
+      ParamSpec("shuffle", ParamKind::boolean, "true",
+                "reshuffle the virtual topology every log2(n) steps (seeded)"),
+      ParamSpec("asynchronous", ParamKind::boolean, "false",
+                "leaders do not wait for the partner model of the step"),
+      ParamSpec("staleness", ParamKind::integer, "1",
+                "asynchronous: a partner model may be at most this many steps late")
+          .between(0, 1 << 30)};
   info.reduces_in_flight = false;  // no compressor rides it (rejected when the scenario loads)
   info.consensus = false;
   info.prepare = prepare;

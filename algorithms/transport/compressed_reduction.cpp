@@ -22,7 +22,8 @@ class CompressedReduction final : public Aggregator {
   void aggregate(RankContext& ctx, Gradient& grad) override {
     const TensorDesc t = TensorDesc::of(grad);
     Payload payload = compress_on_rank(ctx, *compressor_, grad.values, t);
-    Gradient carried = flat_gradient(std::move(payload.values), (payload.wire_bytes + kFloatBytes - 1) / kFloatBytes);
+    Gradient carried =
+        flat_gradient(std::move(payload.values), (payload.wire_bytes + kFloatBytes - 1) / kFloatBytes);
     collective_->aggregate(ctx, carried);
     payload.values = std::move(carried.values);
     charge_decode(ctx, *compressor_, t);
@@ -50,10 +51,11 @@ TransportInfo compressed_reduction_transport() {
   transport.check = [](const AlgorithmConfig& cfg) {
     // A compressor whose payloads cannot be added must not ride a collective that adds in flight.
     if (!cfg.make_compressor()->summable())
-      throw ParamError("compression",
-                       fmt::format("compressor '{}' is not summable, so '{}' cannot add its payloads in flight; "
-                                   "use algorithm 'allgather' or 'parameter_server' instead",
-                                   cfg.compressor->name, cfg.algorithm->name));
+      throw ParamError(
+          "compression",
+          fmt::format("compressor '{}' is not summable, so '{}' cannot add its payloads in flight; "
+                      "use algorithm 'allgather' or 'parameter_server' instead",
+                      cfg.compressor->name, cfg.algorithm->name));
   };
   transport.wrap = [](std::unique_ptr<Aggregator> collective, const AlgorithmConfig& cfg) {
     return make_compressed_reduction(std::move(collective), cfg.make_compressor());

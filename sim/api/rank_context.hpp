@@ -20,7 +20,8 @@ struct RankContext {
 
   // A stream private to this rank, step and purpose.
   Rng rng(Stream purpose, std::uint64_t extra = 0) const {
-    return make_rng(seed, purpose, static_cast<std::uint64_t>(rank), (static_cast<std::uint64_t>(step) << 24) ^ extra);
+    return make_rng(seed, purpose, static_cast<std::uint64_t>(rank),
+                    (static_cast<std::uint64_t>(step) << 24) ^ extra);
   }
   // A stream shared by all ranks for this step (e.g. shared-seed random-k).
   Rng shared_rng(Stream purpose, std::uint64_t extra = 0) const {

@@ -1,17 +1,17 @@
 #include "sim/engine/simulation.hpp"
 
-#include <simgrid/s4u.hpp>
-#include <simgrid/version.h>
 #include <fmt/format.h>
+#include <simgrid/version.h>
 
 #include <algorithm>
 #include <memory>
+#include <simgrid/s4u.hpp>
 
 #include "algorithms/registry.hpp"
 #include "sim/core/error.hpp"
+#include "sim/engine/rank_actor.hpp"
 #include "sim/metrics/link_usage.hpp"
 #include "sim/platform/platform.hpp"
-#include "sim/engine/rank_actor.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(aggsim_engine, "aggsim simulation driver");
@@ -22,11 +22,13 @@ namespace sg4 = simgrid::s4u;
 
 std::vector<std::string> network_preset_config(NetworkPreset preset) {
   switch (preset) {
-    case NetworkPreset::lv08: return {"network/model:LV08"};
+    case NetworkPreset::lv08:
+      return {"network/model:LV08"};
     // Latency + size/bandwidth exactly: no TCP window bound, no reverse ACK traffic.
     case NetworkPreset::alpha_beta:
       return {"network/model:CM02", "network/TCP-gamma:0", "network/crosstraffic:0"};
-    case NetworkPreset::ns3: return {"network/model:ns-3"};
+    case NetworkPreset::ns3:
+      return {"network/model:ns-3"};
   }
   return {};
 }
@@ -45,7 +47,8 @@ void check_simgrid_args(const std::vector<std::string>& user_args) {
     if (a.rfind(key, 0) != 0) continue;
     const std::string model = a.substr(key.size());
     if (std::find(models.begin(), models.end(), model) == models.end())
-      throw InputError(fmt::format("{}: unknown network model '{}' (valid: LV08, Constant, SMPI, IB, CM02, ns-3)", a, model));
+      throw InputError(fmt::format(
+          "{}: unknown network model '{}' (valid: LV08, Constant, SMPI, IB, CM02, ns-3)", a, model));
   }
 }
 
@@ -86,7 +89,8 @@ RankPlacement pin_first_hosts(const Scenario& sc, const std::string& what, std::
         std::find_if(hosts.begin(), hosts.end(), [&](const sg4::Host* h) { return h->get_name() == name; });
     if (it == hosts.end())
       throw InputError(fmt::format("{}: algorithm.{}: no host '{}' in {} (its hosts: {}{})",
-                                   sc.where("algorithm." + placement.key), placement.key, name, what, hosts.front()->get_name(),
+                                   sc.where("algorithm." + placement.key), placement.key, name, what,
+                                   hosts.front()->get_name(),
                                    hosts.size() > 1 ? " ... " + hosts.back()->get_name() : ""));
     pinned.push_back(*it);
     hosts.erase(it);
@@ -107,10 +111,10 @@ std::vector<sg4::Host*> load_and_map(const Scenario& sc, sg4::Engine& engine, st
       throw InputError(
           fmt::format("{}: algorithm.{}: the {} other ranks do not fit on the {} hosts of {} left "
                       "after the {} named ones (ranks: {})",
-                      sc.where("algorithm." + placement.key), placement.key, sc.ranks - static_cast<int>(pinned),
-                      hosts.size() - pinned, what, pinned, sc.ranks));
-    throw InputError(fmt::format("{}: ranks: {} ranks do not fit on the {} hosts of {}", sc.where("ranks"), sc.ranks,
-                                 hosts.size(), what));
+                      sc.where("algorithm." + placement.key), placement.key,
+                      sc.ranks - static_cast<int>(pinned), hosts.size() - pinned, what, pinned, sc.ranks));
+    throw InputError(fmt::format("{}: ranks: {} ranks do not fit on the {} hosts of {}", sc.where("ranks"),
+                                 sc.ranks, hosts.size(), what));
   }
   hosts.resize(static_cast<std::size_t>(sc.ranks));
   return hosts;
@@ -179,18 +183,18 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
     workload = std::make_unique<Workload>(workload_options(sc.workload.params), sc.seed);
     evaluator = std::make_unique<Evaluator>(*workload, sc.ranks, sc.steps, !sc.algorithm.entry->consensus);
   }
-  const RunShared run{sc,
-                      make_step_plan(modeled_layers(sc.model),
-                                     sc.algorithm.granularity == Granularity::model ? Bucketing::whole_model
-                                                                                    : Bucketing::by_size,
-                                     sc.algorithm.bucket_bytes,
-                                     workload ? workload->problem->tensors() : std::vector<TensorInfo>{},
-                                     sc.model.proxy_dim),
-                      ComputeModel(sc.compute.speed, straggler_options(sc.compute.straggler), sc.seed),
-                      workload.get(),
-                      evaluator.get(),
-                      result.log,
-                      hooks};
+  const RunShared run{
+      sc,
+      make_step_plan(
+          modeled_layers(sc.model),
+          sc.algorithm.granularity == Granularity::model ? Bucketing::whole_model : Bucketing::by_size,
+          sc.algorithm.bucket_bytes, workload ? workload->problem->tensors() : std::vector<TensorInfo>{},
+          sc.model.proxy_dim),
+      ComputeModel(sc.compute.speed, straggler_options(sc.compute.straggler), sc.seed),
+      workload.get(),
+      evaluator.get(),
+      result.log,
+      hooks};
   std::vector<std::unique_ptr<RankState>> ranks;
   ranks.reserve(static_cast<std::size_t>(sc.ranks));
   for (int r = 0; r < sc.ranks; ++r) {
@@ -203,7 +207,8 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
     st->ctx.layout = &prepared.layout;
     st->ctx.seed = sc.seed;
     for (std::size_t b = 0; b < run.plan.buckets.size(); ++b)
-      st->aggregators.push_back(make_aggregator(prepared.algorithm, *sc.compression.transport, prepared.config));
+      st->aggregators.push_back(
+          make_aggregator(prepared.algorithm, *sc.compression.transport, prepared.config));
     if (workload) st->trainer = std::make_unique<RankTrainer>(*workload, r);
     start_rank(*st, run);
     ranks.push_back(std::move(st));
@@ -214,8 +219,9 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
   XBT_DEBUG("simulation ends at %g s", sg4::Engine::get_clock());
   result.sim_time_s = sg4::Engine::get_clock();
   if (tracer)
-    result.extra_files = {{"trace.json", tracer->chrome_trace(result.log, sc.name)},
-                          {"links.csv", links_csv(engine, tracer->comms(), hosts, result.sim_time_s, link_load)}};
+    result.extra_files = {
+        {"trace.json", tracer->chrome_trace(result.log, sc.name)},
+        {"links.csv", links_csv(engine, tracer->comms(), hosts, result.sim_time_s, link_load)}};
   for (const auto& st : ranks) {
     result.bytes_sent += st->comm.counters().bytes_sent;
     result.messages_sent += st->comm.counters().messages_sent;

@@ -2,10 +2,9 @@
 // Runs one scenario in this process: one SimGrid Engine, one actor per rank. SimGrid allows one
 // Engine per process, so call simulate() at most once per process (tests fork for isolation).
 #include <Eigen/Core>
-#include <simgrid/s4u.hpp>
-
 #include <functional>
 #include <memory>
+#include <simgrid/s4u.hpp>
 #include <string>
 #include <vector>
 
@@ -19,7 +18,8 @@ namespace aggsim {
 
 struct SimulationHooks {
   // Called on each rank after each aggregation with its proxy gradient before and after.
-  std::function<void(int rank, int step, const Eigen::VectorXf& before, const Eigen::VectorXf& after)> after_aggregate;
+  std::function<void(int rank, int step, const Eigen::VectorXf& before, const Eigen::VectorXf& after)>
+      after_aggregate;
   // Called on each rank after each training step with its updated weights (workload runs only).
   std::function<void(int rank, int step, const Eigen::VectorXf& weights)> after_step;
 };
@@ -30,8 +30,8 @@ struct SimulationResult {
   double sim_time_s = 0;
   std::uint64_t bytes_sent = 0;
   std::uint64_t messages_sent = 0;
-  std::string platform_description;     // "platforms/x.xml (16 hosts)" or "cluster (64 hosts)"
-  std::vector<Evaluation> evaluations;  // held-out evaluations of the averaged model (workload runs)
+  std::string platform_description;          // "platforms/x.xml (16 hosts)" or "cluster (64 hosts)"
+  std::vector<Evaluation> evaluations;       // held-out evaluations of the averaged model (workload runs)
   std::vector<SummaryField> summary_fields;  // the algorithm's own figures (AlgorithmRun)
 };
 

@@ -1,9 +1,9 @@
 #include "sim/output/report.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "sim/core/units.hpp"
 #include "sim/scenario/scenario_loader.hpp"
@@ -12,7 +12,9 @@ namespace aggsim {
 
 namespace {
 
-std::string optional_cell(const std::optional<double>& v) { return v ? fmt::format("{}", *v) : std::string(); }
+std::string optional_cell(const std::optional<double>& v) {
+  return v ? fmt::format("{}", *v) : std::string();
+}
 
 // Step summaries with the evaluations of workload runs filled in.
 std::vector<StepSummary> summarize(const SimulationResult& result) {
@@ -45,15 +47,17 @@ std::optional<double> time_to_target(const std::vector<StepSummary>& steps, doub
 std::string steps_csv(const std::vector<StepSummary>& steps) {
   // Shortest round-trip formatting: exact and byte-stable across runs.
   std::string out =
-      "step,step_time_s,comm_time_s,compute_time_s,end_time_s,bytes_sent,messages,loss,accuracy,consensus_distance\n";
+      "step,step_time_s,comm_time_s,compute_time_s,end_time_s,bytes_sent,messages,loss,accuracy,consensus_"
+      "distance\n";
   for (const auto& s : steps)
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", s.step, s.step_time_s, s.comm_time_s, s.compute_time_s,
-                       s.end_time_s, s.bytes_sent, s.messages_sent, optional_cell(s.loss), optional_cell(s.accuracy),
-                       optional_cell(s.consensus_distance));
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", s.step, s.step_time_s, s.comm_time_s,
+                       s.compute_time_s, s.end_time_s, s.bytes_sent, s.messages_sent, optional_cell(s.loss),
+                       optional_cell(s.accuracy), optional_cell(s.consensus_distance));
   return out;
 }
 
-std::string summary_json(const Scenario& sc, const SimulationResult& result, const std::vector<StepSummary>& steps) {
+std::string summary_json(const Scenario& sc, const SimulationResult& result,
+                         const std::vector<StepSummary>& steps) {
   nlohmann::ordered_json j;
   j["aggsim_version"] = AGGSIM_VERSION;
   j["simgrid_version"] = simgrid_version();
@@ -75,7 +79,8 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result, con
   if (sc.workload.enabled) {
     const WorkloadOptions w = workload_options(sc.workload.params);
     j["problem"] = problem_name(w.problem);
-    j["final_loss"] = result.evaluations.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(result.evaluations.back().loss);
+    j["final_loss"] = result.evaluations.empty() ? nlohmann::ordered_json()
+                                                 : nlohmann::ordered_json(result.evaluations.back().loss);
     if (w.target_loss) {
       const auto t = time_to_target(steps, *w.target_loss);
       j["target_loss"] = *w.target_loss;

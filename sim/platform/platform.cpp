@@ -1,13 +1,13 @@
 #include "sim/platform/platform.hpp"
 
-#include <boost/property_tree/ptree.hpp>
-#include <boost/property_tree/xml_parser.hpp>
-#include <xbt/config.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <boost/property_tree/ptree.hpp>
+#include <boost/property_tree/xml_parser.hpp>
 #include <cctype>
 #include <map>
+#include <xbt/config.hpp>
 
 #include "sim/core/error.hpp"
 #include "sim/core/strings.hpp"
@@ -32,7 +32,9 @@ void check_well_formed(const std::string& file) {
 
 }  // namespace
 
-bool ns3_network_model() { return simgrid::config::get_value<std::string>("network/model") == "ns-3"; }
+bool ns3_network_model() {
+  return simgrid::config::get_value<std::string>("network/model") == "ns-3";
+}
 
 void build_platform(const PlatformSpec& spec, sg4::Engine& engine) {
   const bool ns3 = ns3_network_model();
@@ -49,9 +51,10 @@ void build_platform(const PlatformSpec& spec, sg4::Engine& engine) {
   const TopologyInfo* info = find_topology(spec.topology);
   if (!info) throw InputError("unknown topology '" + spec.topology + "'");
   if (ns3 && !info->build_ns3)
-    throw InputError(fmt::format("platform: topology {} cannot run under ns-3 (SimGrid 3.32 gives ns-3 only one-link "
-                                 "routes; the {} zone computes its routes itself); use topology cluster",
-                                 spec.topology, spec.topology));
+    throw InputError(
+        fmt::format("platform: topology {} cannot run under ns-3 (SimGrid 3.32 gives ns-3 only one-link "
+                    "routes; the {} zone computes its routes itself); use topology cluster",
+                    spec.topology, spec.topology));
   try {
     (ns3 ? info->build_ns3 : info->build)(spec.params);
   } catch (const std::invalid_argument& e) {
@@ -64,8 +67,9 @@ void build_platform(const PlatformSpec& spec, sg4::Engine& engine) {
 
 std::vector<sg4::Host*> hosts_in_natural_order(const sg4::Engine& engine) {
   auto hosts = engine.get_all_hosts();
-  std::sort(hosts.begin(), hosts.end(),
-            [](const sg4::Host* x, const sg4::Host* y) { return natural_less(x->get_name(), y->get_name()); });
+  std::sort(hosts.begin(), hosts.end(), [](const sg4::Host* x, const sg4::Host* y) {
+    return natural_less(x->get_name(), y->get_name());
+  });
   return hosts;
 }
 

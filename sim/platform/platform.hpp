@@ -1,7 +1,6 @@
 #pragma once
 // Builds the simulated platform (from XML or a generator) and maps ranks to hosts.
 #include <simgrid/s4u.hpp>
-
 #include <string>
 #include <vector>
 

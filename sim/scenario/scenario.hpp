@@ -24,10 +24,10 @@ struct ModelSpec {
   std::uint64_t size_bytes = 100'000'000;  // modeled dense fp32 gradient
   std::int64_t proxy_dim = 4096;           // real numbers per rank (math plane)
   bool math = true;
-  std::string layers_file;                 // layer table; empty: one flat layer of size_bytes
-  std::string network_name;                // the table's `name`
-  std::vector<LayerSpec> layers;           // forward order
-  std::int64_t batch = 32;                 // modeled samples per rank per step (FLOPs are per sample)
+  std::string layers_file;        // layer table; empty: one flat layer of size_bytes
+  std::string network_name;       // the table's `name`
+  std::vector<LayerSpec> layers;  // forward order
+  std::int64_t batch = 32;        // modeled samples per rank per step (FLOPs are per sample)
   std::uint64_t wire_elements() const { return (size_bytes + 3) / 4; }
 };
 
@@ -59,7 +59,7 @@ struct ComputeSpec {
 
 struct CompressionSpec {
   std::string name = "none";
-  const CompressorInfo* entry = nullptr;    // the table entry of `name`
+  const CompressorInfo* entry = nullptr;     // the table entry of `name`
   const TransportInfo* transport = nullptr;  // what carries its payloads on the algorithm
   Params params;
 };

@@ -17,9 +17,12 @@ namespace aggsim {
 
 const char* network_preset_name(NetworkPreset preset) {
   switch (preset) {
-    case NetworkPreset::lv08: return "lv08";
-    case NetworkPreset::alpha_beta: return "alpha_beta";
-    case NetworkPreset::ns3: return "ns3";
+    case NetworkPreset::lv08:
+      return "lv08";
+    case NetworkPreset::alpha_beta:
+      return "alpha_beta";
+    case NetworkPreset::ns3:
+      return "ns3";
   }
   return "?";
 }
@@ -124,8 +127,10 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
               "compression", "workload", "compute", "output"});
   top.finish();
 
-  if (auto v = top.get("name")) sc.name = v->scalar();
-  else sc.name = fs::path(source->file).stem().string();
+  if (auto v = top.get("name"))
+    sc.name = v->scalar();
+  else
+    sc.name = fs::path(source->file).stem().string();
   if (sc.name.empty() || sc.name.find('/') != std::string::npos || sc.name == "." || sc.name == "..")
     top.value().fail("name: must be a plain, non-empty name usable as a folder name");
   top.get("description");  // free text for people; not used
@@ -149,16 +154,21 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
 
   if (auto v = top.get("network")) {
     const std::string n = v->scalar();
-    if (n == "lv08") sc.network = NetworkPreset::lv08;
-    else if (n == "alpha_beta") sc.network = NetworkPreset::alpha_beta;
-    else if (n == "ns3") sc.network = NetworkPreset::ns3;
-    else v->fail(fmt::format("must be one of lv08 | alpha_beta | ns3 (got '{}')", n));
+    if (n == "lv08")
+      sc.network = NetworkPreset::lv08;
+    else if (n == "alpha_beta")
+      sc.network = NetworkPreset::alpha_beta;
+    else if (n == "ns3")
+      sc.network = NetworkPreset::ns3;
+    else
+      v->fail(fmt::format("must be one of lv08 | alpha_beta | ns3 (got '{}')", n));
     // SimGrid 3.32 hands ns-3 only one-link routes: generators that route inside their zone cannot run there.
     if (sc.network == NetworkPreset::ns3 && !sc.platform.topology.empty() &&
         !find_topology(sc.platform.topology)->build_ns3)
-      v->fail(fmt::format("ns3 cannot simulate topology {} (SimGrid 3.32 gives ns-3 only one-link routes); "
-                          "use topology cluster, or network lv08 | alpha_beta",
-                          sc.platform.topology));
+      v->fail(
+          fmt::format("ns3 cannot simulate topology {} (SimGrid 3.32 gives ns-3 only one-link routes); "
+                      "use topology cluster, or network lv08 | alpha_beta",
+                      sc.platform.topology));
   }
 
   read_model(top.get("model"), sc.model, source->file);
@@ -169,7 +179,8 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
     sc.algorithm.name = name.scalar();
     const AlgorithmInfo* info = find_algorithm(sc.algorithm.name);
     if (!info)
-      name.fail(fmt::format("unknown algorithm '{}' (available: {})", sc.algorithm.name, names_of(algorithm_table())));
+      name.fail(fmt::format("unknown algorithm '{}' (available: {})", sc.algorithm.name,
+                            names_of(algorithm_table())));
     sc.algorithm.entry = info;
     sc.key_locations["algorithm.name"] = name.location();
     read_common_algorithm_keys(alg, sc.algorithm, info->consensus);
@@ -221,12 +232,13 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
   return sc;
 }
 
-Scenario load_from(const std::string& text, const std::string& label, const std::vector<std::string>& overrides,
-                   bool sweep_file = false) {
+Scenario load_from(const std::string& text, const std::string& label,
+                   const std::vector<std::string>& overrides, bool sweep_file = false) {
   auto source = std::make_shared<YamlSource>();
   source->file = label;
   YAML::Node doc = parse_document(text, label);
-  if (!doc.IsMap()) throw InputError(label + ": a scenario must be a mapping of keys (seed, ranks, platform, ...)");
+  if (!doc.IsMap())
+    throw InputError(label + ": a scenario must be a mapping of keys (seed, ranks, platform, ...)");
   if (sweep_file) {
     doc.remove("sweep");
   } else if (doc["sweep"]) {
@@ -286,7 +298,8 @@ std::string resolved_yaml(const Scenario& sc) {
   out << YAML::EndMap;
   out << YAML::Key << "network" << YAML::Value << network_preset_name(sc.network);
   out << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
-  if (sc.model.layers_file.empty()) out << YAML::Key << "size" << YAML::Value << fmt::format("{}B", sc.model.size_bytes);
+  if (sc.model.layers_file.empty())
+    out << YAML::Key << "size" << YAML::Value << fmt::format("{}B", sc.model.size_bytes);
   emit_model_layers(out, sc.model);
   out << YAML::Key << "proxy_dim" << YAML::Value << sc.model.proxy_dim;
   out << YAML::Key << "math" << YAML::Value << (sc.model.math ? "on" : "off");

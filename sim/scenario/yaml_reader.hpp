@@ -77,7 +77,8 @@ class YamlMap {
 
 // The file named by `where` (a scalar), as given or relative to the scenario file's folder;
 // fails with "<what> file not found (looked for ...)".
-std::string find_input_file(const YamlValue& where, const std::string& what, const std::string& scenario_file);
+std::string find_input_file(const YamlValue& where, const std::string& what,
+                            const std::string& scenario_file);
 
 // Writes every present value of `params` as `key: canonical text` into a mapping being emitted.
 void emit_params(YAML::Emitter& out, const std::vector<ParamSpec>& specs, const Params& params);

@@ -6,10 +6,10 @@
 
 #include "algorithms/registry.hpp"
 #include "sim/platform/topology.hpp"
+#include "sim/scenario/scenario_loader.hpp"
 #include "sim/scenario/workload_loader.hpp"
 #include "sim/workload/options.hpp"
 #include "support/cli.hpp"
-#include "sim/scenario/scenario_loader.hpp"
 #include "support/reduction_check.hpp"
 
 using namespace aggsim::test;
@@ -76,7 +76,8 @@ bool validates(const std::string& yaml) {
   return r.exit_code == 0;
 }
 
-const std::string kPlatform = "ranks: 4\nsteps: 1\nplatform: {topology: cluster, hosts: 4}\nmodel: {size: 1MB}\n";
+const std::string kPlatform =
+    "ranks: 4\nsteps: 1\nplatform: {topology: cluster, hosts: 4}\nmodel: {size: 1MB}\n";
 
 // One "key ... (default D" line of an entry: the key and D as printed.
 struct PrintedDefault {
@@ -107,7 +108,8 @@ void check_printed_default(const std::string& yaml, const std::string& key, cons
   INFO(key << "=" << value << " in\n" << yaml);
   const std::string left_out = aggsim::resolved_yaml(aggsim::load_scenario_text(yaml, "default.yaml", {}));
   std::string given;
-  REQUIRE_NOTHROW(given = aggsim::resolved_yaml(aggsim::load_scenario_text(yaml, "default.yaml", {key + "=" + value})));
+  REQUIRE_NOTHROW(
+      given = aggsim::resolved_yaml(aggsim::load_scenario_text(yaml, "default.yaml", {key + "=" + value})));
   CHECK(given == left_out);
 }
 
@@ -155,7 +157,8 @@ TEST_CASE("every default aggsim list prints is what a scenario gets when it leav
     check_printed_default(kPlatform + "algorithm: {name: ring_allreduce}\n", "algorithm." + d.key, d.value);
     ++checked;
   }
-  const std::string no_model = "ranks: 4\nplatform: {topology: cluster, hosts: 4}\nalgorithm: {name: ring_allreduce}\n";
+  const std::string no_model =
+      "ranks: 4\nplatform: {topology: cluster, hosts: 4}\nalgorithm: {name: ring_allreduce}\n";
   for (const auto& d : printed_defaults(section(r.out, "Model "), "")) {
     check_printed_default(no_model, "model." + d.key, d.value);
     ++checked;
@@ -167,12 +170,16 @@ TEST_CASE("every default aggsim list prints is what a scenario gets when it leav
 TEST_CASE("aggsim list shows every all-reduce algorithm with its parameters and defaults", "[list]") {
   const auto r = run_aggsim({"list"});
   REQUIRE(r.exit_code == 0);
-  for (const char* name : {"ring_allreduce", "halving_doubling_allreduce", "recursive_doubling_allreduce", "tree_allreduce",
-                           "double_binary_tree_allreduce", "hierarchical_allreduce", "torus2d_allreduce"})
+  for (const char* name :
+       {"ring_allreduce", "halving_doubling_allreduce", "recursive_doubling_allreduce", "tree_allreduce",
+        "double_binary_tree_allreduce", "hierarchical_allreduce", "torus2d_allreduce"})
     CHECK_THAT(r.out, Catch::Contains(name));
   CHECK_THAT(r.out, Catch::Contains("pieces the vector is pipelined in through the tree (default 1)"));
   CHECK_THAT(r.out, Catch::Contains("pieces each half is pipelined in through its tree (default 8)"));
-  CHECK_THAT(r.out, Catch::Contains("(default ring; one of ring | halving_doubling | recursive_doubling | tree | double_binary_tree)"));
+  CHECK_THAT(
+      r.out,
+      Catch::Contains(
+          "(default ring; one of ring | halving_doubling | recursive_doubling | tree | double_binary_tree)"));
   CHECK_THAT(r.out, Catch::Contains("grid rows, must divide the rank count"));
 }
 
@@ -187,5 +194,6 @@ algorithm: {name: hierarchical_allreduce, op: avg, inter: butterfly}
 ranks: 4
 platform: {topology: cluster, hosts: 4}
 algorithm: {name: tree_allreduce, op: avg, chunks: 0}
-)", "bad.yaml", {}));
+)",
+                                          "bad.yaml", {}));
 }

@@ -1,6 +1,5 @@
 // Units (SimGrid's suffixes), typed parameters, natural host order.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 
 #include "sim/core/params.hpp"
@@ -47,9 +46,11 @@ TEST_CASE("typed parameters check kinds and ranges and print back canonically", 
   const ParamValue v = parse_param(bw, "10Gbps");
   CHECK(std::get<double>(parse_param(bw, format_param(bw, v))) == 1.25e9);
   const auto dims = ParamSpec("dims", ParamKind::integer_list).at_least(1);
-  CHECK(std::get<std::vector<std::int64_t>>(parse_param(dims, "4, 4,2")) == std::vector<std::int64_t>{4, 4, 2});
+  CHECK(std::get<std::vector<std::int64_t>>(parse_param(dims, "4, 4,2")) ==
+        std::vector<std::int64_t>{4, 4, 2});
   CHECK_THROWS(parse_param(dims, "4,0"));
-  const Params defaults = default_params({ParamSpec("k", ParamKind::integer, "3"), ParamSpec("opt", ParamKind::real)});
+  const Params defaults =
+      default_params({ParamSpec("k", ParamKind::integer, "3"), ParamSpec("opt", ParamKind::real)});
   CHECK(defaults.integer("k") == 3);
   CHECK_FALSE(defaults.has("opt"));
 }

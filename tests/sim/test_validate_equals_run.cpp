@@ -2,7 +2,6 @@
 // compressor, and the scenarios only the platform can refute, are accepted or refused by both
 // alike, with the same message; a refusal points at file:line:col and writes nothing.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <regex>
 #include <sstream>
@@ -111,9 +110,10 @@ TEST_CASE("validate refuses hierarchical_allreduce with unequal ranks per node, 
                                                "{topology: cluster, nodes: 2, gpus_per_node: 4}", 6));
   check_agree(v);
   CHECK(v.validate.exit_code == 2);
-  CHECK_THAT(v.validate.err,
-             Catch::Contains("s.yaml:7:19: algorithm.name: hierarchical_allreduce needs the same number of ranks "
-                             "on every node"));
+  CHECK_THAT(
+      v.validate.err,
+      Catch::Contains("s.yaml:7:19: algorithm.name: hierarchical_allreduce needs the same number of ranks "
+                      "on every node"));
   CHECK_THAT(v.validate.err, Catch::Contains("node 0: 4 rank(s), node 1: 2 rank(s)"));
   // The same layout with 8 ranks is accepted by both.
   check_agree(validate_and_run(scenario("{name: hierarchical_allreduce}", "{name: none}",
@@ -124,19 +124,20 @@ TEST_CASE("validate refuses torus2d_allreduce rows that do not divide the ranks,
   const Verdicts v = validate_and_run(scenario("{name: torus2d_allreduce, rows: 3}", "{name: none}"));
   check_agree(v);
   CHECK(v.validate.exit_code == 2);
-  CHECK_THAT(v.validate.err,
-             Catch::Contains("s.yaml:7:44: algorithm.rows: torus2d_allreduce: rows 3 does not divide the 4 ranks"));
-  CHECK(validate_and_run(scenario("{name: torus2d_allreduce, rows: 2}", "{name: none}")).validate.exit_code == 0);
+  CHECK_THAT(
+      v.validate.err,
+      Catch::Contains("s.yaml:7:44: algorithm.rows: torus2d_allreduce: rows 3 does not divide the 4 ranks"));
+  CHECK(validate_and_run(scenario("{name: torus2d_allreduce, rows: 2}", "{name: none}")).validate.exit_code ==
+        0);
 }
 
 TEST_CASE("validate and run agree on what only the platform can refute", "[validate]") {
   // Parameter server pinned to a host the platform does not have.
   check_agree(validate_and_run(scenario("{name: parameter_server, server_hosts: gpu-9}", "{name: none}")));
   // More ranks than the XML platform has hosts.
-  const Verdicts v = validate_and_run(scenario("{name: ring_allreduce}", "{name: none}",
-                                               "{file: " + std::string(AGGSIM_SOURCE_DIR) +
-                                                   "/platforms/cluster_16.xml}",
-                                               17));
+  const Verdicts v = validate_and_run(
+      scenario("{name: ring_allreduce}", "{name: none}",
+               "{file: " + std::string(AGGSIM_SOURCE_DIR) + "/platforms/cluster_16.xml}", 17));
   check_agree(v);
   CHECK(v.validate.exit_code == 2);
 }
