@@ -1,6 +1,10 @@
 #include "algorithms/registry.hpp"
 
-#include "algorithms/transport/compressed_reduction.hpp"
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "sim/core/params.hpp"
 
 namespace aggsim {
 
@@ -32,8 +36,12 @@ CompressorInfo fp16_compressor_entry();
 CompressorInfo uint8_compressor_entry();
 CompressorInfo powersgd_compressor_entry();
 CompressorInfo atomo_compressor_entry();
-// Adds the `error_feedback` key to a compressor (compression/error_feedback.cpp).
+// Adds the `error_feedback` key to a compressor (memory/error_feedback.cpp).
 CompressorInfo with_error_feedback(CompressorInfo info);
+
+// Transports of compressed payloads
+TransportInfo compressed_reduction_transport();
+TransportInfo powersgd_aggregation_transport();
 
 const std::vector<AlgorithmInfo>& algorithm_table() {
   static const std::vector<AlgorithmInfo> table = {
@@ -55,10 +63,10 @@ const std::vector<AlgorithmInfo>& algorithm_table() {
 const std::vector<CompressorInfo>& compressor_table() {
   static const std::vector<CompressorInfo> table = [] {
     std::vector<CompressorInfo> rows = {
-        identity_compressor_entry(), topk_compressor_entry(), randomk_compressor_entry(),
-        threshold_compressor_entry(), qsgd_compressor_entry(), terngrad_compressor_entry(),
-        sign_compressor_entry(), fp16_compressor_entry(), uint8_compressor_entry(),
-        powersgd_compressor_entry(), atomo_compressor_entry(),
+        identity_compressor_entry(),  topk_compressor_entry(),  randomk_compressor_entry(),
+        threshold_compressor_entry(), qsgd_compressor_entry(),  terngrad_compressor_entry(),
+        sign_compressor_entry(),      fp16_compressor_entry(),  uint8_compressor_entry(),
+        powersgd_compressor_entry(),  atomo_compressor_entry(),
     };
     for (auto& row : rows) row = with_error_feedback(std::move(row));
     return rows;
@@ -75,16 +83,47 @@ auto find_in(const Table& table, std::string_view name) -> decltype(&table.front
 }
 }  // namespace
 
-const AlgorithmInfo* find_algorithm(std::string_view name) { return find_in(algorithm_table(), name); }
-const CompressorInfo* find_compressor(std::string_view name) { return find_in(compressor_table(), name); }
+const AlgorithmInfo* find_algorithm(std::string_view name) {
+  return find_in(algorithm_table(), name);
+}
+const CompressorInfo* find_compressor(std::string_view name) {
+  return find_in(compressor_table(), name);
+}
 
-std::unique_ptr<Aggregator> make_aggregator(const AlgorithmInfo& algorithm, const AlgorithmConfig& config,
-                                            const CompressorInfo& compressor, const Params& compressor_params) {
-  auto aggregator = algorithm.make(config);
-  if (!algorithm.reduces_in_flight || compressor.name == "none") return aggregator;
-  if (compressor.on_reducing_collective)
-    return compressor.on_reducing_collective(std::move(aggregator), config, compressor_params);
-  return make_compressed_reduction(std::move(aggregator), compressor.make(compressor_params));
+const std::vector<TransportInfo>& transport_table() {
+  static const std::vector<TransportInfo> table = {
+      {"dense", "no compression: the algorithm sends fp32 gradients"},
+      {"algorithm",
+       "the algorithm compresses and decodes the payloads itself (all-gather, parameter server)"},
+      compressed_reduction_transport(),
+      powersgd_aggregation_transport(),
+  };
+  return table;
+}
+
+const TransportInfo& transport_for(const AlgorithmInfo& algorithm, const CompressorInfo& compressor) {
+  const std::string_view name = !algorithm.reduces_in_flight ? "algorithm"
+                                : compressor.name == "none"  ? "dense"
+                                                            : std::string_view(compressor.reducing_transport);
+  const TransportInfo* transport = find_in(transport_table(), name);
+  if (!transport)
+    throw std::logic_error(fmt::format("compressor {}: no transport '{}'", compressor.name, name));
+  return *transport;
+}
+
+std::unique_ptr<Compressor> AlgorithmConfig::make_compressor() const {
+  return compressor ? compressor->make(compressor_params) : find_compressor("none")->make({});
+}
+
+AlgorithmRun independent_ranks(const AlgorithmConfig& config,
+                               std::function<std::unique_ptr<Aggregator>(const AlgorithmConfig&)> make) {
+  return {[config, make = std::move(make)] { return make(config); }};
+}
+
+std::unique_ptr<Aggregator> make_aggregator(const AlgorithmRun& run, const TransportInfo& transport,
+                                            const AlgorithmConfig& config) {
+  auto aggregator = run.make_aggregator();
+  return transport.wrap ? transport.wrap(std::move(aggregator), config) : std::move(aggregator);
 }
 
 }  // namespace aggsim

@@ -1,5 +1,5 @@
 #pragma once
-// One explicit name -> factory table per kind. Adding an algorithm: one file defining its
+// One explicit name -> entry table per kind. Adding an algorithm: one file defining its
 // `*_entry()` function, one declaration and one row in registry.cpp, one test.
 #include <cstdint>
 #include <functional>
@@ -8,23 +8,30 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/api/aggregator.hpp"
 #include "algorithms/compression/compressor.hpp"
+#include "sim/api/aggregator.hpp"
 #include "sim/core/params.hpp"
 
 namespace aggsim {
 
-// Everything a factory needs, already parsed and checked.
+struct AlgorithmInfo;
+struct CompressorInfo;
+
+// Everything an algorithm's prepare stage needs, already parsed and checked one key at a time.
 struct AlgorithmConfig {
+  const AlgorithmInfo* algorithm = nullptr;  // the scenario's algorithm
   ReduceOp op;
   Params params;  // the algorithm's own parameters (its ParamSpecs)
   int world = 1;
-  // Makes this rank's compressor (the scenario's `compression`); identity when none.
-  std::function<std::unique_ptr<Compressor>()> make_compressor;
-  // Which ranks share a node (from the platform); null when built without a platform.
+  // Which ranks share a node. Null while the scenario loads (the platform is not built yet): the
+  // checks that need it run again when the run is prepared on the platform.
   const RankLayout* layout = nullptr;
   std::uint64_t seed = 0;  // the scenario seed (e.g. for a random graph every rank must agree on)
-  std::string compression = "none";  // the scenario's compressor name (for load-time checks)
+  const CompressorInfo* compressor = nullptr;  // the scenario's compressor (`none` when absent)
+  Params compressor_params;
+
+  // A new compressor as the scenario configures it (each rank owns its own).
+  std::unique_ptr<Compressor> make_compressor() const;
 };
 
 // An extra figure an algorithm reports in summary.json (e.g. a graph's spectral gap); NaN is
@@ -41,6 +48,16 @@ struct RankPlacement {
   std::vector<std::string> first_hosts;
 };
 
+// What an algorithm's prepare stage makes of one run: the structure every rank shares (a graph, a
+// gossip layout), captured by `make_aggregator`, and the figures it reports.
+struct AlgorithmRun {
+  // One rank's aggregator (called once per rank and bucket).
+  std::function<std::unique_ptr<Aggregator>()> make_aggregator;
+  // Optional: extra fields for summary.json, asked for once, after the simulation (so they may
+  // report what the run observed).
+  std::function<std::vector<SummaryField>()> summary_fields = {};
+};
+
 struct AlgorithmInfo {
   std::string name;
   std::string summary;
@@ -50,38 +67,52 @@ struct AlgorithmInfo {
   // True when every rank ends with the same result (all-reduce, parameter server); false for
   // decentralized schemes where ranks only approach consensus.
   bool consensus = true;
-  std::function<std::unique_ptr<Aggregator>(const AlgorithmConfig&)> make;
-  // Optional: checks the parameters as a whole at load time (they passed their specs one by one);
-  // throws ParamError naming the offending key.
-  std::function<void(const AlgorithmConfig&)> check = {};
-  // Optional: extra fields for summary.json.
-  std::function<std::vector<SummaryField>(const AlgorithmConfig&)> summary_fields = {};
+  // Checks the parameters as a whole against the scenario and, when config.layout is set, the
+  // platform; builds what the ranks share. Throws ParamError naming the offending key. Every check
+  // of the algorithm's parameters happens here: `aggsim validate` runs it exactly as `aggsim run`.
+  std::function<AlgorithmRun(const AlgorithmConfig&)> prepare;
   // Optional: pins ranks to named hosts (the default maps rank i to the i-th host in natural order).
   std::function<RankPlacement(const Params&)> placement = {};
 };
+
+// An algorithm whose ranks share nothing: each rank's aggregator comes from `make(config)`.
+AlgorithmRun independent_ranks(const AlgorithmConfig& config,
+                               std::function<std::unique_ptr<Aggregator>(const AlgorithmConfig&)> make);
 
 struct CompressorInfo {
   std::string name;
   std::string summary;
   std::vector<ParamSpec> params;
   std::function<std::unique_ptr<Compressor>(const Params&)> make;
-  // How the compressor rides a reducing collective (reduces_in_flight). Empty: the generic reduction
-  // of summable payloads (compressed_reduction.hpp). PowerSGD sets its own P/Q aggregation here.
-  std::function<std::unique_ptr<Aggregator>(std::unique_ptr<Aggregator> collective, const AlgorithmConfig&,
-                                            const Params& compressor_params)>
-      on_reducing_collective = nullptr;
+  // The transport that carries this compressor's payloads over a reducing collective
+  // (AlgorithmInfo::reduces_in_flight); see TransportInfo.
+  std::string reducing_transport = "compressed_reduction";
+};
+
+// Who carries compressed payloads between ranks (GRACE's communicator role), chosen once per run:
+//  - `dense`: no compression, the algorithm sends fp32 gradients;
+//  - `algorithm`: the algorithm compresses and decodes itself (all-gather, parameter server);
+//  - `compressed_reduction`: a reducing collective adds summable payloads in flight;
+//  - `powersgd_aggregation`: PowerSGD's own all-reduce of P, then Q, over a reducing collective.
+struct TransportInfo {
+  std::string name;
+  std::string summary;
+  // Checks that it can carry the scenario's compressor; throws ParamError (key `compression`).
+  std::function<void(const AlgorithmConfig&)> check = {};
+  // Wraps a rank's aggregator so that it carries the compressed representation; empty: unchanged.
+  std::function<std::unique_ptr<Aggregator>(std::unique_ptr<Aggregator>, const AlgorithmConfig&)> wrap = {};
 };
 
 const std::vector<AlgorithmInfo>& algorithm_table();
 const std::vector<CompressorInfo>& compressor_table();
+const std::vector<TransportInfo>& transport_table();
 const AlgorithmInfo* find_algorithm(std::string_view name);
 const CompressorInfo* find_compressor(std::string_view name);
+// The transport of `compressor`'s payloads on `algorithm`.
+const TransportInfo& transport_for(const AlgorithmInfo& algorithm, const CompressorInfo& compressor);
 
-// One rank's aggregator for a scenario: the algorithm itself, or, for a reducing collective with a
-// compressor other than `none`, the collective wrapped so it reduces the compressed representation
-// (CompressorInfo::on_reducing_collective). Non-reducing algorithms (all-gather, parameter server)
-// compress themselves through config.make_compressor.
-std::unique_ptr<Aggregator> make_aggregator(const AlgorithmInfo& algorithm, const AlgorithmConfig& config,
-                                            const CompressorInfo& compressor, const Params& compressor_params);
+// One rank's aggregator: the algorithm's, wrapped by the transport when it has a wrapper.
+std::unique_ptr<Aggregator> make_aggregator(const AlgorithmRun& run, const TransportInfo& transport,
+                                            const AlgorithmConfig& config);
 
 }  // namespace aggsim

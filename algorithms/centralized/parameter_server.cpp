@@ -16,19 +16,17 @@
 #include <optional>
 #include <stdexcept>
 
-namespace aggsim {
+#include "sim/core/strings.hpp"
 
-ParameterServerStats& parameter_server_stats() {
-  static ParameterServerStats stats;
-  return stats;
-}
+namespace aggsim {
 
 Shard shard_of(const Gradient& grad, int servers, int s) {
   const ChunkView view = chunk_of(grad, servers, s);
   // The shard's modeled pieces are those of the gradient it cuts out, so compressors see the layer
   // shapes; the math runs on the flat proxy slice.
-  return {view, TensorDesc{{view.proxy.count, 1}, grad.wire_shape.slice(view.wire.begin, view.wire.count),
-                          static_cast<std::uint64_t>(s)}};
+  return {view, TensorDesc{{view.proxy.count, 1},
+                           grad.wire_shape.slice(view.wire.begin, view.wire.count),
+                           static_cast<std::uint64_t>(s)}};
 }
 
 Payload push_payload(RankContext& ctx, Compressor& compressor, const Gradient& grad, const Shard& shard) {
@@ -59,7 +57,8 @@ class SyncParameterServer final : public Aggregator {
       : op_(cfg.op),
         roles_{cfg.world, o.servers, o.dedicated},
         k_(o.aggregate > 0 ? o.aggregate : roles_.workers()),
-        compressor_(cfg.make_compressor()) {}
+        compressor_(cfg.make_compressor()),
+        stats_(o.stats) {}
 
   void aggregate(RankContext& ctx, Gradient& grad) override {
     Comm& comm = *ctx.comm;
@@ -133,7 +132,7 @@ class SyncParameterServer final : public Aggregator {
     return acc;
   }
 
-  static void drop(const Payload&) { ++parameter_server_stats().discarded_pushes; }
+  void drop(const Payload&) { ++stats_->discarded_pushes; }
 
   ReduceOp op_;
   PsRoles roles_;
@@ -141,21 +140,8 @@ class SyncParameterServer final : public Aggregator {
   std::unique_ptr<Compressor> compressor_;
   std::vector<SendHandle> pushes_;  // worker: pushes not yet known to be delivered
   std::vector<RecvHandle> late_;    // server: pushes that missed their round
+  std::shared_ptr<ParameterServerStats> stats_;
 };
-
-// "a, b,c" -> {"a", "b", "c"}; an empty item stays (and is rejected by the caller).
-std::vector<std::string> split_names(const std::string& text) {
-  std::vector<std::string> names;
-  std::size_t begin = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', begin);
-    std::string item = text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
-    const auto first = item.find_first_not_of(" \t"), last = item.find_last_not_of(" \t");
-    names.push_back(first == std::string::npos ? "" : item.substr(first, last - first + 1));
-    if (comma == std::string::npos) return names;
-    begin = comma + 1;
-  }
-}
 
 // The options, checked as a whole; throws ParamError naming the offending key.
 PsOptions ps_options(const Params& p, int world) {
@@ -177,7 +163,7 @@ PsOptions ps_options(const Params& p, int world) {
     throw ParamError("aggregate",
                      "parameter_server: aggregate (k-of-n) applies to the synchronous server only");
   if (p.has("server_hosts")) {
-    o.server_hosts = split_names(p.text("server_hosts"));
+    o.server_hosts = split_list(p.text("server_hosts"));
     for (std::size_t i = 0; i < o.server_hosts.size(); ++i) {
       const std::string& name = o.server_hosts[i];
       if (name.empty()) throw ParamError("server_hosts", "empty host name in the list");
@@ -199,46 +185,52 @@ std::unique_ptr<Aggregator> make_sync_parameter_server(const AlgorithmConfig& cf
 }
 
 AlgorithmInfo parameter_server_entry() {
-  return {
-      "parameter_server",
-      "sharded parameter server: push compressed gradients, pull the dense reduction; k-of-n, async",
-      {
-          ParamSpec("servers", ParamKind::integer, "1", "shards, served by ranks 0..servers-1")
-              .between(1, 1 << 20),
-          ParamSpec(
-              "server_hosts", ParamKind::text, "",
-              "platform hosts of the servers, comma-separated, one per server in shard order; the other "
-              "ranks take the remaining hosts in natural order (absent: the first hosts)"),
-          ParamSpec(
-              "placement", ParamKind::choice, "colocated",
-              "colocated: servers are workers too; dedicated: servers only serve (ranks = workers + servers)")
-              .one_of({"colocated", "dedicated"}),
-          ParamSpec("aggregate", ParamKind::integer, "",
-                    "k of k-of-n: reduce the first k pushes to arrive, drop the rest (default: all workers)")
-              .between(1, 1 << 22),
-          ParamSpec(
-              "asynchronous", ParamKind::boolean, "false",
-              "no global barrier: apply each push as it comes, reply with the updates since the last pull"),
-          ParamSpec(
-              "staleness", ParamKind::integer, "0",
-              "asynchronous: a worker may lead the slowest by at most this many pushes before its pull waits")
-              .between(0, 1 << 30),
-      },
-      // Decodes every push on the server: any compressor works, summable or not.
-      false,
-      // Ranks do not all end with the same vector: dedicated servers hold only their shard, and
-      // asynchronous workers each hold the model as of their own pull.
-      false,
-      [](const AlgorithmConfig& cfg) {
-        const PsOptions o = ps_options(cfg.params, cfg.world);
-        return o.asynchronous ? make_async_parameter_server(cfg, o) : make_sync_parameter_server(cfg, o);
-      },
-      [](const AlgorithmConfig& cfg) { ps_options(cfg.params, cfg.world); },
-      {},
-      [](const Params& p) {
-        return RankPlacement{"server_hosts", p.has("server_hosts") ? split_names(p.text("server_hosts"))
-                                                                   : std::vector<std::string>{}};
-      }};
+  AlgorithmInfo info;
+  info.name = "parameter_server";
+  info.summary =
+      "sharded parameter server: push compressed gradients, pull the dense reduction; k-of-n, async";
+  info.params = {
+      ParamSpec("servers", ParamKind::integer, "1", "shards, served by ranks 0..servers-1")
+          .between(1, 1 << 20),
+      ParamSpec("server_hosts", ParamKind::text, "",
+                "platform hosts of the servers, comma-separated, one per server in shard order; the other "
+                "ranks take the remaining hosts in natural order (absent: the first hosts)"),
+      ParamSpec(
+          "placement", ParamKind::choice, "colocated",
+          "colocated: servers are workers too; dedicated: servers only serve (ranks = workers + servers)")
+          .one_of({"colocated", "dedicated"}),
+      ParamSpec("aggregate", ParamKind::integer, "",
+                "k of k-of-n: reduce the first k pushes to arrive, drop the rest (default: all workers)")
+          .between(1, 1 << 22),
+      ParamSpec("asynchronous", ParamKind::boolean, "false",
+                "no global barrier: apply each push as it comes, reply with the updates since the last pull"),
+      ParamSpec(
+          "staleness", ParamKind::integer, "0",
+          "asynchronous: a worker may lead the slowest by at most this many pushes before its pull waits")
+          .between(0, 1 << 30)};
+  // Decodes every push on the server: any compressor works, summable or not.
+  info.reduces_in_flight = false;
+  // Ranks do not all end with the same vector: dedicated servers hold only their shard, and
+  // asynchronous workers each hold the model as of their own pull.
+  info.consensus = false;
+  info.prepare = [](const AlgorithmConfig& cfg) {
+    const PsOptions o = ps_options(cfg.params, cfg.world);
+    AlgorithmRun run;
+    run.make_aggregator = [cfg, o] {
+      return o.asynchronous ? make_async_parameter_server(cfg, o) : make_sync_parameter_server(cfg, o);
+    };
+    run.summary_fields = [stats = o.stats] {
+      return std::vector<SummaryField>{{"max_staleness", static_cast<double>(stats->max_staleness)},
+                                       {"deferred_pulls", static_cast<double>(stats->deferred_pulls)},
+                                       {"discarded_pushes", static_cast<double>(stats->discarded_pushes)}};
+    };
+    return run;
+  };
+  info.placement = [](const Params& p) {
+    return RankPlacement{"server_hosts", p.has("server_hosts") ? split_list(p.text("server_hosts"))
+                                                               : std::vector<std::string>{}};
+  };
+  return info;
 }
 
 }  // namespace aggsim

@@ -11,6 +11,13 @@
 
 namespace aggsim {
 
+// What the servers of one run observed (summary.json: max_staleness, deferred_pulls, discarded_pushes).
+struct ParameterServerStats {
+  int max_staleness = 0;               // asynchronous: largest lead over the slowest worker at a pull
+  std::uint64_t deferred_pulls = 0;    // asynchronous: pulls held back by the staleness bound
+  std::uint64_t discarded_pushes = 0;  // k-of-n: late gradients received and dropped
+};
+
 struct PsOptions {
   int servers = 1;         // shards, served by ranks 0..servers-1
   bool dedicated = false;  // servers only serve (contribute no gradient)
@@ -19,6 +26,8 @@ struct PsOptions {
   int staleness = 0;  // tau (asynchronous)
   // Platform hosts of ranks 0..servers-1, in shard order; empty: the first hosts in natural order.
   std::vector<std::string> server_hosts;
+  // The run's statistics, shared by every rank's aggregator (the prepare stage makes them).
+  std::shared_ptr<ParameterServerStats> stats = std::make_shared<ParameterServerStats>();
 };
 
 // Ranks 0..servers-1 serve one shard each. Colocated: every rank is a worker. Dedicated: ranks
@@ -35,14 +44,6 @@ struct PsRoles {
   int worker_index(int rank) const { return rank - first_worker(); }
   int worker_rank(int index) const { return index + first_worker(); }
 };
-
-// What the servers observed; process-wide (one simulation per process), for tests and reports.
-struct ParameterServerStats {
-  int max_staleness = 0;               // asynchronous: largest lead over the slowest worker at a pull
-  std::uint64_t deferred_pulls = 0;    // asynchronous: pulls held back by the staleness bound
-  std::uint64_t discarded_pushes = 0;  // k-of-n: late gradients received and dropped
-};
-ParameterServerStats& parameter_server_stats();
 
 // Channels apart from the collectives' channel 0, so pushes and pulls never match each other.
 constexpr int kPushChannel = 1;

@@ -23,7 +23,8 @@ class AsyncParameterServer final : public Aggregator {
       : op_(cfg.op),
         roles_{cfg.world, o.servers, o.dedicated},
         tau_(o.staleness),
-        compressor_(cfg.make_compressor()) {
+        compressor_(cfg.make_compressor()),
+        stats_(o.stats) {
     const auto w = static_cast<std::size_t>(roles_.workers());
     clock_.assign(w, 0);
     pending_.resize(w);
@@ -131,15 +132,14 @@ class AsyncParameterServer final : public Aggregator {
     const auto w = static_cast<std::size_t>(worker);
     ++clock_[w];
     deferred_[w] = true;
-    if (clock_[w] - *std::min_element(clock_.begin(), clock_.end()) > tau_)
-      ++parameter_server_stats().deferred_pulls;
+    if (clock_[w] - *std::min_element(clock_.begin(), clock_.end()) > tau_) ++stats_->deferred_pulls;
     release(ctx);
   }
 
   // Answers every waiting worker that leads the slowest by at most tau.
   void release(RankContext& ctx) {
     const std::int64_t slowest = *std::min_element(clock_.begin(), clock_.end());
-    auto& stats = parameter_server_stats();
+    ParameterServerStats& stats = *stats_;
     for (std::size_t u = 0; u < deferred_.size(); ++u) {
       const std::int64_t lead = clock_[u] - slowest;
       if (!deferred_[u] || lead > tau_) continue;
@@ -172,6 +172,7 @@ class AsyncParameterServer final : public Aggregator {
   std::vector<bool> deferred_;  // pushed, not yet answered
   std::vector<SendHandle> replies_;
   int finished_workers_ = 0;
+  std::shared_ptr<ParameterServerStats> stats_;
 };
 
 }  // namespace

@@ -10,11 +10,14 @@
 namespace aggsim {
 namespace {
 
-int mod(int a, int n) { return ((a % n) + n) % n; }
+int mod(int a, int n) {
+  return ((a % n) + n) % n;
+}
 
 class Allgather final : public Aggregator {
  public:
-  Allgather(ReduceOp op, std::unique_ptr<Compressor> compressor) : op_(op), compressor_(std::move(compressor)) {}
+  Allgather(ReduceOp op, std::unique_ptr<Compressor> compressor)
+      : op_(op), compressor_(std::move(compressor)) {}
 
   void aggregate(RankContext& ctx, Gradient& grad) override {
     const int p = ctx.world, me = ctx.rank;
@@ -46,15 +49,16 @@ class Allgather final : public Aggregator {
 }  // namespace
 
 AlgorithmInfo allgather_entry() {
-  return {"allgather",
-          "compress, ring all-gather of the p payloads, decode and reduce locally; any compressor",
-          {},
-          false,
-          true,
-          [](const AlgorithmConfig& cfg) {
-            auto compressor = cfg.make_compressor ? cfg.make_compressor() : find_compressor("none")->make({});
-            return std::make_unique<Allgather>(cfg.op, std::move(compressor));
-          }};
+  AlgorithmInfo info;
+  info.name = "allgather";
+  info.summary = "compress, ring all-gather of the p payloads, decode and reduce locally; any compressor";
+  info.reduces_in_flight = false;  // payloads are decoded before they are added: any compressor works
+  info.consensus = true;
+  info.prepare = [](const AlgorithmConfig& cfg) {
+    return independent_ranks(
+        cfg, [](const AlgorithmConfig& c) { return std::make_unique<Allgather>(c.op, c.make_compressor()); });
+  };
+  return info;
 }
 
 }  // namespace aggsim

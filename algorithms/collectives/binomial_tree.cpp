@@ -33,7 +33,8 @@ void binomial_reduce(Comm& comm, const Group& group, Gradient& g, const ChunkVie
   }
 }
 
-void binomial_broadcast(Comm& comm, const Group& group, Gradient& g, const ChunkView& seg, int root, int chunks) {
+void binomial_broadcast(Comm& comm, const Group& group, Gradient& g, const ChunkView& seg, int root,
+                        int chunks) {
   const int n = group.size(), r = relative(group, root);
   if (n == 1) return;
   // Children are r + mask for mask below r's lowest set bit (every mask < n for the root).

@@ -58,7 +58,8 @@ void binomial_gather(Comm& comm, const Group& group, Gradient& g, const ChunkVie
 
 // Reduce-scatter by recursive halving (distance n/2 first): member i ends owning the reduced chunk i
 // of n chunks of `seg`. log2 n steps.
-void halving_reduce_scatter(Comm& comm, const Group& group, Gradient& g, const ChunkView& seg, const ReduceOp& op);
+void halving_reduce_scatter(Comm& comm, const Group& group, Gradient& g, const ChunkView& seg,
+                            const ReduceOp& op);
 // All-gather by recursive doubling (distance 1 first): member i starts with chunk i of n, ends with all.
 void doubling_allgather(Comm& comm, const Group& group, Gradient& g, const ChunkView& seg);
 

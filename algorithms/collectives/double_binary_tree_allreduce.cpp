@@ -29,8 +29,8 @@ namespace aggsim {
 namespace {
 
 struct BinaryTree {
-  std::vector<int> parent;                 // by group index; -1 at the root
-  std::vector<std::array<int, 2>> child;   // by group index; -1 when absent
+  std::vector<int> parent;                // by group index; -1 at the root
+  std::vector<std::array<int, 2>> child;  // by group index; -1 when absent
   std::vector<int> height, depth;
   int root = 0;
 };
@@ -126,19 +126,25 @@ struct RoundOps {
   }
 };
 
-void run_round(Comm& comm, const Group& group, Gradient& g, const std::array<ChunkView, 2>& halves, int chunks,
-               const RoundOps& r, const ReduceOp* op) {
+// What a round does with the piece it receives: adds it in (reduce phase) or takes it (broadcast).
+enum class OnReceive { combine, copy };
+
+void run_round(Comm& comm, const Group& group, Gradient& g, const std::array<ChunkView, 2>& halves,
+               int chunks, const RoundOps& r, OnReceive on_receive, const ReduceOp& op) {
   RecvHandle in;
   SendHandle out;
   if (r.recv_from >= 0) in = comm.irecv(group.rank_at(r.recv_from), 1 + r.recv_tree);
   if (r.send_to >= 0)
-    out = comm.isend(group.rank_at(r.send_to), dense_chunk_payload(g, sub_chunk(halves[r.send_tree], chunks, r.send_piece)),
+    out = comm.isend(group.rank_at(r.send_to),
+                     dense_chunk_payload(g, sub_chunk(halves[r.send_tree], chunks, r.send_piece)),
                      1 + r.send_tree);
   if (r.recv_from >= 0) {
     const ChunkView piece = sub_chunk(halves[r.recv_tree], chunks, r.recv_piece);
     const Payload p = in.wait();
-    if (op) combine_into(g, piece, p, *op);
-    else unpack(g, {piece}, p);
+    if (on_receive == OnReceive::combine)
+      combine_into(g, piece, p, op);
+    else
+      unpack(g, {piece}, p);
   }
   out.wait();
 }
@@ -158,7 +164,8 @@ void double_binary_tree_allreduce(Comm& comm, const Group& group, Gradient& g, c
   auto in_range = [chunks](int c) { return c >= 0 && c < chunks; };
 
   // Reduce: the edge (v -> parent) carries piece k - height(v) in period k.
-  const int reduce_periods = chunks + std::max(tt.tree[0].height[tt.tree[0].root], tt.tree[1].height[tt.tree[1].root]) - 1;
+  const int reduce_periods =
+      chunks + std::max(tt.tree[0].height[tt.tree[0].root], tt.tree[1].height[tt.tree[1].root]) - 1;
   for (int k = 0; k < reduce_periods; ++k)
     for (int round = 0; round < 2; ++round) {
       RoundOps r;
@@ -170,7 +177,7 @@ void double_binary_tree_allreduce(Comm& comm, const Group& group, Gradient& g, c
           if (kid >= 0 && tt.colour[t][kid] == round && in_range(k - tree.height[kid]))
             r.recv(kid, t, k - tree.height[kid]);
       }
-      run_round(comm, group, g, halves, chunks, r, &op);
+      run_round(comm, group, g, halves, chunks, r, OnReceive::combine, op);
     }
   for (int t = 0; t < 2; ++t)
     if (tt.tree[t].root == me)
@@ -191,21 +198,27 @@ void double_binary_tree_allreduce(Comm& comm, const Group& group, Gradient& g, c
           if (kid >= 0 && tt.colour[t][kid] == round && in_range(k - tree.depth[kid] + 1))
             r.send(kid, t, k - tree.depth[kid] + 1);
       }
-      run_round(comm, group, g, halves, chunks, r, nullptr);
+      run_round(comm, group, g, halves, chunks, r, OnReceive::copy, op);
     }
 }
 
 AlgorithmInfo double_binary_tree_allreduce_entry() {
-  return {"double_binary_tree_allreduce",
-          "NCCL-style double binary tree: two complementary trees, each reducing + broadcasting half, pipelined",
-          {ParamSpec("chunks", ParamKind::integer, "8", "pieces each half is pipelined in through its tree")
-               .between(1, 1 << 20)},
-          true,
-          true,
-          [](const AlgorithmConfig& cfg) {
-            return make_world_allreduce(
-                cfg.op, with_chunks(double_binary_tree_allreduce, static_cast<int>(cfg.params.integer("chunks"))));
-          }};
+  AlgorithmInfo info;
+  info.name = "double_binary_tree_allreduce";
+  info.summary =
+      "NCCL-style double binary tree: two complementary trees, each reducing + broadcasting half, pipelined";
+  info.params = {
+      ParamSpec("chunks", ParamKind::integer, "8", "pieces each half is pipelined in through its tree")
+          .between(1, 1 << 20)};
+  info.reduces_in_flight = true;
+  info.consensus = true;
+  info.prepare = [](const AlgorithmConfig& cfg) {
+    return independent_ranks(cfg, [](const AlgorithmConfig& c) {
+      const int chunks = static_cast<int>(c.params.integer("chunks"));
+      return make_world_allreduce(c.op, with_chunks(double_binary_tree_allreduce, chunks));
+    });
+  };
+  return info;
 }
 
 }  // namespace aggsim

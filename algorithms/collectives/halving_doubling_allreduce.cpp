@@ -28,12 +28,18 @@ void halving_doubling_allreduce(Comm& comm, const Group& group, Gradient& g, con
 }
 
 AlgorithmInfo halving_doubling_allreduce_entry() {
-  return {"halving_doubling_allreduce",
-          "Rabenseifner: recursive-halving reduce-scatter + recursive-doubling all-gather (non-power-of-two fold)",
-          {},
-          true,
-          true,
-          [](const AlgorithmConfig& cfg) { return make_world_allreduce(cfg.op, halving_doubling_allreduce); }};
+  AlgorithmInfo info;
+  info.name = "halving_doubling_allreduce";
+  info.summary =
+      "Rabenseifner: recursive-halving reduce-scatter + recursive-doubling all-gather (non-power-of-two "
+      "fold)";
+  info.reduces_in_flight = true;
+  info.consensus = true;
+  info.prepare = [](const AlgorithmConfig& cfg) {
+    return independent_ranks(
+        cfg, [](const AlgorithmConfig& c) { return make_world_allreduce(c.op, halving_doubling_allreduce); });
+  };
+  return info;
 }
 
 }  // namespace aggsim

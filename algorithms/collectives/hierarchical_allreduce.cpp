@@ -16,7 +16,6 @@
 
 #include "algorithms/collectives/allreduce.hpp"
 #include "algorithms/registry.hpp"
-#include "sim/core/error.hpp"
 
 namespace aggsim {
 
@@ -31,12 +30,13 @@ GroupAllreduce inter_algorithm(const std::string& name, int chunks) {
 }
 
 // Ranks of each node (nodes by first rank); every rank its own node without a layout. Throws
-// InputError naming the layout when nodes hold different numbers of ranks.
+// ParamError (on the algorithm's name) describing the layout when nodes hold different numbers of ranks.
 std::vector<std::vector<int>> ranks_by_node(const RankLayout* layout, int world) {
   std::vector<std::vector<int>> nodes;
   std::map<int, std::size_t> index_of_node;
   for (int r = 0; r < world; ++r) {
-    const int node = layout && !layout->node_of_rank.empty() ? layout->node_of_rank.at(static_cast<std::size_t>(r)) : r;
+    const int node =
+        layout && !layout->node_of_rank.empty() ? layout->node_of_rank.at(static_cast<std::size_t>(r)) : r;
     auto it = index_of_node.emplace(node, nodes.size()).first;
     if (it->second == nodes.size()) nodes.emplace_back();
     nodes[it->second].push_back(r);
@@ -46,10 +46,10 @@ std::vector<std::vector<int>> ranks_by_node(const RankLayout* layout, int world)
     std::string layout_text;
     for (std::size_t i = 0; i < nodes.size(); ++i)
       layout_text += fmt::format("{}node {}: {} rank(s)", i ? ", " : "", i, nodes[i].size());
-    throw InputError(fmt::format(
-        "hierarchical_allreduce needs the same number of ranks on every node (host property aggsim_node); "
-        "rank layout: {}",
-        layout_text));
+    throw ParamError("name",
+                     fmt::format("hierarchical_allreduce needs the same number of ranks on every node "
+                                 "(host property aggsim_node); rank layout: {}",
+                                 layout_text));
   }
   return nodes;
 }
@@ -84,19 +84,26 @@ class HierarchicalAllreduce final : public Aggregator {
 }  // namespace
 
 AlgorithmInfo hierarchical_allreduce_entry() {
-  return {"hierarchical_allreduce",
-          "intra-node reduce-scatter, inter-node all-reduce of each shard, intra-node all-gather",
-          {ParamSpec("inter", ParamKind::choice, "ring", "inter-node all-reduce of each shard")
-               .one_of({"ring", "halving_doubling", "recursive_doubling", "tree", "double_binary_tree"}),
-           ParamSpec("inter_chunks", ParamKind::integer, "1", "pipelining pieces when inter is tree or double_binary_tree")
-               .between(1, 1 << 20)},
-          true,
-          true,
-          [](const AlgorithmConfig& cfg) {
-            if (cfg.layout) ranks_by_node(cfg.layout, cfg.world);  // fail before the simulation starts
-            return std::make_unique<HierarchicalAllreduce>(
-                cfg.op, inter_algorithm(cfg.params.text("inter"), static_cast<int>(cfg.params.integer("inter_chunks"))));
-          }};
+  AlgorithmInfo info;
+  info.name = "hierarchical_allreduce";
+  info.summary = "intra-node reduce-scatter, inter-node all-reduce of each shard, intra-node all-gather";
+  info.params = {
+      ParamSpec("inter", ParamKind::choice, "ring", "inter-node all-reduce of each shard")
+          .one_of({"ring", "halving_doubling", "recursive_doubling", "tree", "double_binary_tree"}),
+      ParamSpec("inter_chunks", ParamKind::integer, "1",
+                "pipelining pieces when inter is tree or double_binary_tree")
+          .between(1, 1 << 20)};
+  info.reduces_in_flight = true;
+  info.consensus = true;
+  info.prepare = [](const AlgorithmConfig& cfg) {
+    if (cfg.layout) ranks_by_node(cfg.layout, cfg.world);  // the platform's nodes must hold equal shares
+    return independent_ranks(cfg, [](const AlgorithmConfig& c) {
+      const int inter_chunks = static_cast<int>(c.params.integer("inter_chunks"));
+      return std::make_unique<HierarchicalAllreduce>(c.op,
+                                                     inter_algorithm(c.params.text("inter"), inter_chunks));
+    });
+  };
+  return info;
 }
 
 }  // namespace aggsim

@@ -12,7 +12,8 @@
 
 namespace aggsim {
 
-void recursive_doubling_allreduce(Comm& comm, const Group& group, Gradient& g, const ReduceOp& op, int world) {
+void recursive_doubling_allreduce(Comm& comm, const Group& group, Gradient& g, const ReduceOp& op,
+                                  int world) {
   const ChunkView all = whole_of(g);
   const Fold fold = fold_in(comm, group, g, all, op);
   if (fold.core_index >= 0) {
@@ -24,12 +25,17 @@ void recursive_doubling_allreduce(Comm& comm, const Group& group, Gradient& g, c
 }
 
 AlgorithmInfo recursive_doubling_allreduce_entry() {
-  return {"recursive_doubling_allreduce",
-          "recursive doubling: log2(p) full-vector exchanges (non-power-of-two fold)",
-          {},
-          true,
-          true,
-          [](const AlgorithmConfig& cfg) { return make_world_allreduce(cfg.op, recursive_doubling_allreduce); }};
+  AlgorithmInfo info;
+  info.name = "recursive_doubling_allreduce";
+  info.summary = "recursive doubling: log2(p) full-vector exchanges (non-power-of-two fold)";
+  info.reduces_in_flight = true;
+  info.consensus = true;
+  info.prepare = [](const AlgorithmConfig& cfg) {
+    return independent_ranks(cfg, [](const AlgorithmConfig& c) {
+      return make_world_allreduce(c.op, recursive_doubling_allreduce);
+    });
+  };
+  return info;
 }
 
 }  // namespace aggsim

@@ -16,7 +16,8 @@ void require_power_of_two(const Group& group, const char* what) {
 }
 }  // namespace
 
-void halving_reduce_scatter(Comm& comm, const Group& group, Gradient& g, const ChunkView& seg, const ReduceOp& op) {
+void halving_reduce_scatter(Comm& comm, const Group& group, Gradient& g, const ChunkView& seg,
+                            const ReduceOp& op) {
   require_power_of_two(group, "halving_reduce_scatter");
   const int n = group.size(), me = group.me;
   int lo = 0, hi = n;  // chunks whose reduction I am still responsible for
@@ -37,7 +38,8 @@ void doubling_allgather(Comm& comm, const Group& group, Gradient& g, const Chunk
     const int mine = me & ~(mask - 1), theirs = mine ^ mask;  // aligned blocks of `mask` chunks
     const ChunkView have = chunk_span(seg, n, mine, mine + mask);
     const ChunkView get = chunk_span(seg, n, theirs, theirs + mask);
-    unpack(g, {get}, comm.sendrecv(group.rank_at(me ^ mask), dense_chunk_payload(g, have), group.rank_at(me ^ mask)));
+    unpack(g, {get},
+           comm.sendrecv(group.rank_at(me ^ mask), dense_chunk_payload(g, have), group.rank_at(me ^ mask)));
   }
 }
 
@@ -45,7 +47,8 @@ Fold fold_in(Comm& comm, const Group& group, Gradient& g, const ChunkView& seg, 
   const int n = group.size(), i = group.me;
   const int core_size = largest_power_of_two_at_most(n), extra = n - core_size;
   Fold f;
-  for (int k = 0; k < core_size; ++k) f.core.ranks.push_back(group.rank_at(k < extra ? 2 * k + 1 : k + extra));
+  for (int k = 0; k < core_size; ++k)
+    f.core.ranks.push_back(group.rank_at(k < extra ? 2 * k + 1 : k + extra));
   if (i < 2 * extra && i % 2 == 0) {
     comm.send(group.rank_at(i + 1), dense_chunk_payload(g, seg));
     return f;

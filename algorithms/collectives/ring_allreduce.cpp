@@ -10,7 +10,9 @@
 namespace aggsim {
 
 namespace {
-int mod(int a, int n) { return ((a % n) + n) % n; }
+int mod(int a, int n) {
+  return ((a % n) + n) % n;
+}
 }  // namespace
 
 void ring_reduce_scatter(Comm& comm, const Group& group, Gradient& grad, const ReduceOp& op) {
@@ -46,12 +48,16 @@ void ring_allreduce(Comm& comm, const Group& group, Gradient& g, const ReduceOp&
 }
 
 AlgorithmInfo ring_allreduce_entry() {
-  return {"ring_allreduce",
-          "ring reduce-scatter + all-gather; 2(p-1) steps of S/p bytes",
-          {},
-          true,
-          true,
-          [](const AlgorithmConfig& cfg) { return make_world_allreduce(cfg.op, ring_allreduce); }};
+  AlgorithmInfo info;
+  info.name = "ring_allreduce";
+  info.summary = "ring reduce-scatter + all-gather; 2(p-1) steps of S/p bytes";
+  info.reduces_in_flight = true;
+  info.consensus = true;
+  info.prepare = [](const AlgorithmConfig& cfg) {
+    return independent_ranks(
+        cfg, [](const AlgorithmConfig& c) { return make_world_allreduce(c.op, ring_allreduce); });
+  };
+  return info;
 }
 
 }  // namespace aggsim

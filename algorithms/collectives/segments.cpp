@@ -22,7 +22,8 @@ Payload pack(const Gradient& g, const std::vector<ChunkView>& segs) {
 void unpack(Gradient& g, const std::vector<ChunkView>& segs, const Payload& p) {
   std::int64_t at = 0;
   for (const auto& s : segs) {
-    if (at + s.proxy.count > p.values.size()) throw std::logic_error("unpack: payload shorter than its segments");
+    if (at + s.proxy.count > p.values.size())
+      throw std::logic_error("unpack: payload shorter than its segments");
     g.values.segment(s.proxy.begin, s.proxy.count) = p.values.segment(at, s.proxy.count);
     at += s.proxy.count;
   }

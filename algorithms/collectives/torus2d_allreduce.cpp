@@ -11,7 +11,6 @@
 
 #include "algorithms/collectives/allreduce.hpp"
 #include "algorithms/registry.hpp"
-#include "sim/core/error.hpp"
 
 namespace aggsim {
 
@@ -46,20 +45,24 @@ class Torus2dAllreduce final : public Aggregator {
 }  // namespace
 
 AlgorithmInfo torus2d_allreduce_entry() {
-  return {"torus2d_allreduce",
-          "2D torus (ring per dimension): row reduce-scatter, column all-reduce, row all-gather",
-          {ParamSpec("rows", ParamKind::integer, "", "grid rows, must divide the rank count (default: most square)")
-               .between(1, 1 << 22)},
-          true,
-          true,
-          [](const AlgorithmConfig& cfg) {
-            const int rows = cfg.params.has("rows") ? static_cast<int>(cfg.params.integer("rows"))
-                                                    : most_square_rows(cfg.world);
-            if (cfg.world % rows != 0)
-              throw InputError(
-                  fmt::format("torus2d_allreduce: rows {} does not divide the {} ranks", rows, cfg.world));
-            return std::make_unique<Torus2dAllreduce>(cfg.op, rows);
-          }};
+  AlgorithmInfo info;
+  info.name = "torus2d_allreduce";
+  info.summary = "2D torus (ring per dimension): row reduce-scatter, column all-reduce, row all-gather";
+  info.params = {ParamSpec("rows", ParamKind::integer, "",
+                           "grid rows, must divide the rank count (default: most square)")
+                     .between(1, 1 << 22)};
+  info.reduces_in_flight = true;
+  info.consensus = true;
+  info.prepare = [](const AlgorithmConfig& cfg) {
+    const int rows =
+        cfg.params.has("rows") ? static_cast<int>(cfg.params.integer("rows")) : most_square_rows(cfg.world);
+    if (cfg.world % rows != 0)
+      throw ParamError(
+          "rows", fmt::format("torus2d_allreduce: rows {} does not divide the {} ranks", rows, cfg.world));
+    const ReduceOp op = cfg.op;
+    return AlgorithmRun{[op, rows] { return std::make_unique<Torus2dAllreduce>(op, rows); }};
+  };
+  return info;
 }
 
 }  // namespace aggsim

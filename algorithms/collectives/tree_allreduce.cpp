@@ -23,15 +23,21 @@ void tree_allreduce(Comm& comm, const Group& group, Gradient& g, const ReduceOp&
 }
 
 AlgorithmInfo tree_allreduce_entry() {
-  return {"tree_allreduce",
-          "binomial-tree reduce to rank 0 + binomial broadcast, optionally pipelined",
-          {ParamSpec("chunks", ParamKind::integer, "1", "pieces the vector is pipelined in through the tree")
-               .between(1, 1 << 20)},
-          true,
-          true,
-          [](const AlgorithmConfig& cfg) {
-            return make_world_allreduce(cfg.op, with_chunks(tree_allreduce, static_cast<int>(cfg.params.integer("chunks"))));
-          }};
+  AlgorithmInfo info;
+  info.name = "tree_allreduce";
+  info.summary = "binomial-tree reduce to rank 0 + binomial broadcast, optionally pipelined";
+  info.params = {
+      ParamSpec("chunks", ParamKind::integer, "1", "pieces the vector is pipelined in through the tree")
+          .between(1, 1 << 20)};
+  info.reduces_in_flight = true;
+  info.consensus = true;
+  info.prepare = [](const AlgorithmConfig& cfg) {
+    return independent_ranks(cfg, [](const AlgorithmConfig& c) {
+      return make_world_allreduce(c.op,
+                                  with_chunks(tree_allreduce, static_cast<int>(c.params.integer("chunks"))));
+    });
+  };
+  return info;
 }
 
 }  // namespace aggsim

@@ -9,7 +9,9 @@ namespace {
 class WorldAllreduce final : public Aggregator {
  public:
   WorldAllreduce(ReduceOp op, GroupAllreduce fn) : op_(op), fn_(std::move(fn)) {}
-  void aggregate(RankContext& ctx, Gradient& grad) override { fn_(*ctx.comm, Group::world(ctx), grad, op_, ctx.world); }
+  void aggregate(RankContext& ctx, Gradient& grad) override {
+    fn_(*ctx.comm, Group::world(ctx), grad, op_, ctx.world);
+  }
 
  private:
   ReduceOp op_;

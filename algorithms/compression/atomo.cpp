@@ -65,7 +65,8 @@ class Atomo final : public Compressor {
     const Shape view = matrix_view(t.proxy);
     const Eigen::BDCSVD<Eigen::MatrixXf> svd(to_matrix(v, view), Eigen::ComputeThinU | Eigen::ComputeThinV);
     const Eigen::VectorXf& sigma = svd.singularValues();
-    const auto p = atomo_probabilities(std::vector<double>(sigma.data(), sigma.data() + sigma.size()), budget_);
+    const auto p =
+        atomo_probabilities(std::vector<double>(sigma.data(), sigma.data() + sigma.size()), budget_);
     std::vector<Eigen::Index> kept;
     for (Eigen::Index i = 0; i < sigma.size(); ++i)
       if (uniform01(rng) < p[static_cast<std::size_t>(i)]) kept.push_back(i);
@@ -102,7 +103,8 @@ class Atomo final : public Compressor {
   }
   // Vectors travel dense (4 n bytes); a matrix sends its expected number of atoms.
   double expected_piece_bytes(const WirePiece& piece) const {
-    if (piece.vector) return static_cast<double>(kFloatBytes * static_cast<std::uint64_t>(piece.shape.size()));
+    if (piece.vector)
+      return static_cast<double>(kFloatBytes * static_cast<std::uint64_t>(piece.shape.size()));
     const Shape view = matrix_view(piece.shape);
     return expected_atoms(view) * static_cast<double>(atom_bytes(view));
   }
@@ -120,8 +122,10 @@ class Atomo final : public Compressor {
 }  // namespace
 
 CompressorInfo atomo_compressor_entry() {
-  return {"atomo", "SVD atoms sampled with variance-minimising probabilities, expected `budget` atoms; unbiased",
-          {ParamSpec("budget", ParamKind::real, "3", "sparsity budget s: expected number of atoms sent").at_least(1e-9)},
+  return {"atomo",
+          "SVD atoms sampled with variance-minimising probabilities, expected `budget` atoms; unbiased",
+          {ParamSpec("budget", ParamKind::real, "3", "sparsity budget s: expected number of atoms sent")
+               .at_least(1e-9)},
           [](const Params& p) { return std::make_unique<Atomo>(p.real("budget")); }};
 }
 

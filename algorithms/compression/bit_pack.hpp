@@ -40,7 +40,8 @@ class BitWriter {
       for (; filled_ > 0; filled_ -= 8, acc_ >>= 8) out_[pos_++] = static_cast<std::uint8_t>(acc_);
       acc_ = 0;
       // Groups whose 8-byte store stays inside the buffer.
-      std::size_t groups = pos_ + 8 <= out_.size() ? std::min((count - i) / 8, (out_.size() - pos_ - 8) / bits + 1) : 0;
+      std::size_t groups =
+          pos_ + 8 <= out_.size() ? std::min((count - i) / 8, (out_.size() - pos_ - 8) / bits + 1) : 0;
       // Four codes fit 32 bits: first join codes in fours (a vectorisable loop), then quads in pairs.
       constexpr std::size_t kChunk = 64;
       std::uint32_t quads[2 * kChunk];
@@ -48,9 +49,11 @@ class BitWriter {
         const std::size_t n = std::min(kChunk, groups - g0);
         const std::uint32_t* c = codes + i + 8 * g0;
         for (std::size_t q = 0; q < 2 * n; ++q)
-          quads[q] = c[4 * q] | c[4 * q + 1] << bits | c[4 * q + 2] << (2 * bits) | c[4 * q + 3] << (3 * bits);
+          quads[q] =
+              c[4 * q] | c[4 * q + 1] << bits | c[4 * q + 2] << (2 * bits) | c[4 * q + 3] << (3 * bits);
         for (std::size_t g = 0; g < n; ++g, pos_ += bits) {
-          const std::uint64_t group = quads[2 * g] | static_cast<std::uint64_t>(quads[2 * g + 1]) << (4 * bits);
+          const std::uint64_t group = quads[2 * g] | static_cast<std::uint64_t>(quads[2 * g + 1])
+                                                         << (4 * bits);
           std::memcpy(out_.data() + pos_, &group, 8);  // the bytes past `bits` are rewritten later
         }
       }
@@ -60,7 +63,8 @@ class BitWriter {
     for (; i < count; ++i) put(codes[i], bits);
   }
   void flush() {
-    for (; filled_ > 0; filled_ = filled_ > 8 ? filled_ - 8 : 0, acc_ >>= 8) out_[pos_++] = static_cast<std::uint8_t>(acc_);
+    for (; filled_ > 0; filled_ = filled_ > 8 ? filled_ - 8 : 0, acc_ >>= 8)
+      out_[pos_++] = static_cast<std::uint8_t>(acc_);
   }
 
  private:
@@ -78,7 +82,9 @@ class BitReader {
     if (filled_ < bits) {  // refill 32 bits (fewer at the end)
       std::uint32_t word = 0;
       if (pos_ + 4 <= in_.size()) std::memcpy(&word, in_.data() + pos_, 4);
-      else for (std::size_t i = pos_; i < in_.size(); ++i) word |= static_cast<std::uint32_t>(in_[i]) << (8 * (i - pos_));
+      else
+        for (std::size_t i = pos_; i < in_.size(); ++i)
+          word |= static_cast<std::uint32_t>(in_[i]) << (8 * (i - pos_));
       acc_ |= static_cast<std::uint64_t>(word) << filled_;
       pos_ += 4;
       filled_ += 32;
@@ -99,7 +105,8 @@ class BitReader {
       for (; i + 8 <= count && byte + 8 <= in_.size(); i += 8, byte += bits) {
         std::uint64_t group;
         std::memcpy(&group, in_.data() + byte, 8);
-        for (unsigned j = 0; j < 8; ++j) codes[i + j] = static_cast<std::uint32_t>((group >> (j * bits)) & mask);
+        for (unsigned j = 0; j < 8; ++j)
+          codes[i + j] = static_cast<std::uint32_t>((group >> (j * bits)) & mask);
       }
       pos_ = byte;
       acc_ = 0;

@@ -20,7 +20,8 @@ Eigen::VectorXf Compressor::decompress(const Payload& payload, const TensorDesc&
   return decode(payload, t);
 }
 
-Eigen::VectorXf Compressor::reduce(const std::vector<Payload>& payloads, const TensorDesc& t, const ReduceOp& op) const {
+Eigen::VectorXf Compressor::reduce(const std::vector<Payload>& payloads, const TensorDesc& t,
+                                   const ReduceOp& op) const {
   if (payloads.empty() || t.proxy.size() == 0) return Eigen::VectorXf();
   Eigen::VectorXf acc = decompress(payloads.front(), t);
   for (std::size_t i = 1; i < payloads.size(); ++i) op.combine(acc, decompress(payloads[i], t));
@@ -58,7 +59,8 @@ std::uint64_t payload_data_bytes(const Payload& p, std::uint32_t value_bytes) {
 
 Payload compress_on_rank(RankContext& ctx, Compressor& c, const Eigen::Ref<const Eigen::VectorXf>& values,
                          const TensorDesc& t) {
-  Rng rng = c.shared_randomness() ? ctx.shared_rng(Stream::compression, t.id) : ctx.rng(Stream::compression, t.id);
+  Rng rng =
+      c.shared_randomness() ? ctx.shared_rng(Stream::compression, t.id) : ctx.rng(Stream::compression, t.id);
   ctx.compute(c.encode_flops(t.wire), "compress");
   return c.compress(values, t, rng);
 }

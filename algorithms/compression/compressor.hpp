@@ -87,7 +87,8 @@ class Compressor {
 
   // Combines all ranks' payloads of one tensor (in rank order) into the reduced, finalized result.
   // Default: decode each and reduce with `op`; sign compression replaces it with a majority vote.
-  virtual Eigen::VectorXf reduce(const std::vector<Payload>& payloads, const TensorDesc& t, const ReduceOp& op) const;
+  virtual Eigen::VectorXf reduce(const std::vector<Payload>& payloads, const TensorDesc& t,
+                                 const ReduceOp& op) const;
 
  protected:
   virtual Payload encode(const Eigen::Ref<const Eigen::VectorXf>& values, const TensorDesc& t, Rng& rng) = 0;

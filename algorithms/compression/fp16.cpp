@@ -11,7 +11,9 @@ namespace {
 
 class Fp16 final : public Compressor {
  public:
-  std::uint64_t piece_bytes(const WirePiece& piece) const override { return 2 * static_cast<std::uint64_t>(piece.shape.size()); }
+  std::uint64_t piece_bytes(const WirePiece& piece) const override {
+    return 2 * static_cast<std::uint64_t>(piece.shape.size());
+  }
   bool summable() const override { return true; }
   bool unbiased() const override { return false; }
   std::uint32_t value_bytes() const override { return 2; }

@@ -29,7 +29,8 @@ class Identity final : public Compressor {
 }  // namespace
 
 CompressorInfo identity_compressor_entry() {
-  return {"none", "no compression: dense fp32", {}, [](const Params&) { return std::make_unique<Identity>(); }};
+  return {
+      "none", "no compression: dense fp32", {}, [](const Params&) { return std::make_unique<Identity>(); }};
 }
 
 }  // namespace aggsim

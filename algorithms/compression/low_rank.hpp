@@ -40,7 +40,9 @@ inline void orthogonalize(Eigen::MatrixXf& p) {
 
 // Rank-r factors P (m x r) and Q (n x r) of an m x n view: (m + n) r fp32 values, unless that is
 // no smaller than the dense matrix (vectors, tiny layers), which PowerSGD sends uncompressed.
-inline bool low_rank_pays(const Shape& view, std::int64_t r) { return (view.rows + view.cols) * r < view.size(); }
+inline bool low_rank_pays(const Shape& view, std::int64_t r) {
+  return (view.rows + view.cols) * r < view.size();
+}
 // A modeled piece: 1-D vectors (biases, norm parameters) never pay; they travel dense, as in
 // PowerSGD's reference implementation, PyTorch's PowerSGD hook and mlbench's PowerAggregation,
 // which all-reduce rank-1 tensors uncompressed.

@@ -4,11 +4,11 @@
 // top-r subspace. Encoding: P and Q in fp32, (m + n) r * 4 bytes per modeled m x n matrix; 1-D
 // vectors (biases, norm parameters) and matrices where that is not smaller than m n go dense, and a
 // flat tensor of unknown structure is viewed as a near-square matrix.
-// On reducing collectives PowerSGD is its own aggregation (algorithms/centralized/power_aggregation):
-// all-reduce P, orthogonalise, all-reduce Q. This compressor serves the other transports.
+// On reducing collectives PowerSGD is its own aggregation (the powersgd_aggregation transport,
+// algorithms/transport/power_aggregation): all-reduce P, orthogonalise, all-reduce Q. This
+// compressor serves the other transports.
 #include "algorithms/compression/powersgd.hpp"
 
-#include "algorithms/transport/power_aggregation.hpp"
 #include "algorithms/compression/low_rank.hpp"
 #include "algorithms/registry.hpp"
 
@@ -35,7 +35,8 @@ class PowerSgd final : public Compressor {
   std::uint64_t piece_bytes(const WirePiece& piece) const override {
     const Shape view = matrix_view(piece.shape);
     const std::int64_t r = queries_.options().rank;
-    return kFloatBytes * static_cast<std::uint64_t>(low_rank_pays(piece, r) ? (view.rows + view.cols) * r : piece.shape.size());
+    return kFloatBytes * static_cast<std::uint64_t>(low_rank_pays(piece, r) ? (view.rows + view.cols) * r
+                                                                            : piece.shape.size());
   }
   // Two all-reducible factors; PowerSGD's own aggregation does the adding (see power_aggregation).
   bool summable() const override { return true; }
@@ -69,7 +70,8 @@ class PowerSgd final : public Compressor {
     q.noalias() = m.transpose() * pm;
     queries_.keep(t.id, q);
     p.values.resize((view.rows + view.cols) * r);
-    p.values << Eigen::Map<const Eigen::VectorXf>(pm.data(), pm.size()), Eigen::Map<const Eigen::VectorXf>(q.data(), q.size());
+    p.values << Eigen::Map<const Eigen::VectorXf>(pm.data(), pm.size()),
+        Eigen::Map<const Eigen::VectorXf>(q.data(), q.size());
     return p;
   }
   Eigen::VectorXf decode(const Payload& p, const TensorDesc& t) const override {
@@ -86,21 +88,21 @@ class PowerSgd final : public Compressor {
   QueryStore queries_;
 };
 
-PowerSgdOptions options_from(const Params& p) { return {p.integer("rank"), p.boolean("reuse_query")}; }
-
 }  // namespace
 
+PowerSgdOptions powersgd_options(const Params& p) {
+  return {p.integer("rank"), p.boolean("reuse_query")};
+}
+
 CompressorInfo powersgd_compressor_entry() {
-  CompressorInfo info{"powersgd",
-                      "rank-r power iteration (P, Q factors); on reducing collectives: all-reduce P, then Q",
-                      {ParamSpec("rank", ParamKind::integer, "2", "rank r of the approximation").between(1, 4096),
-                       ParamSpec("reuse_query", ParamKind::boolean, "true",
-                                 "warm start: begin each step's power iteration from the previous Q")},
-                      [](const Params& p) { return std::make_unique<PowerSgd>(options_from(p)); }};
-  info.on_reducing_collective = [](std::unique_ptr<Aggregator> collective, const AlgorithmConfig& cfg,
-                                   const Params& p) {
-    return make_power_aggregation(std::move(collective), cfg.op, options_from(p), p.boolean("error_feedback"));
-  };
+  CompressorInfo info{
+      "powersgd",
+      "rank-r power iteration (P, Q factors); on reducing collectives: all-reduce P, then Q",
+      {ParamSpec("rank", ParamKind::integer, "2", "rank r of the approximation").between(1, 4096),
+       ParamSpec("reuse_query", ParamKind::boolean, "true",
+                 "warm start: begin each step's power iteration from the previous Q")},
+      [](const Params& p) { return std::make_unique<PowerSgd>(powersgd_options(p)); }};
+  info.reducing_transport = "powersgd_aggregation";
   return info;
 }
 

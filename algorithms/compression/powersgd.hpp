@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 
+#include "sim/core/params.hpp"
 #include "sim/core/random.hpp"
 
 namespace aggsim {
@@ -13,6 +14,9 @@ struct PowerSgdOptions {
   std::int64_t rank = 2;
   bool reuse_query = true;  // warm start: begin each step from the previous step's Q
 };
+
+// The compressor's parameters `rank` and `reuse_query`.
+PowerSgdOptions powersgd_options(const Params& params);
 
 // The query matrices Q (n x r) per tensor, for warm starts.
 class QueryStore {

@@ -21,7 +21,8 @@ unsigned level_bits(std::uint32_t s) {
 
 class Qsgd final : public Compressor {
  public:
-  Qsgd(std::uint32_t levels, std::int64_t bucket) : s_(levels), bucket_(bucket), bits_(1 + level_bits(levels)) {}
+  Qsgd(std::uint32_t levels, std::int64_t bucket)
+      : s_(levels), bucket_(bucket), bits_(1 + level_bits(levels)) {}
 
   std::uint64_t piece_bytes(const WirePiece& piece) const override {
     const auto n = static_cast<std::uint64_t>(piece.shape.size());
@@ -30,8 +31,12 @@ class Qsgd final : public Compressor {
   bool summable() const override { return false; }
   bool unbiased() const override { return true; }
   // Norm, scale, round with one uniform, pack.
-  double piece_encode_flops(const WirePiece& piece) const override { return 8.0 * static_cast<double>(piece.shape.size()); }
-  double piece_decode_flops(const WirePiece& piece) const override { return 3.0 * static_cast<double>(piece.shape.size()); }
+  double piece_encode_flops(const WirePiece& piece) const override {
+    return 8.0 * static_cast<double>(piece.shape.size());
+  }
+  double piece_decode_flops(const WirePiece& piece) const override {
+    return 3.0 * static_cast<double>(piece.shape.size());
+  }
 
  protected:
   Payload encode(const Eigen::Ref<const Eigen::VectorXf>& v, const TensorDesc& t, Rng& rng) override {
@@ -91,7 +96,9 @@ class Qsgd final : public Compressor {
   }
 
  private:
-  std::int64_t bucket_size(std::int64_t n) const { return bucket_ > 0 ? bucket_ : std::max<std::int64_t>(n, 1); }
+  std::int64_t bucket_size(std::int64_t n) const {
+    return bucket_ > 0 ? bucket_ : std::max<std::int64_t>(n, 1);
+  }
   std::uint64_t buckets(std::int64_t n) const {
     return static_cast<std::uint64_t>((n + bucket_size(n) - 1) / bucket_size(n));
   }
@@ -104,13 +111,14 @@ class Qsgd final : public Compressor {
 }  // namespace
 
 CompressorInfo qsgd_compressor_entry() {
-  return {"qsgd",
-          "norm + sign + stochastic level in {0..s}, fixed-width bits; unbiased",
-          {ParamSpec("levels", ParamKind::integer, "16", "quantization levels s").between(1, 1 << 20),
-           ParamSpec("bucket", ParamKind::integer, "0", "values per norm (0: one norm per tensor)").at_least(0)},
-          [](const Params& p) {
-            return std::make_unique<Qsgd>(static_cast<std::uint32_t>(p.integer("levels")), p.integer("bucket"));
-          }};
+  return {
+      "qsgd",
+      "norm + sign + stochastic level in {0..s}, fixed-width bits; unbiased",
+      {ParamSpec("levels", ParamKind::integer, "16", "quantization levels s").between(1, 1 << 20),
+       ParamSpec("bucket", ParamKind::integer, "0", "values per norm (0: one norm per tensor)").at_least(0)},
+      [](const Params& p) {
+        return std::make_unique<Qsgd>(static_cast<std::uint32_t>(p.integer("levels")), p.integer("bucket"));
+      }};
 }
 
 }  // namespace aggsim

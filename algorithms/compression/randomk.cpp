@@ -35,13 +35,15 @@ class RandomK final : public Compressor {
   RandomK(SparsityBudget budget, bool shared) : budget_(budget), shared_(shared) {}
 
   std::uint64_t piece_bytes(const WirePiece& piece) const override {
-    return static_cast<std::uint64_t>(budget_.on_wire(piece.shape.size())) * (shared_ ? kFloatBytes : kSparseEntryBytes);
+    return static_cast<std::uint64_t>(budget_.on_wire(piece.shape.size())) *
+           (shared_ ? kFloatBytes : kSparseEntryBytes);
   }
   bool summable() const override { return shared_; }
   bool unbiased() const override { return true; }
   bool shared_randomness() const override { return shared_; }
   double piece_encode_flops(const WirePiece& piece) const override {
-    return static_cast<double>(piece.shape.size()) / 32 + 4.0 * static_cast<double>(budget_.on_wire(piece.shape.size()));
+    return static_cast<double>(piece.shape.size()) / 32 +
+           4.0 * static_cast<double>(budget_.on_wire(piece.shape.size()));
   }
   double piece_decode_flops(const WirePiece& piece) const override { return piece_encode_flops(piece); }
 
@@ -77,8 +79,8 @@ CompressorInfo randomk_compressor_entry() {
   auto specs = SparsityBudget::specs();
   specs.push_back(ParamSpec("shared_seed", ParamKind::boolean, "false",
                             "all ranks keep the same indices (only values travel; summable)"));
-  return {"randomk", "k uniformly random coordinates scaled by d/k; unbiased; summable with shared_seed", specs,
-          [](const Params& p) {
+  return {"randomk", "k uniformly random coordinates scaled by d/k; unbiased; summable with shared_seed",
+          specs, [](const Params& p) {
             return std::make_unique<RandomK>(SparsityBudget::from(p), p.boolean("shared_seed"));
           }};
 }

@@ -16,16 +16,20 @@ class Sign final : public Compressor {
   }
   bool summable() const override { return false; }
   bool unbiased() const override { return false; }
-  double piece_encode_flops(const WirePiece& piece) const override { return 2.0 * static_cast<double>(piece.shape.size()); }
+  double piece_encode_flops(const WirePiece& piece) const override {
+    return 2.0 * static_cast<double>(piece.shape.size());
+  }
 
-  Eigen::VectorXf reduce(const std::vector<Payload>& payloads, const TensorDesc& t, const ReduceOp& op) const override {
+  Eigen::VectorXf reduce(const std::vector<Payload>& payloads, const TensorDesc& t,
+                         const ReduceOp& op) const override {
     const Eigen::Index n = t.proxy.size();
     if (payloads.empty() || n == 0) return Eigen::VectorXf();
     Eigen::VectorXi votes = Eigen::VectorXi::Zero(n);
     Eigen::VectorXf scale = payloads.front().scales;
     for (std::size_t r = 0; r < payloads.size(); ++r) {
       const auto& codes = payloads[r].codes;
-      for (Eigen::Index i = 0; i < n; ++i) votes[i] += (codes[static_cast<std::size_t>(i >> 3)] >> (i & 7)) & 1 ? -1 : 1;
+      for (Eigen::Index i = 0; i < n; ++i)
+        votes[i] += (codes[static_cast<std::size_t>(i >> 3)] >> (i & 7)) & 1 ? -1 : 1;
       if (r > 0) op.combine(scale, payloads[r].scales);
     }
     op.finalize(scale, static_cast<int>(payloads.size()));
@@ -48,7 +52,8 @@ class Sign final : public Compressor {
       p.codes[static_cast<std::size_t>(j)] = static_cast<std::uint8_t>(byte);
     }
     for (Eigen::Index i = 8 * full; i < n; ++i)
-      p.codes[static_cast<std::size_t>(full)] |= static_cast<std::uint8_t>(static_cast<unsigned>(v[i] < 0) << (i & 7));
+      p.codes[static_cast<std::size_t>(full)] |=
+          static_cast<std::uint8_t>(static_cast<unsigned>(v[i] < 0) << (i & 7));
     p.wire_bytes = encoded_bytes(t.wire);
     return p;
   }

@@ -29,7 +29,8 @@ class UniformBlocks {
     // xoshiro's all-zero state is a fixed point; SplitMix64 practically never yields it.
     for (int half = 0; half < 2; ++half)
       for (int lane = 0; lane < 4; ++lane)
-        if ((state_[0][half][lane] | state_[1][half][lane] | state_[2][half][lane] | state_[3][half][lane]) == 0)
+        if ((state_[0][half][lane] | state_[1][half][lane] | state_[2][half][lane] | state_[3][half][lane]) ==
+            0)
           state_[0][half][lane] = 1;
   }
 

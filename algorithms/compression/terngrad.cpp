@@ -17,7 +17,9 @@ class TernGrad final : public Compressor {
   }
   bool summable() const override { return false; }
   bool unbiased() const override { return true; }
-  double piece_encode_flops(const WirePiece& piece) const override { return 5.0 * static_cast<double>(piece.shape.size()); }
+  double piece_encode_flops(const WirePiece& piece) const override {
+    return 5.0 * static_cast<double>(piece.shape.size());
+  }
 
  protected:
   Payload encode(const Eigen::Ref<const Eigen::VectorXf>& v, const TensorDesc& t, Rng& rng) override {

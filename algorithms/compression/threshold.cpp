@@ -32,7 +32,8 @@ class Threshold final : public Compressor {
     }
     p.values = Eigen::Map<const Eigen::VectorXf>(kept.data(), static_cast<Eigen::Index>(kept.size()));
     const auto wire_kept = static_cast<std::uint64_t>(
-        std::llround(static_cast<double>(kept.size()) * static_cast<double>(t.wire.size()) / static_cast<double>(v.size())));
+        std::llround(static_cast<double>(kept.size()) * static_cast<double>(t.wire.size()) /
+                     static_cast<double>(v.size())));
     p.wire_bytes = wire_kept * kSparseEntryBytes;
     return p;
   }
@@ -47,10 +48,11 @@ class Threshold final : public Compressor {
 }  // namespace
 
 CompressorInfo threshold_compressor_entry() {
-  return {"threshold",
-          "values with |v| >= threshold as (index, value) pairs; size depends on the data; biased",
-          {ParamSpec("threshold", ParamKind::real, "0.01", "magnitude a value needs to be sent").at_least(0)},
-          [](const Params& p) { return std::make_unique<Threshold>(static_cast<float>(p.real("threshold"))); }};
+  return {
+      "threshold",
+      "values with |v| >= threshold as (index, value) pairs; size depends on the data; biased",
+      {ParamSpec("threshold", ParamKind::real, "0.01", "magnitude a value needs to be sent").at_least(0)},
+      [](const Params& p) { return std::make_unique<Threshold>(static_cast<float>(p.real("threshold"))); }};
 }
 
 }  // namespace aggsim

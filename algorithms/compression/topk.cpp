@@ -23,7 +23,9 @@ class TopK final : public Compressor {
   bool summable() const override { return false; }
   bool unbiased() const override { return false; }
   // Copy, selection (~2n comparisons on average) and the gathering pass.
-  double piece_encode_flops(const WirePiece& piece) const override { return 4.0 * static_cast<double>(piece.shape.size()); }
+  double piece_encode_flops(const WirePiece& piece) const override {
+    return 4.0 * static_cast<double>(piece.shape.size());
+  }
   double piece_decode_flops(const WirePiece& piece) const override {
     return static_cast<double>(budget_.on_wire(piece.shape.size()));
   }
@@ -44,7 +46,8 @@ class TopK final : public Compressor {
     }
     magnitudes_.resize(values_.size());
     for (std::size_t i = 0; i < values_.size(); ++i) magnitudes_[i] = std::abs(values_[i]);
-    std::nth_element(magnitudes_.begin(), magnitudes_.begin() + (k - 1), magnitudes_.end(), std::greater<float>());
+    std::nth_element(magnitudes_.begin(), magnitudes_.begin() + (k - 1), magnitudes_.end(),
+                     std::greater<float>());
     const float threshold = magnitudes_[static_cast<std::size_t>(k - 1)];
     // Everything strictly above the threshold is kept; ties fill the remaining places in order.
     Eigen::Index above = 0;
@@ -78,10 +81,13 @@ class TopK final : public Compressor {
     if (n < 16 * kSample || k > n / 8) return 0.0f;
     const Eigen::Index stride = n / kSample;
     magnitudes_.resize(kSample);
-    for (Eigen::Index j = 0; j < kSample; ++j) magnitudes_[static_cast<std::size_t>(j)] = std::abs(v[j * stride]);
+    for (Eigen::Index j = 0; j < kSample; ++j)
+      magnitudes_[static_cast<std::size_t>(j)] = std::abs(v[j * stride]);
     const double expected = static_cast<double>(kSample) * static_cast<double>(k) / static_cast<double>(n);
-    const auto rank = std::min<Eigen::Index>(kSample - 1, static_cast<Eigen::Index>(2 * expected + 4 * std::sqrt(expected) + 4));
-    std::nth_element(magnitudes_.begin(), magnitudes_.begin() + rank, magnitudes_.end(), std::greater<float>());
+    const auto rank = std::min<Eigen::Index>(
+        kSample - 1, static_cast<Eigen::Index>(2 * expected + 4 * std::sqrt(expected) + 4));
+    std::nth_element(magnitudes_.begin(), magnitudes_.begin() + rank, magnitudes_.end(),
+                     std::greater<float>());
     return magnitudes_[static_cast<std::size_t>(rank)];
   }
 
@@ -93,7 +99,8 @@ class TopK final : public Compressor {
 }  // namespace
 
 CompressorInfo topk_compressor_entry() {
-  return {"topk", "k largest magnitudes as (index, value) pairs; biased, not summable", SparsityBudget::specs(),
+  return {"topk", "k largest magnitudes as (index, value) pairs; biased, not summable",
+          SparsityBudget::specs(),
           [](const Params& p) { return std::make_unique<TopK>(SparsityBudget::from(p)); }};
 }
 

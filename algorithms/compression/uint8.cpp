@@ -15,8 +15,12 @@ class Uint8 final : public Compressor {
   }
   bool summable() const override { return false; }
   bool unbiased() const override { return false; }
-  double piece_encode_flops(const WirePiece& piece) const override { return 4.0 * static_cast<double>(piece.shape.size()); }
-  double piece_decode_flops(const WirePiece& piece) const override { return 2.0 * static_cast<double>(piece.shape.size()); }
+  double piece_encode_flops(const WirePiece& piece) const override {
+    return 4.0 * static_cast<double>(piece.shape.size());
+  }
+  double piece_decode_flops(const WirePiece& piece) const override {
+    return 2.0 * static_cast<double>(piece.shape.size());
+  }
 
  protected:
   Payload encode(const Eigen::Ref<const Eigen::VectorXf>& v, const TensorDesc& t, Rng&) override {
@@ -34,7 +38,8 @@ class Uint8 final : public Compressor {
   Eigen::VectorXf decode(const Payload& p, const TensorDesc& t) const override {
     const float lo = p.scales[0], step = (p.scales[1] - p.scales[0]) / 255.0f;
     Eigen::VectorXf out(t.proxy.size());
-    for (Eigen::Index i = 0; i < out.size(); ++i) out[i] = lo + step * static_cast<float>(p.codes[static_cast<std::size_t>(i)]);
+    for (Eigen::Index i = 0; i < out.size(); ++i)
+      out[i] = lo + step * static_cast<float>(p.codes[static_cast<std::size_t>(i)]);
     return out;
   }
 };

@@ -7,10 +7,9 @@
 #include <deque>
 #include <memory>
 #include <string>
-#include <variant>
 
-#include "sim/api/aggregator.hpp"
 #include "algorithms/registry.hpp"
+#include "sim/api/aggregator.hpp"
 
 namespace aggsim {
 
@@ -21,11 +20,11 @@ inline void check_averaging_scheme(const AlgorithmConfig& cfg, const std::string
                                        "(or sum / custom_avg, which scale the average estimate)",
                                        algorithm, reduce_kind_name(op.kind)));
   // Whole dense models travel; a compressor would be silently ignored.
-  if (cfg.compression != "none")
+  if (cfg.compressor && cfg.compressor->name != "none")
     throw ParamError("compression",
                      fmt::format("{} sends whole dense models and does not use compressor '{}'; "
                                  "remove the compression section",
-                                 algorithm, cfg.compression));
+                                 algorithm, cfg.compressor->name));
 }
 
 // Factor turning an estimate of the average into an estimate of the op's result.
@@ -51,48 +50,5 @@ inline void reap_sends(std::deque<SendHandle>& sends, bool all) {
     sends.pop_front();
   }
 }
-
-// Text identifying a configuration (parameters, world, seed).
-inline std::string config_key(const AlgorithmConfig& cfg) {
-  std::string key =
-      fmt::format("{}|{}|{}|{}", cfg.world, cfg.seed, static_cast<int>(cfg.op.kind), cfg.op.denominator);
-  for (const auto& [name, value] : cfg.params.all()) {
-    key += "|" + name + "=";
-    std::visit(
-        [&](const auto& v) {
-          using T = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<T, std::vector<std::int64_t>>) {
-            for (auto x : v) key += fmt::format("{},", x);
-          } else if constexpr (std::is_same_v<T, NumberRows>) {
-            for (const auto& row : v)
-              for (auto x : row) key += fmt::format("{},", x);
-          } else {
-            key += fmt::format("{}", v);
-          }
-        },
-        value);
-  }
-  return key;
-}
-
-// Structure every rank's aggregator shares (a graph, a topology): the factory runs once per rank
-// with the same configuration, so it is built once and handed out read-only.
-template <class T>
-class SharedBuild {
- public:
-  template <class Build>
-  std::shared_ptr<const T> get(const AlgorithmConfig& cfg, Build&& build) {
-    const std::string key = config_key(cfg);
-    if (!value_ || key != key_) {
-      value_ = std::make_shared<const T>(build());
-      key_ = key;
-    }
-    return value_;
-  }
-
- private:
-  std::string key_;
-  std::shared_ptr<const T> value_;
-};
 
 }  // namespace aggsim

@@ -162,43 +162,40 @@ class GossipGrad final : public Aggregator {
   std::deque<SendHandle> sends_;
 };
 
-void check(const AlgorithmConfig& cfg) {
+// Checks the options, builds the gossip layout once for every rank.
+AlgorithmRun prepare(const AlgorithmConfig& cfg) {
   check_averaging_scheme(cfg, "gossipgrad");
   const Options o = options_of(cfg.params);
   if (o.group_size > 0 && cfg.world % o.group_size != 0)
     throw ParamError("group_size",
                      fmt::format("{} ranks do not split into subgroups of {}", cfg.world, o.group_size));
+  auto layout = std::make_shared<GossipLayout>(o, cfg.seed);
+  const float scale = averaging_scale(cfg.op, cfg.world);
+  return AlgorithmRun{[layout, o, scale] { return std::make_unique<GossipGrad>(layout, o, scale); }};
 }
 
 }  // namespace
 
 AlgorithmInfo gossipgrad_entry() {
-  // One layout per run, shared by the ranks' aggregators (rebuilt when the configuration changes).
-  auto shared = std::make_shared<std::pair<std::string, std::shared_ptr<GossipLayout>>>();
-  AlgorithmInfo info{
-      "gossipgrad",
-      "GossipGraD: subgroup all-reduce, one gossip exchange per step (dissemination | cube), broadcast",
-      {ParamSpec("schedule", ParamKind::choice, "dissemination", "partner schedule over the virtual topology")
-           .one_of({"dissemination", "cube"}),
-       ParamSpec("group_size", ParamKind::integer, "0", "ranks per local subgroup (0: the ranks of one node)")
-           .between(0, 1 << 22),
-       ParamSpec("shuffle", ParamKind::boolean, "true",
-                 "reshuffle the virtual topology every log2(n) steps (seeded)"),
-       ParamSpec("asynchronous", ParamKind::boolean, "false",
-                 "leaders do not wait for the partner model of the step"),
-       ParamSpec("staleness", ParamKind::integer, "1",
-                 "asynchronous: a partner model may be at most this many steps late")
-           .between(0, 1 << 30)},
-      false,  // no compressor rides it (rejected at load time)
-      false,
-      [shared](const AlgorithmConfig& cfg) -> std::unique_ptr<Aggregator> {
-        const Options o = options_of(cfg.params);
-        const std::string key = config_key(cfg);
-        if (!shared->second || shared->first != key)
-          *shared = {key, std::make_shared<GossipLayout>(o, cfg.seed)};
-        return std::make_unique<GossipGrad>(shared->second, o, averaging_scale(cfg.op, cfg.world));
-      }};
-  info.check = check;
+  AlgorithmInfo info;
+  info.name = "gossipgrad";
+  info.summary =
+      "GossipGraD: subgroup all-reduce, one gossip exchange per step (dissemination | cube), broadcast";
+  info.params = {
+      ParamSpec("schedule", ParamKind::choice, "dissemination", "partner schedule over the virtual topology")
+          .one_of({"dissemination", "cube"}),
+      ParamSpec("group_size", ParamKind::integer, "0", "ranks per local subgroup (0: the ranks of one node)")
+          .between(0, 1 << 22),
+      ParamSpec("shuffle", ParamKind::boolean, "true",
+                "reshuffle the virtual topology every log2(n) steps (seeded)"),
+      ParamSpec("asynchronous", ParamKind::boolean, "false",
+                "leaders do not wait for the partner model of the step"),
+      ParamSpec("staleness", ParamKind::integer, "1",
+                "asynchronous: a partner model may be at most this many steps late")
+          .between(0, 1 << 30)};
+  info.reduces_in_flight = false;  // no compressor rides it (rejected when the scenario loads)
+  info.consensus = false;
+  info.prepare = prepare;
   return info;
 }
 

@@ -119,24 +119,32 @@ class AsyncNeighborAveraging final : public Aggregator {
   std::deque<SendHandle> sends_;
 };
 
-void check(const AlgorithmConfig& cfg) {
+// Checks the options against the graph, builds the mixing schedule once for every rank.
+AlgorithmRun prepare(const AlgorithmConfig& cfg) {
   check_averaging_scheme(cfg, "neighbor_averaging");
   const Options o = options_of(cfg.params);
-  const MixingSchedule schedule = build_mixing(cfg.params, cfg.world, cfg.seed);
+  auto schedule = std::make_shared<const MixingSchedule>(build_mixing(cfg.params, cfg.world, cfg.seed));
   if (o.asynchronous && o.rounds != 1)
     throw ParamError("rounds", "asynchronous averaging mixes once per step");
-  if (o.asynchronous && schedule.rounds.size() != 1)
+  if (o.asynchronous && schedule->rounds.size() != 1)
     throw ParamError("graph.peers",
                      "asynchronous averaging needs a static graph (not the one-peer exponential graph)");
+  const float scale = averaging_scale(cfg.op, cfg.world);
+  AlgorithmRun run;
+  run.make_aggregator = [schedule, o, scale]() -> std::unique_ptr<Aggregator> {
+    if (o.asynchronous) return std::make_unique<AsyncNeighborAveraging>(schedule, o.staleness, scale);
+    return std::make_unique<NeighborAveraging>(schedule, o.rounds, scale);
+  };
+  run.summary_fields = [schedule] {
+    return std::vector<SummaryField>{{"spectral_gap", spectral_gap(*schedule)},
+                                     {"mixing_period_rounds", static_cast<double>(schedule->rounds.size())}};
+  };
+  return run;
 }
 
 }  // namespace
 
 AlgorithmInfo neighbor_averaging_entry() {
-  auto shared = std::make_shared<SharedBuild<MixingSchedule>>();
-  auto schedule_of = [shared](const AlgorithmConfig& cfg) {
-    return shared->get(cfg, [&] { return build_mixing(cfg.params, cfg.world, cfg.seed); });
-  };
   std::vector<ParamSpec> params = graph_param_specs();
   params.push_back(
       ParamSpec("rounds", ParamKind::integer, "1", "mixing rounds per step (same vectors, repeated)")
@@ -146,25 +154,13 @@ AlgorithmInfo neighbor_averaging_entry() {
   params.push_back(ParamSpec("staleness", ParamKind::integer, "1",
                              "asynchronous: a neighbour's model may be at most this many steps old")
                        .between(0, 1 << 30));
-  AlgorithmInfo info{"neighbor_averaging",
-                     "average full models with graph neighbours (weights W, doubly stochastic)",
-                     params,
-                     false,
-                     false,
-                     [schedule_of](const AlgorithmConfig& cfg) -> std::unique_ptr<Aggregator> {
-                       const Options o = options_of(cfg.params);
-                       const float scale = averaging_scale(cfg.op, cfg.world);
-                       if (o.asynchronous)
-                         return std::make_unique<AsyncNeighborAveraging>(schedule_of(cfg), o.staleness,
-                                                                         scale);
-                       return std::make_unique<NeighborAveraging>(schedule_of(cfg), o.rounds, scale);
-                     }};
-  info.check = check;
-  info.summary_fields = [schedule_of](const AlgorithmConfig& cfg) {
-    const auto schedule = schedule_of(cfg);
-    return std::vector<SummaryField>{{"spectral_gap", spectral_gap(*schedule)},
-                                     {"mixing_period_rounds", static_cast<double>(schedule->rounds.size())}};
-  };
+  AlgorithmInfo info;
+  info.name = "neighbor_averaging";
+  info.summary = "average full models with graph neighbours (weights W, doubly stochastic)";
+  info.params = params;
+  info.reduces_in_flight = false;  // whole dense models travel
+  info.consensus = false;          // ranks approach the average, they do not all hold it
+  info.prepare = prepare;
   return info;
 }
 

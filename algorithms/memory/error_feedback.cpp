@@ -4,7 +4,8 @@
 
 namespace aggsim {
 
-Eigen::VectorXf ResidualMemory::compensate(std::uint64_t id, const Eigen::Ref<const Eigen::VectorXf>& g) const {
+Eigen::VectorXf ResidualMemory::compensate(std::uint64_t id,
+                                           const Eigen::Ref<const Eigen::VectorXf>& g) const {
   const Eigen::VectorXf* r = residual(id);
   if (r && r->size() == g.size()) return g + *r;
   return g;

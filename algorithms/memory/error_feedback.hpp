@@ -15,7 +15,8 @@ class ResidualMemory {
   // g + the tensor's residual (zero the first time).
   Eigen::VectorXf compensate(std::uint64_t id, const Eigen::Ref<const Eigen::VectorXf>& g) const;
   // residual = compensated - sent
-  void update(std::uint64_t id, const Eigen::VectorXf& compensated, const Eigen::Ref<const Eigen::VectorXf>& sent);
+  void update(std::uint64_t id, const Eigen::VectorXf& compensated,
+              const Eigen::Ref<const Eigen::VectorXf>& sent);
   // Null before the first update of `id`.
   const Eigen::VectorXf* residual(std::uint64_t id) const;
 
@@ -38,15 +39,20 @@ class ErrorFeedback final : public Compressor {
     return inner_->piece_encode_flops(piece) + inner_->piece_decode_flops(piece) +
            2.0 * static_cast<double>(piece.shape.size());
   }
-  double piece_decode_flops(const WirePiece& piece) const override { return inner_->piece_decode_flops(piece); }
-  Eigen::VectorXf reduce(const std::vector<Payload>& payloads, const TensorDesc& t, const ReduceOp& op) const override {
+  double piece_decode_flops(const WirePiece& piece) const override {
+    return inner_->piece_decode_flops(piece);
+  }
+  Eigen::VectorXf reduce(const std::vector<Payload>& payloads, const TensorDesc& t,
+                         const ReduceOp& op) const override {
     return inner_->reduce(payloads, t, op);
   }
   const ResidualMemory& memory() const { return memory_; }
 
  protected:
   Payload encode(const Eigen::Ref<const Eigen::VectorXf>& v, const TensorDesc& t, Rng& rng) override;
-  Eigen::VectorXf decode(const Payload& p, const TensorDesc& t) const override { return inner_->decompress(p, t); }
+  Eigen::VectorXf decode(const Payload& p, const TensorDesc& t) const override {
+    return inner_->decompress(p, t);
+  }
 
  private:
   std::unique_ptr<Compressor> inner_;

@@ -2,8 +2,8 @@
 // Compressed payloads on any reducing collective, written once for all of them.
 #include <memory>
 
-#include "sim/api/aggregator.hpp"
 #include "algorithms/compression/compressor.hpp"
+#include "sim/api/aggregator.hpp"
 
 namespace aggsim {
 

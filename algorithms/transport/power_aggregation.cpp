@@ -14,8 +14,9 @@
 
 #include <stdexcept>
 
-#include "algorithms/memory/error_feedback.hpp"
 #include "algorithms/compression/low_rank.hpp"
+#include "algorithms/memory/error_feedback.hpp"
+#include "algorithms/registry.hpp"
 #include "sim/core/error.hpp"
 
 namespace aggsim {
@@ -64,9 +65,11 @@ class PowerAggregation final : public Aggregator {
  private:
   // All-reduces a factor through the collective (with the scenario's op) as a flat gradient.
   void all_reduce(RankContext& ctx, Eigen::MatrixXf& factor, Eigen::Index rows, std::uint64_t wire_elements) {
-    Gradient g = flat_gradient(Eigen::Map<const Eigen::VectorXf>(factor.data(), factor.size()), wire_elements);
+    Gradient g =
+        flat_gradient(Eigen::Map<const Eigen::VectorXf>(factor.data(), factor.size()), wire_elements);
     collective_->aggregate(ctx, g);
-    if (g.values.size() > 0) factor = Eigen::Map<const Eigen::MatrixXf>(g.values.data(), rows, g.values.size() / rows);
+    if (g.values.size() > 0)
+      factor = Eigen::Map<const Eigen::MatrixXf>(g.values.data(), rows, g.values.size() / rows);
   }
 
   std::unique_ptr<Aggregator> collective_;
@@ -81,8 +84,28 @@ std::unique_ptr<Aggregator> make_power_aggregation(std::unique_ptr<Aggregator> c
                                                    PowerSgdOptions options, bool error_feedback) {
   if (!op.adds())
     throw InputError(std::string("powersgd on a reducing collective needs algorithm op sum, avg or "
-                                 "custom_avg (PowerSGD is linear); got ") + reduce_kind_name(op.kind));
+                                 "custom_avg (PowerSGD is linear); got ") +
+                     reduce_kind_name(op.kind));
   return std::make_unique<PowerAggregation>(std::move(collective), options, error_feedback);
+}
+
+TransportInfo powersgd_aggregation_transport() {
+  TransportInfo transport;
+  transport.name = "powersgd_aggregation";
+  transport.summary = "PowerSGD's own aggregation: all-reduce P, orthogonalise, all-reduce Q";
+  transport.check = [](const AlgorithmConfig& cfg) {
+    if (!cfg.op.adds())
+      throw ParamError("compression",
+                       std::string("powersgd on a reducing collective needs algorithm op sum, avg or "
+                                   "custom_avg (PowerSGD is linear); got ") +
+                           reduce_kind_name(cfg.op.kind));
+  };
+  transport.wrap = [](std::unique_ptr<Aggregator> collective, const AlgorithmConfig& cfg) {
+    const Params& p = cfg.compressor_params;
+    return make_power_aggregation(std::move(collective), cfg.op, powersgd_options(p),
+                                  p.boolean("error_feedback"));
+  };
+  return transport;
 }
 
 }  // namespace aggsim

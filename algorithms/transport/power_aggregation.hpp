@@ -1,8 +1,8 @@
 #pragma once
 #include <memory>
 
-#include "sim/api/aggregator.hpp"
 #include "algorithms/compression/powersgd.hpp"
+#include "sim/api/aggregator.hpp"
 
 namespace aggsim {
 

@@ -3,16 +3,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/api/rank_layout.hpp"
 #include "sim/comm/comm.hpp"
 #include "sim/core/random.hpp"
 
 namespace aggsim {
-
-// Which ranks share a physical node (multi-GPU hosts); every rank is its own node on flat platforms.
-struct RankLayout {
-  std::vector<int> node_of_rank;  // node index of each rank, nodes numbered 0.. in rank order
-  int node_count() const { return node_of_rank.empty() ? 0 : node_of_rank.back() + 1; }
-};
 
 struct RankContext {
   int rank = 0;
@@ -25,7 +20,8 @@ struct RankContext {
 
   // A stream private to this rank, step and purpose.
   Rng rng(Stream purpose, std::uint64_t extra = 0) const {
-    return make_rng(seed, purpose, static_cast<std::uint64_t>(rank), (static_cast<std::uint64_t>(step) << 24) ^ extra);
+    return make_rng(seed, purpose, static_cast<std::uint64_t>(rank),
+                    (static_cast<std::uint64_t>(step) << 24) ^ extra);
   }
   // A stream shared by all ranks for this step (e.g. shared-seed random-k).
   Rng shared_rng(Stream purpose, std::uint64_t extra = 0) const {

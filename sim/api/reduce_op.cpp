@@ -7,11 +7,18 @@
 
 namespace aggsim {
 
-void ReduceOp::combine(Eigen::Ref<Eigen::VectorXf> acc, const Eigen::Ref<const Eigen::VectorXf>& incoming) const {
+void ReduceOp::combine(Eigen::Ref<Eigen::VectorXf> acc,
+                       const Eigen::Ref<const Eigen::VectorXf>& incoming) const {
   switch (kind) {
-    case ReduceKind::min: acc = acc.cwiseMin(incoming); break;
-    case ReduceKind::max: acc = acc.cwiseMax(incoming); break;
-    default: acc += incoming; break;
+    case ReduceKind::min:
+      acc = acc.cwiseMin(incoming);
+      break;
+    case ReduceKind::max:
+      acc = acc.cwiseMax(incoming);
+      break;
+    default:
+      acc += incoming;
+      break;
   }
 }
 
@@ -22,11 +29,16 @@ void ReduceOp::finalize(Eigen::Ref<Eigen::VectorXf> reduced, int world_size) con
 
 const char* reduce_kind_name(ReduceKind kind) {
   switch (kind) {
-    case ReduceKind::sum: return "sum";
-    case ReduceKind::avg: return "avg";
-    case ReduceKind::min: return "min";
-    case ReduceKind::max: return "max";
-    case ReduceKind::custom_avg: return "custom_avg";
+    case ReduceKind::sum:
+      return "sum";
+    case ReduceKind::avg:
+      return "avg";
+    case ReduceKind::min:
+      return "min";
+    case ReduceKind::max:
+      return "max";
+    case ReduceKind::custom_avg:
+      return "custom_avg";
   }
   return "?";
 }

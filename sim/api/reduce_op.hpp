@@ -17,7 +17,9 @@ struct ReduceOp {
   void combine(Eigen::Ref<Eigen::VectorXf> acc, const Eigen::Ref<const Eigen::VectorXf>& incoming) const;
   // Applied once to reduced data: divides for avg (by world size) and custom_avg (by denominator).
   void finalize(Eigen::Ref<Eigen::VectorXf> reduced, int world_size) const;
-  bool adds() const { return kind == ReduceKind::sum || kind == ReduceKind::avg || kind == ReduceKind::custom_avg; }
+  bool adds() const {
+    return kind == ReduceKind::sum || kind == ReduceKind::avg || kind == ReduceKind::custom_avg;
+  }
 };
 
 const char* reduce_kind_name(ReduceKind kind);

@@ -67,7 +67,8 @@ std::string self_path() { return fs::read_symlink("/proc/self/exe").string(); }
 }  // namespace
 
 int bench_command(const std::vector<std::string>& args) {
-  CLI::App app{"aggsim bench: wall time, peak memory and message rate of a ring all-reduce step", "aggsim bench"};
+  CLI::App app{"aggsim bench: wall time, peak memory and message rate of a ring all-reduce step",
+               "aggsim bench"};
   int ranks = 1024;
   // 100 MiB splits into equal fp32 chunks for any power-of-two rank count. With 10^8 bytes chunk
   // sizes differ by one element, and LV08's reverse crosstraffic then makes SimGrid's solver cost
@@ -78,7 +79,8 @@ int bench_command(const std::vector<std::string>& args) {
   std::string network = "lv08";
   app.add_option("--ranks", ranks, "simulated ranks (one host each)")->check(CLI::Range(2, 1 << 20));
   app.add_option("--size", size, "modeled gradient size");
-  app.add_option("--repeat", repeat, "runs per configuration; the fastest is reported")->check(CLI::Range(1, 100));
+  app.add_option("--repeat", repeat, "runs per configuration; the fastest is reported")
+      ->check(CLI::Range(1, 100));
   app.add_option("--reference", reference, "bare SimGrid reference program");
   app.add_option("--network", network, "network preset (lv08 | alpha_beta)");
   std::vector<std::string> reversed(args.rbegin(), args.rend());
@@ -98,10 +100,11 @@ int bench_command(const std::vector<std::string>& args) {
       "<platform version=\"4.1\">\n  <cluster id=\"bench\" prefix=\"host-\" radical=\"0-{}\" suffix=\"\" "
       "speed=\"100Gf\" bw=\"10Gbps\" lat=\"1us\" sharing_policy=\"SPLITDUPLEX\"/>\n</platform>\n",
       ranks - 1);
-  const std::string network_cfg = network == "alpha_beta" ? "--cfg=network/model:CM02" : "--cfg=network/model:LV08";
+  const std::string network_cfg =
+      network == "alpha_beta" ? "--cfg=network/model:CM02" : "--cfg=network/model:LV08";
 
-  fmt::print("ring all-reduce, {} ranks, {} gradient, network {}, best of {} (messages/s per cpu second)\n", ranks, units::format_bytes(bytes),
-             network, repeat);
+  fmt::print("ring all-reduce, {} ranks, {} gradient, network {}, best of {} (messages/s per cpu second)\n",
+             ranks, units::format_bytes(bytes), network, repeat);
   fmt::print("{:<20} {:>9} {:>9} {:>11} {:>10} {:>12} {:>12}  {}\n", "program", "wall (s)", "cpu (s)",
              "peak RSS MB", "messages", "messages/s", "sim time (s)", "cpu vs bare");
 
@@ -122,8 +125,8 @@ int bench_command(const std::vector<std::string>& args) {
     long messages = 0;
     std::istringstream(m.out) >> sim_time >> messages;
     bare_cpu = m.cpu_s;
-    fmt::print("{:<20} {:>9.3f} {:>9.3f} {:>11.1f} {:>10} {:>12.0f} {:>12.6f}\n", "bare SimGrid", m.wall_s, m.cpu_s,
-               m.peak_rss_mb, messages, static_cast<double>(messages) / m.cpu_s, sim_time);
+    fmt::print("{:<20} {:>9.3f} {:>9.3f} {:>11.1f} {:>10} {:>12.0f} {:>12.6f}\n", "bare SimGrid", m.wall_s,
+               m.cpu_s, m.peak_rss_mb, messages, static_cast<double>(messages) / m.cpu_s, sim_time);
   }
   for (const bool math : {false, true}) {
     const fs::path scenario = dir / "bench.yaml";
@@ -131,12 +134,14 @@ int bench_command(const std::vector<std::string>& args) {
         "name: bench\nseed: 1\nranks: {}\nsteps: 1\nplatform: {{file: {}}}\nnetwork: {}\n"
         "model: {{size: {}B, proxy_dim: 4096, math: {}}}\nalgorithm: {{name: ring_allreduce, op: avg}}\n",
         ranks, platform.string(), network, bytes, math ? "on" : "off");
-    const Measured m = best_of({self_path(), "run", scenario.string(), "--out", (dir / "run").string(), "--quiet"});
+    const Measured m =
+        best_of({self_path(), "run", scenario.string(), "--out", (dir / "run").string(), "--quiet"});
     const auto summary = nlohmann::json::parse(std::ifstream(dir / "run" / "summary.json"));
     const auto messages = summary["messages"].get<std::uint64_t>();
     fmt::print("{:<20} {:>9.3f} {:>9.3f} {:>11.1f} {:>10} {:>12.0f} {:>12.6f}  {:.2f}x\n",
                math ? "aggsim (math on)" : "aggsim (math off)", m.wall_s, m.cpu_s, m.peak_rss_mb, messages,
-               static_cast<double>(messages) / m.cpu_s, summary["sim_time_s"].get<double>(), m.cpu_s / bare_cpu);
+               static_cast<double>(messages) / m.cpu_s, summary["sim_time_s"].get<double>(),
+               m.cpu_s / bare_cpu);
   }
   fs::remove_all(dir);
   return 0;

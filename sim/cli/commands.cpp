@@ -25,7 +25,9 @@ std::string output_dir(const Scenario& sc, const RunOptions& options) {
 
 void print_params(const std::vector<ParamSpec>& params) {
   for (const auto& p : params) {
-    std::string def = p.required ? "required" : p.default_text.empty() ? "optional" : "default " + p.default_text;
+    std::string def = p.required               ? "required"
+                      : p.default_text.empty() ? "optional"
+                                               : "default " + p.default_text;
     if (p.kind == ParamKind::choice) {
       std::string choices;
       for (const auto& c : p.choices) choices += (choices.empty() ? "" : " | ") + c;
@@ -55,8 +57,8 @@ int run_command(const RunOptions& options) {
 int validate_command(const RunOptions& options) {
   const Scenario sc = load_scenario(options.scenario, options.overrides);
   const std::string platform = check_platform(sc, options.simgrid_args);
-  std::cout << fmt::format("{}: ok: {} ranks, {} steps, {} on {}, network {}\n", options.scenario, sc.ranks, sc.steps,
-                           sc.algorithm.name, platform, network_preset_name(sc.network));
+  std::cout << fmt::format("{}: ok: {} ranks, {} steps, {} on {}, network {}\n", options.scenario, sc.ranks,
+                           sc.steps, sc.algorithm.name, platform, network_preset_name(sc.network));
   return 0;
 }
 
@@ -82,7 +84,9 @@ int list_command() {
   print_params(model_param_specs());
   fmt::print("\nTraining workload (workload.*; see sim/workload/README.md):\n");
   print_params(workload_param_specs());
-  fmt::print("\nStraggler noise (compute.straggler.*; compute.speed_factors: [f, ...] or {{slow_ranks, factor}}):\n");
+  fmt::print(
+      "\nStraggler noise (compute.straggler.*; compute.speed_factors: [f, ...] or {{slow_ranks, "
+      "factor}}):\n");
   print_params(straggler_param_specs());
   fmt::print("\nNetwork presets (network):\n");
   for (auto preset : {NetworkPreset::lv08, NetworkPreset::alpha_beta, NetworkPreset::ns3}) {

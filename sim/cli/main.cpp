@@ -1,7 +1,7 @@
 // aggsim: simulate gradient aggregation on a network. See README.md.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "sim/cli/commands.hpp"
@@ -57,23 +57,27 @@ int main(int argc, char** argv) {
   sweep->require_subcommand(1);
   auto add_sweep_verb = [&](const std::string& verb, const std::string& help) {
     CLI::App* cmd = sweep->add_subcommand(verb, help);
-    cmd->add_option("sweep_file", sweep_options.file, "sweep YAML file (a scenario with a sweep: block)")->required();
+    cmd->add_option("sweep_file", sweep_options.file, "sweep YAML file (a scenario with a sweep: block)")
+        ->required();
     cmd->add_option("--out", sweep_options.out_dir, "output folder (default: sweep.out, else out/<name>)");
     cmd->callback([&sweep_options, verb] { sweep_options.verb = verb; });
     return cmd;
   };
   add_sweep_verb("expand", "write every point's scenario and the manifest, checking each point");
-  CLI::App* sweep_run = add_sweep_verb("run", "run the unfinished points in parallel child processes, then merge");
+  CLI::App* sweep_run =
+      add_sweep_verb("run", "run the unfinished points in parallel child processes, then merge");
   sweep_run->add_option("-j,--jobs", sweep_options.jobs, "points run at once (default: one per CPU)")
       ->check(CLI::Range(1, 4096));
-  sweep_run->add_option("--point", sweep_options.point, "run only this point id (what a Slurm array task does)");
+  sweep_run->add_option("--point", sweep_options.point,
+                        "run only this point id (what a Slurm array task does)");
   sweep_run->add_flag("--force", sweep_options.force, "with --point: run it again even if it is finished");
-  CLI::App* sweep_slurm = add_sweep_verb("slurm", "write an sbatch script running the points as a Slurm job array");
-  sweep_slurm->add_option("--chunk", sweep_options.chunk, "points per array task (default 1)")->check(CLI::Range(1, 1 << 20));
+  CLI::App* sweep_slurm =
+      add_sweep_verb("slurm", "write an sbatch script running the points as a Slurm job array");
+  sweep_slurm->add_option("--chunk", sweep_options.chunk, "points per array task (default 1)")
+      ->check(CLI::Range(1, 1 << 20));
   sweep_slurm->add_option("--partition", sweep_options.partition, "Slurm partition");
   sweep_slurm->add_option("--time", sweep_options.time, "time limit per array task, e.g. 01:00:00");
   add_sweep_verb("merge", "merge the finished points' summary.json into results.csv");
-  std::vector<std::string> bench_args;
   CLI::App* bench = app.add_subcommand("bench", "time reference workloads (see README)");
   bench->allow_extras();
 

@@ -43,7 +43,8 @@ sg4::Mailbox* Comm::box(int src, int dst, int channel) {
     throw std::out_of_range(fmt::format("rank {} addressed peer outside [0, {})", rank_, size_));
   const int peer = src == rank_ ? dst : src;
   const std::uint64_t key = (static_cast<std::uint64_t>(channel) << 40) ^
-                            (static_cast<std::uint64_t>(src == rank_) << 39) ^ static_cast<std::uint64_t>(peer);
+                            (static_cast<std::uint64_t>(src == rank_) << 39) ^
+                            static_cast<std::uint64_t>(peer);
   auto it = boxes_.find(key);
   if (it != boxes_.end()) return it->second;
   auto* mb = sg4::Mailbox::by_name(fmt::format("{}>{}#{}", src, dst, channel));
@@ -65,7 +66,8 @@ void Comm::send(int dst, Payload payload, int channel) { isend(dst, std::move(pa
 RecvHandle Comm::irecv(int src, int channel) {
   auto slot = std::make_unique<Payload*>(nullptr);
   auto comm = box(src, rank_, channel)->get_async<Payload>(slot.get());
-  return RecvHandle(std::move(comm), std::move(slot), tracer_, CommSpan{rank_, CommDirection::recv, src, 0, 0, 0});
+  return RecvHandle(std::move(comm), std::move(slot), tracer_,
+                    CommSpan{rank_, CommDirection::recv, src, 0, 0, 0});
 }
 
 Payload Comm::recv(int src, int channel) { return irecv(src, channel).wait(); }

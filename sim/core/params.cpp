@@ -51,7 +51,8 @@ std::string range_text(const ParamSpec& spec) {
 
 void check_range(const ParamSpec& spec, double v) {
   if (v < spec.min || v > spec.max) {
-    const char* noun = spec.kind == ParamKind::integer || spec.kind == ParamKind::integer_list ? "an integer" : "a value";
+    const char* noun =
+        spec.kind == ParamKind::integer || spec.kind == ParamKind::integer_list ? "an integer" : "a value";
     throw std::invalid_argument(fmt::format("must be {}{}", noun, range_text(spec)));
   }
 }
@@ -89,8 +90,10 @@ ParamValue parse_param(const ParamSpec& spec, const std::string& text) {
       return v;
     }
     case ParamKind::boolean: {
-      static const std::vector<std::string> yes = {"true", "on", "yes", "True", "On", "Yes", "TRUE", "ON", "YES"};
-      static const std::vector<std::string> no = {"false", "off", "no", "False", "Off", "No", "FALSE", "OFF", "NO"};
+      static const std::vector<std::string> yes = {"true", "on",   "yes", "True", "On",
+                                                   "Yes",  "TRUE", "ON",  "YES"};
+      static const std::vector<std::string> no = {"false", "off",   "no",  "False", "Off",
+                                                  "No",    "FALSE", "OFF", "NO"};
       for (const auto& y : yes)
         if (text == y) return true;
       for (const auto& n : no)
@@ -101,7 +104,8 @@ ParamValue parse_param(const ParamSpec& spec, const std::string& text) {
     case ParamKind::choice:
       for (const auto& c : spec.choices)
         if (text == c) return text;
-      throw std::invalid_argument(fmt::format("must be one of {} (got '{}')", fmt::join(spec.choices, " | "), text));
+      throw std::invalid_argument(
+          fmt::format("must be one of {} (got '{}')", fmt::join(spec.choices, " | "), text));
     case ParamKind::bytes: {
       auto v = static_cast<double>(units::parse_bytes(text));
       check_range(spec, v);
@@ -145,7 +149,8 @@ ParamValue parse_param(const ParamSpec& spec, const std::string& text) {
       std::size_t start = 0;
       while (start < text.size()) {
         std::size_t semi = text.find(';', start);
-        std::string row_text = text.substr(start, semi == std::string::npos ? std::string::npos : semi - start);
+        std::string row_text =
+            text.substr(start, semi == std::string::npos ? std::string::npos : semi - start);
         for (char& c : row_text)
           if (c == ',') c = ' ';
         std::vector<double> row;
@@ -160,7 +165,8 @@ ParamValue parse_param(const ParamSpec& spec, const std::string& text) {
           try {
             v = std::stod(row_text.substr(pos), &used);
           } catch (const std::exception&) {
-            throw std::invalid_argument(fmt::format("must be rows of numbers, e.g. [[0, 1], [1, 2]] (got '{}')", text));
+            throw std::invalid_argument(
+                fmt::format("must be rows of numbers, e.g. [[0, 1], [1, 2]] (got '{}')", text));
           }
           check_range(spec, v);
           row.push_back(v);
@@ -209,7 +215,8 @@ std::vector<ParamGroup> group_params(const std::vector<ParamSpec>& specs) {
   for (const auto& spec : specs) {
     const auto dot = spec.key.find('.');
     const std::string prefix = dot == std::string::npos ? "" : spec.key.substr(0, dot);
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const ParamGroup& g) { return g.prefix == prefix; });
+    auto it =
+        std::find_if(groups.begin(), groups.end(), [&](const ParamGroup& g) { return g.prefix == prefix; });
     if (it == groups.end()) it = groups.insert(groups.end(), ParamGroup{prefix, {}});
     ParamSpec inner = spec;
     if (!prefix.empty()) inner.key = spec.key.substr(dot + 1);

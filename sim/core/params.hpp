@@ -34,7 +34,11 @@ struct ParamSpec {
   ParamSpec& needed() { required = true; return *this; }
   ParamSpec& at_least(double lo) { min = lo; return *this; }
   ParamSpec& between(double lo, double hi) { min = lo; max = hi; return *this; }
-  ParamSpec& one_of(std::vector<std::string> values) { kind = ParamKind::choice; choices = std::move(values); return *this; }
+  ParamSpec& one_of(std::vector<std::string> values) {
+    kind = ParamKind::choice;
+    choices = std::move(values);
+    return *this;
+  }
 
   std::string key;
   ParamKind kind = ParamKind::integer;
@@ -47,7 +51,8 @@ struct ParamSpec {
 };
 
 using NumberRows = std::vector<std::vector<double>>;
-using ParamValue = std::variant<bool, std::int64_t, double, std::string, std::vector<std::int64_t>, NumberRows>;
+using ParamValue =
+    std::variant<bool, std::int64_t, double, std::string, std::vector<std::int64_t>, NumberRows>;
 
 class Params {
  public:
@@ -85,7 +90,8 @@ std::vector<ParamGroup> group_params(const std::vector<ParamSpec>& specs);
 // loader can point at it in the file.
 class ParamError : public std::invalid_argument {
  public:
-  ParamError(std::string key_, const std::string& message) : std::invalid_argument(message), key(std::move(key_)) {}
+  ParamError(std::string key_, const std::string& message)
+      : std::invalid_argument(message), key(std::move(key_)) {}
   std::string key;
 };
 

@@ -20,7 +20,8 @@ inline std::uint64_t splitmix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-inline std::uint64_t derive_seed(std::uint64_t seed, Stream purpose, std::uint64_t a = 0, std::uint64_t b = 0) {
+inline std::uint64_t derive_seed(std::uint64_t seed, Stream purpose, std::uint64_t a = 0,
+                                 std::uint64_t b = 0) {
   std::uint64_t h = splitmix64(seed);
   h = splitmix64(h ^ static_cast<std::uint64_t>(purpose));
   h = splitmix64(h ^ a);

@@ -21,10 +21,12 @@ std::pair<double, std::string> split_number(const std::string& text, const char*
   try {
     value = std::stod(text, &used);
   } catch (const std::exception&) {
-    throw std::invalid_argument(fmt::format("'{}' is not a {} (expected a number with an optional unit)", text, what));
+    throw std::invalid_argument(
+        fmt::format("'{}' is not a {} (expected a number with an optional unit)", text, what));
   }
   if (!std::isfinite(value) || value < 0)
-    throw std::invalid_argument(fmt::format("'{}' is not a valid {}: must be a finite non-negative number", text, what));
+    throw std::invalid_argument(
+        fmt::format("'{}' is not a valid {}: must be a finite non-negative number", text, what));
   std::string suffix = text.substr(used);
   while (!suffix.empty() && suffix.front() == ' ') suffix.erase(suffix.begin());
   return {value, suffix};
@@ -35,7 +37,8 @@ double apply_suffix(const std::string& text, const char* what, const std::vector
   auto [value, suffix] = split_number(text, what);
   for (const auto& s : suffixes)
     if (suffix == s.text) return value * s.factor;
-  throw std::invalid_argument(fmt::format("'{}' has an unknown {} unit '{}' (use e.g. {})", text, what, suffix, examples));
+  throw std::invalid_argument(
+      fmt::format("'{}' has an unknown {} unit '{}' (use e.g. {})", text, what, suffix, examples));
 }
 
 // Every decimal (k, M, G, ...) and binary (Ki, Mi, Gi, ...) prefix in front of each base unit.
@@ -83,7 +86,8 @@ const std::vector<Suffix>& speed_suffixes() {
 
 std::uint64_t parse_bytes(const std::string& text) {
   double v = apply_suffix(text, "size", byte_suffixes(), "100MB, 64MiB, 4096");
-  if (v != std::floor(v)) throw std::invalid_argument(fmt::format("'{}' is not a whole number of bytes", text));
+  if (v != std::floor(v))
+    throw std::invalid_argument(fmt::format("'{}' is not a whole number of bytes", text));
   if (v > 1.8e19) throw std::invalid_argument(fmt::format("'{}' is too large", text));
   return static_cast<std::uint64_t>(v);
 }

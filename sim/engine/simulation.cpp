@@ -1,17 +1,17 @@
 #include "sim/engine/simulation.hpp"
 
-#include <simgrid/s4u.hpp>
-#include <simgrid/version.h>
 #include <fmt/format.h>
+#include <simgrid/version.h>
 
 #include <algorithm>
 #include <memory>
+#include <simgrid/s4u.hpp>
 
 #include "algorithms/registry.hpp"
 #include "sim/core/error.hpp"
+#include "sim/engine/rank_actor.hpp"
 #include "sim/metrics/link_usage.hpp"
 #include "sim/platform/platform.hpp"
-#include "sim/engine/rank_actor.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(aggsim_engine, "aggsim simulation driver");
@@ -22,11 +22,13 @@ namespace sg4 = simgrid::s4u;
 
 std::vector<std::string> network_preset_config(NetworkPreset preset) {
   switch (preset) {
-    case NetworkPreset::lv08: return {"network/model:LV08"};
+    case NetworkPreset::lv08:
+      return {"network/model:LV08"};
     // Latency + size/bandwidth exactly: no TCP window bound, no reverse ACK traffic.
     case NetworkPreset::alpha_beta:
       return {"network/model:CM02", "network/TCP-gamma:0", "network/crosstraffic:0"};
-    case NetworkPreset::ns3: return {"network/model:ns-3"};
+    case NetworkPreset::ns3:
+      return {"network/model:ns-3"};
   }
   return {};
 }
@@ -45,7 +47,8 @@ void check_simgrid_args(const std::vector<std::string>& user_args) {
     if (a.rfind(key, 0) != 0) continue;
     const std::string model = a.substr(key.size());
     if (std::find(models.begin(), models.end(), model) == models.end())
-      throw InputError(fmt::format("{}: unknown network model '{}' (valid: LV08, Constant, SMPI, IB, CM02, ns-3)", a, model));
+      throw InputError(fmt::format(
+          "{}: unknown network model '{}' (valid: LV08, Constant, SMPI, IB, CM02, ns-3)", a, model));
   }
 }
 
@@ -77,16 +80,17 @@ std::unique_ptr<sg4::Engine> make_engine(const Scenario& sc, const std::vector<s
 // Moves the algorithm's pinned hosts, in the order given, to the front of `hosts`; the others keep
 // their natural order. The names were checked for duplicates when the scenario loaded.
 RankPlacement pin_first_hosts(const Scenario& sc, const std::string& what, std::vector<sg4::Host*>& hosts) {
-  const AlgorithmInfo* algorithm = find_algorithm(sc.algorithm.name);
-  if (!algorithm->placement) return {};
-  RankPlacement placement = algorithm->placement(sc.algorithm.params);
+  const AlgorithmInfo& algorithm = *sc.algorithm.entry;
+  if (!algorithm.placement) return {};
+  RankPlacement placement = algorithm.placement(sc.algorithm.params);
   std::vector<sg4::Host*> pinned;
   for (const auto& name : placement.first_hosts) {
     const auto it =
         std::find_if(hosts.begin(), hosts.end(), [&](const sg4::Host* h) { return h->get_name() == name; });
     if (it == hosts.end())
       throw InputError(fmt::format("{}: algorithm.{}: no host '{}' in {} (its hosts: {}{})",
-                                   sc.where("algorithm." + placement.key), placement.key, name, what, hosts.front()->get_name(),
+                                   sc.where("algorithm." + placement.key), placement.key, name, what,
+                                   hosts.front()->get_name(),
                                    hosts.size() > 1 ? " ... " + hosts.back()->get_name() : ""));
     pinned.push_back(*it);
     hosts.erase(it);
@@ -107,10 +111,10 @@ std::vector<sg4::Host*> load_and_map(const Scenario& sc, sg4::Engine& engine, st
       throw InputError(
           fmt::format("{}: algorithm.{}: the {} other ranks do not fit on the {} hosts of {} left "
                       "after the {} named ones (ranks: {})",
-                      sc.where("algorithm." + placement.key), placement.key, sc.ranks - static_cast<int>(pinned),
-                      hosts.size() - pinned, what, pinned, sc.ranks));
-    throw InputError(fmt::format("{}: ranks: {} ranks do not fit on the {} hosts of {}", sc.where("ranks"), sc.ranks,
-                                 hosts.size(), what));
+                      sc.where("algorithm." + placement.key), placement.key,
+                      sc.ranks - static_cast<int>(pinned), hosts.size() - pinned, what, pinned, sc.ranks));
+    throw InputError(fmt::format("{}: ranks: {} ranks do not fit on the {} hosts of {}", sc.where("ranks"),
+                                 sc.ranks, hosts.size(), what));
   }
   hosts.resize(static_cast<std::size_t>(sc.ranks));
   return hosts;
@@ -129,50 +133,68 @@ std::vector<LayerSpec> modeled_layers(const ModelSpec& model) {
 
 }  // namespace
 
+// The prepare stage of the scenario's algorithm on the platform's rank layout; its parameter
+// errors point at the scenario's keys.
+AlgorithmRun prepare_algorithm(const Scenario& sc, const AlgorithmConfig& config) {
+  try {
+    return sc.algorithm.entry->prepare(config);
+  } catch (const ParamError& e) {
+    const std::string key = e.key == "compression" ? e.key : "algorithm." + e.key;
+    throw InputError(fmt::format("{}: {}: {}", sc.where(key), key, e.what()));
+  }
+}
+
+}  // namespace
+
+PreparedRun::PreparedRun(const Scenario& sc, const std::vector<std::string>& simgrid_args, bool link_load)
+    : engine(make_engine(sc, simgrid_args)) {
+  if (link_load) enable_link_load();
+  hosts = load_and_map(sc, *engine, platform_description);
+  layout = layout_of(hosts);
+  config = algorithm_config(sc);
+  config.layout = &layout;
+  algorithm = prepare_algorithm(sc, config);
+}
+
+PreparedRun::~PreparedRun() = default;
+
 std::string check_platform(const Scenario& sc, const std::vector<std::string>& simgrid_args) {
-  auto engine = make_engine(sc, simgrid_args);
-  std::string description;
-  load_and_map(sc, *engine, description);
-  return description;
+  return PreparedRun(sc, simgrid_args, false).platform_description;
 }
 
 SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& simgrid_args,
                           const SimulationHooks& hooks) {
-  auto engine = make_engine(sc, simgrid_args);
-  SimulationResult result;
   std::unique_ptr<Tracer> tracer;  // output.trace: timeline and link usage
   // SimGrid 3.32's link-load plugin never attaches to the links of an XML <cluster> and then
   // crashes on them: use it on generated platforms only (links.csv leaves its columns empty otherwise).
   const bool link_load = sc.output.trace && sc.platform.file.empty();
   if (sc.output.trace) tracer = std::make_unique<Tracer>();
-  if (link_load) enable_link_load();
-  const auto hosts = load_and_map(sc, *engine, result.platform_description);
-  if (link_load) track_all_links(*engine);
-  const RankLayout layout = layout_of(hosts);
-
-  const AlgorithmInfo* algorithm = find_algorithm(sc.algorithm.name);
-  const CompressorInfo* compressor = find_compressor(sc.compression.name);
-  AlgorithmConfig config = algorithm_config(sc);
-  config.make_compressor = [compressor, &sc] { return compressor->make(sc.compression.params); };
-  config.layout = &layout;
+  PreparedRun prepared(sc, simgrid_args, link_load);
+  sg4::Engine& engine = *prepared.engine;
+  const auto& hosts = prepared.hosts;
+  if (link_load) track_all_links(engine);
+  SimulationResult result;
+  result.platform_description = prepared.platform_description;
 
   result.log = StepLog(sc.ranks, sc.steps);
   std::unique_ptr<Workload> workload;
   std::unique_ptr<Evaluator> evaluator;
   if (sc.workload.enabled) {
     workload = std::make_unique<Workload>(workload_options(sc.workload.params), sc.seed);
-    evaluator = std::make_unique<Evaluator>(*workload, sc.ranks, sc.steps, !algorithm->consensus);
+    evaluator = std::make_unique<Evaluator>(*workload, sc.ranks, sc.steps, !sc.algorithm.entry->consensus);
   }
-  const RunShared run{sc,
-                      make_step_plan(modeled_layers(sc.model), sc.algorithm.granularity == Granularity::model,
-                                     sc.algorithm.bucket_bytes,
-                                     workload ? workload->problem->tensors() : std::vector<TensorInfo>{},
-                                     sc.model.proxy_dim),
-                      ComputeModel(sc.compute.speed, straggler_options(sc.compute.straggler), sc.seed),
-                      workload.get(),
-                      evaluator.get(),
-                      result.log,
-                      hooks};
+  const RunShared run{
+      sc,
+      make_step_plan(
+          modeled_layers(sc.model),
+          sc.algorithm.granularity == Granularity::model ? Bucketing::whole_model : Bucketing::by_size,
+          sc.algorithm.bucket_bytes, workload ? workload->problem->tensors() : std::vector<TensorInfo>{},
+          sc.model.proxy_dim),
+      ComputeModel(sc.compute.speed, straggler_options(sc.compute.straggler), sc.seed),
+      workload.get(),
+      evaluator.get(),
+      result.log,
+      hooks};
   std::vector<std::unique_ptr<RankState>> ranks;
   ranks.reserve(static_cast<std::size_t>(sc.ranks));
   for (int r = 0; r < sc.ranks; ++r) {
@@ -182,24 +204,30 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
     st->ctx.comm = &st->comm;
     st->comm.set_tracer(tracer.get());
     st->ctx.host = hosts[static_cast<std::size_t>(r)];
-    st->ctx.layout = &layout;
+    st->ctx.layout = &prepared.layout;
     st->ctx.seed = sc.seed;
     for (std::size_t b = 0; b < run.plan.buckets.size(); ++b)
-      st->aggregators.push_back(make_aggregator(*algorithm, config, *compressor, sc.compression.params));
+      st->aggregators.push_back(
+          make_aggregator(prepared.algorithm, *sc.compression.transport, prepared.config));
     if (workload) st->trainer = std::make_unique<RankTrainer>(*workload, r);
     start_rank(*st, run);
     ranks.push_back(std::move(st));
   }
-  engine->run();
+  XBT_DEBUG("%d ranks, %d steps, %zu bucket(s) per step: simulation starts", sc.ranks, sc.steps,
+            run.plan.buckets.size());
+  engine.run();
+  XBT_DEBUG("simulation ends at %g s", sg4::Engine::get_clock());
   result.sim_time_s = sg4::Engine::get_clock();
   if (tracer)
-    result.extra_files = {{"trace.json", tracer->chrome_trace(result.log, sc.name)},
-                          {"links.csv", links_csv(*engine, tracer->comms(), hosts, result.sim_time_s, link_load)}};
+    result.extra_files = {
+        {"trace.json", tracer->chrome_trace(result.log, sc.name)},
+        {"links.csv", links_csv(engine, tracer->comms(), hosts, result.sim_time_s, link_load)}};
   for (const auto& st : ranks) {
     result.bytes_sent += st->comm.counters().bytes_sent;
     result.messages_sent += st->comm.counters().messages_sent;
   }
   if (evaluator) result.evaluations = evaluator->results();
+  if (prepared.algorithm.summary_fields) result.summary_fields = prepared.algorithm.summary_fields();
   return result;
 }
 

@@ -3,9 +3,13 @@
 // Engine per process, so call simulate() at most once per process (tests fork for isolation).
 #include <Eigen/Core>
 #include <functional>
+#include <memory>
+#include <simgrid/s4u.hpp>
 #include <string>
 #include <vector>
 
+#include "algorithms/registry.hpp"
+#include "sim/api/rank_layout.hpp"
 #include "sim/metrics/step_log.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/workload/evaluator.hpp"
@@ -14,7 +18,8 @@ namespace aggsim {
 
 struct SimulationHooks {
   // Called on each rank after each aggregation with its proxy gradient before and after.
-  std::function<void(int rank, int step, const Eigen::VectorXf& before, const Eigen::VectorXf& after)> after_aggregate;
+  std::function<void(int rank, int step, const Eigen::VectorXf& before, const Eigen::VectorXf& after)>
+      after_aggregate;
   // Called on each rank after each training step with its updated weights (workload runs only).
   std::function<void(int rank, int step, const Eigen::VectorXf& weights)> after_step;
 };
@@ -25,16 +30,35 @@ struct SimulationResult {
   double sim_time_s = 0;
   std::uint64_t bytes_sent = 0;
   std::uint64_t messages_sent = 0;
+  std::string platform_description;          // "platforms/x.xml (16 hosts)" or "cluster (64 hosts)"
+  std::vector<Evaluation> evaluations;       // held-out evaluations of the averaged model (workload runs)
+  std::vector<SummaryField> summary_fields;  // the algorithm's own figures (AlgorithmRun)
+};
+
+// Everything a run checks and builds before the simulation starts: the engine with the platform
+// loaded, the ranks mapped to hosts, the algorithm prepared on the platform's rank layout.
+// `aggsim validate` stops here and `aggsim run` simulates it, so both refuse the same scenarios
+// with the same messages. Throws InputError.
+struct PreparedRun {
+  PreparedRun(const Scenario& scenario, const std::vector<std::string>& simgrid_args, bool link_load);
+  ~PreparedRun();
+  PreparedRun(const PreparedRun&) = delete;  // config.layout points into it
+  PreparedRun& operator=(const PreparedRun&) = delete;
+
+  std::unique_ptr<simgrid::s4u::Engine> engine;
+  std::vector<simgrid::s4u::Host*> hosts;  // rank r's host is hosts[r]
   std::string platform_description;
-  std::vector<Evaluation> evaluations;  // held-out evaluations of the averaged model (workload runs)  // "platforms/x.xml (16 hosts)" or "cluster (64 hosts)"
+  RankLayout layout;
+  AlgorithmConfig config;  // config.layout points at `layout`
+  AlgorithmRun algorithm;
 };
 
 // `simgrid_args` are --cfg=... / --log=... flags passed through to SimGrid (they override ours).
 SimulationResult simulate(const Scenario& scenario, const std::vector<std::string>& simgrid_args,
                           const SimulationHooks& hooks = {});
 
-// Loads the platform in a fresh Engine and checks that the ranks fit (for `aggsim validate`).
-// Returns the platform description. Throws InputError.
+// Prepares the run (PreparedRun) without simulating it, for `aggsim validate`. Returns the platform
+// description. Throws InputError.
 std::string check_platform(const Scenario& scenario, const std::vector<std::string>& simgrid_args);
 
 // SimGrid settings a network preset stands for.

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <map>
 
-#include "sim/platform/platform.hpp"
+#include "sim/core/strings.hpp"
 
 namespace aggsim {
 

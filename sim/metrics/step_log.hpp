@@ -18,7 +18,9 @@ struct RankStepRecord {
 class StepLog {
  public:
   StepLog(int ranks, int steps)
-      : ranks_(ranks), steps_(steps), records_(static_cast<std::size_t>(ranks) * static_cast<std::size_t>(steps)) {}
+      : ranks_(ranks),
+        steps_(steps),
+        records_(static_cast<std::size_t>(ranks) * static_cast<std::size_t>(steps)) {}
   RankStepRecord& at(int rank, int step) { return records_[index(rank, step)]; }
   const RankStepRecord& at(int rank, int step) const { return records_[index(rank, step)]; }
   int ranks() const { return ranks_; }

@@ -1,9 +1,9 @@
 #include "sim/output/report.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "algorithms/registry.hpp"
 #include "sim/core/units.hpp"
@@ -13,7 +13,9 @@ namespace aggsim {
 
 namespace {
 
-std::string optional_cell(const std::optional<double>& v) { return v ? fmt::format("{}", *v) : std::string(); }
+std::string optional_cell(const std::optional<double>& v) {
+  return v ? fmt::format("{}", *v) : std::string();
+}
 
 // Step summaries with the evaluations of workload runs filled in.
 std::vector<StepSummary> summarize(const SimulationResult& result) {
@@ -44,9 +46,8 @@ std::optional<double> time_to_target(const std::vector<StepSummary>& steps, doub
 }  // namespace
 
 BusBandwidth bus_bandwidth(const Scenario& sc) {
-  const AlgorithmInfo* algorithm = find_algorithm(sc.algorithm.name);
   BusBandwidth bw;
-  bw.applies = algorithm && algorithm->reduces_in_flight;  // the all-reduce collectives
+  bw.applies = sc.algorithm.entry && sc.algorithm.entry->reduces_in_flight;  // the all-reduce collectives
   bw.bytes = static_cast<double>(sc.model.size_bytes);
   bw.ranks = sc.ranks;
   return bw;
@@ -76,7 +77,8 @@ std::string steps_csv(const std::vector<StepSummary>& steps, const BusBandwidth&
   return out;
 }
 
-std::string summary_json(const Scenario& sc, const SimulationResult& result, const std::vector<StepSummary>& steps) {
+std::string summary_json(const Scenario& sc, const SimulationResult& result,
+                         const std::vector<StepSummary>& steps) {
   nlohmann::ordered_json j;
   j["aggsim_version"] = AGGSIM_VERSION;
   j["simgrid_version"] = simgrid_version();
@@ -110,17 +112,16 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result, con
   if (sc.workload.enabled) {
     const WorkloadOptions w = workload_options(sc.workload.params);
     j["problem"] = problem_name(w.problem);
-    j["final_loss"] = result.evaluations.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(result.evaluations.back().loss);
+    j["final_loss"] = result.evaluations.empty() ? nlohmann::ordered_json()
+                                                 : nlohmann::ordered_json(result.evaluations.back().loss);
     if (w.target_loss) {
       const auto t = time_to_target(steps, *w.target_loss);
       j["target_loss"] = *w.target_loss;
       j["time_to_target_s"] = t ? nlohmann::ordered_json(*t) : nlohmann::ordered_json();
     }
   }
-  const AlgorithmInfo* algorithm = find_algorithm(sc.algorithm.name);
-  if (algorithm->summary_fields)
-    for (const auto& f : algorithm->summary_fields(algorithm_config(sc)))
-      j[f.key] = std::isfinite(f.value) ? nlohmann::ordered_json(f.value) : nlohmann::ordered_json(nullptr);
+  for (const auto& f : result.summary_fields)
+    j[f.key] = std::isfinite(f.value) ? nlohmann::ordered_json(f.value) : nlohmann::ordered_json(nullptr);
   return j.dump(2) + "\n";
 }
 

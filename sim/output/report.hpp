@@ -26,7 +26,7 @@ std::string summary_json(const Scenario& scenario, const SimulationResult& resul
 // resolved.yaml, summary.json, steps.csv
 std::vector<OutputFile> run_outputs(const Scenario& scenario, const SimulationResult& result);
 // A few lines for people.
-std::string human_summary(const Scenario& scenario, const SimulationResult& result, const std::string& out_dir,
-                          const std::vector<OutputFile>& files);
+std::string human_summary(const Scenario& scenario, const SimulationResult& result,
+                          const std::string& out_dir, const std::vector<OutputFile>& files);
 
 }  // namespace aggsim

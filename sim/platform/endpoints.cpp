@@ -55,7 +55,8 @@ NodeShape node_shape(const Params& p) {
   s.intra_latency = p.real("intra_latency");
   if (p.has("nic_bandwidth") && s.gpus_per_node == 1)
     throw std::invalid_argument(
-        "nic_bandwidth: only used with gpus_per_node > 1 (a single-GPU node's fabric link is its NIC: set bandwidth)");
+        "nic_bandwidth: only used with gpus_per_node > 1 (a single-GPU node's fabric link is its NIC: set "
+        "bandwidth)");
   s.nic_bandwidth = p.has("nic_bandwidth") ? p.real("nic_bandwidth") : s.bandwidth;
   return s;
 }

@@ -1,15 +1,16 @@
 #include "sim/platform/platform.hpp"
 
-#include <boost/property_tree/ptree.hpp>
-#include <boost/property_tree/xml_parser.hpp>
-#include <xbt/config.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <boost/property_tree/ptree.hpp>
+#include <boost/property_tree/xml_parser.hpp>
 #include <cctype>
 #include <map>
+#include <xbt/config.hpp>
 
 #include "sim/core/error.hpp"
+#include "sim/core/strings.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/platform/xml_check.hpp"
 
@@ -31,7 +32,9 @@ void check_well_formed(const std::string& file) {
 
 }  // namespace
 
-bool ns3_network_model() { return simgrid::config::get_value<std::string>("network/model") == "ns-3"; }
+bool ns3_network_model() {
+  return simgrid::config::get_value<std::string>("network/model") == "ns-3";
+}
 
 void build_platform(const PlatformSpec& spec, sg4::Engine& engine) {
   const bool ns3 = ns3_network_model();
@@ -48,9 +51,10 @@ void build_platform(const PlatformSpec& spec, sg4::Engine& engine) {
   const TopologyInfo* info = find_topology(spec.topology);
   if (!info) throw InputError("unknown topology '" + spec.topology + "'");
   if (ns3 && !info->build_ns3)
-    throw InputError(fmt::format("platform: topology {} cannot run under ns-3 (SimGrid 3.32 gives ns-3 only one-link "
-                                 "routes; the {} zone computes its routes itself); use topology cluster",
-                                 spec.topology, spec.topology));
+    throw InputError(
+        fmt::format("platform: topology {} cannot run under ns-3 (SimGrid 3.32 gives ns-3 only one-link "
+                    "routes; the {} zone computes its routes itself); use topology cluster",
+                    spec.topology, spec.topology));
   try {
     (ns3 ? info->build_ns3 : info->build)(spec.params);
   } catch (const std::invalid_argument& e) {
@@ -61,36 +65,11 @@ void build_platform(const PlatformSpec& spec, sg4::Engine& engine) {
   sg4::Engine::on_platform_created();
 }
 
-bool natural_less(const std::string& a, const std::string& b) {
-  std::size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
-      std::size_t i2 = i, j2 = j;
-      while (i2 < a.size() && std::isdigit(static_cast<unsigned char>(a[i2]))) ++i2;
-      while (j2 < b.size() && std::isdigit(static_cast<unsigned char>(b[j2]))) ++j2;
-      // Compare digit runs by value: strip leading zeros, then by length, then lexically.
-      std::size_t ia = i, jb = j;
-      while (ia + 1 < i2 && a[ia] == '0') ++ia;
-      while (jb + 1 < j2 && b[jb] == '0') ++jb;
-      if (i2 - ia != j2 - jb) return i2 - ia < j2 - jb;
-      int c = a.compare(ia, i2 - ia, b, jb, j2 - jb);
-      if (c != 0) return c < 0;
-      if (i2 - i != j2 - j) return i2 - i < j2 - j;  // "01" after "1": total order
-      i = i2;
-      j = j2;
-    } else {
-      if (a[i] != b[j]) return a[i] < b[j];
-      ++i;
-      ++j;
-    }
-  }
-  return a.size() - i < b.size() - j;
-}
-
 std::vector<sg4::Host*> hosts_in_natural_order(const sg4::Engine& engine) {
   auto hosts = engine.get_all_hosts();
-  std::sort(hosts.begin(), hosts.end(),
-            [](const sg4::Host* x, const sg4::Host* y) { return natural_less(x->get_name(), y->get_name()); });
+  std::sort(hosts.begin(), hosts.end(), [](const sg4::Host* x, const sg4::Host* y) {
+    return natural_less(x->get_name(), y->get_name());
+  });
   return hosts;
 }
 

@@ -1,12 +1,11 @@
 #pragma once
 // Builds the simulated platform (from XML or a generator) and maps ranks to hosts.
 #include <simgrid/s4u.hpp>
-
 #include <string>
 #include <vector>
 
-#include "sim/api/rank_context.hpp"
-#include "sim/scenario/scenario.hpp"
+#include "sim/api/rank_layout.hpp"
+#include "sim/platform/platform_spec.hpp"
 
 namespace aggsim {
 
@@ -19,10 +18,7 @@ void build_platform(const PlatformSpec& spec, sg4::Engine& engine);
 // True when SimGrid's network model is ns-3 (set by the network preset or the user's --cfg).
 bool ns3_network_model();
 
-// Compares host names in natural order: "host-2" < "host-10" (SimGrid sorts them as text).
-bool natural_less(const std::string& a, const std::string& b);
-
-// All hosts of the platform in natural name order.
+// All hosts of the platform in natural name order (natural_less, sim/core/strings.hpp).
 std::vector<sg4::Host*> hosts_in_natural_order(const sg4::Engine& engine);
 
 // Host property naming the physical node a host belongs to (several GPUs of one machine share a

@@ -3,8 +3,9 @@
 // SIGABRT) or a silently wrong platform, so the user gets "file:line: message" instead:
 // an unknown zone routing, a duplicate link id, cluster topologies whose topo_parameters are
 // malformed or do not match the number of hosts in `radical`, and (for ns-3) clusters that SimGrid's
-// ns-3 binding cannot build or hosts that only routes longer than one link join (ns-3 never sees those). Errors SimGrid reports itself (unknown tag or attribute, missing
-// attribute, bad unit, unknown route end) are reworded by explain_simgrid_error().
+// ns-3 binding cannot build or hosts that only routes longer than one link join (ns-3 never sees those).
+// Errors SimGrid reports itself (unknown tag or attribute, missing attribute, bad unit, unknown route end)
+// are reworded by explain_simgrid_error().
 #include <map>
 #include <string>
 #include <vector>

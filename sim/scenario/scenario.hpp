@@ -1,6 +1,7 @@
 #pragma once
-// A scenario as plain, fully checked structs. Only sim/scenario knows YAML; everything downstream
-// reads these.
+// A scenario as plain, fully checked and resolved structs: the loader looks every name up once
+// (algorithm, compressor, the transport between them) and everything downstream uses the entries.
+// Only sim/scenario knows YAML.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -8,26 +9,25 @@
 
 #include "sim/api/reduce_op.hpp"
 #include "sim/core/params.hpp"
+#include "sim/platform/platform_spec.hpp"
 #include "sim/workload/options.hpp"
 
 namespace aggsim {
 
-enum class NetworkPreset { lv08, alpha_beta, ns3 };
+struct AlgorithmInfo;   // algorithms/registry.hpp
+struct CompressorInfo;  // algorithms/registry.hpp
+struct TransportInfo;   // algorithms/registry.hpp
 
-struct PlatformSpec {
-  std::string file;      // SimGrid platform XML (as found on disk); empty when generated
-  std::string topology;  // generator name (cluster, fat_tree, torus, dragonfly); empty for a file
-  Params params;         // the generator's parameters
-};
+enum class NetworkPreset { lv08, alpha_beta, ns3 };
 
 struct ModelSpec {
   std::uint64_t size_bytes = 100'000'000;  // modeled dense fp32 gradient
   std::int64_t proxy_dim = 4096;           // real numbers per rank (math plane)
   bool math = true;
-  std::string layers_file;                 // layer table; empty: one flat layer of size_bytes
-  std::string network_name;                // the table's `name`
-  std::vector<LayerSpec> layers;           // forward order
-  std::int64_t batch = 32;                 // modeled samples per rank per step (FLOPs are per sample)
+  std::string layers_file;        // layer table; empty: one flat layer of size_bytes
+  std::string network_name;       // the table's `name`
+  std::vector<LayerSpec> layers;  // forward order
+  std::int64_t batch = 32;        // modeled samples per rank per step (FLOPs are per sample)
   std::uint64_t wire_elements() const { return (size_bytes + 3) / 4; }
 };
 
@@ -38,6 +38,7 @@ enum class ApplyTo { gradients, weights };
 
 struct AlgorithmSpec {
   std::string name = "ring_allreduce";
+  const AlgorithmInfo* entry = nullptr;  // the table entry of `name`
   ReduceOp op;
   Params params;
   Granularity granularity = Granularity::model;
@@ -58,6 +59,8 @@ struct ComputeSpec {
 
 struct CompressionSpec {
   std::string name = "none";
+  const CompressorInfo* entry = nullptr;     // the table entry of `name`
+  const TransportInfo* transport = nullptr;  // what carries its payloads on the algorithm
   Params params;
 };
 

@@ -17,9 +17,12 @@ namespace aggsim {
 
 const char* network_preset_name(NetworkPreset preset) {
   switch (preset) {
-    case NetworkPreset::lv08: return "lv08";
-    case NetworkPreset::alpha_beta: return "alpha_beta";
-    case NetworkPreset::ns3: return "ns3";
+    case NetworkPreset::lv08:
+      return "lv08";
+    case NetworkPreset::alpha_beta:
+      return "alpha_beta";
+    case NetworkPreset::ns3:
+      return "ns3";
   }
   return "?";
 }
@@ -29,13 +32,9 @@ namespace {
 namespace fs = std::filesystem;
 
 YAML::Node parse_document(const std::string& text, const std::string& label) {
-  try {
-    YAML::Node doc = YAML::Load(text);
-    if (!doc.IsDefined() || doc.IsNull()) throw InputError(label + ": the scenario is empty");
-    return doc;
-  } catch (const YAML::ParserException& e) {
-    throw InputError(fmt::format("{}:{}:{}: syntax error: {}", label, e.mark.line + 1, e.mark.column + 1, e.msg));
-  }
+  YAML::Node doc = parse_yaml(text, label);
+  if (!doc.IsDefined() || doc.IsNull()) throw InputError(label + ": the scenario is empty");
+  return doc;
 }
 
 // Applies "a.b.c=value" by creating/replacing the key in the document tree.
@@ -128,8 +127,10 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
               "compression", "workload", "compute", "output"});
   top.finish();
 
-  if (auto v = top.get("name")) sc.name = v->scalar();
-  else sc.name = fs::path(source->file).stem().string();
+  if (auto v = top.get("name"))
+    sc.name = v->scalar();
+  else
+    sc.name = fs::path(source->file).stem().string();
   if (sc.name.empty() || sc.name.find('/') != std::string::npos || sc.name == "." || sc.name == "..")
     top.value().fail("name: must be a plain, non-empty name usable as a folder name");
   top.get("description");  // free text for people; not used
@@ -153,16 +154,21 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
 
   if (auto v = top.get("network")) {
     const std::string n = v->scalar();
-    if (n == "lv08") sc.network = NetworkPreset::lv08;
-    else if (n == "alpha_beta") sc.network = NetworkPreset::alpha_beta;
-    else if (n == "ns3") sc.network = NetworkPreset::ns3;
-    else v->fail(fmt::format("must be one of lv08 | alpha_beta | ns3 (got '{}')", n));
+    if (n == "lv08")
+      sc.network = NetworkPreset::lv08;
+    else if (n == "alpha_beta")
+      sc.network = NetworkPreset::alpha_beta;
+    else if (n == "ns3")
+      sc.network = NetworkPreset::ns3;
+    else
+      v->fail(fmt::format("must be one of lv08 | alpha_beta | ns3 (got '{}')", n));
     // SimGrid 3.32 hands ns-3 only one-link routes: generators that route inside their zone cannot run there.
     if (sc.network == NetworkPreset::ns3 && !sc.platform.topology.empty() &&
         !find_topology(sc.platform.topology)->build_ns3)
-      v->fail(fmt::format("ns3 cannot simulate topology {} (SimGrid 3.32 gives ns-3 only one-link routes); "
-                          "use topology cluster, or network lv08 | alpha_beta",
-                          sc.platform.topology));
+      v->fail(
+          fmt::format("ns3 cannot simulate topology {} (SimGrid 3.32 gives ns-3 only one-link routes); "
+                      "use topology cluster, or network lv08 | alpha_beta",
+                      sc.platform.topology));
   }
 
   read_model(top.get("model"), sc.model, source->file);
@@ -172,7 +178,11 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
     auto name = alg.require("name");
     sc.algorithm.name = name.scalar();
     const AlgorithmInfo* info = find_algorithm(sc.algorithm.name);
-    if (!info) name.fail(fmt::format("unknown algorithm '{}' (available: {})", sc.algorithm.name, names_of(algorithm_table())));
+    if (!info)
+      name.fail(fmt::format("unknown algorithm '{}' (available: {})", sc.algorithm.name,
+                            names_of(algorithm_table())));
+    sc.algorithm.entry = info;
+    sc.key_locations["algorithm.name"] = name.location();
     read_common_algorithm_keys(alg, sc.algorithm, info->consensus);
     sc.algorithm.params = alg.params(info->params);
     for (const auto& spec : info->params)
@@ -186,39 +196,27 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
     auto name = comp.require("name");
     sc.compression.name = name.scalar();
     const CompressorInfo* info = find_compressor(sc.compression.name);
-    if (!info) name.fail(fmt::format("unknown compressor '{}' (available: {})", sc.compression.name, names_of(compressor_table())));
+    if (!info)
+      name.fail(fmt::format("unknown compressor '{}' (available: {})", sc.compression.name,
+                            names_of(compressor_table())));
+    sc.compression.entry = info;
     sc.compression.params = comp.params(info->params);
+    sc.key_locations["compression"] = compression->location();
     comp.finish();
   }
-  if (const AlgorithmInfo* info = find_algorithm(sc.algorithm.name); info->check) {
-    // The algorithm's checks of its parameters as a whole (a graph, the op, the compressor).
+  if (!sc.compression.entry) sc.compression.entry = find_compressor("none");
+  sc.compression.transport = &transport_for(*sc.algorithm.entry, *sc.compression.entry);
+  {
+    // The algorithm's checks of its parameters as a whole (a graph, the op, the compressor), then
+    // the transport's check of the pairing: the prepare stage `run` goes through, here without the
+    // platform (built later, when the checks that need it run too).
+    const AlgorithmConfig config = algorithm_config(sc);
     try {
-      info->check(algorithm_config(sc));
+      sc.algorithm.entry->prepare(config);
+      if (sc.compression.transport->check) sc.compression.transport->check(config);
     } catch (const ParamError& e) {
       if (e.key == "compression" && compression) compression->fail(e.what());
       value_at_key(top.value().child("algorithm"), e.key).fail(e.what());
-    }
-  }
-  {
-    // A compressor whose payloads cannot be added must not ride a collective that adds in flight.
-    const CompressorInfo* info = find_compressor(sc.compression.name);
-    const auto compressor = info->make(sc.compression.params);
-    const AlgorithmInfo* alg = find_algorithm(sc.algorithm.name);
-    const YamlValue at = compression ? *compression : top.value();
-    if (alg->reduces_in_flight && !compressor->summable()) {
-      at.fail(fmt::format("compressor '{}' is not summable, so '{}' cannot add its payloads in flight; "
-                          "use algorithm 'allgather' or 'parameter_server' instead",
-                          sc.compression.name, sc.algorithm.name));
-    }
-    // A compressor with its own aggregation on reducing collectives (PowerSGD) checks the pairing
-    // when that aggregation is made; making it here, without a collective, reports at load time
-    // exactly what the run would.
-    if (alg->reduces_in_flight && info->on_reducing_collective) {
-      try {
-        info->on_reducing_collective(nullptr, algorithm_config(sc), sc.compression.params);
-      } catch (const InputError& e) {
-        at.fail(e.what());
-      }
     }
   }
 
@@ -234,12 +232,13 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
   return sc;
 }
 
-Scenario load_from(const std::string& text, const std::string& label, const std::vector<std::string>& overrides,
-                   bool sweep_file = false) {
+Scenario load_from(const std::string& text, const std::string& label,
+                   const std::vector<std::string>& overrides, bool sweep_file = false) {
   auto source = std::make_shared<YamlSource>();
   source->file = label;
   YAML::Node doc = parse_document(text, label);
-  if (!doc.IsMap()) throw InputError(label + ": a scenario must be a mapping of keys (seed, ranks, platform, ...)");
+  if (!doc.IsMap())
+    throw InputError(label + ": a scenario must be a mapping of keys (seed, ranks, platform, ...)");
   if (sweep_file) {
     doc.remove("sweep");
   } else if (doc["sweep"]) {
@@ -272,11 +271,13 @@ Scenario load_scenario_text(const std::string& text, const std::string& label,
 
 AlgorithmConfig algorithm_config(const Scenario& sc) {
   AlgorithmConfig config;
+  config.algorithm = sc.algorithm.entry;
   config.op = sc.algorithm.op;
   config.params = sc.algorithm.params;
   config.world = sc.ranks;
   config.seed = sc.seed;
-  config.compression = sc.compression.name;
+  config.compressor = sc.compression.entry;
+  config.compressor_params = sc.compression.params;
   return config;
 }
 
@@ -297,7 +298,8 @@ std::string resolved_yaml(const Scenario& sc) {
   out << YAML::EndMap;
   out << YAML::Key << "network" << YAML::Value << network_preset_name(sc.network);
   out << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
-  if (sc.model.layers_file.empty()) out << YAML::Key << "size" << YAML::Value << fmt::format("{}B", sc.model.size_bytes);
+  if (sc.model.layers_file.empty())
+    out << YAML::Key << "size" << YAML::Value << fmt::format("{}B", sc.model.size_bytes);
   emit_model_layers(out, sc.model);
   out << YAML::Key << "proxy_dim" << YAML::Value << sc.model.proxy_dim;
   out << YAML::Key << "math" << YAML::Value << (sc.model.math ? "on" : "off");
@@ -307,12 +309,12 @@ std::string resolved_yaml(const Scenario& sc) {
   out << YAML::Key << "op" << YAML::Value << reduce_kind_name(sc.algorithm.op.kind);
   if (sc.algorithm.op.kind == ReduceKind::custom_avg)
     out << YAML::Key << "denominator" << YAML::Value << fmt::format("{}", sc.algorithm.op.denominator);
-  emit_params(out, find_algorithm(sc.algorithm.name)->params, sc.algorithm.params);
+  emit_params(out, sc.algorithm.entry->params, sc.algorithm.params);
   emit_aggregation_scope(out, sc.algorithm);
   out << YAML::EndMap;
   out << YAML::Key << "compression" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value << sc.compression.name;
-  emit_params(out, find_compressor(sc.compression.name)->params, sc.compression.params);
+  emit_params(out, sc.compression.entry->params, sc.compression.params);
   out << YAML::EndMap;
   emit_training(out, sc);
   if (!sc.output.dir.empty() || sc.output.trace) {

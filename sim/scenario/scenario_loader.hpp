@@ -14,8 +14,8 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
 Scenario load_scenario_text(const std::string& text, const std::string& label,
                             const std::vector<std::string>& overrides = {});
 
-// What the scenario's algorithm factory receives (without a compressor factory: the simulation
-// adds it). Also used for load-time checks and summary fields.
+// What the scenario's algorithm entry is prepared with (the simulation adds the platform's rank
+// layout).
 AlgorithmConfig algorithm_config(const Scenario& scenario);
 
 // One point of a sweep file: the same as load_scenario_text, but the top-level `sweep:` block

@@ -40,13 +40,7 @@ LayerSpec read_layer(const YamlValue& v) {
 }
 
 void read_layer_table(const std::string& file, ModelSpec& spec) {
-  YAML::Node doc;
-  try {
-    doc = YAML::LoadFile(file);
-  } catch (const YAML::ParserException& e) {
-    throw InputError(
-        fmt::format("{}:{}:{}: syntax error: {}", file, e.mark.line + 1, e.mark.column + 1, e.msg));
-  }
+  YAML::Node doc = parse_yaml_file(file);
   auto source = std::make_shared<YamlSource>();
   source->file = file;
   YamlMap top(YamlValue(doc, "", source));

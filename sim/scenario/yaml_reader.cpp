@@ -54,7 +54,8 @@ void YamlValue::fail(const std::string& message) const {
 std::string YamlValue::scalar() const {
   if (!node_.IsScalar()) {
     if (node_.IsNull()) fail("needs a value");
-    fail(node_.IsMap() ? "expected a single value, found a mapping" : "expected a single value, found a list");
+    fail(node_.IsMap() ? "expected a single value, found a mapping"
+                       : "expected a single value, found a list");
   }
   return node_.Scalar();
 }
@@ -111,7 +112,8 @@ ParamValue YamlValue::param(const ParamSpec& spec) const {
       const YamlValue row = item(i);
       if (!row.node().IsSequence()) row.fail("expected a row of numbers, e.g. [0, 1]");
       std::vector<double> numbers;
-      for (std::size_t k = 0; k < row.node().size(); ++k) numbers.push_back(row.item(k).real(spec.min, spec.max));
+      for (std::size_t k = 0; k < row.node().size(); ++k)
+        numbers.push_back(row.item(k).real(spec.min, spec.max));
       out.push_back(std::move(numbers));
     }
     return out;
@@ -189,7 +191,8 @@ void YamlMap::finish() const {
   }
 }
 
-std::string find_input_file(const YamlValue& where, const std::string& what, const std::string& scenario_file) {
+std::string find_input_file(const YamlValue& where, const std::string& what,
+                            const std::string& scenario_file) {
   namespace fs = std::filesystem;
   const fs::path p(where.scalar());
   std::vector<fs::path> candidates = {p};
@@ -237,6 +240,29 @@ void emit_params(YAML::Emitter& out, const std::vector<ParamSpec>& specs, const 
       emit_value(out, spec, params.all().at(prefix + spec.key));
     }
     if (!group.prefix.empty()) out << YAML::EndMap;
+  }
+}
+
+namespace {
+InputError syntax_error(const std::string& label, const YAML::ParserException& e) {
+  return InputError(
+      fmt::format("{}:{}:{}: syntax error: {}", label, e.mark.line + 1, e.mark.column + 1, e.msg));
+}
+}  // namespace
+
+YAML::Node parse_yaml(const std::string& text, const std::string& label) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw syntax_error(label, e);
+  }
+}
+
+YAML::Node parse_yaml_file(const std::string& file) {
+  try {
+    return YAML::LoadFile(file);
+  } catch (const YAML::ParserException& e) {
+    throw syntax_error(file, e);
   }
 }
 

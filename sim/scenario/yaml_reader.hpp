@@ -14,6 +14,10 @@
 
 namespace aggsim {
 
+// Parses YAML text (or a file); a syntax error throws InputError "label:line:col: syntax error: ...".
+YAML::Node parse_yaml(const std::string& text, const std::string& label);
+YAML::Node parse_yaml_file(const std::string& file);
+
 // Where values came from: a file, or --set overrides (reported as such).
 struct YamlSource {
   std::string file;
@@ -73,7 +77,8 @@ class YamlMap {
 
 // The file named by `where` (a scalar), as given or relative to the scenario file's folder;
 // fails with "<what> file not found (looked for ...)".
-std::string find_input_file(const YamlValue& where, const std::string& what, const std::string& scenario_file);
+std::string find_input_file(const YamlValue& where, const std::string& what,
+                            const std::string& scenario_file);
 
 // Writes every present value of `params` as `key: canonical text` into a mapping being emitted.
 void emit_params(YAML::Emitter& out, const std::vector<ParamSpec>& specs, const Params& params);

@@ -13,6 +13,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/random.hpp"
+#include "sim/core/strings.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/scenario/yaml_reader.hpp"
 
@@ -94,32 +95,6 @@ struct SweepBlock {
   std::uint64_t base_seed = 1;
 };
 
-// Splits "v1,v2,[a, b],{k: v}" at the commas outside brackets, braces and quotes.
-std::vector<std::string> split_values(const std::string& text) {
-  std::vector<std::string> out;
-  std::string cur;
-  int depth = 0;
-  char quote = 0;
-  for (char c : text) {
-    if (quote) {
-      quote = c == quote ? 0 : quote;
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-    } else if (c == '[' || c == '{') {
-      ++depth;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    } else if (c == ',' && depth == 0) {
-      out.push_back(cur);
-      cur.clear();
-      continue;
-    }
-    cur += c;
-  }
-  out.push_back(cur);
-  return out;
-}
-
 // One grid axis from `--grid key=v1,v2`.
 Axis command_line_axis(const std::string& spec) {
   const auto eq = spec.find('=');
@@ -130,9 +105,7 @@ Axis command_line_axis(const std::string& spec) {
   const std::string& key = axis.keys[0];
   if (key.front() == '.' || key.back() == '.' || key.find("..") != std::string::npos)
     throw InputError(where + ": a swept key must be a key path such as algorithm.name");
-  for (std::string value : split_values(spec.substr(eq + 1))) {
-    while (!value.empty() && value.front() == ' ') value.erase(value.begin());
-    while (!value.empty() && value.back() == ' ') value.pop_back();
+  for (const std::string& value : split_flow_list(spec.substr(eq + 1))) {
     if (value.empty()) throw InputError(where + ": empty value (values are separated by commas)");
     YAML::Node node;
     try {
@@ -146,13 +119,7 @@ Axis command_line_axis(const std::string& spec) {
 }
 
 SweepBlock read_block(const std::string& text, const std::string& label, const SweepExtras& extras) {
-  YAML::Node doc;
-  try {
-    doc = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw InputError(
-        fmt::format("{}:{}:{}: syntax error: {}", label, e.mark.line + 1, e.mark.column + 1, e.msg));
-  }
+  YAML::Node doc = parse_yaml(text, label);
   auto source = std::make_shared<YamlSource>();
   source->file = label;
   const YamlValue top(doc, "", source);

@@ -22,7 +22,7 @@ void add_pieces(const LayerSpec& l, WireLayout& wire) {
     wire.pieces.push_back({{extra, 1}, true});
 }
 
-std::vector<Bucket> group_layers(const std::vector<LayerSpec>& layers, bool by_model,
+std::vector<Bucket> group_layers(const std::vector<LayerSpec>& layers, Bucketing bucketing,
                                  std::uint64_t bucket_bytes) {
   std::vector<Bucket> buckets;
   Bucket cur;
@@ -38,7 +38,7 @@ std::vector<Bucket> group_layers(const std::vector<LayerSpec>& layers, bool by_m
     cur.wire_elements += static_cast<std::uint64_t>(l.params);
     add_pieces(l, cur.wire_shape);
     cur.backward_flops += l.backward_flops;
-    if (!by_model && cur.wire_elements * kFloatBytes >= bucket_bytes) {
+    if (bucketing == Bucketing::by_size && cur.wire_elements * kFloatBytes >= bucket_bytes) {
       buckets.push_back(cur);
       open = false;
     }
@@ -83,11 +83,11 @@ void assign_flat(std::vector<Bucket>& buckets, std::int64_t proxy_dim) {
 
 }  // namespace
 
-StepPlan make_step_plan(const std::vector<LayerSpec>& layers, bool by_model, std::uint64_t bucket_bytes,
+StepPlan make_step_plan(const std::vector<LayerSpec>& layers, Bucketing bucketing, std::uint64_t bucket_bytes,
                         const std::vector<TensorInfo>& proxy_tensors, std::int64_t proxy_dim) {
   StepPlan plan;
   for (const LayerSpec& l : layers) plan.forward_flops += l.forward_flops;
-  plan.buckets = group_layers(layers, by_model, bucket_bytes);
+  plan.buckets = group_layers(layers, bucketing, bucket_bytes);
   plan.proxy_size = proxy_dim;
   if (proxy_tensors.empty())
     assign_flat(plan.buckets, proxy_dim);

@@ -36,10 +36,13 @@ struct StepPlan {
   std::int64_t proxy_size = 0;
 };
 
-// `layers` in forward order (a flat model is one layer); `bucket_bytes` 0 means one layer per
-// bucket; `by_model` puts everything in one bucket. Empty `proxy_tensors`: a flat synthetic proxy
-// of `proxy_dim` numbers.
-StepPlan make_step_plan(const std::vector<LayerSpec>& layers, bool by_model, std::uint64_t bucket_bytes,
+// How layers are grouped into buckets: all in one (`algorithm.granularity: model`), or closed at
+// `bucket_bytes` in backward order (`granularity: layer`, DDP's buckets).
+enum class Bucketing { whole_model, by_size };
+
+// `layers` in forward order (a flat model is one layer); with Bucketing::by_size, `bucket_bytes` 0
+// means one layer per bucket. Empty `proxy_tensors`: a flat synthetic proxy of `proxy_dim` numbers.
+StepPlan make_step_plan(const std::vector<LayerSpec>& layers, Bucketing bucketing, std::uint64_t bucket_bytes,
                         const std::vector<TensorInfo>& proxy_tensors, std::int64_t proxy_dim);
 
 // Per-rank compute slowdowns: 1 / speed factor, times seeded straggler noise per rank and step.

@@ -8,11 +8,11 @@
 // beta = 1.25e9 B/s, so one message of m bytes costs alpha + m/beta when its links are free. Links
 // are full duplex: a rank may send one message and receive another at full speed; two messages
 // leaving one host at once share its up-link.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -38,19 +38,23 @@ platform: {{topology: cluster, hosts: {p}, bandwidth: 10Gbps, latency: 1us}}
 network: alpha_beta
 model: {model}
 algorithm: {{op: {op}, {alg}}}
-)", fmt::arg("p", p), fmt::arg("op", op), fmt::arg("model", model), fmt::arg("alg", algorithm));
+)",
+                     fmt::arg("p", p), fmt::arg("op", op), fmt::arg("model", model),
+                     fmt::arg("alg", algorithm));
 }
 
 // A flat model of `size` with a proxy of `proxy_dim` elements.
 inline std::string cluster_scenario(const std::string& algorithm, int p, const std::string& op, int proxy_dim,
                                     const std::string& size = "1MB") {
-  return cluster_scenario_with_model(algorithm, p, op, fmt::format("{{size: {}, proxy_dim: {}}}", size, proxy_dim));
+  return cluster_scenario_with_model(algorithm, p, op,
+                                     fmt::format("{{size: {}, proxy_dim: {}}}", size, proxy_dim));
 }
 
 // The ranks and ops of the identity-math sweep: non-powers of two included; custom_avg with a
 // denominator that is no rank count.
 inline const std::vector<int> kIdentityRanks = {1, 2, 3, 5, 8, 13, 64};
-inline const std::vector<std::string> kIdentityOps = {"avg", "sum", "min", "max", "custom_avg, denominator: 2.5"};
+inline const std::vector<std::string> kIdentityOps = {"avg", "sum", "min", "max",
+                                                      "custom_avg, denominator: 2.5"};
 
 // Six layers of unequal sizes (forward order): 300, 4000, 700, 900, 50 and 2500 parameters, 8450 in
 // all. With `bucket: 8000B` (2000 floats) buckets close in reverse order once they reach 2000
@@ -77,7 +81,9 @@ layers:
 // layered model above (per-layer and fused buckets, in order).
 enum class Scope { model, layer };
 
-inline const char* scope_name(Scope s) { return s == Scope::model ? "by model" : "by layer"; }
+inline const char* scope_name(Scope s) {
+  return s == Scope::model ? "by model" : "by layer";
+}
 
 // The scenario's `model` map (a proxy of 1001 elements) and the algorithm keys choosing the scope.
 inline std::string scope_model(Scope scope) {
@@ -90,7 +96,8 @@ inline std::string scope_grouping(Scope scope) {
 }
 
 // The identity sweep's scenario: `algorithm` and `op` as in cluster_scenario, in the given scope.
-inline std::string identity_scenario(const std::string& algorithm, int p, const std::string& op, Scope scope) {
+inline std::string identity_scenario(const std::string& algorithm, int p, const std::string& op,
+                                     Scope scope) {
   return cluster_scenario_with_model(scope_grouping(scope) + ", " + algorithm, p, op, scope_model(scope));
 }
 
@@ -100,7 +107,8 @@ inline std::string identity_scenario(const std::string& algorithm, int p, const 
 // `p` only has to be a rank count the algorithm's options accept (the plan does not depend on it).
 inline void check_layered_buckets(const std::string& algorithm, int p = 2) {
   const Scenario sc = load_scenario_text(identity_scenario(algorithm, p, "avg", Scope::layer), "test.yaml");
-  const StepPlan plan = make_step_plan(sc.model.layers, false, sc.algorithm.bucket_bytes, {}, sc.model.proxy_dim);
+  const StepPlan plan =
+      make_step_plan(sc.model.layers, Bucketing::by_size, sc.algorithm.bucket_bytes, {}, sc.model.proxy_dim);
   REQUIRE(plan.buckets.size() == 3);
   const std::array<std::array<std::int64_t, 3>, 3> expected = {{{5, 5, 296}, {1, 4, 669}, {0, 0, 36}}};
   for (std::size_t b = 0; b < 3; ++b) {
@@ -131,7 +139,8 @@ inline void check_identity_math(const std::string& algorithm, const std::vector<
 // on and off (timing must not depend on it).
 inline void check_step_time(const std::string& algorithm, int p, double bytes, double expected) {
   for (const std::string math : {"on", "off"}) {
-    INFO(algorithm << ", p " << p << ", S " << bytes << " B, math " << math << ", expected " << expected << " s");
+    INFO(algorithm << ", p " << p << ", S " << bytes << " B, math " << math << ", expected " << expected
+                   << " s");
     const auto times = step_times(cluster_scenario(algorithm, p, "avg", 16, fmt::format("{}B", bytes)),
                                   {"model.math=" + math});
     for (double t : times) CHECK(t == Approx(expected).epsilon(1e-9));
@@ -143,9 +152,15 @@ inline void check_step_time(const std::string& algorithm, int p, double bytes, d
 constexpr double kSmall = 1536000.0;
 constexpr double kLarge = 96000000.0;
 
-inline int floor_log2(int p) { return static_cast<int>(std::floor(std::log2(p) + 1e-9)); }
-inline int ceil_log2(int p) { return static_cast<int>(std::ceil(std::log2(p) - 1e-9)); }
-inline bool power_of_two(int p) { return (p & (p - 1)) == 0; }
+inline int floor_log2(int p) {
+  return static_cast<int>(std::floor(std::log2(p) + 1e-9));
+}
+inline int ceil_log2(int p) {
+  return static_cast<int>(std::ceil(std::log2(p) - 1e-9));
+}
+inline bool power_of_two(int p) {
+  return (p & (p - 1)) == 0;
+}
 
 // Ring: reduce-scatter and all-gather, p-1 steps each, every rank sends S/p to its right neighbour
 // and receives S/p from its left at once (full duplex): 2(p-1)(alpha + S/(p beta)).
@@ -195,7 +210,8 @@ struct DbtModelTree {
 
 inline DbtModelTree dbt_model_tree(int p, int shift) {
   auto rank_at = [p, shift](int x) { return ((x - 1 - shift) % p + p) % p; };
-  DbtModelTree t{std::vector<int>(p, -1), std::vector<int>(p, 0), std::vector<int>(p, 0), std::vector<std::vector<int>>(p)};
+  DbtModelTree t{std::vector<int>(p, -1), std::vector<int>(p, 0), std::vector<int>(p, 0),
+                 std::vector<std::vector<int>>(p)};
   for (int x = 1; x <= p; ++x) {
     const int low = x & -x;
     if (low == 1) continue;
@@ -213,7 +229,8 @@ inline DbtModelTree dbt_model_tree(int p, int shift) {
   for (int v = 0; v < p; ++v)
     for (int u = v; t.parent[u] >= 0; u = t.parent[u]) ++t.depth[v];
   for (int v = 0; v < p; ++v)
-    for (int u = v, h = 0; t.parent[u] >= 0; u = t.parent[u]) t.height[t.parent[u]] = std::max(t.height[t.parent[u]], ++h);
+    for (int u = v, h = 0; t.parent[u] >= 0; u = t.parent[u])
+      t.height[t.parent[u]] = std::max(t.height[t.parent[u]], ++h);
   return t;
 }
 
@@ -246,7 +263,8 @@ inline std::vector<int> double_binary_tree_transfers(int p, int C, int steps) {
         std::vector<int> next = done;
         for (int t = 0; t < 2; ++t)
           for (int v = 0; v < p; ++v) {
-            const int up = tree[t].parent[v], piece = reduce ? k - tree[t].height[v] : k - tree[t].depth[v] + 1;
+            const int up = tree[t].parent[v],
+                      piece = reduce ? k - tree[t].height[v] : k - tree[t].depth[v] + 1;
             if (up < 0 || colour[t][v] != round || piece < 0 || piece >= C) continue;
             const int end = std::max(done[v], done[up]) + 1;
             next[v] = std::max(next[v], end);
@@ -266,6 +284,8 @@ inline std::vector<int> double_binary_tree_transfers(int p, int C, int steps) {
   return per_step;
 }
 
-inline int double_binary_tree_transfers(int p, int C) { return double_binary_tree_transfers(p, C, 1)[0]; }
+inline int double_binary_tree_transfers(int p, int C) {
+  return double_binary_tree_transfers(p, C, 1)[0];
+}
 
 }  // namespace aggsim::test

@@ -33,7 +33,8 @@ struct BlockRun {
 
 // Runs `block` on every rank of a p-host cluster (alpha-beta), each starting with input_of(r) and
 // modeled size `bytes`; returns what every rank holds afterwards.
-BlockRun run_block(int p, int proxy_dim, double bytes, const std::function<void(Comm&, const Group&, Gradient&)>& block) {
+BlockRun run_block(int p, int proxy_dim, double bytes,
+                   const std::function<void(Comm&, const Group&, Gradient&)>& block) {
   const std::string text = run_isolated([&] {
     std::vector<std::string> args = {"blocks", "--log=xbt_cfg.thres:warning", "--cfg=contexts/factory:raw"};
     for (const auto& c : network_preset_config(NetworkPreset::alpha_beta)) args.push_back("--cfg=" + c);
@@ -91,7 +92,8 @@ const ReduceOp kSum{ReduceKind::sum, 1.0};
 
 }  // namespace
 
-TEST_CASE("binomial reduce to any root, pipelined, costs chunks ceil(log2 p) transfers", "[blocks][formula]") {
+TEST_CASE("binomial reduce to any root, pipelined, costs chunks ceil(log2 p) transfers",
+          "[blocks][formula]") {
   for (int p : {5, 8})
     for (int chunks : {1, 3}) {
       const int root = 3, dim = 101;
@@ -105,7 +107,8 @@ TEST_CASE("binomial reduce to any root, pipelined, costs chunks ceil(log2 p) tra
     }
 }
 
-TEST_CASE("binomial broadcast from any root reaches every rank in chunks ceil(log2 p) transfers", "[blocks][formula]") {
+TEST_CASE("binomial broadcast from any root reaches every rank in chunks ceil(log2 p) transfers",
+          "[blocks][formula]") {
   for (int p : {5, 8}) {
     const int root = 2, dim = 37, chunks = 2;
     const auto run = run_block(p, dim, kSmall, [&](Comm& c, const Group& grp, Gradient& g) {

@@ -3,7 +3,8 @@
 
 using namespace aggsim::test;
 
-TEST_CASE("double binary tree all-reduce gives every rank the exact reduction", "[double_binary_tree][math]") {
+TEST_CASE("double binary tree all-reduce gives every rank the exact reduction",
+          "[double_binary_tree][math]") {
   check_identity_math("name: double_binary_tree_allreduce");
   check_identity_math("name: double_binary_tree_allreduce, chunks: 1");
 }
@@ -22,7 +23,8 @@ TEST_CASE("double binary tree on two ranks costs 2 chunks alpha + S beta", "[dou
 // receives its two children's pieces in the two rounds of a period, and rank 2, a leaf of both,
 // sends its A and B pieces in different rounds, so both rounds are full from the first period on:
 // 2C transfers to reduce, 2C to broadcast, each of S/(2C): 4C alpha + 2 S/beta.
-TEST_CASE("double binary tree on three ranks costs 4 chunks alpha + 2 S beta", "[double_binary_tree][formula]") {
+TEST_CASE("double binary tree on three ranks costs 4 chunks alpha + 2 S beta",
+          "[double_binary_tree][formula]") {
   for (int chunks : {1, 2, 8})
     for (double S : {kSmall, kLarge})
       check_step_time(fmt::format("name: double_binary_tree_allreduce, chunks: {}", chunks), 3, S,
@@ -32,8 +34,8 @@ TEST_CASE("double binary tree on three ranks costs 4 chunks alpha + 2 S beta", "
 // p > 3: the exact count. Every round has at most one send and one receive per rank, so each
 // transfer costs exactly t = alpha + S/(2C beta) and the step is a whole number R of transfers: the
 // longest chain of transfers where each one waits for the previous round of both its ranks (a rank
-// with nothing to do in a round moves on at once). `double_binary_tree_transfers` (alpha_beta.hpp) builds that chain
-// from the published definition, independently of the algorithm's code:
+// with nothing to do in a round moves on at once). `double_binary_tree_transfers` (alpha_beta.hpp) builds
+// that chain from the published definition, independently of the algorithm's code:
 //  - tree A: in-order binary tree on positions 1..p, rank r at position r+1, root at the largest
 //    power of two 2^H <= p; the node at x = 2^j m (m odd, j >= 1) has children x - 2^(j-1) and the
 //    first of x + 2^(j-1), x + 2^(j-2), ... that is <= p. Tree B: position x holds rank (x-2) mod p.
@@ -75,8 +77,9 @@ TEST_CASE("double binary tree step time equals the schedule's critical chain of 
     for (int p : {2, 3, 4, 5, 8, 12, 13, 16, 64})
       for (double S : {kSmall, kLarge}) {
         const double t = kAlpha + S / (2.0 * C) / kBeta;
-        const auto times = step_times(cluster_scenario(fmt::format("name: double_binary_tree_allreduce, chunks: {}", C), p,
-                                                       "avg", 16, fmt::format("{}B", S)));
+        const auto times =
+            step_times(cluster_scenario(fmt::format("name: double_binary_tree_allreduce, chunks: {}", C), p,
+                                        "avg", 16, fmt::format("{}B", S)));
         const std::vector<int> R = double_binary_tree_transfers(p, C, static_cast<int>(times.size()));
         for (std::size_t s = 0; s < times.size(); ++s) {
           INFO("p " << p << ", C " << C << ", S " << S << ", step " << s << ", transfers " << R[s]);

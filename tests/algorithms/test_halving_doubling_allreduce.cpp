@@ -7,7 +7,9 @@ TEST_CASE("halving-doubling all-reduce gives every rank the exact reduction", "[
   check_identity_math("name: halving_doubling_allreduce");
 }
 
-TEST_CASE("halving-doubling step time equals 2 log2(p') alpha + 2 (p'-1)/p' S beta (+ fold)", "[halving_doubling][formula]") {
+TEST_CASE("halving-doubling step time equals 2 log2(p') alpha + 2 (p'-1)/p' S beta (+ fold)",
+          "[halving_doubling][formula]") {
   for (int p : {2, 3, 5, 6, 8, 12, 16, 64})
-    for (double S : {kSmall, kLarge}) check_step_time("name: halving_doubling_allreduce", p, S, halving_doubling_cost(p, S));
+    for (double S : {kSmall, kLarge})
+      check_step_time("name: halving_doubling_allreduce", p, S, halving_doubling_cost(p, S));
 }

@@ -21,14 +21,20 @@ std::string multi_gpu_platform(const std::vector<int>& gpus_of) {
   std::string hosts, links, routes;
   std::vector<int> node_of;
   for (std::size_t n = 0; n < gpus_of.size(); ++n) {
-    links += fmt::format(R"(<link id="nicup{0}" bandwidth="{1}Bps" latency="{2}s"/><link id="nicdn{0}" bandwidth="{1}Bps" latency="{2}s"/>)",
-                         n, kNicBw, kNicLat) + "\n";
+    links += fmt::format(R"(<link id="nicup{0}" bandwidth="{1}Bps" latency="{2}s"/>)"
+                         R"(<link id="nicdn{0}" bandwidth="{1}Bps" latency="{2}s"/>)",
+                         n, kNicBw, kNicLat) +
+             "\n";
     for (int g = 0; g < gpus_of[n]; ++g) node_of.push_back(static_cast<int>(n));
   }
   for (std::size_t h = 0; h < node_of.size(); ++h) {
-    hosts += fmt::format(R"(<host id="h{}" speed="100Gf"><prop id="aggsim_node" value="{}"/></host>)", h, node_of[h]) + "\n";
-    links += fmt::format(R"(<link id="up{0}" bandwidth="{1}Bps" latency="{2}s"/><link id="dn{0}" bandwidth="{1}Bps" latency="{2}s"/>)",
-                         h, kIntraBw, kIntraLat) + "\n";
+    hosts += fmt::format(R"(<host id="h{}" speed="100Gf"><prop id="aggsim_node" value="{}"/></host>)", h,
+                         node_of[h]) +
+             "\n";
+    links += fmt::format(R"(<link id="up{0}" bandwidth="{1}Bps" latency="{2}s"/>)"
+                         R"(<link id="dn{0}" bandwidth="{1}Bps" latency="{2}s"/>)",
+                         h, kIntraBw, kIntraLat) +
+             "\n";
   }
   for (std::size_t a = 0; a < node_of.size(); ++a)
     for (std::size_t b = 0; b < node_of.size(); ++b) {
@@ -45,8 +51,8 @@ std::string multi_gpu_platform(const std::vector<int>& gpus_of) {
 }
 
 // `model` is the scenario's model map; `algorithm` the algorithm map's keys after the op.
-std::string node_scenario(const std::vector<int>& gpus_of, const std::string& algorithm, const std::string& op,
-                          const std::string& model) {
+std::string node_scenario(const std::vector<int>& gpus_of, const std::string& algorithm,
+                          const std::string& op, const std::string& model) {
   int p = 0;
   for (int g : gpus_of) p += g;
   const auto dir = fresh_dir("hier");
@@ -63,7 +69,8 @@ algorithm: {{op: {op}, {alg}}}
                      fmt::arg("op", op), fmt::arg("alg", algorithm));
 }
 
-const std::vector<std::string> kInter = {"ring", "halving_doubling", "recursive_doubling", "tree", "double_binary_tree"};
+const std::vector<std::string> kInter = {"ring", "halving_doubling", "recursive_doubling", "tree",
+                                         "double_binary_tree"};
 
 }  // namespace
 
@@ -80,8 +87,8 @@ TEST_CASE("hierarchical all-reduce gives every rank the exact reduction", "[hier
           INFO("inter " << inter << ", " << nodes.size() << " nodes of " << nodes[0] << ", op " << op << ", "
                         << scope_name(scope));
           const auto e = check_reduction(node_scenario(
-              nodes, fmt::format("{}, name: hierarchical_allreduce, inter: {}", scope_grouping(scope), inter), op,
-              scope_model(scope)));
+              nodes, fmt::format("{}, name: hierarchical_allreduce, inter: {}", scope_grouping(scope), inter),
+              op, scope_model(scope)));
           CHECK(e.max_abs_error <= summation_tolerance(20, e.reference_scale));
           CHECK(e.max_rank_spread == 0.0);
         }
@@ -91,7 +98,8 @@ TEST_CASE("hierarchical all-reduce gives every rank the exact reduction", "[hier
 // Intra-node ring reduce-scatter and all-gather on g ranks: 2 (g-1) (alpha_i + (S/g)/beta_i); in
 // between, the g shards of S/g are all-reduced across the N nodes at once, each at a 1/g share of
 // the NIC: the inter algorithm's own closed form with alpha_o, beta_o = NIC/g, S/g and N ranks.
-TEST_CASE("hierarchical step time equals intra ring phases + the inter algorithm on S/g at NIC/g", "[hierarchical][formula]") {
+TEST_CASE("hierarchical step time equals intra ring phases + the inter algorithm on S/g at NIC/g",
+          "[hierarchical][formula]") {
   const double a_i = 2 * kIntraLat, a_o = 2 * kIntraLat + 2 * kNicLat;
   for (int nodes : {2, 3, 4})
     for (int g : {1, 4}) {
@@ -106,16 +114,18 @@ TEST_CASE("hierarchical step time equals intra ring phases + the inter algorithm
             {"double_binary_tree", double_binary_tree_transfers(nodes, 1) * (a_o + shard / 2 / b_o)}};
         for (const auto& [inter, cost] : cases) {
           INFO(nodes << " nodes of " << g << ", inter " << inter << ", S " << S);
-          const auto times = step_times(node_scenario(layout, "name: hierarchical_allreduce, inter: " + inter, "avg",
-                                                      fmt::format("{{size: {}B, proxy_dim: 16}}", S)));
+          const auto times = step_times(node_scenario(layout, "name: hierarchical_allreduce, inter: " + inter,
+                                                      "avg", fmt::format("{{size: {}B, proxy_dim: 16}}", S)));
           for (double t : times) CHECK(t == Approx(intra + cost).epsilon(1e-9));
         }
       }
     }
 }
 
-TEST_CASE("hierarchical all-reduce rejects nodes with different rank counts, naming the layout", "[hierarchical]") {
-  CHECK_THROWS_WITH(step_times(node_scenario({4, 3}, "name: hierarchical_allreduce", "avg", "{size: 1MB, proxy_dim: 16}")),
-                    Catch::Contains("same number of ranks on every node") &&
-                        Catch::Contains("node 0: 4 rank(s), node 1: 3 rank(s)"));
+TEST_CASE("hierarchical all-reduce rejects nodes with different rank counts, naming the layout",
+          "[hierarchical]") {
+  CHECK_THROWS_WITH(
+      step_times(node_scenario({4, 3}, "name: hierarchical_allreduce", "avg", "{size: 1MB, proxy_dim: 16}")),
+      Catch::Contains("same number of ranks on every node") &&
+          Catch::Contains("node 0: 4 rank(s), node 1: 3 rank(s)"));
 }

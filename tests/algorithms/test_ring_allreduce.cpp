@@ -29,7 +29,8 @@ TEST_CASE("ring all-reduce with math off has the same timing as with math on", "
   for (std::size_t i = 0; i < on.size(); ++i) CHECK(on[i] == off[i]);
 }
 
-TEST_CASE("under SimGrid's default LV08 a ring step is 2(p-1)(13.01 alpha + (S/p) 1.05/(0.97 beta))", "[ring][formula]") {
+TEST_CASE("under SimGrid's default LV08 a ring step is 2(p-1)(13.01 alpha + (S/p) 1.05/(0.97 beta))",
+          "[ring][formula]") {
   // LV08: latency factor 13.01, bandwidth factor 0.97, and 5 % of each link taken by the reverse
   // (ACK) crosstraffic of the neighbour's flow: users comparing with alpha-beta formulas need this.
   const double alpha = 2e-6, beta = 10e9 / 8;

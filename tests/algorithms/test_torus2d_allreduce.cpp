@@ -15,13 +15,17 @@ TEST_CASE("2D-torus all-reduce gives every rank the exact reduction", "[torus2d]
   }
 }
 
-TEST_CASE("2D-torus step time equals 2(c-1)(alpha + S/c beta) + 2(r-1)(alpha + S/p beta)", "[torus2d][formula]") {
+TEST_CASE("2D-torus step time equals 2(c-1)(alpha + S/c beta) + 2(r-1)(alpha + S/p beta)",
+          "[torus2d][formula]") {
   // Default grid: the most square factorisation (rows <= cols).
-  const std::vector<std::array<int, 3>> grids = {{4, 2, 2}, {6, 2, 3}, {8, 2, 4}, {12, 3, 4}, {16, 4, 4}, {64, 8, 8}, {5, 1, 5}};
+  const std::vector<std::array<int, 3>> grids = {{4, 2, 2},  {6, 2, 3},  {8, 2, 4}, {12, 3, 4},
+                                                 {16, 4, 4}, {64, 8, 8}, {5, 1, 5}};
   for (const auto& [p, rows, cols] : grids)
-    for (double S : {kSmall, kLarge}) check_step_time("name: torus2d_allreduce", p, S, torus2d_cost(rows, cols, S));
+    for (double S : {kSmall, kLarge})
+      check_step_time("name: torus2d_allreduce", p, S, torus2d_cost(rows, cols, S));
   // Explicit rows.
-  for (double S : {kSmall, kLarge}) check_step_time("name: torus2d_allreduce, rows: 4", 8, S, torus2d_cost(4, 2, S));
+  for (double S : {kSmall, kLarge})
+    check_step_time("name: torus2d_allreduce, rows: 4", 8, S, torus2d_cost(4, 2, S));
 }
 
 TEST_CASE("2D-torus rejects rows that do not divide the rank count", "[torus2d]") {

@@ -13,5 +13,6 @@ TEST_CASE("tree all-reduce step time equals 2 ceil(log2 p) (chunks alpha + S bet
   for (int chunks : {1, 4})
     for (int p : {2, 3, 5, 6, 8, 12, 16, 64})
       for (double S : {kSmall, kLarge})
-        check_step_time(fmt::format("name: tree_allreduce, chunks: {}", chunks), p, S, tree_cost(p, S, chunks));
+        check_step_time(fmt::format("name: tree_allreduce, chunks: {}", chunks), p, S,
+                        tree_cost(p, S, chunks));
 }

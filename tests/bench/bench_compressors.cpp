@@ -27,7 +27,8 @@ const Eigen::VectorXf& input(std::int64_t n) {
   return cache.emplace(n, std::move(v)).first->second;
 }
 
-std::unique_ptr<Compressor> make(const std::string& name, const std::map<std::string, std::string>& overrides) {
+std::unique_ptr<Compressor> make(const std::string& name,
+                                 const std::map<std::string, std::string>& overrides) {
   const CompressorInfo* info = find_compressor(name);
   Params params = default_params(info->params);
   for (const auto& spec : info->params)
@@ -50,7 +51,8 @@ void bm_memcpy(benchmark::State& state, std::int64_t n) {
   set_bytes(state, n);
 }
 
-void bm_encode(benchmark::State& state, std::string name, std::map<std::string, std::string> params, std::int64_t n) {
+void bm_encode(benchmark::State& state, std::string name, std::map<std::string, std::string> params,
+               std::int64_t n) {
   const Eigen::VectorXf& v = input(n);
   auto c = make(name, params);
   const TensorDesc t = TensorDesc::flat(n, static_cast<std::uint64_t>(n));
@@ -65,7 +67,8 @@ void bm_encode(benchmark::State& state, std::string name, std::map<std::string, 
   state.counters["ratio"] = static_cast<double>(n * 4) / static_cast<double>(bytes);
 }
 
-void bm_decode(benchmark::State& state, std::string name, std::map<std::string, std::string> params, std::int64_t n) {
+void bm_decode(benchmark::State& state, std::string name, std::map<std::string, std::string> params,
+               std::int64_t n) {
   const Eigen::VectorXf& v = input(n);
   auto c = make(name, params);
   const TensorDesc t = TensorDesc::flat(n, static_cast<std::uint64_t>(n));
@@ -108,11 +111,14 @@ int main(int argc, char** argv) {
     const std::string size = n == (1 << 20) ? "1M" : "16M";
     benchmark::RegisterBenchmark(("memcpy/" + size).c_str(), bm_memcpy, n)->Unit(benchmark::kMillisecond);
     for (const auto& [name, params] : compressors) {
-      auto* encode = benchmark::RegisterBenchmark(("encode/" + name + "/" + size).c_str(), bm_encode, name, params, n);
-      auto* decode = benchmark::RegisterBenchmark(("decode/" + name + "/" + size).c_str(), bm_decode, name, params, n);
+      auto* encode =
+          benchmark::RegisterBenchmark(("encode/" + name + "/" + size).c_str(), bm_encode, name, params, n);
+      auto* decode =
+          benchmark::RegisterBenchmark(("decode/" + name + "/" + size).c_str(), bm_decode, name, params, n);
       encode->Unit(benchmark::kMillisecond);
       decode->Unit(benchmark::kMillisecond);
-      if (name == "atomo" && n > (1 << 20)) encode->Iterations(1);  // one 4096 x 4096 SVD takes about a minute
+      if (name == "atomo" && n > (1 << 20))
+        encode->Iterations(1);  // one 4096 x 4096 SVD takes about a minute
     }
     benchmark::RegisterBenchmark(("eigen_products/powersgd/" + size).c_str(), bm_powersgd_products, n, 2)
         ->Unit(benchmark::kMillisecond);

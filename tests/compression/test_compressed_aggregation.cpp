@@ -59,7 +59,8 @@ RunNumbers run_topk_allgather(const std::string& yaml, int k) {
       }
     }
     std::string out = fmt::format("{} {}", error, spread);
-    for (const auto& s : summarize_steps(result.log)) out += fmt::format(" {} {}", s.step_time_s, s.bytes_sent);
+    for (const auto& s : summarize_steps(result.log))
+      out += fmt::format(" {} {}", s.step_time_s, s.bytes_sent);
     return out;
   });
   std::istringstream in(text);
@@ -76,9 +77,11 @@ RunNumbers run_topk_allgather(const std::string& yaml, int k) {
 
 }  // namespace
 
-TEST_CASE("top-k + all-gather on 16 ranks: direct aggregate, closed-form time, encoded bytes", "[compression][allgather]") {
+TEST_CASE("top-k + all-gather on 16 ranks: direct aggregate, closed-form time, encoded bytes",
+          "[compression][allgather]") {
   const int p = 16, dim = 4000, k = 200;  // ratio 0.05; proxy and model coincide (16000 B = 4000 floats)
-  const RunNumbers r = run_topk_allgather(scenario(p, "allgather", "name: topk, ratio: 0.05", dim, "16000B"), k);
+  const RunNumbers r =
+      run_topk_allgather(scenario(p, "allgather", "name: topk, ratio: 0.05", dim, "16000B"), k);
   CHECK(r.max_error <= 1e-6);
   CHECK(r.max_spread == 0.0);  // every rank reduces the same payloads in the same order
 
@@ -95,25 +98,30 @@ TEST_CASE("top-k + all-gather on 16 ranks: direct aggregate, closed-form time, e
   }
 }
 
-TEST_CASE("all-gather time follows the encoded size of the modeled gradient, not the proxy", "[compression][allgather]") {
+TEST_CASE("all-gather time follows the encoded size of the modeled gradient, not the proxy",
+          "[compression][allgather]") {
   const int p = 4;
   const std::uint64_t wire = 250000;  // 1 MB modeled, 1000 proxy values
-  const RunNumbers r = run_topk_allgather(scenario(p, "allgather", "name: topk, ratio: 0.01", 1000, "1000000B"), 10);
+  const RunNumbers r =
+      run_topk_allgather(scenario(p, "allgather", "name: topk, ratio: 0.01", 1000, "1000000B"), 10);
   const auto c = make_compressor("topk", {{"ratio", "0.01"}});
   const double encoded = 2500 * 8;
-  const double expected = (c->encode_flops(wire) + p * c->decode_flops(wire)) / kSpeed + (p - 1) * (kAlpha + encoded / kBeta);
+  const double expected =
+      (c->encode_flops(wire) + p * c->decode_flops(wire)) / kSpeed + (p - 1) * (kAlpha + encoded / kBeta);
   CHECK(r.max_error <= 1e-6);
   for (double t : r.step_time) CHECK(t == Approx(expected).epsilon(1e-9));
 }
 
 TEST_CASE("summable compressors and PowerSGD ride the ring all-reduce", "[compression][reducing]") {
   SECTION("shared-seed random-k keeping everything gives the exact average") {
-    const auto e = check_reduction(scenario(8, "ring_allreduce", "name: randomk, ratio: 1, shared_seed: true", 301, "1MB"));
+    const auto e = check_reduction(
+        scenario(8, "ring_allreduce", "name: randomk, ratio: 1, shared_seed: true", 301, "1MB"));
     CHECK(e.checked_vectors == 16);
     CHECK(e.max_abs_error <= summation_tolerance(8, e.reference_scale));
     CHECK(e.max_rank_spread == 0.0);
   }
-  SECTION("PowerSGD with rank >= the proxy matrix's side gives the exact average through P and Q all-reduces") {
+  SECTION(
+      "PowerSGD with rank >= the proxy matrix's side gives the exact average through P and Q all-reduces") {
     const auto e = check_reduction(scenario(8, "ring_allreduce", "name: powersgd, rank: 4", 16, "1MB"));
     CHECK(e.checked_vectors == 16);
     CHECK(e.max_abs_error <= 1e-4 * std::max(1.0, e.reference_scale));
@@ -121,7 +129,8 @@ TEST_CASE("summable compressors and PowerSGD ride the ring all-reduce", "[compre
   }
   SECTION("shared-seed random-k moves 4k bytes per rank through the ring: 2(p-1)(alpha + 4k/p/beta)") {
     const int p = 8;
-    const auto times = step_times(scenario(p, "ring_allreduce", "name: randomk, k: 64000, shared_seed: true", 100, "1MB"));
+    const auto times =
+        step_times(scenario(p, "ring_allreduce", "name: randomk, k: 64000, shared_seed: true", 100, "1MB"));
     const auto c = make_compressor("randomk", {{"k", "64000"}, {"shared_seed", "true"}});
     const double flops = c->encode_flops(250000) + c->decode_flops(250000);
     const double expected = flops / kSpeed + 2.0 * (p - 1) * (kAlpha + 64000.0 * 4 / p / kBeta);
@@ -129,11 +138,13 @@ TEST_CASE("summable compressors and PowerSGD ride the ring all-reduce", "[compre
   }
 }
 
-TEST_CASE("every reducing collective carries summable payloads and PowerSGD's factors", "[compression][reducing]") {
+TEST_CASE("every reducing collective carries summable payloads and PowerSGD's factors",
+          "[compression][reducing]") {
   for (const auto& algorithm : algorithm_table()) {
     if (!algorithm.reduces_in_flight) continue;
     INFO(algorithm.name);
-    const auto shared = check_reduction(scenario(8, algorithm.name, "name: randomk, ratio: 1, shared_seed: true", 301, "1MB"));
+    const auto shared = check_reduction(
+        scenario(8, algorithm.name, "name: randomk, ratio: 1, shared_seed: true", 301, "1MB"));
     CHECK(shared.checked_vectors == 16);
     CHECK(shared.max_abs_error <= summation_tolerance(8, shared.reference_scale));
     const auto power = check_reduction(scenario(8, algorithm.name, "name: powersgd, rank: 4", 16, "1MB"));
@@ -142,12 +153,14 @@ TEST_CASE("every reducing collective carries summable payloads and PowerSGD's fa
   }
 }
 
-TEST_CASE("a non-summable compressor on a reducing collective is rejected, naming allgather", "[compression][cli]") {
+TEST_CASE("a non-summable compressor on a reducing collective is rejected, naming allgather",
+          "[compression][cli]") {
   const auto dir = fresh_dir("topk-ring");
   write_file(dir / "s.yaml", scenario(4, "ring_allreduce", "name: topk, ratio: 0.01", 100, "1MB"));
   const CliResult r = run_aggsim({"validate", (dir / "s.yaml").string()});
   CHECK(r.exit_code != 0);
-  CHECK_THAT(r.err, Catch::Contains("topk") && Catch::Contains("allgather") && Catch::Contains("ring_allreduce"));
+  CHECK_THAT(r.err,
+             Catch::Contains("topk") && Catch::Contains("allgather") && Catch::Contains("ring_allreduce"));
   std::filesystem::remove_all(dir);
 }
 
@@ -182,26 +195,31 @@ SharedRandomK run_shared_randomk(const std::string& yaml) {
         mean /= static_cast<double>(inputs.size());
         error = std::max(error, std::abs(out[i] - 2.0 * mean));
       }
-      for (const auto& other : after.at(step)) spread = std::max(spread, static_cast<double>((other - out).cwiseAbs().maxCoeff()));
+      for (const auto& other : after.at(step))
+        spread = std::max(spread, static_cast<double>((other - out).cwiseAbs().maxCoeff()));
     }
     return fmt::format("{} {} {} {}", error, spread, lo, hi);
   });
   std::istringstream in(text);
   SharedRandomK r;
-  if (!(in >> r.max_error >> r.max_spread >> r.min_support >> r.max_support)) throw std::runtime_error("run failed: " + text);
+  if (!(in >> r.max_error >> r.max_spread >> r.min_support >> r.max_support))
+    throw std::runtime_error("run failed: " + text);
   return r;
 }
 
 }  // namespace
 
-TEST_CASE("shared-seed random-k keeps one index set on every transport (ratio 1/2)", "[compression][randomk]") {
+TEST_CASE("shared-seed random-k keeps one index set on every transport (ratio 1/2)",
+          "[compression][randomk]") {
   const int p = 6, dim = 1000;
-  std::vector<std::string> algorithms = {"allgather", "parameter_server, servers: 1", "parameter_server, servers: 2"};
+  std::vector<std::string> algorithms = {"allgather", "parameter_server, servers: 1",
+                                         "parameter_server, servers: 2"};
   for (const auto& algorithm : algorithm_table())
     if (algorithm.reduces_in_flight) algorithms.push_back(algorithm.name);
   for (const auto& algorithm : algorithms) {
     INFO(algorithm);
-    const auto r = run_shared_randomk(scenario(p, algorithm, "name: randomk, ratio: 0.5, shared_seed: true", dim, "1MB"));
+    const auto r = run_shared_randomk(
+        scenario(p, algorithm, "name: randomk, ratio: 0.5, shared_seed: true", dim, "1MB"));
     CHECK(r.min_support == dim / 2);
     CHECK(r.max_support == dim / 2);
     CHECK(r.max_error <= summation_tolerance(p, 8.0));
@@ -209,7 +227,8 @@ TEST_CASE("shared-seed random-k keeps one index set on every transport (ratio 1/
   }
 }
 
-TEST_CASE("PowerSGD on a reducing collective with op min or max is rejected at validation", "[compression][cli]") {
+TEST_CASE("PowerSGD on a reducing collective with op min or max is rejected at validation",
+          "[compression][cli]") {
   const auto dir = fresh_dir("powersgd-max");
   for (const std::string op : {"min", "max"}) {
     std::string text = scenario(4, "ring_allreduce", "name: powersgd, rank: 2", 64, "1MB");

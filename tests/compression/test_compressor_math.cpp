@@ -1,11 +1,9 @@
 // Compressors' math against independent references: Monte-Carlo unbiasedness, published variance
 // bounds, exact selections, low-rank reproduction, ATOMO's budget, error-feedback conservation,
 // and encoding formula == real encoded size.
-#include <catch2/catch.hpp>
-
 #include <Eigen/SVD>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <numeric>
 #include <vector>
@@ -21,7 +19,9 @@ namespace {
 
 constexpr int kDraws = 4000;
 
-Rng draw_rng(int draw) { return make_rng(99, Stream::compression, static_cast<std::uint64_t>(draw)); }
+Rng draw_rng(int draw) {
+  return make_rng(99, Stream::compression, static_cast<std::uint64_t>(draw));
+}
 
 // Per-coordinate mean and standard error of decompress(compress(v)) over kDraws seeded draws.
 struct MonteCarlo {
@@ -59,7 +59,8 @@ void check_unbiased(Compressor& c, const Eigen::VectorXf& v, const TensorDesc& t
     const double allowed = 5 * mc.standard_error[i] + floor;
     if (std::abs(mc.mean[i] - v[i]) > allowed) {
       ++outside;
-      UNSCOPED_INFO("coordinate " << i << ": mean " << mc.mean[i] << ", input " << v[i] << ", 5 SE " << allowed);
+      UNSCOPED_INFO("coordinate " << i << ": mean " << mc.mean[i] << ", input " << v[i] << ", 5 SE "
+                                  << allowed);
     }
   }
   CHECK(outside == 0);
@@ -67,7 +68,8 @@ void check_unbiased(Compressor& c, const Eigen::VectorXf& v, const TensorDesc& t
 
 }  // namespace
 
-TEST_CASE("random-k, QSGD, TernGrad and ATOMO are unbiased (mean of 4000 draws within 5 SE)", "[compression][unbiased]") {
+TEST_CASE("random-k, QSGD, TernGrad and ATOMO are unbiased (mean of 4000 draws within 5 SE)",
+          "[compression][unbiased]") {
   const Eigen::VectorXf v = normal_vector(64, 1);
   SECTION("random-k") {
     auto c = make_compressor("randomk", {{"ratio", "0.25"}});
@@ -91,7 +93,8 @@ TEST_CASE("random-k, QSGD, TernGrad and ATOMO are unbiased (mean of 4000 draws w
   }
 }
 
-TEST_CASE("QSGD variance: E||Q(v)-v||^2 <= min(n/s^2, sqrt(n)/s) ||v||^2 and equals its exact value", "[compression][variance]") {
+TEST_CASE("QSGD variance: E||Q(v)-v||^2 <= min(n/s^2, sqrt(n)/s) ||v||^2 and equals its exact value",
+          "[compression][variance]") {
   for (int n : {16, 1024}) {
     for (int s : {1, 4, 64}) {
       INFO("n " << n << ", s " << s);
@@ -137,14 +140,16 @@ TEST_CASE("top-k keeps exactly the k largest magnitudes", "[compression][topk]")
       Rng rng = draw_rng(0);
       const Eigen::VectorXf out = c->decompress(c->compress(v, same_shape(n), rng), same_shape(n));
       Eigen::VectorXf expected = Eigen::VectorXf::Zero(n);
-      for (int i = 0; i < k; ++i) expected[order[static_cast<std::size_t>(i)]] = v[order[static_cast<std::size_t>(i)]];
+      for (int i = 0; i < k; ++i)
+        expected[order[static_cast<std::size_t>(i)]] = v[order[static_cast<std::size_t>(i)]];
       CHECK((out - expected).cwiseAbs().maxCoeff() == 0.0f);
       CHECK((out.array() != 0).count() == k);
     }
   }
 }
 
-TEST_CASE("PowerSGD reproduces an exactly rank-r matrix and warm starts converge to the best rank-r", "[compression][powersgd]") {
+TEST_CASE("PowerSGD reproduces an exactly rank-r matrix and warm starts converge to the best rank-r",
+          "[compression][powersgd]") {
   const int m = 30, n = 20, r = 2;
   const TensorDesc t = same_shape(m, n);
   auto c = make_compressor("powersgd", {{"rank", "2"}, {"reuse_query", "true"}});
@@ -189,8 +194,10 @@ TEST_CASE("ATOMO's expected number of atoms equals the budget", "[compression][a
       CHECK(std::accumulate(p.begin(), p.end(), 0.0) == Approx(budget).epsilon(1e-12));
       for (double x : p) CHECK((x >= 0 && x <= 1));
       // Capped exactly when the uncapped share budget * 50 / sum(sigma) would exceed 1.
-      if (budget * 50 >= std::accumulate(sigma.begin(), sigma.end(), 0.0)) CHECK(p[0] == 1.0);
-      else CHECK(p[0] < 1.0);
+      if (budget * 50 >= std::accumulate(sigma.begin(), sigma.end(), 0.0))
+        CHECK(p[0] == 1.0);
+      else
+        CHECK(p[0] < 1.0);
     }
     const auto all = atomo_probabilities(sigma, 20);
     for (double x : all) CHECK(x == 1.0);
@@ -249,7 +256,8 @@ TEST_CASE("ATOMO's expected number of atoms equals the budget", "[compression][a
   }
 }
 
-TEST_CASE("error feedback conserves mass: sum sent + final residual = sum inputs", "[compression][error_feedback]") {
+TEST_CASE("error feedback conserves mass: sum sent + final residual = sum inputs",
+          "[compression][error_feedback]") {
   for (const std::string name : {"topk", "qsgd", "sign", "randomk"}) {
     INFO(name);
     ErrorFeedback ef(make_compressor(name));
@@ -265,21 +273,33 @@ TEST_CASE("error feedback conserves mass: sum sent + final residual = sum inputs
     const Eigen::VectorXd residual = ef.memory().residual(0)->cast<double>();
     // Float rounding only, relative to the largest quantity summed (random-k's d/k scaling makes
     // individual sends and residuals much larger than the inputs).
-    const double scale = std::max({inputs.cwiseAbs().maxCoeff(), sent.cwiseAbs().maxCoeff(), residual.cwiseAbs().maxCoeff()});
+    const double scale =
+        std::max({inputs.cwiseAbs().maxCoeff(), sent.cwiseAbs().maxCoeff(), residual.cwiseAbs().maxCoeff()});
     CHECK((sent + residual - inputs).cwiseAbs().maxCoeff() <= 1e-5 * 20 * scale);
   }
 }
 
-TEST_CASE("each compressor's wire size equals the real size of its encoding when the shapes coincide", "[compression][formula]") {
+TEST_CASE("each compressor's wire size equals the real size of its encoding when the shapes coincide",
+          "[compression][formula]") {
   const std::vector<std::pair<std::string, std::map<std::string, std::string>>> cases = {
-      {"none", {}},         {"topk", {}},          {"topk", {{"k", "77"}}},
-      {"randomk", {}},      {"randomk", {{"shared_seed", "true"}}},
-      {"threshold", {{"threshold", "0.8"}}},        {"qsgd", {}},
-      {"qsgd", {{"levels", "5"}, {"bucket", "100"}}},  {"terngrad", {}},
-      {"sign", {}},         {"fp16", {}},          {"uint8", {}},
-      {"powersgd", {}},     {"powersgd", {{"rank", "7"}}},  {"atomo", {}},
+      {"none", {}},
+      {"topk", {}},
+      {"topk", {{"k", "77"}}},
+      {"randomk", {}},
+      {"randomk", {{"shared_seed", "true"}}},
+      {"threshold", {{"threshold", "0.8"}}},
+      {"qsgd", {}},
+      {"qsgd", {{"levels", "5"}, {"bucket", "100"}}},
+      {"terngrad", {}},
+      {"sign", {}},
+      {"fp16", {}},
+      {"uint8", {}},
+      {"powersgd", {}},
+      {"powersgd", {{"rank", "7"}}},
+      {"atomo", {}},
       {"topk", {{"error_feedback", "true"}}}};
-  // A matrix and a flat vector (powersgd / atomo view it as 39 x 39, zero-padded), odd sizes for the bit packing.
+  // A matrix and a flat vector (powersgd / atomo view it as 39 x 39, zero-padded), odd sizes for the bit
+  // packing.
   for (const TensorDesc& t : {same_shape(48, 31), same_shape(1517)}) {
     const Eigen::VectorXf v = normal_vector(t.proxy.size(), 11);
     for (const auto& [name, params] : cases) {
@@ -297,13 +317,14 @@ TEST_CASE("each compressor's wire size equals the real size of its encoding when
   }
 }
 
-TEST_CASE("sign compression aggregates by majority vote scaled by the op over the ranks' scales", "[compression][sign]") {
+TEST_CASE("sign compression aggregates by majority vote scaled by the op over the ranks' scales",
+          "[compression][sign]") {
   auto c = make_compressor("sign");
   const TensorDesc t = same_shape(5);
   std::vector<Eigen::VectorXf> inputs(3, Eigen::VectorXf(5));
-  inputs[0] << 1, -1, 1, -1, 2;    // mean magnitude 1.2
-  inputs[1] << 1, 1, -1, -1, -2;   // 1.2
-  inputs[2] << -3, 3, 3, -3, -3;   // 3
+  inputs[0] << 1, -1, 1, -1, 2;   // mean magnitude 1.2
+  inputs[1] << 1, 1, -1, -1, -2;  // 1.2
+  inputs[2] << -3, 3, 3, -3, -3;  // 3
   std::vector<Payload> payloads;
   for (const auto& v : inputs) {
     Rng rng = draw_rng(0);

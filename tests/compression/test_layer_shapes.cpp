@@ -263,7 +263,8 @@ TEST_CASE("a layered, bucketed, compressed scenario reruns byte-identically",
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("a wire layout sliced for a shard keeps whole pieces and whole matrix rows", "[compression][shapes]") {
+TEST_CASE("a wire layout sliced for a shard keeps whole pieces and whole matrix rows",
+          "[compression][shapes]") {
   WireLayout layout;
   for (const Piece& x : kPieces) layout.pieces.push_back({{x.rows, x.cols}, x.vector});
   const auto pieces_of = [](const WireLayout& l) {
@@ -283,7 +284,8 @@ TEST_CASE("a wire layout sliced for a shard keeps whole pieces and whole matrix 
   CHECK(pieces_of(layout.slice(70, 10)) == P{{10, 1, false}});  // inside one row
 }
 
-TEST_CASE("the parameter server's shards carry the modeled pieces they cut out", "[compression][shapes][ps]") {
+TEST_CASE("the parameter server's shards carry the modeled pieces they cut out",
+          "[compression][shapes][ps]") {
   const std::string table = write_table();
   // PowerSGD rank 2; a flat run (a cut-off part of a row) is encoded on its near-square view.
   const auto bytes = [](const std::vector<Piece>& pieces) {
@@ -298,16 +300,18 @@ TEST_CASE("the parameter server's shards carry the modeled pieces they cut out",
     return total;
   };
   SECTION("one server, 2 ranks colocated: rank 1 pushes the whole layout encoded, pulls it dense") {
-    for (auto b : step_bytes(scenario(2, table, "name: parameter_server, servers: 1", "name: powersgd, rank: 2")))
+    for (auto b :
+         step_bytes(scenario(2, table, "name: parameter_server, servers: 1", "name: powersgd, rank: 2")))
       CHECK(b == bytes(kPieces) + 26016 * 4);
   }
   SECTION("two servers, 3 ranks colocated: each shard's pieces, pushed by the two other ranks") {
     const std::uint64_t first = bytes({{203, 64, false}, {16, 1, false}});
-    const std::uint64_t second =
-        bytes({{48, 1, false}, {52, 64, false}, {256, 1, true}, {32, 288, false}, {64, 1, true}, {96, 1, true}});
+    const std::uint64_t second = bytes(
+        {{48, 1, false}, {52, 64, false}, {256, 1, true}, {32, 288, false}, {64, 1, true}, {96, 1, true}});
     // Pushes: ranks 1 and 2 to server 0, ranks 0 and 2 to server 1; pulls: each server's dense
     // shard to the two other ranks.
-    for (auto b : step_bytes(scenario(3, table, "name: parameter_server, servers: 2", "name: powersgd, rank: 2")))
+    for (auto b :
+         step_bytes(scenario(3, table, "name: parameter_server, servers: 2", "name: powersgd, rank: 2")))
       CHECK(b == 2 * first + 2 * second + 4 * 13008 * 4);
   }
 }

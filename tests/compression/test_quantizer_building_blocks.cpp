@@ -32,7 +32,8 @@ struct ScalarXoshiro128Plus {
 
 }  // namespace
 
-TEST_CASE("block uniforms are eight interleaved xoshiro128+ streams seeded by SplitMix64", "[compression][uniforms]") {
+TEST_CASE("block uniforms are eight interleaved xoshiro128+ streams seeded by SplitMix64",
+          "[compression][uniforms]") {
   Rng rng(2024), same(2024);
   UniformBlocks blocks(rng);
   // The documented seeding: one draw of the stream, then SplitMix64 chained, two words per call.
@@ -54,7 +55,8 @@ TEST_CASE("block uniforms are eight interleaved xoshiro128+ streams seeded by Sp
   }
 }
 
-TEST_CASE("block uniforms lie in 0 <= u < 1 with the mean and variance of a standard uniform", "[compression][uniforms]") {
+TEST_CASE("block uniforms lie in 0 <= u < 1 with the mean and variance of a standard uniform",
+          "[compression][uniforms]") {
   Rng rng(7);
   UniformBlocks blocks(rng);
   const int n_blocks = 4096;  // about 10^6 values
@@ -74,10 +76,12 @@ TEST_CASE("block uniforms lie in 0 <= u < 1 with the mean and variance of a stan
   CHECK(lo >= 0.0f);
   CHECK(hi < 1.0f);
   CHECK(std::abs(mean - 0.5) < 5 * std::sqrt(1.0 / 12 / n));
-  CHECK(std::abs(var - 1.0 / 12) < 5 * std::sqrt(1.0 / 180 / n));  // SE of a variance: sqrt((mu4 - sigma^4)/n)
+  CHECK(std::abs(var - 1.0 / 12) <
+        5 * std::sqrt(1.0 / 180 / n));  // SE of a variance: sqrt((mu4 - sigma^4)/n)
 }
 
-TEST_CASE("bit packing round-trips every width through batched and single-code paths", "[compression][bitpack]") {
+TEST_CASE("bit packing round-trips every width through batched and single-code paths",
+          "[compression][bitpack]") {
   Rng rng(11);
   for (unsigned bits = 1; bits <= 25; ++bits) {
     for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{9},

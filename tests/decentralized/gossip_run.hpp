@@ -43,9 +43,7 @@ inline GossipRun run_gossip(const std::string& yaml, const std::vector<std::stri
     };
     const SimulationResult result = simulate(sc, {}, hooks);
     std::ostringstream out;
-    const AlgorithmInfo* info = find_algorithm(sc.algorithm.name);
-    std::vector<SummaryField> fields;
-    if (info->summary_fields) fields = info->summary_fields(algorithm_config(sc));
+    const std::vector<SummaryField>& fields = result.summary_fields;
     out << fields.size() << "\n";
     for (const auto& f : fields) out << f.key << " " << fmt::format("{}", f.value) << "\n";
     out << result.messages_sent << "\n";

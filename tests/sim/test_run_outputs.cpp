@@ -22,7 +22,9 @@ model: {size: 8MB, proxy_dim: 1000}
 algorithm: {name: ring_allreduce, op: avg}
 )";
 
-nlohmann::json summary_of(const fs::path& dir) { return nlohmann::json::parse(read_file(dir / "summary.json")); }
+nlohmann::json summary_of(const fs::path& dir) {
+  return nlohmann::json::parse(read_file(dir / "summary.json"));
+}
 
 }  // namespace
 
@@ -79,7 +81,8 @@ TEST_CASE("resolved.yaml reloads to the same scenario", "[outputs]") {
 TEST_CASE("set overrides change keys, and a failed run leaves an existing folder untouched", "[outputs]") {
   const auto dir = fresh_dir("set");
   write_file(dir / "s.yaml", kScenario);
-  REQUIRE(run_aggsim({"run", "s.yaml", "--out", "run", "--set", "ranks=4", "--set", "algorithm.op=sum"}, dir).exit_code == 0);
+  REQUIRE(run_aggsim({"run", "s.yaml", "--out", "run", "--set", "ranks=4", "--set", "algorithm.op=sum"}, dir)
+              .exit_code == 0);
   const auto before = read_file(dir / "run" / "summary.json");
   CHECK(summary_of(dir / "run")["ranks"] == 4);
   CHECK(summary_of(dir / "run")["op"] == "sum");

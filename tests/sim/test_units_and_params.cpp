@@ -1,10 +1,10 @@
 // Units (SimGrid's suffixes), typed parameters, natural host order.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 
 #include "sim/core/params.hpp"
 #include "sim/core/random.hpp"
+#include "sim/core/strings.hpp"
 #include "sim/core/units.hpp"
 #include "sim/platform/platform.hpp"
 
@@ -46,9 +46,11 @@ TEST_CASE("typed parameters check kinds and ranges and print back canonically", 
   const ParamValue v = parse_param(bw, "10Gbps");
   CHECK(std::get<double>(parse_param(bw, format_param(bw, v))) == 1.25e9);
   const auto dims = ParamSpec("dims", ParamKind::integer_list).at_least(1);
-  CHECK(std::get<std::vector<std::int64_t>>(parse_param(dims, "4, 4,2")) == std::vector<std::int64_t>{4, 4, 2});
+  CHECK(std::get<std::vector<std::int64_t>>(parse_param(dims, "4, 4,2")) ==
+        std::vector<std::int64_t>{4, 4, 2});
   CHECK_THROWS(parse_param(dims, "4,0"));
-  const Params defaults = default_params({ParamSpec("k", ParamKind::integer, "3"), ParamSpec("opt", ParamKind::real)});
+  const Params defaults =
+      default_params({ParamSpec("k", ParamKind::integer, "3"), ParamSpec("opt", ParamKind::real)});
   CHECK(defaults.integer("k") == 3);
   CHECK_FALSE(defaults.has("opt"));
 }
@@ -60,6 +62,15 @@ TEST_CASE("hosts sort in natural order, not as text", "[platform]") {
   CHECK(natural_less("node-2-gpu-1", "node-2-gpu-10"));
   CHECK(natural_less("a", "b"));
   CHECK_FALSE(natural_less("host-3", "host-3"));
+}
+
+TEST_CASE("comma lists split into trimmed items, empty items kept", "[strings]") {
+  CHECK(split_list("a, b,c") == std::vector<std::string>{"a", "b", "c"});
+  CHECK(split_list(" gpu-7 ,\tgpu-3\t") == std::vector<std::string>{"gpu-7", "gpu-3"});
+  CHECK(split_list("a,,b") == std::vector<std::string>{"a", "", "b"});
+  CHECK(split_list("a,") == std::vector<std::string>{"a", ""});
+  CHECK(split_list("") == std::vector<std::string>{""});
+  CHECK(split_list("x;y", ';') == std::vector<std::string>{"x", "y"});
 }
 
 TEST_CASE("random streams are reproducible and independent by purpose and rank", "[random]") {

@@ -46,7 +46,8 @@ inline std::filesystem::path fresh_dir(const std::string& tag) {
 }
 
 // Runs `aggsim args...` in `cwd` (default: the source tree, so relative platform paths resolve).
-inline CliResult run_aggsim(const std::vector<std::string>& args, const std::filesystem::path& cwd = AGGSIM_SOURCE_DIR) {
+inline CliResult run_aggsim(const std::vector<std::string>& args,
+                            const std::filesystem::path& cwd = AGGSIM_SOURCE_DIR) {
   const auto tmp = fresh_dir("cli");
   std::string cmd = "cd " + shell_quote(cwd.string()) + " && " + shell_quote(AGGSIM_BIN);
   for (const auto& a : args) cmd += " " + shell_quote(a);

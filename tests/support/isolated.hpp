@@ -46,7 +46,8 @@ inline std::string run_isolated(const std::function<std::string()>& body) {
   close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  if (!WIFEXITED(status)) throw std::runtime_error("simulation child crashed (signal " + std::to_string(WTERMSIG(status)) + ")");
+  if (!WIFEXITED(status))
+    throw std::runtime_error("simulation child crashed (signal " + std::to_string(WTERMSIG(status)) + ")");
   if (WEXITSTATUS(status) != 0) throw std::runtime_error("simulation child failed: " + result);
   return result;
 }

@@ -37,7 +37,8 @@ inline Eigen::VectorXd direct_reduction(const std::vector<Eigen::VectorXf>& inpu
   return acc;
 }
 
-inline ReductionError check_reduction(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+inline ReductionError check_reduction(const std::string& yaml,
+                                      const std::vector<std::string>& overrides = {}) {
   const std::string text = run_isolated([&] {
     const Scenario sc = load_scenario_text(yaml, "test.yaml", overrides);
     const Captured run = simulate_capturing(sc);
@@ -49,11 +50,13 @@ inline ReductionError check_reduction(const std::string& yaml, const std::vector
       for (const auto& out : outs) {
         if (out.size() != expected.size()) return std::string("size mismatch");
         e.max_abs_error = std::max(e.max_abs_error, (out.cast<double>() - expected).cwiseAbs().maxCoeff());
-        e.max_rank_spread = std::max(e.max_rank_spread, static_cast<double>((out - outs[0]).cwiseAbs().maxCoeff()));
+        e.max_rank_spread =
+            std::max(e.max_rank_spread, static_cast<double>((out - outs[0]).cwiseAbs().maxCoeff()));
         ++e.checked_vectors;
       }
     }
-    return fmt::format("{} {} {} {}", e.max_abs_error, e.max_rank_spread, e.reference_scale, e.checked_vectors);
+    return fmt::format("{} {} {} {}", e.max_abs_error, e.max_rank_spread, e.reference_scale,
+                       e.checked_vectors);
   });
   std::istringstream in(text);
   ReductionError e;
@@ -80,6 +83,8 @@ inline std::vector<double> step_times(const std::string& yaml, const std::vector
 }
 
 // Float tolerance for a sum of p values of magnitude `scale` in a different order.
-inline double summation_tolerance(int p, double scale) { return 4.0 * p * 1.2e-7 * std::max(scale, 1.0) * std::sqrt(p); }
+inline double summation_tolerance(int p, double scale) {
+  return 4.0 * p * 1.2e-7 * std::max(scale, 1.0) * std::sqrt(p);
+}
 
 }  // namespace aggsim::test

@@ -1,0 +1,73 @@
+#include "sim/core/strings.hpp"
+
+#include <cctype>
+
+namespace aggsim {
+
+std::vector<std::string> split_list(const std::string& text, char separator) {
+  std::vector<std::string> items;
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t end = text.find(separator, begin);
+    const std::string item = text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    const auto first = item.find_first_not_of(" \t"), last = item.find_last_not_of(" \t");
+    items.push_back(first == std::string::npos ? "" : item.substr(first, last - first + 1));
+    if (end == std::string::npos) return items;
+    begin = end + 1;
+  }
+}
+
+bool natural_less(const std::string& a, const std::string& b) {
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
+      std::size_t i2 = i, j2 = j;
+      while (i2 < a.size() && std::isdigit(static_cast<unsigned char>(a[i2]))) ++i2;
+      while (j2 < b.size() && std::isdigit(static_cast<unsigned char>(b[j2]))) ++j2;
+      // Compare digit runs by value: strip leading zeros, then by length, then lexically.
+      std::size_t ia = i, jb = j;
+      while (ia + 1 < i2 && a[ia] == '0') ++ia;
+      while (jb + 1 < j2 && b[jb] == '0') ++jb;
+      if (i2 - ia != j2 - jb) return i2 - ia < j2 - jb;
+      int c = a.compare(ia, i2 - ia, b, jb, j2 - jb);
+      if (c != 0) return c < 0;
+      if (i2 - i != j2 - j) return i2 - i < j2 - j;  // "01" after "1": total order
+      i = i2;
+      j = j2;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
+}
+
+std::vector<std::string> split_flow_list(const std::string& text) {
+  std::vector<std::string> raw;
+  std::string current;
+  int depth = 0;
+  char quote = 0;
+  for (char c : text) {
+    if (quote) {
+      quote = c == quote ? 0 : quote;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      raw.push_back(current);
+      current.clear();
+      continue;
+    }
+    current += c;
+  }
+  raw.push_back(current);
+  std::vector<std::string> out;
+  for (const auto& item : raw) out.push_back(split_list(item, '\0').front());  // trims like split_list
+  return out;
+}
+
+}  // namespace aggsim

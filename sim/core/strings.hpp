@@ -1,0 +1,20 @@
+#pragma once
+// Small text helpers shared by every layer.
+#include <string>
+#include <vector>
+
+namespace aggsim {
+
+// "a, b,c" -> {"a", "b", "c"}: the items between separators, spaces and tabs around each trimmed.
+// An empty item stays (callers reject it with their own message); "" gives one empty item.
+std::vector<std::string> split_list(const std::string& text, char separator = ',');
+
+// "8, [1, 2], {a: 1, b: 2}" -> {"8", "[1, 2]", "{a: 1, b: 2}"}: a comma list of YAML flow values,
+// split only at commas outside brackets, braces and quotes; items trimmed.
+std::vector<std::string> split_flow_list(const std::string& text);
+
+// Compares names in natural order: "host-2" < "host-10" (digit runs by value; SimGrid sorts host
+// names as text). A total order: "01" sorts after "1".
+bool natural_less(const std::string& a, const std::string& b);
+
+}  // namespace aggsim

@@ -1,0 +1,92 @@
+#!/usr/bin/python3
+"""Checks that no #include runs from a lower layer to a higher one.
+
+Layers, bottom first; a file may include files of its own layer and of the layers below it. The
+same list is drawn in README.md (Layout).
+  check_layers.py [ROOT]     exit 1 and print every upward include found under ROOT/sim, ROOT/algorithms
+  check_layers.py --self-test  checks that an upward include in a scratch tree is reported
+"""
+import pathlib
+import re
+import sys
+import tempfile
+
+LAYERS = [
+    ("core", "sim/core/"),            # errors, params, units, random streams, string helpers
+    ("metrics", "sim/metrics/"),      # step log, trace recorder, link usage
+    ("comm", "sim/comm/"),            # the only code touching mailboxes
+    ("api", "sim/api/"),              # what algorithms see: RankContext, RankLayout, Aggregator, ReduceOp
+    ("platform", "sim/platform/"),    # XML checks, generators, rank -> host mapping
+    ("workload", "sim/workload/"),    # training problems, compute-time model
+    ("algorithms", "algorithms/"),    # every algorithm, compressor, transport; registry (the tables)
+    ("scenario", "sim/scenario/"),    # YAML -> checked, resolved scenario
+    ("engine", "sim/engine/"),        # prepare stage, one actor per rank, the simulation
+    ("output", "sim/output/"),        # run folder files (report), atomic writes
+    ("sweep", "sim/sweep/"),          # sweep expansion, local and Slurm runners
+    ("cli", "sim/cli/"),              # aggsim's verbs
+]
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
+
+
+def layer_of(path):
+    for index, (name, prefix) in enumerate(LAYERS):
+        if path.startswith(prefix):
+            return index, name
+    return None, None
+
+
+def upward_includes(root):
+    root = pathlib.Path(root)
+    found = []
+    for folder in ("sim", "algorithms"):
+        for source in sorted((root / folder).rglob("*")):
+            if source.suffix not in (".hpp", ".cpp", ".h"):
+                continue
+            relative = source.relative_to(root).as_posix()
+            here, here_name = layer_of(relative)
+            if here is None:
+                found.append(f"{relative}: in no layer (add its folder to LAYERS)")
+                continue
+            text = source.read_text(encoding="utf-8")
+            for match in INCLUDE.finditer(text):
+                target, target_name = layer_of(match.group(1))
+                if target is not None and target > here:
+                    line = text.count("\n", 0, match.start()) + 1
+                    found.append(f"{relative}:{line}: layer {here_name} includes {match.group(1)} "
+                                 f"(layer {target_name}, above it)")
+    return found
+
+
+def self_test():
+    with tempfile.TemporaryDirectory() as scratch:
+        root = pathlib.Path(scratch)
+        (root / "sim/core").mkdir(parents=True)
+        (root / "sim/engine").mkdir(parents=True)
+        (root / "sim/engine/run.hpp").write_text('#include "sim/core/ok.hpp"\n')
+        (root / "sim/core/ok.hpp").write_text("#pragma once\n")
+        if upward_includes(root):
+            print("self-test: a downward include was reported")
+            return 1
+        (root / "sim/core/bad.hpp").write_text('#pragma once\n#include "sim/engine/run.hpp"\n')
+        found = upward_includes(root)
+        if found != ["sim/core/bad.hpp:2: layer core includes sim/engine/run.hpp (layer engine, above it)"]:
+            print(f"self-test: expected the upward include to be reported, got {found}")
+            return 1
+    print("self-test: ok")
+    return 0
+
+
+def main(argv):
+    if argv[1:] == ["--self-test"]:
+        return self_test()
+    root = argv[1] if len(argv) > 1 else pathlib.Path(__file__).resolve().parents[2]
+    found = upward_includes(root)
+    for line in found:
+        print(line)
+    print(f"{len(found)} include(s) against the layer order" if found else "layers: no include runs upward")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
