@@ -131,8 +131,6 @@ std::vector<LayerSpec> modeled_layers(const ModelSpec& model) {
   return {flat};
 }
 
-}  // namespace
-
 // The prepare stage of the scenario's algorithm on the platform's rank layout; its parameter
 // errors point at the scenario's keys.
 AlgorithmRun prepare_algorithm(const Scenario& sc, const AlgorithmConfig& config) {
