@@ -4,6 +4,8 @@
 
 #include "sim/workload/synthetic_gradient.hpp"
 
+// Step boundaries and each rank's aggregation, at verbose level: Release builds (NDEBUG) compile
+// SimGrid's debug level out, and --log=aggsim_engine.thres:debug (or :verbose) shows verbose lines.
 XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(aggsim_engine);
 
 namespace aggsim {
@@ -56,13 +58,13 @@ void aggregate_step(RankState& st, const RunShared& run, int step) {
     if (pipelined(run)) st.ready->acquire();
     if (b == 0) {
       rec.agg_start = sg4::Engine::get_clock();
-      XBT_DEBUG("rank %d step %d: aggregation starts (%zu bucket(s))", st.ctx.rank, step, st.buckets.size());
+      XBT_VERB("rank %d step %d: aggregation starts (%zu bucket(s))", st.ctx.rank, step, st.buckets.size());
     }
     RankContext bucket_ctx = st.ctx.for_bucket(b);
     st.aggregators[b]->aggregate(bucket_ctx, st.buckets[b]);
   }
   rec.agg_end = sg4::Engine::get_clock();
-  XBT_DEBUG("rank %d step %d: aggregation ends", st.ctx.rank, step);
+  XBT_VERB("rank %d step %d: aggregation ends", st.ctx.rank, step);
   rec.bytes_sent = st.comm.counters().bytes_sent - c0.bytes_sent;
   rec.messages_sent = st.comm.counters().messages_sent - c0.messages_sent;
 }
@@ -98,7 +100,7 @@ void run_compute(RankState& st, const RunShared& run) {
     st.ctx.step = step;
     RankStepRecord& rec = run.log.at(st.ctx.rank, step);
     rec.start = sg4::Engine::get_clock();
-    XBT_DEBUG("rank %d: step %d begins", st.ctx.rank, step);
+    XBT_VERB("rank %d: step %d begins", st.ctx.rank, step);
     Eigen::VectorXf values = local_values(st, run, step);
     const Eigen::VectorXf before = run.hooks.after_aggregate ? values : Eigen::VectorXf();
     cut_into_buckets(st, run, values);
@@ -111,7 +113,7 @@ void run_compute(RankState& st, const RunShared& run) {
     join_buckets(st, run, values);
     if (run.hooks.after_aggregate) run.hooks.after_aggregate(st.ctx.rank, step, before, values);
     apply_step(st, run, step, values);
-    XBT_DEBUG("rank %d: step %d ends", st.ctx.rank, step);
+    XBT_VERB("rank %d: step %d ends", st.ctx.rank, step);
   }
   if (!pipelined(run)) finish_aggregators(st);
 }

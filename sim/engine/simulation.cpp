@@ -131,8 +131,6 @@ std::vector<LayerSpec> modeled_layers(const ModelSpec& model) {
   return {flat};
 }
 
-}  // namespace
-
 // The prepare stage of the scenario's algorithm on the platform's rank layout; its parameter
 // errors point at the scenario's keys.
 AlgorithmRun prepare_algorithm(const Scenario& sc, const AlgorithmConfig& config) {
@@ -213,10 +211,10 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
     start_rank(*st, run);
     ranks.push_back(std::move(st));
   }
-  XBT_DEBUG("%d ranks, %d steps, %zu bucket(s) per step: simulation starts", sc.ranks, sc.steps,
-            run.plan.buckets.size());
+  XBT_VERB("%d ranks, %d steps, %zu bucket(s) per step: simulation starts", sc.ranks, sc.steps,
+           run.plan.buckets.size());
   engine.run();
-  XBT_DEBUG("simulation ends at %g s", sg4::Engine::get_clock());
+  XBT_VERB("simulation ends at %g s", sg4::Engine::get_clock());
   result.sim_time_s = sg4::Engine::get_clock();
   if (tracer)
     result.extra_files = {

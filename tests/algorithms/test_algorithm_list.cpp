@@ -159,8 +159,11 @@ TEST_CASE("every default aggsim list prints is what a scenario gets when it leav
   }
   const std::string no_model =
       "ranks: 4\nplatform: {topology: cluster, hosts: 4}\nalgorithm: {name: ring_allreduce}\n";
+  // model.batch applies to layer tables only, model.size to models without one.
+  const std::string with_layers =
+      no_model + "model: {layers: " + std::string(AGGSIM_SOURCE_DIR) + "/scenarios/models/resnet50.yaml}\n";
   for (const auto& d : printed_defaults(section(r.out, "Model "), "")) {
-    check_printed_default(no_model, "model." + d.key, d.value);
+    check_printed_default(d.key == "batch" ? with_layers : no_model, "model." + d.key, d.value);
     ++checked;
   }
   // The common keys' defaults are printed (op, granularity, bucket, apply_to at least).
