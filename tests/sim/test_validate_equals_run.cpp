@@ -143,7 +143,7 @@ TEST_CASE("validate and run agree on what only the platform can refute", "[valid
 }
 
 // The engine's log category shows each step's boundaries and each rank's aggregation.
-TEST_CASE("--log=aggsim_engine.thres:debug logs steps and each rank's aggregation", "[log]") {
+TEST_CASE("the engine log category shows each step and each rank's aggregation at debug level", "[log]") {
   const auto dir = fresh_dir("log");
   write_file(dir / "s.yaml", scenario("{name: ring_allreduce}", "{name: none}"));
   const auto quiet = run_aggsim({"run", (dir / "s.yaml").string(), "--out", (dir / "a").string(), "-q"});
