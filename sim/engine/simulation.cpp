@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "algorithms/registry.hpp"
+#include "sim/calibrate/network_factors.hpp"
 #include "sim/core/error.hpp"
 #include "sim/metrics/link_usage.hpp"
 #include "sim/platform/platform.hpp"
@@ -147,6 +148,7 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
   if (sc.output.trace) tracer = std::make_unique<Tracer>();
   if (link_load) enable_link_load();
   const auto hosts = load_and_map(sc, *engine, result.platform_description);
+  if (sc.calibration) install_network_factors(*engine, *sc.calibration);
   if (link_load) track_all_links(*engine);
   const RankLayout layout = layout_of(hosts);
 

@@ -3,10 +3,12 @@
 // reads these.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "algorithms/reduce_op.hpp"
+#include "sim/calibrate/calibration.hpp"
 #include "sim/core/params.hpp"
 #include "sim/workload/options.hpp"
 
@@ -88,6 +90,7 @@ struct Scenario {
   WorkloadSpec workload;
   ComputeSpec compute;
   OutputSpec output;
+  std::optional<Calibration> calibration;  // `calibration: cal.yaml` (already applied to platform/network)
 };
 
 const char* network_preset_name(NetworkPreset preset);
