@@ -13,6 +13,7 @@ namespace aggsim {
 struct MeasuredRunOptions {
   std::string scenario;
   std::vector<std::string> measurement_files;
+  std::vector<std::string> overrides;     // --set key=value for the scenario (and every child)
   MeasurementDefaults defaults;           // for logs that do not say (OSU)
   std::vector<std::string> simgrid_args;  // passed to every child
   std::string exe;                        // the aggsim binary

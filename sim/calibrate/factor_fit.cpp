@@ -65,7 +65,7 @@ StepFit fit_step(const std::vector<const ProbeRow*>& rows) {
   double best_r = std::numeric_limits<double>::infinity();
   for (const auto& c : candidates) {
     const double r = residual(rows, c.x, c.y);
-    if (r < best_r) best_r = r, best = c;
+    if (r < best_r - 1e-12) best_r = r, best = c;  // a tie keeps the earlier (dominant) candidate
   }
   return best;
 }

@@ -23,6 +23,8 @@ void add_common(CLI::App* cmd, MeasuredOptions& o) {
   cmd->add_option("scenario", o.scenario, "scenario naming the platform and the algorithm measured")
       ->required();
   cmd->add_option("measurements", o.measurements, "nccl-tests, OSU or CSV logs")->required();
+  cmd->add_option("--set", o.overrides, "override a scenario key, e.g. --set calibration=cal.yaml")
+      ->allow_extra_args(false);
   cmd->add_option("--ranks", o.ranks, "ranks of logs that do not print them (osu_allreduce)")
       ->check(CLI::Range(1, 1 << 22));
   cmd->add_option("--nodes", o.nodes, "nodes of logs that do not print them (OSU: default one rank per node)")
@@ -35,6 +37,7 @@ MeasuredRunOptions run_options(const MeasuredOptions& o) {
   MeasuredRunOptions r;
   r.scenario = o.scenario;
   r.measurement_files = o.measurements;
+  r.overrides = o.overrides;
   r.defaults = {o.ranks, o.nodes};
   r.simgrid_args = o.simgrid_args;
   r.exe = self_executable();

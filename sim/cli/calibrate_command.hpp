@@ -9,9 +9,10 @@ namespace aggsim::cli {
 struct MeasuredOptions {
   std::string scenario;
   std::vector<std::string> measurements;
-  std::string out;     // calibrate: the calibration file
-  std::string csv;     // compare: also write the rows as CSV
-  std::string breaks;  // calibrate: factor step boundaries, e.g. "4KiB,64KiB,1MiB"
+  std::vector<std::string> overrides;  // --set key.path=value, for the scenario and every simulation
+  std::string out;                     // calibrate: the calibration file
+  std::string csv;                     // compare: also write the rows as CSV
+  std::string breaks;                  // calibrate: factor step boundaries, e.g. "4KiB,64KiB,1MiB"
   int ranks = 0, nodes = 0, jobs = 0;
   std::vector<std::string> simgrid_args;
 };
