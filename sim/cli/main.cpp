@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "sim/cli/calibrate_command.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/core/error.hpp"
 #include "sim/platform/ns3_environment.hpp"
@@ -78,6 +79,8 @@ int main(int argc, char** argv) {
   sweep_slurm->add_option("--partition", sweep_options.partition, "Slurm partition");
   sweep_slurm->add_option("--time", sweep_options.time, "time limit per array task, e.g. 01:00:00");
   add_sweep_verb("merge", "merge the finished points' summary.json into results.csv");
+  aggsim::cli::MeasuredOptions measured_options;
+  const auto [calibrate, compare] = aggsim::cli::add_measured_verbs(app, measured_options);
   CLI::App* bench = app.add_subcommand("bench", "time reference workloads (see README)");
   bench->allow_extras();
 
@@ -95,6 +98,9 @@ int main(int argc, char** argv) {
       sweep_options.simgrid_args = options.simgrid_args;
       return aggsim::cli::sweep_command(sweep_options);
     }
+    measured_options.simgrid_args = options.simgrid_args;
+    if (*calibrate) return aggsim::cli::calibrate_command(measured_options);
+    if (*compare) return aggsim::cli::compare_command(measured_options);
     if (*list) return aggsim::cli::list_command();
     if (*bench) return aggsim::cli::bench_command(bench->remaining());
   } catch (const aggsim::InputError& e) {

@@ -8,6 +8,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "algorithms/registry.hpp"
+#include "sim/engine/network_factors.hpp"
 #include "sim/core/error.hpp"
 #include "sim/engine/rank_actor.hpp"
 #include "sim/metrics/link_usage.hpp"
@@ -148,6 +149,7 @@ PreparedRun::PreparedRun(const Scenario& sc, const std::vector<std::string>& sim
     : engine(make_engine(sc, simgrid_args)) {
   if (link_load) enable_link_load();
   hosts = load_and_map(sc, *engine, platform_description);
+  if (sc.calibration) install_network_factors(*engine, *sc.calibration);
   layout = layout_of(hosts);
   config = algorithm_config(sc);
   config.layout = &layout;

@@ -90,6 +90,7 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result,
   j["op"] = reduce_kind_name(sc.algorithm.op.kind);
   j["compression"] = sc.compression.name;
   j["network"] = network_preset_name(sc.network);
+  j["calibration"] = sc.calibration ? nlohmann::ordered_json(sc.calibration->file) : nlohmann::ordered_json();
   j["platform"] = result.platform_description;
   j["model_bytes"] = sc.model.size_bytes;
   j["math"] = sc.model.math;

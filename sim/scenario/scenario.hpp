@@ -4,10 +4,12 @@
 // Only sim/scenario knows YAML.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/api/reduce_op.hpp"
+#include "sim/scenario/calibration.hpp"
 #include "sim/core/params.hpp"
 #include "sim/platform/platform_spec.hpp"
 #include "sim/workload/options.hpp"
@@ -91,6 +93,7 @@ struct Scenario {
   WorkloadSpec workload;
   ComputeSpec compute;
   OutputSpec output;
+  std::optional<Calibration> calibration;  // `calibration: cal.yaml` (already applied to platform/network)
 };
 
 const char* network_preset_name(NetworkPreset preset);

@@ -10,6 +10,7 @@
 #include "algorithms/registry.hpp"
 #include "sim/core/error.hpp"
 #include "sim/platform/topology.hpp"
+#include "sim/scenario/calibration_key.hpp"
 #include "sim/scenario/workload_loader.hpp"
 #include "sim/scenario/yaml_reader.hpp"
 
@@ -124,7 +125,7 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
   YamlMap top(YamlValue(doc, "", source));
   // A misspelt key is the likeliest mistake and explains later ones: report it first.
   top.expect({"name", "description", "seed", "ranks", "steps", "platform", "network", "model", "algorithm",
-              "compression", "workload", "compute", "output"});
+              "compression", "workload", "compute", "output", "calibration"});
   top.finish();
 
   if (auto v = top.get("name"))
@@ -170,6 +171,8 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
                       "use topology cluster, or network lv08 | alpha_beta",
                       sc.platform.topology));
   }
+
+  if (auto v = top.get("calibration")) read_calibration_key(*v, sc, top.get("network").has_value());
 
   read_model(top.get("model"), sc.model, source->file);
 
@@ -297,6 +300,7 @@ std::string resolved_yaml(const Scenario& sc) {
   }
   out << YAML::EndMap;
   out << YAML::Key << "network" << YAML::Value << network_preset_name(sc.network);
+  if (sc.calibration) out << YAML::Key << "calibration" << YAML::Value << sc.calibration->file;
   out << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
   if (sc.model.layers_file.empty())
     out << YAML::Key << "size" << YAML::Value << fmt::format("{}B", sc.model.size_bytes);

@@ -23,6 +23,7 @@ LAYERS = [
     ("engine", "sim/engine/"),        # prepare stage, one actor per rank, the simulation
     ("output", "sim/output/"),        # run folder files (report), atomic writes
     ("sweep", "sim/sweep/"),          # sweep expansion, local and Slurm runners
+    ("calibrate", "sim/calibrate/"),  # measurement readers, factor fitting, calibrate and compare
     ("cli", "sim/cli/"),              # aggsim's verbs
 ]
 

@@ -1,0 +1,223 @@
+#include "sim/calibrate/calibrate.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "sim/scenario/calibration.hpp"
+#include "sim/calibrate/factor_fit.hpp"
+#include "sim/calibrate/point_plan.hpp"
+#include "sim/calibrate/point_runner.hpp"
+#include "sim/core/error.hpp"
+#include "sim/platform/topology.hpp"
+#include "sim/scenario/scenario_loader.hpp"
+
+namespace aggsim {
+
+namespace fs = std::filesystem;
+
+std::vector<std::uint64_t> default_factor_edges() {
+  return {4ull << 10, 64ull << 10, 1ull << 20, 16ull << 20};
+}
+
+std::vector<Measurement> read_all_measurements(const MeasuredRunOptions& options) {
+  std::vector<Measurement> all;
+  for (const auto& file : options.measurement_files) {
+    MeasurementFile f = read_measurement_file(file, options.defaults);
+    for (const auto& s : f.skipped) fmt::print(stderr, "aggsim: warning: {}: skipped: {}\n", s.where, s.why);
+    all.insert(all.end(), f.rows.begin(), f.rows.end());
+  }
+  return all;
+}
+
+namespace {
+
+// Probe-and-fit passes per level; the run after a pass confirms it unless the critical flows changed.
+constexpr int kMaxFitPasses = 3;
+constexpr double kFitTolerance = 1e-2;  // simulated vs the fit's linear prediction
+
+// Simulated time of each measured point under the scenario plus `extra` overrides.
+std::vector<double> simulate_points(const MeasuredRunOptions& options, const std::vector<PointPlan>& plans,
+                                    const std::vector<std::string>& extra) {
+  std::vector<std::vector<std::string>> sets;
+  for (const auto& p : plans) {
+    sets.push_back(options.overrides);
+    sets.back().insert(sets.back().end(), p.sets.begin(), p.sets.end());
+    sets.back().insert(sets.back().end(), extra.begin(), extra.end());
+  }
+  PointRunOptions run{options.exe, options.scenario, options.simgrid_args, options.jobs};
+  std::vector<double> times = run_points(run, sets);
+  for (std::size_t i = 0; i < times.size(); ++i) times[i] /= plans[i].divisor;
+  return times;
+}
+
+// The generator's link values the factors multiply (written into the calibration, so that a
+// scenario with other values still gets the machine that was measured).
+std::map<std::string, std::string> link_values(const Scenario& sc) {
+  std::map<std::string, std::string> values;
+  if (sc.platform.topology.empty()) return values;
+  for (const auto& spec : find_topology(sc.platform.topology)->params) {
+    const bool link_key = spec.kind == ParamKind::bandwidth || spec.kind == ParamKind::duration;
+    if (link_key && sc.platform.params.has(spec.key))
+      values[spec.key] = format_param(spec, sc.platform.params.all().at(spec.key));
+  }
+  return values;
+}
+
+struct TempFile {
+  fs::path path;
+  explicit TempFile(const std::string& text) {
+    std::string templ = (fs::temp_directory_path() / "aggsim-cal-XXXXXX.yaml").string();
+    const int fd = ::mkstemps(templ.data(), 5);
+    if (fd < 0) throw std::runtime_error("cannot create a temporary calibration file");
+    ::close(fd);
+    path = templ;
+    std::ofstream(path) << text;
+  }
+  ~TempFile() {
+    std::error_code ignored;
+    fs::remove(path, ignored);
+  }
+};
+
+std::string factor_lines(const FactorTable& t, const std::vector<int>& points) {
+  std::string out =
+      fmt::format("  {:>12} {:>12} {:>12} {:>7}\n", "from (B)", "latency x", "bandwidth x", "points");
+  for (std::size_t s = 0; s < t.steps.size(); ++s)
+    out += fmt::format("  {:>12} {:>12.4g} {:>12.4g} {:>7}\n", t.steps[s].from_bytes, t.steps[s].latency,
+                       t.steps[s].bandwidth, s < points.size() ? points[s] : 0);
+  return out;
+}
+
+}  // namespace
+
+CalibrationResult calibrate(const MeasuredRunOptions& options, const std::vector<std::uint64_t>& edges) {
+  const Scenario base = load_scenario(options.scenario, options.overrides);
+  check_plain_collective(base, "calibrate");
+  if (base.calibration)
+    throw InputError(
+        fmt::format("{}: calibration: the scenario already uses {}; calibrate a scenario without one",
+                    base.where("calibration"), base.calibration->file));
+  const std::vector<Measurement> measured = read_all_measurements(options);
+  std::vector<PointPlan> plans;
+  for (const auto& m : measured) plans.push_back(plan_point(base, m));
+
+  Calibration cal;
+  cal.network = network_preset_name(base.network);
+  if (cal.network == "ns3")
+    throw InputError(fmt::format("{}: network ns3 takes no calibration factors", base.source_file));
+  std::string notes;
+  std::string factors_text;
+  std::vector<double> simulated(plans.size(), 0.0);  // each level's points under its final factors
+  // Inside a node first (single-node points), then between nodes with those intra-node factors in
+  // place: a multi-node ring's time also holds its intra-node hops. Single-node points never cross
+  // nodes, so the inter-node factors cannot change their simulated times.
+  for (const bool inter : {false, true}) {
+    const std::string level = inter ? "inter-node" : "intra-node";
+    std::vector<std::size_t> idx;
+    for (std::size_t i = 0; i < plans.size(); ++i)
+      if (plans[i].inter_node == inter) idx.push_back(i);
+    FactorTable& table = inter ? cal.inter : cal.intra;
+    if (idx.empty()) {
+      notes += fmt::format(
+          "- {} latency and bandwidth: no {} measurement; assumed the platform's values (factor 1)\n", level,
+          inter ? "multi-node" : "single-node");
+      continue;
+    }
+    std::vector<PointPlan> level_plans;
+    for (auto i : idx) level_plans.push_back(plans[i]);
+    // Probe: once as is, once with this level's latencies doubled; the difference is the latency part.
+    // The split is exact while the same flows stay critical. The next pass simulates the fitted
+    // factors: if that matches the fit's prediction the level is done (and those runs are its
+    // simulated times); if the factors changed which flow is slowest (an intra-node hop of a
+    // multi-node ring), it probes again around them.
+    FactorFit fit;
+    std::vector<double> predicted;
+    for (int pass = 0;; ++pass) {
+      const TempFile as_is(calibration_yaml(cal, "probe"));
+      const auto t0 = simulate_points(options, level_plans, {"calibration=" + as_is.path.string()});
+      double off = pass == 0 ? 1.0 : 0.0;
+      for (std::size_t k = 0; k < predicted.size(); ++k)
+        off = std::max(off, std::fabs(t0[k] / predicted[k] - 1));
+      if (off < kFitTolerance || pass == kMaxFitPasses) {
+        for (std::size_t k = 0; k < idx.size(); ++k) simulated[idx[k]] = t0[k];
+        break;
+      }
+      Calibration doubled = cal;
+      FactorTable& probe_table = inter ? doubled.inter : doubled.intra;
+      if (probe_table.empty()) probe_table.steps = {{0, 1.0, 1.0}};
+      for (auto& step : probe_table.steps) step.latency *= 2;
+      const TempFile probe(calibration_yaml(doubled, "probe"));
+      const auto t1 = simulate_points(options, level_plans, {"calibration=" + probe.path.string()});
+      std::vector<ProbeRow> rows;
+      for (std::size_t k = 0; k < idx.size(); ++k) {
+        const double lat = std::max(0.0, t1[k] - t0[k]);
+        rows.push_back(
+            {plans[idx[k]].message_bytes, measured[idx[k]].time_s, lat, std::max(0.0, t0[k] - lat)});
+      }
+      fit = fit_factors(rows, edges, level);
+      predicted.clear();
+      for (const auto& r : rows) {
+        const FactorStep& m = fit.table.at(r.message_bytes);
+        predicted.push_back(m.latency * r.latency_s + r.bandwidth_s / m.bandwidth);
+      }
+      // The fit's factors multiply the ones probed with.
+      for (auto& step : fit.table.steps) {
+        const FactorStep before =
+            table.empty() ? FactorStep{} : table.at(static_cast<double>(step.from_bytes));
+        step.latency *= before.latency;
+        step.bandwidth *= before.bandwidth;
+      }
+      table = fit.table;
+    }
+    factors_text +=
+        fmt::format("{} factors (by message size; multiply the platform's latency and bandwidth):\n{}", level,
+                    factor_lines(table, fit.points));
+    for (const auto& n : fit.notes) notes += "- " + n + "\n";
+  }
+  cal.platform = link_values(base);
+
+  // Every point as simulated with the final factors (not the fit's linear prediction).
+  CalibrationResult result;
+  for (std::size_t i = 0; i < measured.size(); ++i) result.points.push_back({measured[i], simulated[i]});
+
+  std::string files;
+  for (const auto& f : options.measurement_files) files += (files.empty() ? "" : ", ") + f;
+  std::string platform_text;
+  for (const auto& [k, v] : cal.platform)
+    platform_text += fmt::format("{}{}: {}", platform_text.empty() ? "" : ", ", k, v);
+  result.report =
+      fmt::format("calibration of {} (network {}) on {} measured points from {}\n{}\n{}", options.scenario,
+                  cal.network, measured.size(), files, comparison_table(result.points), factors_text);
+  if (!platform_text.empty())
+    result.report += fmt::format("platform values the factors multiply: {}\n", platform_text);
+  result.report += notes.empty() ? "every parameter was identified by the data\n"
+                                 : "not identified by the data:\n" + notes;
+  result.calibration_yaml = calibration_yaml(
+      cal,
+      fmt::format(
+          "aggsim calibration of {} from {}\n(written by aggsim calibrate; geometric-mean error {:.1f} % "
+          "over {} points)",
+          options.scenario, files, 100 * geometric_mean_error(result.points), measured.size()));
+  return result;
+}
+
+std::vector<ComparedPoint> compare(const MeasuredRunOptions& options) {
+  const Scenario base = load_scenario(options.scenario, options.overrides);
+  check_plain_collective(base, "compare");
+  const std::vector<Measurement> measured = read_all_measurements(options);
+  std::vector<PointPlan> plans;
+  for (const auto& m : measured) plans.push_back(plan_point(base, m));
+  const auto simulated = simulate_points(options, plans, {});
+  std::vector<ComparedPoint> points;
+  for (std::size_t i = 0; i < measured.size(); ++i) points.push_back({measured[i], simulated[i]});
+  return points;
+}
+
+}  // namespace aggsim

@@ -1,0 +1,40 @@
+#pragma once
+// `aggsim calibrate` and `aggsim compare`: the scenario at every measured point, one child process
+// per simulation (see point_runner.hpp).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/calibrate/comparison.hpp"
+#include "sim/calibrate/measurement.hpp"
+
+namespace aggsim {
+
+struct MeasuredRunOptions {
+  std::string scenario;
+  std::vector<std::string> measurement_files;
+  std::vector<std::string> overrides;     // --set key=value for the scenario (and every child)
+  MeasurementDefaults defaults;           // for logs that do not say (OSU)
+  std::vector<std::string> simgrid_args;  // passed to every child
+  std::string exe;                        // the aggsim binary
+  int jobs = 1;
+};
+
+struct CalibrationResult {
+  std::string calibration_yaml;       // the calibration file's text
+  std::string report;                 // points, errors, factors, what was not identified
+  std::vector<ComparedPoint> points;  // every measured point with the calibrated simulation
+};
+
+// Default step boundaries of the piecewise factors (per-message sizes): 4KiB, 64KiB, 1MiB, 16MiB.
+std::vector<std::uint64_t> default_factor_edges();
+
+// Reads every file, reporting skipped lines on stderr.
+std::vector<Measurement> read_all_measurements(const MeasuredRunOptions& options);
+
+CalibrationResult calibrate(const MeasuredRunOptions& options, const std::vector<std::uint64_t>& edges);
+
+// The scenario as it is (with its calibration, if any) at every measured point.
+std::vector<ComparedPoint> compare(const MeasuredRunOptions& options);
+
+}  // namespace aggsim

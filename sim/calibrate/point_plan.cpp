@@ -1,0 +1,66 @@
+#include "sim/calibrate/point_plan.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/core/error.hpp"
+
+namespace aggsim {
+
+void check_plain_collective(const Scenario& base, const std::string& verb) {
+  const auto fail = [&](const std::string& what) {
+    throw InputError(fmt::format("{}: {} times bare collectives: remove {} from this scenario",
+                                 base.source_file, verb, what));
+  };
+  if (base.workload.enabled) fail("the workload");
+  if (!base.model.layers.empty()) fail("model.layers");
+  if (base.compression.name != "none") fail("the compression");
+}
+
+PointPlan plan_point(const Scenario& base, const Measurement& m) {
+  const int p = m.ranks, n = m.nodes;
+  if (p < 2)
+    throw InputError(
+        fmt::format("{}: {} on {} rank has no communication to simulate", m.source, m.collective, p));
+  PointPlan plan;
+  plan.inter_node = n > 1;
+  plan.sets = {fmt::format("ranks={}", p), "steps=1", "model.math=off", "output.trace=false"};
+  if (!base.platform.topology.empty()) {
+    if (p % n != 0)
+      throw InputError(
+          fmt::format("{}: {} ranks on {} nodes: the generated platform needs the same number of "
+                      "ranks on every node",
+                      m.source, p, n));
+    plan.sets.push_back(fmt::format("platform.gpus_per_node={}", p / n));
+    plan.sets.push_back(base.platform.params.has("hosts") ? fmt::format("platform.hosts={}", p)
+                                                          : fmt::format("platform.nodes={}", n));
+  }
+  const auto size = [&](std::uint64_t bytes) { plan.sets.push_back(fmt::format("model.size={}B", bytes)); };
+  if (m.collective == "all_reduce") {
+    size(m.bytes);
+    plan.message_bytes = static_cast<double>(m.bytes) / p;
+  } else if (m.collective == "all_gather") {
+    plan.sets.push_back("algorithm={name: allgather}");
+    size(m.bytes / static_cast<std::uint64_t>(p));
+    plan.message_bytes = static_cast<double>(m.bytes) / p;
+  } else if (m.collective == "reduce_scatter") {
+    plan.sets.push_back("algorithm={name: ring_allreduce}");
+    size(m.bytes);
+    plan.divisor = 2;
+    plan.message_bytes = static_cast<double>(m.bytes) / p;
+  } else if (m.collective == "sendrecv") {
+    plan.sets.push_back("algorithm={name: allgather}");
+    size(m.bytes);
+    plan.divisor = p - 1;
+    plan.message_bytes = static_cast<double>(m.bytes);
+  } else {
+    throw InputError(
+        fmt::format("{}: {}: no aggsim collective simulates it yet (use all_reduce, all_gather, "
+                    "reduce_scatter or sendrecv measurements)",
+                    m.source, m.collective));
+  }
+  if (m.bytes == 0)
+    throw InputError(fmt::format("{}: a 0-byte {} has nothing to simulate", m.source, m.collective));
+  return plan;
+}
+
+}  // namespace aggsim

@@ -1,0 +1,28 @@
+#pragma once
+// How one measured point is simulated: the --set overrides that turn the user's scenario into
+// that collective at that size and scale, and what to divide the simulated time by.
+#include <string>
+#include <vector>
+
+#include "sim/calibrate/measurement.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace aggsim {
+
+struct PointPlan {
+  std::vector<std::string> sets;  // --set key=value for `aggsim run`
+  double divisor = 1;             // the measured operation is this fraction of the simulated run
+  double message_bytes = 0;       // size of the messages the ranks exchange (picks the factor step)
+  bool inter_node = false;        // messages cross nodes (the inter-node factors apply)
+};
+
+// all_reduce runs the scenario's algorithm on `bytes`; all_gather runs `allgather` on bytes/ranks
+// per rank; reduce_scatter is half a ring all-reduce (its first p-1 steps); sendrecv is one step of
+// a ring all-gather (all ranks send `bytes` to the next at once). broadcast is not simulated yet.
+// Throws InputError (naming the measurement's file:line) for points the scenario cannot express.
+PointPlan plan_point(const Scenario& base, const Measurement& m);
+
+// Checks that the scenario times a bare collective (no workload, layer table or compression).
+void check_plain_collective(const Scenario& base, const std::string& verb);
+
+}  // namespace aggsim

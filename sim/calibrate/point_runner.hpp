@@ -1,0 +1,22 @@
+#pragma once
+// Runs one scenario at many measured points, each simulation in its own child process (SimGrid
+// allows one Engine per process): `aggsim run SCENARIO -q --out DIR --set ...`, at most `jobs` at
+// once, and reads each child's simulated time from its summary.json.
+#include <string>
+#include <vector>
+
+namespace aggsim {
+
+struct PointRunOptions {
+  std::string exe;                        // the aggsim binary
+  std::string scenario;                   // scenario file
+  std::vector<std::string> simgrid_args;  // --cfg=..., --log=... for every child
+  int jobs = 1;
+};
+
+// sets[i] are the --set overrides of point i; returns each point's sim_time_s, in order. A child
+// that rejects its input raises InputError with the child's message; any other failure runtime_error.
+std::vector<double> run_points(const PointRunOptions& options,
+                               const std::vector<std::vector<std::string>>& sets);
+
+}  // namespace aggsim

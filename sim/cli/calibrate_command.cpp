@@ -1,0 +1,113 @@
+#include "sim/cli/calibrate_command.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "sim/calibrate/calibrate.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/units.hpp"
+#include "sim/sweep/local_runner.hpp"
+
+namespace aggsim::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void add_common(CLI::App* cmd, MeasuredOptions& o) {
+  cmd->add_option("scenario", o.scenario, "scenario naming the platform and the algorithm measured")
+      ->required();
+  cmd->add_option("measurements", o.measurements, "nccl-tests, OSU or CSV logs")->required();
+  cmd->add_option("--set", o.overrides, "override a scenario key, e.g. --set calibration=cal.yaml")
+      ->allow_extra_args(false);
+  cmd->add_option("--ranks", o.ranks, "ranks of logs that do not print them (osu_allreduce)")
+      ->check(CLI::Range(1, 1 << 22));
+  cmd->add_option("--nodes", o.nodes, "nodes of logs that do not print them (OSU: default one rank per node)")
+      ->check(CLI::Range(1, 1 << 22));
+  cmd->add_option("-j,--jobs", o.jobs, "simulations run at once (default: one per CPU)")
+      ->check(CLI::Range(1, 4096));
+}
+
+MeasuredRunOptions run_options(const MeasuredOptions& o) {
+  MeasuredRunOptions r;
+  r.scenario = o.scenario;
+  r.measurement_files = o.measurements;
+  r.overrides = o.overrides;
+  r.defaults = {o.ranks, o.nodes};
+  r.simgrid_args = o.simgrid_args;
+  r.exe = self_executable();
+  r.jobs = o.jobs > 0 ? o.jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  return r;
+}
+
+// Written whole or not at all.
+void write_atomically(const fs::path& path, const std::string& text) {
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!(out << text)) throw InputError(fmt::format("{}: cannot write", path.string()));
+  }
+  fs::rename(tmp, path);
+}
+
+}  // namespace
+
+std::pair<CLI::App*, CLI::App*> add_measured_verbs(CLI::App& app, MeasuredOptions& o) {
+  CLI::App* calibrate =
+      app.add_subcommand("calibrate", "fit the platform's latency/bandwidth factors to measurements");
+  add_common(calibrate, o);
+  calibrate->add_option("--out", o.out, "calibration file to write (its report goes beside it, .report.txt)")
+      ->required();
+  calibrate->add_option("--breaks", o.breaks,
+                        "message sizes where the piecewise factors change (default 4KiB,64KiB,1MiB,16MiB)");
+  CLI::App* compare =
+      app.add_subcommand("compare", "simulate every measured point and print both side by side");
+  add_common(compare, o);
+  compare->add_option("--csv", o.csv,
+                      "also write collective,ranks,nodes,bytes,measured_s,simulated_s,rel_error");
+  return {calibrate, compare};
+}
+
+int calibrate_command(const MeasuredOptions& o) {
+  std::vector<std::uint64_t> edges = default_factor_edges();
+  if (!o.breaks.empty()) {
+    edges.clear();
+    std::stringstream ss(o.breaks);
+    for (std::string part; std::getline(ss, part, ',');) {
+      try {
+        edges.push_back(units::parse_bytes(part));
+      } catch (const std::invalid_argument& e) {
+        throw InputError(fmt::format("--breaks {}: {}", o.breaks, e.what()));
+      }
+      if (edges.back() == 0 || (edges.size() > 1 && edges.back() <= edges[edges.size() - 2]))
+        throw InputError(fmt::format("--breaks {}: sizes must be positive and increasing", o.breaks));
+    }
+  }
+  const CalibrationResult result = calibrate(run_options(o), edges);
+  const fs::path out = o.out;
+  if (out.has_parent_path()) fs::create_directories(out.parent_path());
+  fs::path report = out;
+  report.replace_extension(".report.txt");
+  write_atomically(out, result.calibration_yaml);
+  write_atomically(report, result.report);
+  fmt::print("{}wrote {} and {}\n", result.report, out.string(), report.string());
+  return 0;
+}
+
+int compare_command(const MeasuredOptions& o) {
+  const auto points = compare(run_options(o));
+  fmt::print("{}", comparison_table(points));
+  if (!o.csv.empty()) {
+    const fs::path csv = o.csv;
+    if (csv.has_parent_path()) fs::create_directories(csv.parent_path());
+    write_atomically(csv, comparison_csv(points));
+  }
+  return 0;
+}
+
+}  // namespace aggsim::cli

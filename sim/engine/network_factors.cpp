@@ -1,0 +1,51 @@
+#include "sim/engine/network_factors.hpp"
+
+#include <fmt/format.h>
+
+#include <simgrid/kernel/resource/NetworkModelIntf.hpp>
+#include <simgrid/s4u.hpp>
+
+#include "sim/core/error.hpp"
+#include "sim/platform/platform.hpp"
+
+namespace aggsim {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+bool same_node(const sg4::Host* a, const sg4::Host* b) {
+  const char* na = a->get_property(kNodeProperty);
+  const char* nb = b->get_property(kNodeProperty);
+  return na && nb && std::string(na) == nb;
+}
+
+}  // namespace
+
+void install_network_factors(sg4::Engine& engine, const Calibration& cal) {
+  if (cal.intra.empty() && cal.inter.empty()) return;
+  const FactorTable* intra = &cal.intra;
+  const FactorTable* inter = &cal.inter;
+  // One level left out keeps factors of 1 (the platform's values as written).
+  auto factor = [intra, inter](bool latency) {
+    return [intra, inter, latency](double size, const sg4::Host* src, const sg4::Host* dst,
+                                   const std::vector<sg4::Link*>&, const std::unordered_set<sg4::NetZone*>&) {
+      const FactorTable* table = same_node(src, dst) ? intra : inter;
+      if (table->empty()) return 1.0;
+      const FactorStep& s = table->at(size);
+      return latency ? s.latency : s.bandwidth;
+    };
+  };
+  try {
+    auto* model = engine.get_netzone_root()->get_network_model();
+    model->set_lat_factor_cb(factor(true));
+    model->set_bw_factor_cb(factor(false));
+  } catch (const std::invalid_argument& e) {
+    throw InputError(
+        fmt::format("{}: cannot apply the calibration: {} (drop --cfg=network/latency-factor or "
+                    "bandwidth-factor)",
+                    cal.file, e.what()));
+  }
+}
+
+}  // namespace aggsim

@@ -1,0 +1,44 @@
+#pragma once
+// A calibration: what `aggsim calibrate` fits and any scenario uses with `calibration: cal.yaml`.
+// It holds the network preset it was fitted under, the platform generator's link values it was
+// fitted against, and latency/bandwidth factors piecewise in message size (as SimGrid's own SMPI
+// calibration), one table for messages inside a node and one for messages between nodes.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/core/params.hpp"
+
+namespace aggsim {
+
+struct FactorStep {
+  std::uint64_t from_bytes = 0;  // applies to messages of at least this size, up to the next step
+  double latency = 1;            // multiplies the route's latency
+  double bandwidth = 1;          // multiplies the route's bandwidth
+};
+
+struct FactorTable {
+  std::vector<FactorStep> steps;  // increasing from_bytes, the first from 0; empty = factors of 1
+  const FactorStep& at(double message_bytes) const;
+  bool empty() const { return steps.empty(); }
+};
+
+struct Calibration {
+  std::string file;                             // where it was read from (summary.json names it)
+  std::string network;                          // preset it was fitted under: lv08 | alpha_beta
+  std::map<std::string, std::string> platform;  // generator key -> value text (e.g. intra_bandwidth: 300GBps)
+  Params platform_params;                       // the same, checked against the generator's specs
+  FactorTable intra;                            // both ends on one node (same aggsim_node property)
+  FactorTable inter;                            // everything else
+};
+
+// Reads a calibration file; `generator_specs` (the scenario's topology parameters, or null for an
+// XML platform, which takes no platform values) checks the platform block. Errors carry
+// file:line:col and the key path inside the calibration file.
+Calibration load_calibration(const std::string& file, const std::vector<ParamSpec>* generator_specs);
+
+// The file's text, with a comment header (what it was fitted from).
+std::string calibration_yaml(const Calibration& cal, const std::string& comment);
+
+}  // namespace aggsim
