@@ -31,6 +31,11 @@ std::vector<std::string> network_preset_config(NetworkPreset preset) {
   return {};
 }
 
+double lv08_completion_precision(double slowest_link_bandwidth, int ranks_per_node) {
+  return std::max(kSimGridDefaultPrecision,
+                  kMergedSizeDifferenceBytes * ranks_per_node / slowest_link_bandwidth);
+}
+
 std::string simgrid_version() {
   return fmt::format("{}.{}.{}", SIMGRID_VERSION_MAJOR, SIMGRID_VERSION_MINOR, SIMGRID_VERSION_PATCH);
 }
@@ -72,6 +77,36 @@ std::unique_ptr<sg4::Engine> make_engine(const Scenario& sc, const std::vector<s
   }
   if (argc > 1) throw InputError(fmt::format("unknown SimGrid argument '{}'", argv[1]));
   return engine;
+}
+
+bool sets_precision(const std::vector<std::string>& user_args) {
+  return std::any_of(user_args.begin(), user_args.end(),
+                     [](const std::string& a) { return a.rfind("--cfg=surf/precision:", 0) == 0; });
+}
+
+// Under LV08 every flow also loads its reverse route (ACK crosstraffic), which links all flows of a
+// collective into one solver system; flows whose sizes differ by a few bytes (unevenly split
+// chunks) then finish nanoseconds apart, each finish is its own event that re-solves every flow,
+// and a ring's cost grows as p^3. Completions closer than the time two elements take on the
+// slowest link shared by a node's ranks are merged instead (each moves earlier by at most that
+// much): see README "Completion precision under LV08".
+void set_completion_precision(const Scenario& sc, sg4::Engine& engine, const RankLayout& layout,
+                              const std::vector<std::string>& user_args) {
+  if (sc.network != NetworkPreset::lv08 || sets_precision(user_args)) return;
+  double slowest = 0;
+  for (const sg4::Link* link : engine.get_all_links()) {
+    const double bandwidth = link->get_bandwidth();
+    if (bandwidth > 0 && (slowest == 0 || bandwidth < slowest)) slowest = bandwidth;
+  }
+  if (slowest == 0) return;
+  int ranks_per_node = 1;  // the largest node: its ranks' flows share its slowest link
+  for (std::size_t first = 0, r = 0; r <= layout.node_of_rank.size(); ++r)
+    if (r == layout.node_of_rank.size() || layout.node_of_rank[r] != layout.node_of_rank[first]) {
+      ranks_per_node = std::max(ranks_per_node, static_cast<int>(r - first));
+      first = r;
+    }
+  engine.set_config(
+      fmt::format("surf/precision:{:.17g}", lv08_completion_precision(slowest, ranks_per_node)));
 }
 
 // Moves the algorithm's pinned hosts, in the order given, to the front of `hosts`; the others keep
@@ -149,6 +184,7 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
   const auto hosts = load_and_map(sc, *engine, result.platform_description);
   if (link_load) track_all_links(*engine);
   const RankLayout layout = layout_of(hosts);
+  set_completion_precision(sc, *engine, layout, simgrid_args);
 
   const AlgorithmInfo* algorithm = find_algorithm(sc.algorithm.name);
   const CompressorInfo* compressor = find_compressor(sc.compression.name);
