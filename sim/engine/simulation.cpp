@@ -1,17 +1,18 @@
 #include "sim/engine/simulation.hpp"
 
-#include <simgrid/s4u.hpp>
-#include <simgrid/version.h>
 #include <fmt/format.h>
+#include <simgrid/version.h>
 
 #include <algorithm>
 #include <memory>
+#include <simgrid/s4u.hpp>
 
 #include "algorithms/registry.hpp"
 #include "sim/core/error.hpp"
-#include "sim/metrics/link_usage.hpp"
-#include "sim/platform/platform.hpp"
 #include "sim/engine/rank_actor.hpp"
+#include "sim/metrics/link_usage.hpp"
+#include "sim/platform/ns3_environment.hpp"
+#include "sim/platform/platform.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(aggsim_engine, "aggsim simulation driver");
@@ -173,6 +174,7 @@ std::string check_platform(const Scenario& sc, const std::vector<std::string>& s
 
 SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& simgrid_args,
                           const SimulationHooks& hooks) {
+  if (sc.network == NetworkPreset::ns3) reexec_with_ns3_defaults();  // ns-3 reads it at load time
   auto engine = make_engine(sc, simgrid_args);
   SimulationResult result;
   std::unique_ptr<Tracer> tracer;  // output.trace: timeline and link usage
