@@ -31,7 +31,7 @@ std::vector<std::string> take_simgrid_args(std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  aggsim::reexec_with_ns3_defaults(argv);  // ns-3 reads its defaults at load time (see there)
+  aggsim::remember_program_arguments(argv);  // for the re-execution ns-3 runs need (see there)
   std::vector<std::string> args(argv + 1, argv + argc);
   aggsim::cli::RunOptions options;
   options.simgrid_args = take_simgrid_args(args);

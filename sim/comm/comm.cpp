@@ -1,11 +1,44 @@
 #include "sim/comm/comm.hpp"
 
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
 #include <stdexcept>
 
 namespace aggsim {
 
 namespace {
+// Payloads in flight, recycled: the sender moves its payload into a pooled object, the receiver
+// moves it out and returns the object. Every actor runs on SimGrid's one thread.
+class PayloadPool {
+ public:
+  Payload* acquire(Payload&& payload) {
+    if (free_.empty()) {
+      owned_.push_back(std::make_unique<Payload>(std::move(payload)));
+      return owned_.back().get();
+    }
+    Payload* p = free_.back();
+    free_.pop_back();
+    *p = std::move(payload);
+    return p;
+  }
+  Payload release(Payload* p) {
+    Payload out = std::move(*p);
+    free_.push_back(p);
+    return out;
+  }
+
+ private:
+  std::vector<std::unique_ptr<Payload>> owned_;
+  std::vector<Payload*> free_;
+};
+
+PayloadPool& payload_pool() {
+  static PayloadPool pool;
+  return pool;
+}
+
 // The transfer's own start and end (not when it was posted or waited for).
 void record(Tracer* tracer, CommSpan span, const sg4::Comm& comm) {
   span.start = comm.get_start_time();
@@ -27,28 +60,41 @@ bool SendHandle::done() const { return comm_ == nullptr || comm_->test(); }
 Payload RecvHandle::wait() {
   if (!comm_) throw std::logic_error("RecvHandle::wait on an empty or already waited handle");
   comm_->wait();
-  std::unique_ptr<Payload> owned(*slot_);
+  Payload received = payload_pool().release(*slot_);
+  pool_->release(slot_);
+  slot_ = nullptr;
   if (tracer_) {
-    span_.bytes = owned->wire_bytes;
+    span_.bytes = received.wire_bytes;
     record(tracer_, span_, *comm_);
   }
   comm_ = nullptr;
-  return std::move(*owned);
+  return received;
 }
 
 bool RecvHandle::done() const { return comm_ != nullptr && comm_->test(); }
+
+Payload** SlotPool::acquire() {
+  if (free_.empty()) {
+    slots_.push_back(nullptr);
+    return &slots_.back();
+  }
+  Payload** slot = free_.back();
+  free_.pop_back();
+  *slot = nullptr;
+  return slot;
+}
 
 sg4::Mailbox* Comm::box(int src, int dst, int channel) {
   if (src < 0 || src >= size_ || dst < 0 || dst >= size_)
     throw std::out_of_range(fmt::format("rank {} addressed peer outside [0, {})", rank_, size_));
   const int peer = src == rank_ ? dst : src;
   const std::uint64_t key = (static_cast<std::uint64_t>(channel) << 40) ^
-                            (static_cast<std::uint64_t>(src == rank_) << 39) ^
-                            static_cast<std::uint64_t>(peer);
-  auto it = boxes_.find(key);
-  if (it != boxes_.end()) return it->second;
+                            (static_cast<std::uint64_t>(src == rank_) << 39) ^ static_cast<std::uint64_t>(peer);
+  const auto it = std::lower_bound(boxes_.begin(), boxes_.end(), key,
+                                   [](const BoxEntry& e, std::uint64_t k) { return e.key < k; });
+  if (it != boxes_.end() && it->key == key) return it->box;
   auto* mb = sg4::Mailbox::by_name(fmt::format("{}>{}#{}", src, dst, channel));
-  boxes_.emplace(key, mb);
+  boxes_.insert(it, BoxEntry{key, mb});
   return mb;
 }
 
@@ -56,17 +102,17 @@ SendHandle Comm::isend(int dst, Payload payload, int channel) {
   const std::uint64_t bytes = payload.wire_bytes;
   counters_.bytes_sent += bytes;
   counters_.messages_sent += 1;
-  auto* owned = new Payload(std::move(payload));  // the receiver takes ownership
-  return SendHandle(box(rank_, dst, channel)->put_async(owned, bytes), tracer_,
+  Payload* in_flight = payload_pool().acquire(std::move(payload));  // the receiver moves it out
+  return SendHandle(box(rank_, dst, channel)->put_async(in_flight, bytes), tracer_,
                     CommSpan{rank_, CommDirection::send, dst, bytes, 0, 0});
 }
 
 void Comm::send(int dst, Payload payload, int channel) { isend(dst, std::move(payload), channel).wait(); }
 
 RecvHandle Comm::irecv(int src, int channel) {
-  auto slot = std::make_unique<Payload*>(nullptr);
-  auto comm = box(src, rank_, channel)->get_async<Payload>(slot.get());
-  return RecvHandle(std::move(comm), std::move(slot), tracer_,
+  Payload** slot = slots_.acquire();
+  auto comm = box(src, rank_, channel)->get_async<Payload>(slot);
+  return RecvHandle(std::move(comm), slot, &slots_, tracer_,
                     CommSpan{rank_, CommDirection::recv, src, 0, 0, 0});
 }
 

@@ -2,11 +2,10 @@
 // The only code that touches SimGrid mailboxes. Messages between a pair of ranks on one channel are
 // delivered in order (like MPI's non-overtaking rule). Sends are rendezvous: a transfer starts when
 // both sides have posted, as for large MPI messages.
-#include <simgrid/s4u.hpp>
-
 #include <cstdint>
+#include <deque>
 #include <memory>
-#include <unordered_map>
+#include <simgrid/s4u.hpp>
 #include <vector>
 
 #include "sim/comm/payload.hpp"
@@ -31,11 +30,23 @@ class SendHandle {
   CommSpan span_;
 };
 
+// Where SimGrid writes the sender's payload pointer: a stable address that outlives handle moves.
+// Slots are recycled, so posting a receive allocates nothing once the pool is warm.
+class SlotPool {
+ public:
+  Payload** acquire();
+  void release(Payload** slot) { free_.push_back(slot); }
+
+ private:
+  std::deque<Payload*> slots_;  // a deque never moves its elements
+  std::vector<Payload**> free_;
+};
+
 class RecvHandle {
  public:
   RecvHandle() = default;
-  RecvHandle(sg4::CommPtr comm, std::unique_ptr<Payload*> slot, Tracer* tracer = nullptr, CommSpan span = {})
-      : comm_(std::move(comm)), slot_(std::move(slot)), tracer_(tracer), span_(span) {}
+  RecvHandle(sg4::CommPtr comm, Payload** slot, SlotPool* pool, Tracer* tracer = nullptr, CommSpan span = {})
+      : comm_(std::move(comm)), slot_(slot), pool_(pool), tracer_(tracer), span_(span) {}
   Payload wait();
   bool valid() const { return comm_ != nullptr; }
   bool done() const;  // completed, so wait() returns at once
@@ -43,7 +54,8 @@ class RecvHandle {
  private:
   friend class Comm;
   sg4::CommPtr comm_;
-  std::unique_ptr<Payload*> slot_;  // SimGrid writes the sender's pointer here
+  Payload** slot_ = nullptr;  // SimGrid writes the sender's pointer here; back to pool_ once read
+  SlotPool* pool_ = nullptr;
   Tracer* tracer_ = nullptr;
   CommSpan span_;
 };
@@ -82,11 +94,20 @@ class Comm {
  private:
   sg4::Mailbox* box(int src, int dst, int channel);
 
+  // This rank's mailboxes, sorted by key (channel, direction, peer) for a binary search: most ranks
+  // talk to a handful of peers, a server to all of them; a table indexed by peer would cost
+  // O(p) per rank, O(p^2) in all.
+  struct BoxEntry {
+    std::uint64_t key;
+    sg4::Mailbox* box;
+  };
+
   int rank_;
   int size_;
   CommCounters counters_;
   Tracer* tracer_ = nullptr;
-  std::unordered_map<std::uint64_t, sg4::Mailbox*> boxes_;
+  std::vector<BoxEntry> boxes_;
+  SlotPool slots_;
 };
 
 }  // namespace aggsim

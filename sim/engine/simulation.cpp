@@ -12,6 +12,7 @@
 #include "sim/core/error.hpp"
 #include "sim/engine/rank_actor.hpp"
 #include "sim/metrics/link_usage.hpp"
+#include "sim/platform/ns3_environment.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
@@ -32,6 +33,11 @@ std::vector<std::string> network_preset_config(NetworkPreset preset) {
       return {"network/model:ns-3"};
   }
   return {};
+}
+
+double lv08_completion_precision(double slowest_link_bandwidth, int ranks_per_node) {
+  return std::max(kSimGridDefaultPrecision,
+                  kMergedSizeDifferenceBytes * ranks_per_node / slowest_link_bandwidth);
 }
 
 std::string simgrid_version() {
@@ -76,6 +82,36 @@ std::unique_ptr<sg4::Engine> make_engine(const Scenario& sc, const std::vector<s
   }
   if (argc > 1) throw InputError(fmt::format("unknown SimGrid argument '{}'", argv[1]));
   return engine;
+}
+
+bool sets_precision(const std::vector<std::string>& user_args) {
+  return std::any_of(user_args.begin(), user_args.end(),
+                     [](const std::string& a) { return a.rfind("--cfg=surf/precision:", 0) == 0; });
+}
+
+// Under LV08 every flow also loads its reverse route (ACK crosstraffic), which links all flows of a
+// collective into one solver system; flows whose sizes differ by a few bytes (unevenly split
+// chunks) then finish nanoseconds apart, each finish is its own event that re-solves every flow,
+// and a ring's cost grows as p^3. Completions closer than the time two elements take on the
+// slowest link shared by a node's ranks are merged instead (each moves earlier by at most that
+// much): see README "Completion precision under LV08".
+void set_completion_precision(const Scenario& sc, sg4::Engine& engine, const RankLayout& layout,
+                              const std::vector<std::string>& user_args) {
+  if (sc.network != NetworkPreset::lv08 || sets_precision(user_args)) return;
+  double slowest = 0;
+  for (const sg4::Link* link : engine.get_all_links()) {
+    const double bandwidth = link->get_bandwidth();
+    if (bandwidth > 0 && (slowest == 0 || bandwidth < slowest)) slowest = bandwidth;
+  }
+  if (slowest == 0) return;
+  int ranks_per_node = 1;  // the largest node: its ranks' flows share its slowest link
+  for (std::size_t first = 0, r = 0; r <= layout.node_of_rank.size(); ++r)
+    if (r == layout.node_of_rank.size() || layout.node_of_rank[r] != layout.node_of_rank[first]) {
+      ranks_per_node = std::max(ranks_per_node, static_cast<int>(r - first));
+      first = r;
+    }
+  engine.set_config(
+      fmt::format("surf/precision:{:.17g}", lv08_completion_precision(slowest, ranks_per_node)));
 }
 
 // Moves the algorithm's pinned hosts, in the order given, to the front of `hosts`; the others keep
@@ -164,6 +200,7 @@ std::string check_platform(const Scenario& sc, const std::vector<std::string>& s
 
 SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& simgrid_args,
                           const SimulationHooks& hooks) {
+  if (sc.network == NetworkPreset::ns3) reexec_with_ns3_defaults();  // ns-3 reads it at load time
   std::unique_ptr<Tracer> tracer;  // output.trace: timeline and link usage
   // SimGrid 3.32's link-load plugin never attaches to the links of an XML <cluster> and then
   // crashes on them: use it on generated platforms only (links.csv leaves its columns empty otherwise).
@@ -173,6 +210,7 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
   sg4::Engine& engine = *prepared.engine;
   const auto& hosts = prepared.hosts;
   if (link_load) track_all_links(engine);
+  set_completion_precision(sc, engine, prepared.layout, simgrid_args);
   SimulationResult result;
   result.platform_description = prepared.platform_description;
 

@@ -64,6 +64,16 @@ std::string check_platform(const Scenario& scenario, const std::vector<std::stri
 // SimGrid settings a network preset stands for.
 std::vector<std::string> network_preset_config(NetworkPreset preset);
 
+// The `lv08` preset merges flow completions closer than this many seconds (SimGrid's
+// surf/precision): the time `kMergedSizeDifferenceBytes` take on the platform's slowest link at the
+// share of one of a node's ranks, at least SimGrid's default. Flows whose sizes differ by one fp32
+// element (unevenly split chunks) then finish in one event: at LV08's efficiency (0.97/1.05) one
+// element takes 4.3 B of the full rate. Each merged completion moves earlier by at most this much,
+// so a run's simulated time differs from plain LV08 by at most (events) x this.
+inline constexpr double kSimGridDefaultPrecision = 1e-9;
+inline constexpr double kMergedSizeDifferenceBytes = 8;
+double lv08_completion_precision(double slowest_link_bandwidth, int ranks_per_node);
+
 std::string simgrid_version();
 
 }  // namespace aggsim

@@ -11,9 +11,14 @@ namespace aggsim {
 constexpr const char* kNs3AttributeVariable = "NS_ATTRIBUTE_DEFAULT";
 constexpr const char* kNs3SendBuffer = "ns3::TcpSocket::SndBufSize=4000000000";
 
-// When NS_ATTRIBUTE_DEFAULT does not set the send buffer yet, adds ours (keeping the user's other
-// defaults) and re-executes this program with the same arguments; returns only when nothing was
-// needed or exec failed. Call first thing in main().
-void reexec_with_ns3_defaults(char** argv);
+// Remembers the program's arguments for a later re-execution. Call first thing in main(); programs
+// that never call it (tests) never re-execute.
+void remember_program_arguments(char** argv);
+
+// Before an ns-3 simulation: when NS_ATTRIBUTE_DEFAULT does not set the send buffer yet, adds ours
+// (keeping the user's other defaults) and re-executes this program with the remembered arguments;
+// returns only when nothing was needed, no arguments were remembered, or exec failed. Only ns-3
+// runs pay for the re-execution (0.07 CPU s).
+void reexec_with_ns3_defaults();
 
 }  // namespace aggsim
