@@ -1,11 +1,12 @@
 // aggsim: simulate gradient aggregation on a network. See README.md.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "sim/cli/commands.hpp"
 #include "sim/core/error.hpp"
+#include "sim/metrics/run_folder.hpp"
 #include "sim/platform/ns3_environment.hpp"
 
 namespace {
@@ -49,6 +50,8 @@ int main(int argc, char** argv) {
   add_scenario_options(run);
   run->add_option("--out", options.out_dir, "output folder (default: output.dir, else out/<scenario name>)");
   run->add_flag("-q,--quiet", options.quiet, "print nothing on success");
+  run->add_flag("--force", options.force,
+                "replace the output folder even if it holds a different scenario's run");
   CLI::App* validate = app.add_subcommand("validate", "check a scenario and its platform without running it");
   add_scenario_options(validate);
   CLI::App* list = app.add_subcommand("list", "list algorithms, compressors, topologies and network presets");
@@ -66,12 +69,26 @@ int main(int argc, char** argv) {
   CLI::App* sweep_run = add_sweep_verb("run", "run the unfinished points in parallel child processes, then merge");
   sweep_run->add_option("-j,--jobs", sweep_options.jobs, "points run at once (default: one per CPU)")
       ->check(CLI::Range(1, 4096));
-  sweep_run->add_option("--point", sweep_options.point, "run only this point id (what a Slurm array task does)");
+  CLI::Option* point = sweep_run->add_option("--point", sweep_options.point,
+                                             "run only this point id (what a Slurm array task does)");
   sweep_run->add_flag("--force", sweep_options.force, "with --point: run it again even if it is finished");
   CLI::App* sweep_slurm = add_sweep_verb("slurm", "write an sbatch script running the points as a Slurm job array");
   sweep_slurm->add_option("--chunk", sweep_options.chunk, "points per array task (default 1)")->check(CLI::Range(1, 1 << 20));
   sweep_slurm->add_option("--partition", sweep_options.partition, "Slurm partition");
-  sweep_slurm->add_option("--time", sweep_options.time, "time limit per array task, e.g. 01:00:00");
+  sweep_slurm->add_option("--time", sweep_options.time,
+                          "time limit per array task in Slurm's format, e.g. 01:00:00 or 2-00:00:00");
+  sweep_slurm->add_option("--mem", sweep_options.mem, "memory per array task, e.g. 4G");
+  sweep_slurm->add_option("--account", sweep_options.account, "Slurm account to charge");
+  sweep_slurm
+      ->add_option("--max-running", sweep_options.max_running, "array tasks running at once (--array=0-N%M)")
+      ->check(CLI::Range(1, 1 << 20));
+  sweep_slurm
+      ->add_option("--sbatch", sweep_options.sbatch_lines,
+                   "an extra #SBATCH option, e.g. --sbatch=--gres=gpu:1 (repeatable)")
+      ->allow_extra_args(false);
+  sweep_slurm->add_flag(
+      "--merge-job", sweep_options.merge_job,
+      "also write a merge job and submit.sh, which submits it to run after the array (afterany)");
   add_sweep_verb("merge", "merge the finished points' summary.json into results.csv");
   std::vector<std::string> bench_args;
   CLI::App* bench = app.add_subcommand("bench", "time reference workloads (see README)");
@@ -89,12 +106,16 @@ int main(int argc, char** argv) {
     if (*validate) return aggsim::cli::validate_command(options);
     if (*sweep) {
       sweep_options.simgrid_args = options.simgrid_args;
+      sweep_options.point_given = point->count() > 0;
       return aggsim::cli::sweep_command(sweep_options);
     }
     if (*list) return aggsim::cli::list_command();
     if (*bench) return aggsim::cli::bench_command(bench->remaining());
   } catch (const aggsim::InputError& e) {
     std::cerr << "aggsim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::cerr << "aggsim: error: " << aggsim::path_error(e).what() << "\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "aggsim: internal error: " << e.what() << "\n";
