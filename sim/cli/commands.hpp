@@ -31,10 +31,22 @@ struct SweepOptions {
   std::vector<std::string> simgrid_args;
 };
 
+// `aggsim bench`: a ring all-reduce step at scale beside a bare SimGrid program.
+struct BenchOptions {
+  int ranks = 1024;
+  // 100 MiB splits into equal fp32 chunks for any power-of-two rank count. With 10^8 bytes chunk
+  // sizes differ by one element, and LV08's reverse crosstraffic then makes SimGrid's solver cost
+  // grow as p^3 (the same for the bare program): see README "Performance".
+  std::string size = "100MiB";
+  int repeat = 1;
+  std::string reference;  // empty: the bare SimGrid program built beside aggsim
+  std::string network = "lv08";
+};
+
 int run_command(const RunOptions& options);
 int sweep_command(const SweepOptions& options);
 int validate_command(const RunOptions& options);
 int list_command();
-int bench_command(const std::vector<std::string>& args);
+int bench_command(const BenchOptions& options);
 
 }  // namespace aggsim::cli

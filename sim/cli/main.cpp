@@ -2,7 +2,9 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <iostream>
+#include <simgrid/s4u/Engine.hpp>
 
 #include "sim/cli/commands.hpp"
 #include "sim/core/error.hpp"
@@ -28,6 +30,30 @@ std::vector<std::string> take_simgrid_args(std::vector<std::string>& args) {
   return simgrid;
 }
 
+// SimGrid's help flags (--cfg=help or --help-cfg, which SimGrid spells --help; --log=help or
+// --help-logs; --help-models, ...): SimGrid prints the help and exits 0 while creating its engine,
+// before any scenario is needed.
+void show_simgrid_help_if_asked(const std::vector<std::string>& args,
+                                const std::vector<std::string>& simgrid) {
+  std::string flag;
+  for (const auto& a : simgrid) {
+    if (a == "--cfg=help") flag = "--help";  // SimGrid's own name for its configuration help
+    if (a == "--log=help") flag = "--help-logs";
+  }
+  for (const auto& a : args) {
+    if (a == "--help-cfg") flag = "--help";
+    if (a == "--help-logs" || a == "--help-log-categories" || a == "--help-models" || a == "--help-aliases" ||
+        a == "--help-tracing")
+      flag = a;
+  }
+  if (flag.empty()) return;
+  std::string program = "aggsim";
+  std::vector<char*> argv = {program.data(), flag.data(), nullptr};
+  int argc = 2;
+  simgrid::s4u::Engine engine(&argc, argv.data());
+  std::exit(0);  // not reached for the flags above (SimGrid exits); harmless otherwise
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -35,11 +61,14 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   aggsim::cli::RunOptions options;
   options.simgrid_args = take_simgrid_args(args);
+  show_simgrid_help_if_asked(args, options.simgrid_args);
 
   CLI::App app{"aggsim: discrete-event simulation of gradient aggregation in distributed training", "aggsim"};
   app.require_subcommand(1);
   app.set_version_flag("--version", AGGSIM_VERSION);
-  app.footer("SimGrid flags (--cfg=..., --log=...) are passed through to SimGrid.");
+  app.footer(
+      "SimGrid flags (--cfg=..., --log=...) are passed through to SimGrid; --cfg=help and --log=help list "
+      "them.");
 
   auto add_scenario_options = [&](CLI::App* cmd) {
     cmd->add_option("scenario", options.scenario, "scenario YAML file")->required();
@@ -90,9 +119,22 @@ int main(int argc, char** argv) {
       "--merge-job", sweep_options.merge_job,
       "also write a merge job and submit.sh, which submits it to run after the array (afterany)");
   add_sweep_verb("merge", "merge the finished points' summary.json into results.csv");
-  std::vector<std::string> bench_args;
-  CLI::App* bench = app.add_subcommand("bench", "time reference workloads (see README)");
-  bench->allow_extras();
+  aggsim::cli::BenchOptions bench_options;
+  CLI::App* bench = app.add_subcommand(
+      "bench",
+      "wall time, peak memory and message rate of a ring all-reduce step beside a bare SimGrid program");
+  bench->add_option("--ranks", bench_options.ranks, "simulated ranks (one host each)")
+      ->check(CLI::Range(2, 1 << 20))
+      ->capture_default_str();
+  bench->add_option("--size", bench_options.size, "modeled gradient size")->capture_default_str();
+  bench->add_option("--repeat", bench_options.repeat, "runs per configuration; the fastest is reported")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  bench->add_option("--reference", bench_options.reference,
+                    "bare SimGrid reference program (default: bench_bare_ring built beside aggsim)");
+  bench->add_option("--network", bench_options.network, "network preset")
+      ->check(CLI::IsMember({"lv08", "alpha_beta"}))
+      ->capture_default_str();
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
@@ -110,7 +152,7 @@ int main(int argc, char** argv) {
       return aggsim::cli::sweep_command(sweep_options);
     }
     if (*list) return aggsim::cli::list_command();
-    if (*bench) return aggsim::cli::bench_command(bench->remaining());
+    if (*bench) return aggsim::cli::bench_command(bench_options);
   } catch (const aggsim::InputError& e) {
     std::cerr << "aggsim: error: " << e.what() << "\n";
     return 2;

@@ -68,6 +68,7 @@ Scenario point_scenario(const SweepOptions& options, const SweepFolder& folder) 
 }
 
 int run_point(const SweepOptions& options) {
+  stop_with_sweep_parent();
   check_point_id(options);
   const SweepFolder folder = folder_for(read_sweep_header(options.file), options);
   if (folder.finished(options.point) && !options.force) {
@@ -171,6 +172,7 @@ int sweep_command(const SweepOptions& options) {
   }
   // run
   folder.write_expansion(sweep);
+  const RunnerLock lock(folder);  // before removing temporaries: another runner's are not stale
   folder.remove_stale_temporaries();
   LocalRunOptions local;
   local.jobs =

@@ -1,10 +1,13 @@
 #include "sim/sweep/sweep_folder.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -38,6 +41,24 @@ void write_file_atomic(const fs::path& path, const std::string& content) {
   } catch (const fs::filesystem_error& e) {
     throw path_error(e);
   }
+}
+
+RunnerLock::RunnerLock(const SweepFolder& folder)
+    : fd_(::open(folder.root().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+  if (fd_ < 0)
+    throw InputError(
+        fmt::format("{}: cannot open the sweep folder: {}", folder.root().string(), std::strerror(errno)));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd_);
+    throw InputError(
+        fmt::format("{}: another 'aggsim sweep run' is running on this folder; wait for it to end or "
+                    "stop it (its finished points are kept)",
+                    folder.root().string()));
+  }
+}
+
+RunnerLock::~RunnerLock() {
+  ::close(fd_);
 }
 
 std::string read_text_file(const fs::path& path) {

@@ -52,6 +52,20 @@ class SweepFolder {
   std::filesystem::path root_;
 };
 
+// Held by a local runner for its whole run (flock on the sweep folder, released when the process
+// ends however it ends): a second runner on the same folder is refused instead of running the
+// same points twice.
+class RunnerLock {
+ public:
+  explicit RunnerLock(const SweepFolder& folder);
+  ~RunnerLock();
+  RunnerLock(const RunnerLock&) = delete;
+  RunnerLock& operator=(const RunnerLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 // Writes a file atomically (temporary file beside it, then rename).
 void write_file_atomic(const std::filesystem::path& path, const std::string& content);
 std::string read_text_file(const std::filesystem::path& path);
