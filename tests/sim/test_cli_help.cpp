@@ -5,7 +5,7 @@
 
 using namespace aggsim::test;
 
-TEST_CASE("--cfg=help, --help-cfg and --log=help print SimGrid's help and exit 0", "[cli]") {
+TEST_CASE("SimGrid's help flags (--cfg=help, --help-cfg, --log=help) print its help and exit 0", "[cli]") {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--cfg=help"}, "network/model"},
       {{"run", "scenarios/default.yaml", "--cfg=help"}, "network/model"},

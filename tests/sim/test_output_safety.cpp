@@ -171,7 +171,7 @@ TEST_CASE("an unwritable output location is refused before simulating", "[output
   CHECK(refused < ran / 4);
 }
 
-TEST_CASE("a rerun with a different scenario needs --force; an identical one replaces the folder",
+TEST_CASE("a rerun with a different scenario needs --force, an identical one replaces the folder",
           "[outputs][safety]") {
   const auto dir = fresh_dir("safety-force");
   write_file(dir / "s.yaml", kScenario);
@@ -188,7 +188,7 @@ TEST_CASE("a rerun with a different scenario needs --force; an identical one rep
   CHECK_THAT(read_file(dir / "run/resolved.yaml"), Catch::Contains("ranks: 2"));
 }
 
-TEST_CASE("temporaries of dead processes are removed; live or other hosts' ones are kept",
+TEST_CASE("temporaries of dead processes are removed, live or other hosts' ones are kept",
           "[outputs][safety]") {
   const auto dir = fresh_dir("safety-stale");
   write_file(dir / "s.yaml", kScenario);

@@ -129,7 +129,7 @@ TEST_CASE("failed writes (a full disk) leave no temporary and no running child",
   CHECK(temporaries(dir / "out").empty());
 }
 
-TEST_CASE("killing only the sweep runner stops its children; a second runner is refused", "[sweep][robust]") {
+TEST_CASE("killing only the sweep runner stops its children, a second runner is refused", "[sweep][robust]") {
   const auto dir = fresh_dir("orphans");
   write_file(dir / "sweep.yaml", std::string(kSlowBase) + kSlowSweep);
   const pid_t runner = start_group(
