@@ -1,17 +1,16 @@
 // `aggsim bench`: times the ring all-reduce step at scale, in child processes (one SimGrid engine
 // each), with math off and on, beside a bare SimGrid program sending the same messages.
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "sim/cli/commands.hpp"
@@ -66,29 +65,12 @@ std::string self_path() { return fs::read_symlink("/proc/self/exe").string(); }
 
 }  // namespace
 
-int bench_command(const std::vector<std::string>& args) {
-  CLI::App app{"aggsim bench: wall time, peak memory and message rate of a ring all-reduce step",
-               "aggsim bench"};
-  int ranks = 1024;
-  // 100 MiB splits into equal fp32 chunks for any power-of-two rank count. With 10^8 bytes chunk
-  // sizes differ by one element, and LV08's reverse crosstraffic then makes SimGrid's solver cost
-  // grow as p^3 (the same for the bare program): see README "Performance".
-  std::string size = "100MiB";
-  int repeat = 1;
-  std::string reference = AGGSIM_BARE_RING_BIN;
-  std::string network = "lv08";
-  app.add_option("--ranks", ranks, "simulated ranks (one host each)")->check(CLI::Range(2, 1 << 20));
-  app.add_option("--size", size, "modeled gradient size");
-  app.add_option("--repeat", repeat, "runs per configuration; the fastest is reported")
-      ->check(CLI::Range(1, 100));
-  app.add_option("--reference", reference, "bare SimGrid reference program");
-  app.add_option("--network", network, "network preset (lv08 | alpha_beta)");
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  }
+int bench_command(const BenchOptions& options) {
+  const int ranks = options.ranks;
+  const std::string& size = options.size;
+  const int repeat = options.repeat;
+  const std::string reference = options.reference.empty() ? AGGSIM_BARE_RING_BIN : options.reference;
+  const std::string& network = options.network;
   const std::uint64_t bytes = units::parse_bytes(size);
 
   const fs::path dir = fs::temp_directory_path() / fmt::format("aggsim-bench-{}", ::getpid());
@@ -134,8 +116,9 @@ int bench_command(const std::vector<std::string>& args) {
         "name: bench\nseed: 1\nranks: {}\nsteps: 1\nplatform: {{file: {}}}\nnetwork: {}\n"
         "model: {{size: {}B, proxy_dim: 4096, math: {}}}\nalgorithm: {{name: ring_allreduce, op: avg}}\n",
         ranks, platform.string(), network, bytes, math ? "on" : "off");
+    // --force: the two runs (math off, then on) are different scenarios in the same folder.
     const Measured m =
-        best_of({self_path(), "run", scenario.string(), "--out", (dir / "run").string(), "--quiet"});
+        best_of({self_path(), "run", scenario.string(), "--out", (dir / "run").string(), "--quiet", "--force"});
     const auto summary = nlohmann::json::parse(std::ifstream(dir / "run" / "summary.json"));
     const auto messages = summary["messages"].get<std::uint64_t>();
     fmt::print("{:<20} {:>9.3f} {:>9.3f} {:>11.1f} {:>10} {:>12.0f} {:>12.6f}  {:.2f}x\n",

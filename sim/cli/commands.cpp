@@ -42,11 +42,17 @@ void print_params(const std::vector<ParamSpec>& params) {
 int run_command(const RunOptions& options) {
   const Scenario sc = load_scenario(options.scenario, options.overrides);
   const std::string dir = output_dir(sc, options);
+  RunFolderRequest folder;
+  folder.dir = dir;
+  folder.protect = {options.scenario};
+  folder.resolved_yaml = resolved_yaml(sc);
+  folder.replace_different = options.force;
+  prepare_run_folder(folder);  // before simulating: a bad --out must not cost a whole run
   const auto wall_start = std::chrono::steady_clock::now();
   const SimulationResult result = simulate(sc, options.simgrid_args);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   const auto files = run_outputs(sc, result);
-  write_run_folder(dir, files);
+  write_run_folder(folder, files);
   if (!options.quiet) {
     std::cout << human_summary(sc, result, dir, files);
     std::cout << fmt::format("  wall time {:.3f} s\n", wall);

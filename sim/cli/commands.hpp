@@ -11,6 +11,7 @@ struct RunOptions {
   std::vector<std::string> overrides;     // --set key.path=value
   std::vector<std::string> simgrid_args;  // --cfg=..., --log=...
   bool quiet = false;
+  bool force = false;  // replace a run folder holding a different scenario's run
 };
 
 // `aggsim sweep expand | run | slurm | merge` (see scenarios/README.md).
@@ -19,17 +20,33 @@ struct SweepOptions {
   std::string file;
   std::string out_dir;  // empty: the sweep block's out, else out/<name>
   std::string point;    // run: only this point (as a Slurm array task does)
+  bool point_given = false;
   int jobs = 0;         // run: parallel points; 0: one per CPU
   int chunk = 1;        // slurm: points per array task
-  std::string partition, time;
+  std::string partition, time, mem, account;  // slurm: #SBATCH options
+  int max_running = 0;                        // slurm: array tasks at once (%M)
+  std::vector<std::string> sbatch_lines;      // slurm: extra #SBATCH options
+  bool merge_job = false;                     // slurm: also a merge job after the array
   bool force = false;   // run --point: run again even if finished
   std::vector<std::string> simgrid_args;
+};
+
+// `aggsim bench`: a ring all-reduce step at scale beside a bare SimGrid program.
+struct BenchOptions {
+  int ranks = 1024;
+  // 100 MiB splits into equal fp32 chunks for any power-of-two rank count. With 10^8 bytes chunk
+  // sizes differ by one element, and LV08's reverse crosstraffic then makes SimGrid's solver cost
+  // grow as p^3 (the same for the bare program): see README "Performance".
+  std::string size = "100MiB";
+  int repeat = 1;
+  std::string reference;  // empty: the bare SimGrid program built beside aggsim
+  std::string network = "lv08";
 };
 
 int run_command(const RunOptions& options);
 int sweep_command(const SweepOptions& options);
 int validate_command(const RunOptions& options);
 int list_command();
-int bench_command(const std::vector<std::string>& args);
+int bench_command(const BenchOptions& options);
 
 }  // namespace aggsim::cli

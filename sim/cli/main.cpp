@@ -2,11 +2,14 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <iostream>
+#include <simgrid/s4u/Engine.hpp>
 
 #include "sim/cli/calibrate_command.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/core/error.hpp"
+#include "sim/output/run_folder.hpp"
 #include "sim/platform/ns3_environment.hpp"
 
 namespace {
@@ -28,6 +31,30 @@ std::vector<std::string> take_simgrid_args(std::vector<std::string>& args) {
   return simgrid;
 }
 
+// SimGrid's help flags (--cfg=help or --help-cfg, which SimGrid spells --help; --log=help or
+// --help-logs; --help-models, ...): SimGrid prints the help and exits 0 while creating its engine,
+// before any scenario is needed.
+void show_simgrid_help_if_asked(const std::vector<std::string>& args,
+                                const std::vector<std::string>& simgrid) {
+  std::string flag;
+  for (const auto& a : simgrid) {
+    if (a == "--cfg=help") flag = "--help";  // SimGrid's own name for its configuration help
+    if (a == "--log=help") flag = "--help-logs";
+  }
+  for (const auto& a : args) {
+    if (a == "--help-cfg") flag = "--help";
+    if (a == "--help-logs" || a == "--help-log-categories" || a == "--help-models" || a == "--help-aliases" ||
+        a == "--help-tracing")
+      flag = a;
+  }
+  if (flag.empty()) return;
+  std::string program = "aggsim";
+  std::vector<char*> argv = {program.data(), flag.data(), nullptr};
+  int argc = 2;
+  simgrid::s4u::Engine engine(&argc, argv.data());
+  std::exit(0);  // not reached for the flags above (SimGrid exits); harmless otherwise
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -35,11 +62,14 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   aggsim::cli::RunOptions options;
   options.simgrid_args = take_simgrid_args(args);
+  show_simgrid_help_if_asked(args, options.simgrid_args);
 
   CLI::App app{"aggsim: discrete-event simulation of gradient aggregation in distributed training", "aggsim"};
   app.require_subcommand(1);
   app.set_version_flag("--version", AGGSIM_VERSION);
-  app.footer("SimGrid flags (--cfg=..., --log=...) are passed through to SimGrid.");
+  app.footer(
+      "SimGrid flags (--cfg=..., --log=...) are passed through to SimGrid; --cfg=help and --log=help list "
+      "them.");
 
   auto add_scenario_options = [&](CLI::App* cmd) {
     cmd->add_option("scenario", options.scenario, "scenario YAML file")->required();
@@ -50,6 +80,8 @@ int main(int argc, char** argv) {
   add_scenario_options(run);
   run->add_option("--out", options.out_dir, "output folder (default: output.dir, else out/<scenario name>)");
   run->add_flag("-q,--quiet", options.quiet, "print nothing on success");
+  run->add_flag("--force", options.force,
+                "replace the output folder even if it holds a different scenario's run");
   CLI::App* validate = app.add_subcommand("validate", "check a scenario and its platform without running it");
   add_scenario_options(validate);
   CLI::App* list = app.add_subcommand("list", "list algorithms, compressors, topologies and network presets");
@@ -69,20 +101,47 @@ int main(int argc, char** argv) {
       add_sweep_verb("run", "run the unfinished points in parallel child processes, then merge");
   sweep_run->add_option("-j,--jobs", sweep_options.jobs, "points run at once (default: one per CPU)")
       ->check(CLI::Range(1, 4096));
-  sweep_run->add_option("--point", sweep_options.point,
-                        "run only this point id (what a Slurm array task does)");
+  CLI::Option* point = sweep_run->add_option("--point", sweep_options.point,
+                                             "run only this point id (what a Slurm array task does)");
   sweep_run->add_flag("--force", sweep_options.force, "with --point: run it again even if it is finished");
   CLI::App* sweep_slurm =
       add_sweep_verb("slurm", "write an sbatch script running the points as a Slurm job array");
   sweep_slurm->add_option("--chunk", sweep_options.chunk, "points per array task (default 1)")
       ->check(CLI::Range(1, 1 << 20));
   sweep_slurm->add_option("--partition", sweep_options.partition, "Slurm partition");
-  sweep_slurm->add_option("--time", sweep_options.time, "time limit per array task, e.g. 01:00:00");
+  sweep_slurm->add_option("--time", sweep_options.time,
+                          "time limit per array task in Slurm's format, e.g. 01:00:00 or 2-00:00:00");
+  sweep_slurm->add_option("--mem", sweep_options.mem, "memory per array task, e.g. 4G");
+  sweep_slurm->add_option("--account", sweep_options.account, "Slurm account to charge");
+  sweep_slurm
+      ->add_option("--max-running", sweep_options.max_running, "array tasks running at once (--array=0-N%M)")
+      ->check(CLI::Range(1, 1 << 20));
+  sweep_slurm
+      ->add_option("--sbatch", sweep_options.sbatch_lines,
+                   "an extra #SBATCH option, e.g. --sbatch=--gres=gpu:1 (repeatable)")
+      ->allow_extra_args(false);
+  sweep_slurm->add_flag(
+      "--merge-job", sweep_options.merge_job,
+      "also write a merge job and submit.sh, which submits it to run after the array (afterany)");
   add_sweep_verb("merge", "merge the finished points' summary.json into results.csv");
   aggsim::cli::MeasuredOptions measured_options;
   const auto [calibrate, compare] = aggsim::cli::add_measured_verbs(app, measured_options);
-  CLI::App* bench = app.add_subcommand("bench", "time reference workloads (see README)");
-  bench->allow_extras();
+  aggsim::cli::BenchOptions bench_options;
+  CLI::App* bench = app.add_subcommand(
+      "bench",
+      "wall time, peak memory and message rate of a ring all-reduce step beside a bare SimGrid program");
+  bench->add_option("--ranks", bench_options.ranks, "simulated ranks (one host each)")
+      ->check(CLI::Range(2, 1 << 20))
+      ->capture_default_str();
+  bench->add_option("--size", bench_options.size, "modeled gradient size")->capture_default_str();
+  bench->add_option("--repeat", bench_options.repeat, "runs per configuration; the fastest is reported")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  bench->add_option("--reference", bench_options.reference,
+                    "bare SimGrid reference program (default: bench_bare_ring built beside aggsim)");
+  bench->add_option("--network", bench_options.network, "network preset")
+      ->check(CLI::IsMember({"lv08", "alpha_beta"}))
+      ->capture_default_str();
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
@@ -96,15 +155,19 @@ int main(int argc, char** argv) {
     if (*validate) return aggsim::cli::validate_command(options);
     if (*sweep) {
       sweep_options.simgrid_args = options.simgrid_args;
+      sweep_options.point_given = point->count() > 0;
       return aggsim::cli::sweep_command(sweep_options);
     }
     measured_options.simgrid_args = options.simgrid_args;
     if (*calibrate) return aggsim::cli::calibrate_command(measured_options);
     if (*compare) return aggsim::cli::compare_command(measured_options);
     if (*list) return aggsim::cli::list_command();
-    if (*bench) return aggsim::cli::bench_command(bench->remaining());
+    if (*bench) return aggsim::cli::bench_command(bench_options);
   } catch (const aggsim::InputError& e) {
     std::cerr << "aggsim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::cerr << "aggsim: error: " << aggsim::path_error(e).what() << "\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "aggsim: internal error: " << e.what() << "\n";

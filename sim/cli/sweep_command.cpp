@@ -1,6 +1,7 @@
 // `aggsim sweep`: expand a sweep file, run its points locally or as a Slurm job array, merge results.
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <thread>
@@ -9,6 +10,7 @@
 #include "sim/core/error.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/output/report.hpp"
+#include "sim/output/run_folder.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/sweep/local_runner.hpp"
 #include "sim/sweep/slurm.hpp"
@@ -19,8 +21,30 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The sweep's folder, checked to be one aggsim may write into (new, empty or marked as a sweep's).
 SweepFolder folder_for(const Sweep& sweep, const SweepOptions& options) {
-  return SweepFolder(options.out_dir.empty() ? sweep.default_out : options.out_dir);
+  SweepFolder folder(options.out_dir.empty() ? sweep.default_out : options.out_dir);
+  folder.check(options.file);
+  return folder;
+}
+
+// A point id is 12 lowercase hex digits (see point_id): anything else, e.g. a path, is refused
+// before it can name a file.
+template <class Body>
+void with_fs_errors(Body&& body) {
+  try {
+    body();
+  } catch (const fs::filesystem_error& e) {
+    throw path_error(e);
+  }
+}
+
+void check_point_id(const SweepOptions& options) {
+  const std::string& id = options.point;
+  if (id.size() != 12 || id.find_first_not_of("0123456789abcdef") != std::string::npos)
+    throw InputError(fmt::format(
+        "--point '{}': not a point id (12 hex digits, see manifest.csv written by 'aggsim sweep expand {}')",
+        id, options.file));
 }
 
 // The point's scenario: its points/<id>.yaml when that still hashes to the id (no need to expand
@@ -44,18 +68,36 @@ Scenario point_scenario(const SweepOptions& options, const SweepFolder& folder) 
 }
 
 int run_point(const SweepOptions& options) {
+  stop_with_sweep_parent();
+  check_point_id(options);
   const SweepFolder folder = folder_for(read_sweep_header(options.file), options);
   if (folder.finished(options.point) && !options.force) {
     fmt::print("point {}: already finished ({})\n", options.point, folder.run_dir(options.point).string());
     return 0;
   }
+  // Outside the failure record below: an id that is not a point of this sweep is no point's failure.
+  const Scenario sc = point_scenario(options, folder);
+  if (const char* log = std::getenv("AGGSIM_TASK_LOG"))  // set by the Slurm script
+    // Replaced by the real outcome unless the process is killed (time limit, memory): then the point
+    // shows as failed, with the log to read, instead of pending.
+    folder.record_failure(
+        options.point,
+        fmt::format("did not finish: killed (time limit, memory?) or still running; log: {}\n", log));
   try {
-    const Scenario sc = point_scenario(options, folder);
+    RunFolderRequest run;
+    run.dir = folder.run_dir(options.point);
+    run.protect = {options.file};
+    run.resolved_yaml = resolved_yaml(sc);
+    run.replace_different = true;  // the id names the scenario; an unfinished or --force point is rerun
+    prepare_run_folder(run);
     const SimulationResult result = simulate(sc, options.simgrid_args);
-    write_run_folder(folder.run_dir(options.point).string(), run_outputs(sc, result));
+    write_run_folder(run, run_outputs(sc, result));
     folder.clear_failure(options.point);
   } catch (const std::exception& e) {
-    folder.record_failure(options.point, fmt::format("aggsim: error: {}\n", e.what()));
+    try {
+      folder.record_failure(options.point, fmt::format("aggsim: error: {}\n", e.what()));
+    } catch (const std::exception&) {  // e.g. a full disk: the error below still reaches stderr
+    }
     throw;
   }
   return 0;
@@ -73,7 +115,7 @@ int finish(const Sweep& sweep, const SweepFolder& folder, int failures) {
 }  // namespace
 
 int sweep_command(const SweepOptions& options) {
-  if (options.verb == "run" && !options.point.empty()) return run_point(options);
+  if (options.verb == "run" && (options.point_given || !options.point.empty())) return run_point(options);
 
   const Sweep sweep = expand_sweep(options.file);
   const SweepFolder folder = folder_for(sweep, options);
@@ -85,33 +127,52 @@ int sweep_command(const SweepOptions& options) {
   }
   if (options.verb == "merge") {
     int failed = 0;
-    for (const auto& p : sweep.points) failed += !folder.finished(p.id) && folder.failed(p.id);
+    for (const auto& p : sweep.points)
+      failed += !folder.finished(p.id) && (folder.failed(p.id) || folder.damaged(p.id));
     return finish(sweep, folder, failed);
   }
   if (options.verb == "slurm") {
-    folder.write_expansion(sweep);
     SlurmOptions slurm;
     slurm.chunk = options.chunk;
     slurm.partition = options.partition;
     slurm.time = options.time;
+    slurm.mem = options.mem;
+    slurm.account = options.account;
+    slurm.max_running = options.max_running;
+    slurm.sbatch_lines = options.sbatch_lines;
+    slurm.merge_job = options.merge_job;
     slurm.exe = self_executable();
     slurm.extra_args = options.simgrid_args;
     slurm.max_array_size = slurm_max_array_size();
-    const SlurmScript script = sbatch_script(sweep, folder, slurm);
-    const fs::path file = folder.root() / "slurm" / (sweep.name + ".sbatch");
+    const SlurmScript script =
+        sbatch_script(sweep, folder, slurm);  // checks the options: nothing written yet
+    folder.write_expansion(sweep);
+    const fs::path dir = folder.root() / "slurm";
+    const fs::path file = dir / (script.file_stem + ".sbatch");
     write_file_atomic(file, script.text);
-    fs::create_directories(folder.root() / "slurm" / "logs");
+    with_fs_errors([&] { fs::create_directories(dir / "logs"); });
     if (script.chunk > options.chunk)
       fmt::print("note: {} points per array task to stay within MaxArraySize={}\n", script.chunk,
                  slurm.max_array_size);
-    fmt::print(
-        "{}\n  {} points in {} array tasks; submit with: sbatch {}\n  then: aggsim sweep merge {} --out {}\n",
-        file.string(), sweep.points.size(), script.tasks, file.string(), options.file,
-        folder.root().string());
+    fmt::print("{}\n  {} points in {} array tasks\n", file.string(), sweep.points.size(), script.tasks);
+    if (options.merge_job) {
+      write_file_atomic(dir / (script.file_stem + "-merge.sbatch"), script.merge_text);
+      write_file_atomic(dir / "submit.sh", script.submit_text);
+      with_fs_errors([&] {
+        fs::permissions(dir / "submit.sh",
+                        fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+                        fs::perm_options::add);
+      });
+      fmt::print("  submit the array and its merge job with: {}\n", (dir / "submit.sh").string());
+    } else {
+      fmt::print("  submit with: sbatch {}\n  then: aggsim sweep merge {} --out {}\n", file.string(),
+                 options.file, folder.root().string());
+    }
     return 0;
   }
   // run
   folder.write_expansion(sweep);
+  const RunnerLock lock(folder);  // before removing temporaries: another runner's are not stale
   folder.remove_stale_temporaries();
   LocalRunOptions local;
   local.jobs =

@@ -3,12 +3,14 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -20,6 +22,13 @@ extern char** environ;
 namespace aggsim {
 
 namespace fs = std::filesystem;
+
+void stop_with_sweep_parent() {
+  const char* parent = std::getenv(kSweepParentVariable);
+  if (!parent) return;
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (std::to_string(::getppid()) != parent) ::raise(SIGTERM);  // the runner died before the prctl
+}
 
 std::string self_executable() {
   std::error_code ec;
@@ -74,8 +83,16 @@ pid_t spawn_point(const Sweep& sweep, const SweepFolder& folder, const SweepPoin
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  // The child's environment names this process: the child asks to be stopped when it dies (see
+  // stop_with_sweep_parent), so killing only the runner leaves no orphan for a rerun to duplicate.
+  std::vector<std::string> env_text = {fmt::format("{}={}", kSweepParentVariable, ::getpid())};
+  for (char** e = environ; *e; ++e)
+    if (std::string(*e).rfind(std::string(kSweepParentVariable) + "=", 0) != 0) env_text.push_back(*e);
+  std::vector<char*> env;
+  for (auto& e : env_text) env.push_back(e.data());
+  env.push_back(nullptr);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, options.exe.c_str(), &actions, nullptr, argv.data(), environ);
+  const int rc = posix_spawn(&pid, options.exe.c_str(), &actions, nullptr, argv.data(), env.data());
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw std::runtime_error(fmt::format("cannot start {}: {}", options.exe, std::strerror(rc)));
   return pid;
@@ -105,12 +122,21 @@ LocalRunResult run_sweep_locally(const Sweep& sweep, const SweepFolder& folder,
   g_stop = 0;
   const StopSignals stop_signals;
   std::map<pid_t, Child> running;
+  // Whatever goes wrong here (a full disk, a failed spawn), no child is left running unattended.
+  struct StopChildren {
+    std::map<pid_t, Child>& running;
+    ~StopChildren() {
+      for (const auto& [pid, child] : running) ::kill(pid, SIGTERM);
+      for (const auto& [pid, child] : running) ::waitpid(pid, nullptr, 0);
+    }
+  } stop_children{running};
   std::size_t next = 0;
   int failures = 0;
   while (next < todo.size() || !running.empty()) {
     if (g_stop) {
       for (const auto& [pid, child] : running) ::kill(pid, SIGTERM);
       for (const auto& [pid, child] : running) ::waitpid(pid, nullptr, 0);
+      running.clear();
       progress.close();
       fmt::print(stderr, "sweep {}: interrupted; finished points are kept, run the sweep again to resume\n",
                  sweep.name);

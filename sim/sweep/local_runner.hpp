@@ -25,6 +25,11 @@ struct LocalRunResult {
 LocalRunResult run_sweep_locally(const Sweep& sweep, const SweepFolder& folder,
                                  const LocalRunOptions& options);
 
+// Set in each child's environment to the runner's pid.
+inline constexpr const char* kSweepParentVariable = "AGGSIM_SWEEP_PARENT";
+// In a child started by the runner: be stopped (SIGTERM) when the runner dies, even by SIGKILL.
+void stop_with_sweep_parent();
+
 // This process's own executable (/proc/self/exe).
 std::string self_executable();
 

@@ -1,14 +1,19 @@
 #include "sim/sweep/sweep_folder.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 
+#include "sim/output/run_folder.hpp"
 #include "sim/sweep/numeric_columns.hpp"
 
 namespace aggsim {
@@ -16,19 +21,45 @@ namespace aggsim {
 namespace fs = std::filesystem;
 
 void write_file_atomic(const fs::path& path, const std::string& content) {
-  fs::create_directories(path.parent_path().empty() ? fs::path(".") : path.parent_path());
-  // Host and pid: array tasks on different nodes may write the same file on a shared file system.
-  char host[256] = "host";
-  ::gethostname(host, sizeof host - 1);
-  const fs::path tmp =
-      path.parent_path() / fmt::format(".{}.tmp-{}-{}", path.filename().string(), host, ::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << content;
-    out.close();
-    if (!out) throw std::runtime_error(fmt::format("cannot write {}", tmp.string()));
+  const fs::path parent = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  try {
+    fs::create_directories(parent);
+    // Host and pid: array tasks on different nodes may write the same file on a shared file system.
+    const fs::path tmp = parent / temporary_name(path.filename().string(), "tmp");
+    try {
+      std::ofstream out(tmp, std::ios::binary);
+      out << content;
+      out.close();
+      if (!out)
+        throw fs::filesystem_error("cannot write", tmp,
+                                   std::error_code(errno ? errno : EIO, std::generic_category()));
+      fs::rename(tmp, path);
+    } catch (...) {
+      std::error_code ignored;
+      fs::remove(tmp, ignored);  // a full disk leaves no temporary behind
+      throw;
+    }
+  } catch (const fs::filesystem_error& e) {
+    throw path_error(e);
   }
-  fs::rename(tmp, path);
+}
+
+RunnerLock::RunnerLock(const SweepFolder& folder)
+    : fd_(::open(folder.root().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+  if (fd_ < 0)
+    throw InputError(
+        fmt::format("{}: cannot open the sweep folder: {}", folder.root().string(), std::strerror(errno)));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd_);
+    throw InputError(
+        fmt::format("{}: another 'aggsim sweep run' is running on this folder; wait for it to end or "
+                    "stop it (its finished points are kept)",
+                    folder.root().string()));
+  }
+}
+
+RunnerLock::~RunnerLock() {
+  ::close(fd_);
 }
 
 std::string read_text_file(const fs::path& path) {
@@ -75,12 +106,30 @@ std::string json_cell(const nlohmann::ordered_json& v) {
 
 }  // namespace
 
+std::optional<nlohmann::ordered_json> SweepFolder::summary(const std::string& id) const {
+  const fs::path file = run_dir(id) / "summary.json";
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) return std::nullopt;
+  auto j = nlohmann::ordered_json::parse(read_text_file(file), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  return j;
+}
+
 bool SweepFolder::finished(const std::string& id) const {
-  return fs::is_regular_file(run_dir(id) / "summary.json");
+  return summary(id).has_value();
+}
+
+bool SweepFolder::damaged(const std::string& id) const {
+  std::error_code ec;
+  return fs::exists(run_dir(id) / "summary.json", ec) && !finished(id);
 }
 
 bool SweepFolder::failed(const std::string& id) const {
   return fs::is_regular_file(failure_log(id));
+}
+
+void SweepFolder::check(const std::string& sweep_file) const {
+  check_output_folder(root_, FolderKind::sweep, {sweep_file});
 }
 
 void SweepFolder::write_expansion(const Sweep& sweep) const {
@@ -110,6 +159,10 @@ void SweepFolder::write_expansion(const Sweep& sweep) const {
     entry["scenario"] = scenario;
     manifest["points"].push_back(entry);
   }
+  write_if_changed(
+      root_ / folder_marker(FolderKind::sweep),
+      "This folder was written by aggsim, which writes and replaces files in it. Remove this file to "
+      "keep aggsim from ever writing here.\n");
   write_if_changed(root_ / "manifest.csv", csv);
   write_if_changed(root_ / "manifest.json", manifest.dump(2) + "\n");
 }
@@ -124,16 +177,8 @@ void SweepFolder::clear_failure(const std::string& id) const {
 }
 
 void SweepFolder::remove_stale_temporaries() const {
-  const fs::path runs = root_ / "runs";
-  if (!fs::is_directory(runs)) return;
-  std::vector<fs::path> stale;
-  for (const auto& entry : fs::directory_iterator(runs)) {
-    const std::string name = entry.path().filename().string();
-    if (!name.empty() && name[0] == '.' &&
-        (name.find(".tmp-") != std::string::npos || name.find(".old-") != std::string::npos))
-      stale.push_back(entry.path());
-  }
-  for (const auto& p : stale) fs::remove_all(p);
+  for (const char* sub : {"", "runs", "points", "failed", "slurm"})
+    aggsim::remove_stale_temporaries(root_ / sub);
 }
 
 std::string SweepFolder::merge(const Sweep& sweep) const {
@@ -142,8 +187,9 @@ std::string SweepFolder::merge(const Sweep& sweep) const {
   std::vector<nlohmann::ordered_json> summaries(sweep.points.size());
   for (std::size_t i = 0; i < sweep.points.size(); ++i) {
     const std::string& id = sweep.points[i].id;
-    if (!finished(id)) continue;
-    summaries[i] = nlohmann::ordered_json::parse(read_text_file(run_dir(id) / "summary.json"));
+    auto j = summary(id);
+    if (!j) continue;
+    summaries[i] = std::move(*j);
     // A field named like a swept key (ranks, steps, ...) would repeat that column.
     for (const auto& item : summaries[i].items())
       if (std::find(fields.begin(), fields.end(), item.key()) == fields.end() &&
@@ -169,7 +215,8 @@ std::string SweepFolder::merge(const Sweep& sweep) const {
   int done = 0, failed_count = 0, pending = 0;
   for (std::size_t i = 0; i < sweep.points.size(); ++i) {
     const SweepPoint& p = sweep.points[i];
-    const bool is_done = finished(p.id), is_failed = !is_done && failed(p.id);
+    const bool is_done = !summaries[i].is_null(), is_damaged = !is_done && damaged(p.id);
+    const bool is_failed = !is_done && (is_damaged || failed(p.id));
     done += is_done;
     failed_count += is_failed;
     pending += !is_done && !is_failed;
@@ -180,7 +227,13 @@ std::string SweepFolder::merge(const Sweep& sweep) const {
     }
     if (sweep.repeat > 1) row.push_back(std::to_string(p.repeat));
     for (const auto& f : fields) row.push_back(summaries[i].contains(f) ? json_cell(summaries[i][f]) : "");
-    row.push_back(is_failed ? error_summary(read_text_file(failure_log(p.id))) : "");
+    std::string error;
+    if (is_damaged)
+      error = fmt::format("{}: damaged (not a JSON object); the point runs again on the next sweep run",
+                          (run_dir(p.id) / "summary.json").string());
+    else if (is_failed)
+      error = error_summary(read_text_file(failure_log(p.id)));
+    row.push_back(error);
     csv += csv_row(row);
   }
   write_file_atomic(results_file(), csv);

@@ -10,7 +10,7 @@ OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 
 run() {  # steps label
-  /usr/bin/time -f "%e %U %S" -o "$OUT/time" taskset -c 0 "$AGGSIM" run "$SCENARIO" --set steps="$1" --out "$OUT/run" -q
+  /usr/bin/time -f "%e %U %S" -o "$OUT/time" taskset -c 0 "$AGGSIM" run "$SCENARIO" --set steps="$1" --out "$OUT/run" -q --force
   messages=$(sed -n 's/.*"messages": \([0-9]*\).*/\1/p' "$OUT/run/summary.json")
   sim=$(sed -n 's/.*"sim_time_s": \([0-9.e+-]*\).*/\1/p' "$OUT/run/summary.json")
   awk -v label="$2" -v m="$messages" -v sim="$sim" '{

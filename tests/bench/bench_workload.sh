@@ -38,7 +38,7 @@ model: {layers: $PWD/scenarios/models/resnet50.yaml, batch: 32}
 algorithm: {name: $alg, granularity: $GRANULARITY}
 workload: {problem: mlp, dim: 64, hidden: 128, classes: 10, batch: 32, lr: 0.05, momentum: 0.9, eval_every: $STEPS}
 YAML
-    /usr/bin/time -f "%e %U %S %M" -o "$TMP/time" "$AGGSIM" run "$TMP/s.yaml" --out "$TMP/out" -q
+    /usr/bin/time -f "%e %U %S %M" -o "$TMP/time" "$AGGSIM" run "$TMP/s.yaml" --out "$TMP/out" -q --force
     read -r wall user sys rss_kb <"$TMP/time"
     step=$(python3 -c "import json; print('%.4g' % json.load(open('$TMP/out/summary.json'))['mean_step_time_s'])")
     awk -v a="$alg" -v p="$p" -v s="$STEPS" -v w="$wall" -v u="$user" -v y="$sys" -v r="$rss_kb" -v t="$step" \

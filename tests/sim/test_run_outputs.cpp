@@ -90,8 +90,8 @@ TEST_CASE("set overrides change keys, and a failed run leaves an existing folder
   const auto bad = run_aggsim({"run", "s.yaml", "--out", "run", "--set", "ranks=100"}, dir);
   CHECK(bad.exit_code == 2);
   CHECK(read_file(dir / "run" / "summary.json") == before);
-  // A successful rerun replaces the folder whole.
-  REQUIRE(run_aggsim({"run", "s.yaml", "--out", "run"}, dir).exit_code == 0);
+  // A successful rerun of another scenario replaces the folder whole, when asked to (--force).
+  REQUIRE(run_aggsim({"run", "s.yaml", "--out", "run", "--force"}, dir).exit_code == 0);
   CHECK(summary_of(dir / "run")["ranks"] == 8);
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs a sweep as a real Slurm job array on this machine: a private one-node Slurm (slurmctld +
 # slurmd + munge, configuration in a temp folder, nothing written to /etc), `aggsim sweep slurm`,
-# `sbatch --wait`, then `aggsim sweep merge`. Installs nothing: exits 77 with the reason when Slurm
-# or munge is not installed (.ci/setup installs them) or when not root (SlurmUser=root).
+# `slurm/submit.sh` (the job array, then its merge job after it), waiting for both to end.
+# Installs nothing: exits 77 with the reason when Slurm or munge is not installed (.ci/setup
+# installs them) or when not root (SlurmUser=root).
 # Usage: slurm_array.sh AGGSIM_BIN SWEEP_FILE OUT_DIR
 set -uo pipefail
 aggsim=$1 sweep=$2 out=$3
@@ -72,10 +73,14 @@ slurmd -D -f "$SLURM_CONF" -N localhost >"$D/log/slurmd.out" 2>&1 & pids+=($!)
 wait_for 30 sh -c 'sinfo -h -o %T | grep -qx idle' || fail "the node did not become idle"
 echo "slurm up: $(sinfo -h -o '%P %D %T')"
 
-"$aggsim" sweep slurm "$sweep" --out "$out" --chunk 2 --time 00:05:00 || fail "aggsim sweep slurm"
-script=$(ls "$out"/slurm/*.sbatch) || fail "no sbatch script written"
+"$aggsim" sweep slurm "$sweep" --out "$out" --chunk 2 --time 00:05:00 --mem 200M --max-running 2 \
+  --sbatch=--comment=aggsim-test --merge-job || fail "aggsim sweep slurm"
+script=$(ls "$out"/slurm/*.sbatch | grep -v -- '-merge.sbatch$') || fail "no sbatch script written"
 grep '^#SBATCH' "$script"
 start=$SECONDS
-timeout 180 sbatch --wait "$script" || fail "the job array did not complete (sbatch --wait exit $?)"
-echo "job array completed in $((SECONDS - start)) s"
-"$aggsim" sweep merge "$sweep" --out "$out" || fail "aggsim sweep merge"
+# submit.sh submits the array and the merge job (afterany); wait until both have left the queue.
+"$out/slurm/submit.sh" || fail "submit.sh"
+wait_for 180 sh -c '[ -z "$(squeue -h -o %i)" ]' || fail "the jobs did not complete: $(squeue -h)"
+echo "job array and merge job completed in $((SECONDS - start)) s"
+echo "--- merge job log"; cat "$out"/slurm/logs/merge_*.out
+[ -f "$out/results.csv" ] || fail "the merge job wrote no results.csv"

@@ -158,9 +158,17 @@ TEST_CASE("the sbatch script's array stays within MaxArraySize by raising the ch
   CHECK(script.tasks == 4);  // ceil(7 / 2)
   CHECK_THAT(script.text, Catch::Contains("#SBATCH --array=0-3\n") &&
                               Catch::Contains("#SBATCH --partition=batch\n") &&
-                              Catch::Contains("#SBATCH --time=00:10:00\n") && Catch::Contains("chunk=2\n") &&
-                              Catch::Contains("/opt/aggsim/bin/aggsim sweep run "));
-  for (const auto& p : sweep.points) CHECK_THAT(script.text, Catch::Contains("  " + p.id + "  # ranks="));
+                              Catch::Contains("#SBATCH --time=00:10:00\n") &&
+                              Catch::Contains("'/opt/aggsim/bin/aggsim' sweep run "));
+  // Every point in exactly one task, at most `chunk` per task; the script holds ids, not values.
+  std::multiset<int> placed;
+  for (const auto& group : script.task_points) {
+    CHECK(group.size() <= 2);
+    placed.insert(group.begin(), group.end());
+  }
+  CHECK(placed == std::multiset<int>{0, 1, 2, 3, 4, 5, 6});
+  for (const auto& p : sweep.points) CHECK_THAT(script.text, Catch::Contains(p.id));
+  CHECK_THAT(script.text, !Catch::Contains("ranks="));
   options.max_array_size = 3;  // indices 0..2: three tasks at most
   script = sbatch_script(sweep, folder, options);
   CHECK(script.chunk == 3);
@@ -213,4 +221,21 @@ TEST_CASE("repetitions refuse a swept seed, and --grid refuses a key the file al
   CHECK_THROWS_WITH(expand_sweep_text(small_sweep("  grid: {steps: [1, 2]}\n"), "s.yaml", extras),
                     Catch::Contains("--grid ranks: expected key.path=value1,value2"));
   CHECK_THAT(expand_error(small_sweep("  grid: {ranks: [2]}\n  repeat: 0\n")), Catch::Contains("repeat"));
+
+TEST_CASE("array tasks are balanced by estimated cost, not filled in manifest order", "[sweep][slurm]") {
+  // Costs in manifest order; in order, chunks of two would load the tasks 19, 9 and 2.
+  const auto groups = balance_points({10, 9, 8, 1, 1, 1}, 3, 2);
+  REQUIRE(groups.size() == 3);
+  const std::vector<double> costs = {10, 9, 8, 1, 1, 1};
+  double heaviest = 0;
+  for (const auto& g : groups) {
+    CHECK(g.size() == 2);
+    double load = 0;
+    for (int i : g) load += costs[static_cast<std::size_t>(i)];
+    heaviest = std::max(heaviest, load);
+  }
+  CHECK(heaviest == 11);  // the best possible: 10 + 1
+  // The estimate: a ring sends 2(p-1) messages per rank and step, a tree about 2 log2(p).
+  CHECK(point_cost("ranks: 8\nsteps: 3\nalgorithm: {name: ring_allreduce}\n") == 8 * 3 * 14);
+  CHECK(point_cost("ranks: 8\nsteps: 3\nalgorithm: {name: tree_allreduce}\n") == 8 * 3 * 6);
 }

@@ -1,5 +1,6 @@
-// The same sweep as a real Slurm job array (a private one-node Slurm started by slurm_array.sh) and
-// with the local runner: results.csv must be identical. Skipped, saying why, when Slurm is absent.
+// The same sweep as a real Slurm job array (a private one-node Slurm started by slurm_array.sh, with
+// a merge job submitted after it) and with the local runner: results.csv must be identical.
+// Skipped, saying why, when Slurm is absent.
 #include <catch2/catch.hpp>
 
 #include "sweep_support.hpp"
@@ -27,15 +28,27 @@ TEST_CASE("a sweep run as a Slurm job array merges to the local runner's results
   }
   INFO(log);
   REQUIRE(code == 0);
-  CHECK_THAT(log, Catch::Contains("#SBATCH --array=0-2"));
+  CHECK_THAT(log, Catch::Contains("#SBATCH --array=0-2%2"));  // --max-running 2
+  CHECK_THAT(log, Catch::Contains("#SBATCH --mem=200M") && Catch::Contains("#SBATCH --comment=aggsim-test"));
   CHECK(finished_points(dir / "slurm") == finished_points(dir / "local"));
   CHECK(read_file(dir / "slurm/results.csv") == read_file(dir / "local/results.csv"));
   const auto rows = read_csv(dir / "slurm/results.csv");
   REQUIRE(rows.size() == 6);
   for (std::size_t i = 1; i < rows.size(); ++i) CHECK(rows[i][1] == "done");
-  // One log per array task.
-  std::size_t logs = 0;
-  for (const auto& e : fs::directory_iterator(dir / "slurm/slurm/logs"))
-    logs += e.path().extension() == ".out";
+  // One log per array task, naming the points it ran; and the merge job's log.
+  std::size_t logs = 0, merge_logs = 0;
+  std::string task_logs;
+  for (const auto& e : fs::directory_iterator(dir / "slurm/slurm/logs")) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("merge_", 0) == 0) {
+      ++merge_logs;
+    } else if (e.path().extension() == ".out") {
+      ++logs;
+      task_logs += read_file(e.path());
+    }
+  }
   CHECK(logs == 3);
+  CHECK(merge_logs == 1);
+  for (const auto& id : finished_points(dir / "local"))
+    CHECK_THAT(task_logs, Catch::Contains("aggsim: point " + id + ": start"));
 }

@@ -114,7 +114,8 @@ TEST_CASE("compute_time_s in steps.csv is the slowest rank's forward and backwar
                                                   "compute: {{speed_factors: [{}]{}}}\n{}",
                                                   table, batch, fmt::join(factors, ", "), straggler, rest),
                                       "2Gf"));
-    const auto r = run_aggsim({"run", file.string(), "--out", (dir / name).string(), "-q"});
+    // --force: several variants of one scenario name share its folder.
+    const auto r = run_aggsim({"run", file.string(), "--out", (dir / name).string(), "-q", "--force"});
     REQUIRE(r.exit_code == 0);
     const auto rows = csv_rows(read_file(dir / name / "steps.csv"));
     REQUIRE(rows.size() == steps + 1);
