@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <stdexcept>
 
+#include "sim/core/checked.hpp"
+
 namespace aggsim {
 
 namespace {
@@ -53,8 +55,8 @@ sg4::Mailbox* Comm::box(int src, int dst, int channel) {
 
 SendHandle Comm::isend(int dst, Payload payload, int channel) {
   const std::uint64_t bytes = payload.wire_bytes;
-  counters_.bytes_sent += bytes;
-  counters_.messages_sent += 1;
+  add_saturating(counters_.bytes_sent, bytes);
+  add_saturating(counters_.messages_sent, 1);
   auto* owned = new Payload(std::move(payload));  // the receiver takes ownership
   return SendHandle(box(rank_, dst, channel)->put_async(owned, bytes), tracer_,
                     CommSpan{rank_, CommDirection::send, dst, bytes, 0, 0});
