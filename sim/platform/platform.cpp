@@ -94,6 +94,8 @@ bool has_route(const sg4::Host* a, const sg4::Host* b) {
 }  // namespace
 
 void check_rank_routes(const std::vector<sg4::Host*>& rank_hosts, const std::string& platform_file) {
+  // Floyd zones compute their routes when sealed; run() would seal too, but only later.
+  sg4::Engine::get_instance()->seal_platform();
   const std::size_t p = rank_hosts.size();
   auto check = [&](std::size_t i, std::size_t j) {
     if (has_route(rank_hosts[i], rank_hosts[j])) return;
