@@ -14,14 +14,15 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 mode=${1:-subset}
 build=${AGGSIM_SANITIZE_BUILD:-build-sanitize}
-cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+[ "$mode" = --pairings ] && [ -n "${AGGSIM_BIN:-}" ] || cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DAGGSIM_FUZZ=ON -DAGGSIM_SANITIZE=ON >/dev/null
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 pairings() {
-  cmake --build "$build" --target aggsim
-  local aggsim="$build/aggsim" work
+  # AGGSIM_BIN: check the pairings with another binary (e.g. the normal build) instead.
+  local aggsim=${AGGSIM_BIN:-$build/aggsim} work
+  [ -n "${AGGSIM_BIN:-}" ] || cmake --build "$build" --target aggsim
   work=$(mktemp -d)
   trap 'rm -rf "$work"' RETURN
   # Names from `aggsim list`: the two-space-indented first words of its first two sections.
