@@ -18,6 +18,7 @@ import argparse
 import collections
 import concurrent.futures
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -85,9 +86,13 @@ def main():
     ap.add_argument("--timeout", type=int, default=30)
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--verbose", action="store_true", help="print each case's outcome as it ends")
+    ap.add_argument("--shuffle", type=int, default=None, metavar="SEED",
+                    help="run the cases in a seeded random order (a partial run then samples every family)")
     args = ap.parse_args()
     aggsim = os.path.abspath(args.aggsim)
     cases = sorted(os.path.join(args.corpus, c) for c in os.listdir(args.corpus))
+    if args.shuffle is not None:
+        random.Random(args.shuffle).shuffle(cases)
     if args.limit:
         cases = cases[: args.limit]
     counts = collections.Counter()
