@@ -21,6 +21,9 @@ TEST_CASE("every fuzz regression input is an input error with its expected messa
       {"platform/dragonfly-leaf-count-overflow.xml", {":4: <cluster>:", "groups"}},
       {"platform/radical-long-spaces.xml", {"radical"}},
       {"platform/zones-500-deep.xml", {":67: <zone>:", "at most 64 deep"}},
+      // Found by the hostile corpus: SimGrid 3.32 crashed (SIGSEGV) looking up a route in an unsealed zone.
+      {"platform/full-zone-without-routes.xml",
+       {"full-zone-without-routes.xml: ranks 0 and 1 run on hosts 'a' and 'b'", "no route from 'a' to 'b'"}},
       {"scenario/flow-nesting-100000.yaml", {"flow-nesting-100000.yaml:1: nested more than 64 levels"}},
       {"scenario/block-nesting-200.yaml", {"block-nesting-200.yaml:65: nested more than 64 levels"}},
       {"scenario/size-2-to-the-63.yaml", {"size-2-to-the-63.yaml:3:15: model.size:", "below 2^63"}},
