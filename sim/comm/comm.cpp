@@ -6,6 +6,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "sim/core/checked.hpp"
+
 namespace aggsim {
 
 namespace {
@@ -100,8 +102,8 @@ sg4::Mailbox* Comm::box(int src, int dst, int channel) {
 
 SendHandle Comm::isend(int dst, Payload payload, int channel) {
   const std::uint64_t bytes = payload.wire_bytes;
-  counters_.bytes_sent += bytes;
-  counters_.messages_sent += 1;
+  add_saturating(counters_.bytes_sent, bytes);
+  add_saturating(counters_.messages_sent, 1);
   Payload* in_flight = payload_pool().acquire(std::move(payload));  // the receiver moves it out
   return SendHandle(box(rank_, dst, channel)->put_async(in_flight, bytes), tracer_,
                     CommSpan{rank_, CommDirection::send, dst, bytes, 0, 0});

@@ -86,9 +86,11 @@ const std::vector<Suffix>& speed_suffixes() {
 
 std::uint64_t parse_bytes(const std::string& text) {
   double v = apply_suffix(text, "size", byte_suffixes(), "100MB, 64MiB, 4096");
-  if (v != std::floor(v))
-    throw std::invalid_argument(fmt::format("'{}' is not a whole number of bytes", text));
-  if (v > 1.8e19) throw std::invalid_argument(fmt::format("'{}' is too large", text));
+  if (v != std::floor(v)) throw std::invalid_argument(fmt::format("'{}' is not a whole number of bytes", text));
+  // Sizes are held in signed 64-bit integers; 2^63 and above would not survive the conversion.
+  if (v >= 9223372036854775808.0)
+    throw std::invalid_argument(fmt::format(
+        "'{}' is too large: sizes must be below 2^63 bytes (9223372036854775808 B, about 9.2 EB)", text));
   return static_cast<std::uint64_t>(v);
 }
 

@@ -8,6 +8,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "algorithms/registry.hpp"
+#include "sim/core/checked.hpp"
 #include "sim/engine/network_factors.hpp"
 #include "sim/core/error.hpp"
 #include "sim/engine/rank_actor.hpp"
@@ -17,6 +18,11 @@
 #include "sim/scenario/scenario_loader.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(aggsim_engine, "aggsim simulation driver");
+
+// Sanitized builds use thread contexts: raw ones switch stacks behind AddressSanitizer's back.
+#ifndef AGGSIM_CONTEXT_FACTORY
+#define AGGSIM_CONTEXT_FACTORY "raw"
+#endif
 
 namespace aggsim {
 
@@ -62,8 +68,8 @@ void check_simgrid_args(const std::vector<std::string>& user_args) {
 // Our defaults first, then the preset, then the user's flags: SimGrid applies them in order, so
 // the user's --cfg wins. Network models must be set before the platform is loaded.
 std::unique_ptr<sg4::Engine> make_engine(const Scenario& sc, const std::vector<std::string>& user_args) {
-  std::vector<std::string> args = {"aggsim", "--cfg=contexts/factory:raw", "--log=xbt_cfg.thres:warning",
-                                   "--log=root.fmt:[%10.6r]%e[%a@%h]%e%m%n"};
+  std::vector<std::string> args = {"aggsim", "--cfg=contexts/factory:" AGGSIM_CONTEXT_FACTORY,
+                                   "--log=xbt_cfg.thres:warning", "--log=root.fmt:[%10.6r]%e[%a@%h]%e%m%n"};
   for (const auto& c : network_preset_config(sc.network)) args.push_back("--cfg=" + c);
   args.insert(args.end(), user_args.begin(), user_args.end());
   check_simgrid_args(user_args);
@@ -154,6 +160,7 @@ std::vector<sg4::Host*> load_and_map(const Scenario& sc, sg4::Engine& engine, st
                                  sc.ranks, hosts.size(), what));
   }
   hosts.resize(static_cast<std::size_t>(sc.ranks));
+  if (!sc.platform.file.empty()) check_rank_routes(hosts, sc.platform.file);
   return hosts;
 }
 
@@ -261,8 +268,8 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
         {"trace.json", tracer->chrome_trace(result.log, sc.name)},
         {"links.csv", links_csv(engine, tracer->comms(), hosts, result.sim_time_s, link_load)}};
   for (const auto& st : ranks) {
-    result.bytes_sent += st->comm.counters().bytes_sent;
-    result.messages_sent += st->comm.counters().messages_sent;
+    add_saturating(result.bytes_sent, st->comm.counters().bytes_sent);
+    add_saturating(result.messages_sent, st->comm.counters().messages_sent);
   }
   if (evaluator) result.evaluations = evaluator->results();
   if (prepared.algorithm.summary_fields) result.summary_fields = prepared.algorithm.summary_fields();

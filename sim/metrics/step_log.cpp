@@ -1,8 +1,27 @@
 #include "sim/metrics/step_log.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+
+#include "sim/core/checked.hpp"
 
 namespace aggsim {
+
+RankStepRecord& StepLog::at(int rank, int step) {
+  if (rank < 0 || rank >= ranks_ || step < 0 || step >= steps_)
+    throw std::out_of_range("step log: rank or step out of range");
+  while (records_.size() <= static_cast<std::size_t>(step))
+    records_.emplace_back(static_cast<std::size_t>(ranks_));
+  return records_[static_cast<std::size_t>(step)][static_cast<std::size_t>(rank)];
+}
+
+const RankStepRecord& StepLog::at(int rank, int step) const {
+  static const RankStepRecord none{};
+  if (rank < 0 || rank >= ranks_ || step < 0 || step >= steps_)
+    throw std::out_of_range("step log: rank or step out of range");
+  if (static_cast<std::size_t>(step) >= records_.size()) return none;
+  return records_[static_cast<std::size_t>(step)][static_cast<std::size_t>(rank)];
+}
 
 std::vector<StepSummary> summarize_steps(const StepLog& log) {
   std::vector<StepSummary> out;
@@ -17,8 +36,8 @@ std::vector<StepSummary> summarize_steps(const StepLog& log) {
       row.comm_time_s = std::max(row.comm_time_s, rec.agg_end - rec.agg_start);
       row.exposed_comm_time_s =
           std::max(row.exposed_comm_time_s, rec.agg_end - std::max(rec.compute_end, rec.agg_start));
-      row.bytes_sent += rec.bytes_sent;
-      row.messages_sent += rec.messages_sent;
+      add_saturating(row.bytes_sent, rec.bytes_sent);
+      add_saturating(row.messages_sent, rec.messages_sent);
     }
     row.step_time_s = row.end_time_s - previous_end;
     previous_end = row.end_time_s;

@@ -1,6 +1,7 @@
 #pragma once
 // Per-rank, per-step timestamps and counters, filled by the rank actors, summarized per step.
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <vector>
 
@@ -15,23 +16,23 @@ struct RankStepRecord {
   std::uint64_t messages_sent = 0;
 };
 
+// Records are allocated a step at a time, when a rank first reaches the step, so memory follows
+// the steps actually run (ranks x 48 bytes each), never the `steps` a scenario asks for.
+// References returned by at() stay valid while later steps are added.
 class StepLog {
  public:
-  StepLog(int ranks, int steps)
-      : ranks_(ranks),
-        steps_(steps),
-        records_(static_cast<std::size_t>(ranks) * static_cast<std::size_t>(steps)) {}
-  RankStepRecord& at(int rank, int step) { return records_[index(rank, step)]; }
-  const RankStepRecord& at(int rank, int step) const { return records_[index(rank, step)]; }
+  StepLog(int ranks, int steps) : ranks_(ranks), steps_(steps) {}
+  RankStepRecord& at(int rank, int step);
+  // A step no rank has reached reads as zeros.
+  const RankStepRecord& at(int rank, int step) const;
   int ranks() const { return ranks_; }
   int steps() const { return steps_; }
+  // Steps with records (the highest step reached plus one).
+  int steps_recorded() const { return static_cast<int>(records_.size()); }
 
  private:
-  std::size_t index(int rank, int step) const {
-    return static_cast<std::size_t>(step) * static_cast<std::size_t>(ranks_) + static_cast<std::size_t>(rank);
-  }
   int ranks_, steps_;
-  std::vector<RankStepRecord> records_;
+  std::deque<std::vector<RankStepRecord>> records_;  // one block of `ranks_` records per step
 };
 
 // One row of steps.csv.

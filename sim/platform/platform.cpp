@@ -16,30 +16,11 @@
 
 namespace aggsim {
 
-namespace {
-
-// Catch malformed XML with a precise line before SimGrid's parser sees it.
-void check_well_formed(const std::string& file) {
-  boost::property_tree::ptree tree;
-  try {
-    boost::property_tree::read_xml(file, tree);
-  } catch (const boost::property_tree::xml_parser_error& e) {
-    throw InputError(fmt::format("{}:{}: malformed platform XML: {}", file, e.line(), e.message()));
-  }
-  if (tree.find("platform") == tree.not_found())
-    throw InputError(fmt::format("{}: not a SimGrid platform (no <platform> root element)", file));
-}
-
-}  // namespace
-
-bool ns3_network_model() {
-  return simgrid::config::get_value<std::string>("network/model") == "ns-3";
-}
+bool ns3_network_model() { return simgrid::config::get_value<std::string>("network/model") == "ns-3"; }
 
 void build_platform(const PlatformSpec& spec, sg4::Engine& engine) {
   const bool ns3 = ns3_network_model();
   if (!spec.file.empty()) {
-    check_well_formed(spec.file);
     check_platform_xml(spec.file, ns3);
     try {
       engine.load_platform(spec.file);
@@ -71,6 +52,49 @@ std::vector<sg4::Host*> hosts_in_natural_order(const sg4::Engine& engine) {
     return natural_less(x->get_name(), y->get_name());
   });
   return hosts;
+}
+
+namespace {
+
+// Whether SimGrid can send from `a` to `b`: Floyd and Dijkstra zones throw on a missing route, Full
+// zones return an empty one, on which the network model later aborts the process.
+bool has_route(const sg4::Host* a, const sg4::Host* b) {
+  if (a == b) return true;
+  std::vector<sg4::Link*> links;
+  double latency = 0;
+  try {
+    a->route_to(b, links, &latency);
+  } catch (const std::exception&) {
+    return false;
+  }
+  return !links.empty() || latency > 0;
+}
+
+}  // namespace
+
+void check_rank_routes(const std::vector<sg4::Host*>& rank_hosts, const std::string& platform_file) {
+  // Floyd zones compute their routes when sealed; run() would seal too, but only later.
+  sg4::Engine::get_instance()->seal_platform();
+  const std::size_t p = rank_hosts.size();
+  auto check = [&](std::size_t i, std::size_t j) {
+    if (has_route(rank_hosts[i], rank_hosts[j])) return;
+    throw InputError(
+        fmt::format("{}: ranks {} and {} run on hosts '{}' and '{}', and the platform has no route from "
+                    "'{}' to '{}'; add a <route> (or a zone routing that finds one) or use fewer ranks",
+                    platform_file, i, j, rank_hosts[i]->get_name(), rank_hosts[j]->get_name(),
+                    rank_hosts[i]->get_name(), rank_hosts[j]->get_name()));
+  };
+  if (p <= kAllPairsRouteCheck) {
+    for (std::size_t i = 0; i < p; ++i)
+      for (std::size_t j = 0; j < p; ++j) check(i, j);
+    return;
+  }
+  for (std::size_t i = 1; i < p; ++i) {
+    check(0, i);
+    check(i, 0);
+    check(i, (i + 1) % p);
+    check((i + 1) % p, i);
+  }
 }
 
 RankLayout layout_of(const std::vector<sg4::Host*>& rank_hosts) {

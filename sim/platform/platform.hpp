@@ -21,6 +21,15 @@ bool ns3_network_model();
 // All hosts of the platform in natural name order (natural_less, sim/core/strings.hpp).
 std::vector<sg4::Host*> hosts_in_natural_order(const sg4::Engine& engine);
 
+// Up to this many ranks every ordered pair of rank hosts is checked for a route; beyond it (p^2
+// route look-ups would cost more than many simulations), every rank to and from rank 0 and to
+// and from its successor.
+constexpr std::size_t kAllPairsRouteCheck = 256;
+
+// Throws InputError naming the two hosts when some rank could not send to another (SimGrid would
+// abort the process at the first such message). For XML platforms; generators build connected ones.
+void check_rank_routes(const std::vector<sg4::Host*>& rank_hosts, const std::string& platform_file);
+
 // Host property naming the physical node a host belongs to (several GPUs of one machine share a
 // node). Hosts without it are nodes of their own.
 constexpr const char* kNodeProperty = "aggsim_node";

@@ -3,18 +3,27 @@
 #include <fmt/format.h>
 #include <strings.h>
 
+#include <algorithm>
+#include <boost/property_tree/ptree.hpp>
+#include <boost/property_tree/xml_parser.hpp>
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 
 namespace aggsim {
 
 std::vector<XmlElement> scan_xml_elements(const std::string& text) {
   std::vector<XmlElement> out;
+  std::vector<int> open;  // indices of the elements not closed yet
   int line = 1;
   std::size_t i = 0;
   // Moves to `end` (exclusive of what follows), counting lines on the way.
@@ -29,7 +38,8 @@ std::vector<XmlElement> scan_xml_elements(const std::string& text) {
   auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
   while (i < text.size()) {
     if (text[i] != '<') {
-      advance_to(text.find('<', i) == std::string::npos ? text.size() : text.find('<', i));
+      const auto next = text.find('<', i);
+      advance_to(next == std::string::npos ? text.size() : next);
       continue;
     }
     if (text.compare(i, 4, "<!--") == 0) {
@@ -50,44 +60,62 @@ std::vector<XmlElement> scan_xml_elements(const std::string& text) {
       continue;
     }
     if (text.compare(i, 2, "</") == 0) {
+      if (!open.empty()) open.pop_back();
       skip_past(">");
       continue;
     }
     XmlElement e;
     e.line = line;
+    e.depth = static_cast<int>(open.size());
+    e.parent = open.empty() ? -1 : open.back();
     ++i;
     while (i < text.size() && !is_space(text[i]) && text[i] != '>' && text[i] != '/') e.name += text[i++];
+    bool self_closing = false;
     while (i < text.size() && text[i] != '>') {
       if (is_space(text[i]) || text[i] == '/') {
+        self_closing = text[i] == '/';
         advance_to(i + 1);
         continue;
       }
+      self_closing = false;
       std::string key;
-      while (i < text.size() && text[i] != '=' && !is_space(text[i])) key += text[i++];
-      while (i < text.size() && text[i] != '"' && text[i] != '\'') advance_to(i + 1);
+      while (i < text.size() && text[i] != '=' && text[i] != '>' && !is_space(text[i])) key += text[i++];
+      while (i < text.size() && text[i] != '"' && text[i] != '\'' && text[i] != '>') advance_to(i + 1);
+      if (i >= text.size() || text[i] == '>') break;  // an attribute without a value (malformed)
       const char quote = text[i];
-      const auto end = text.find(quote, i + 1);
+      auto end = text.find(quote, i + 1);
+      if (end == std::string::npos) end = text.size();
       e.attributes[key] = text.substr(i + 1, end - i - 1);
       advance_to(end + 1);
     }
     ++i;
     out.push_back(std::move(e));
+    if (!self_closing) open.push_back(static_cast<int>(out.size()) - 1);
   }
   return out;
 }
 
 namespace {
 
+// Hosts one <cluster> may name: 16 Mi, four times the most ranks a scenario can ask for.
+constexpr long kMaxClusterHosts = 1L << 24;
+
 // "0-15,20" -> its numbers; empty when it does not parse (SimGrid reports that one with its line).
+// Throws std::invalid_argument when it names more hosts than a platform can hold.
 std::vector<long> expand_radical(const std::string& radical) {
   std::vector<long> out;
   std::stringstream ss(radical);
   for (std::string part; std::getline(ss, part, ',');) {
-    const std::regex range(R"(\s*(\d+)\s*(?:-\s*(\d+)\s*)?)");
+    // Short parts only: std::regex recurses once per character.
+    if (part.size() > 64) return {};
+    const std::regex range(R"(\s*(\d{1,9})\s*(?:-\s*(\d{1,9})\s*)?)");
     std::smatch m;
     if (!std::regex_match(part, m, range)) return {};
     const long lo = std::stol(m[1]), hi = m[2].matched ? std::stol(m[2]) : lo;
-    if (hi < lo || hi - lo > (1L << 24)) return {};
+    if (hi < lo) return {};
+    if (static_cast<std::size_t>(hi - lo) + out.size() >= kMaxClusterHosts)
+      throw std::invalid_argument(
+          fmt::format("radical '{}' names more than {} hosts", radical.substr(0, 40), kMaxClusterHosts));
     for (long v = lo; v <= hi; ++v) out.push_back(v);
   }
   return out;
@@ -96,9 +124,10 @@ std::vector<long> expand_radical(const std::string& radical) {
 // "a,b,c" of positive integers; throws std::invalid_argument naming `what`.
 std::vector<long> positive_list(const std::string& text, const std::string& what) {
   std::vector<long> out;
+  if (text.size() > 4096) throw std::invalid_argument(what + " is too long");
   std::stringstream ss(text);
   for (std::string item; std::getline(ss, item, ',');) {
-    if (!std::regex_match(item, std::regex(R"(\s*[1-9]\d{0,8}\s*)")))
+    if (item.size() > 32 || !std::regex_match(item, std::regex(R"(\s*[1-9]\d{0,8}\s*)")))
       throw std::invalid_argument(
           fmt::format("{} must be positive integers separated by commas (got '{}')", what, text));
     out.push_back(std::stol(item));
@@ -115,9 +144,10 @@ std::vector<std::string> split(const std::string& text, char sep) {
   return out;
 }
 
+// Saturates at kMaxClusterHosts: any count beyond it is refused anyway.
 long product(const std::vector<long>& v) {
   long p = 1;
-  for (long x : v) p = p > (1L << 40) ? p : p * x;
+  for (long x : v) p = std::min<long>(p * std::min<long>(x, kMaxClusterHosts), kMaxClusterHosts);
   return p;
 }
 
@@ -160,7 +190,7 @@ long topology_leaves(const std::string& topology, const std::string& params) {
                       "router h, so "
                       "groups must not exceed routers",
                       counts[0], counts[2]));
-    return counts[0] * counts[1] * counts[2] * nodes[0];
+    return product({counts[0], counts[1], counts[2], nodes[0]});
   }
   throw std::invalid_argument(
       fmt::format("unknown cluster topology '{}' (FLAT | TORUS | FAT_TREE | DRAGONFLY)", topology));
@@ -183,10 +213,24 @@ std::string lower(std::string s) {
   return s;
 }
 
+// A number SimGrid reads from an attribute: its leading value, unit aside ("10Gbps" -> 1e10).
+// nullopt when it does not start with a number (SimGrid reports those itself).
+std::optional<double> leading_number(const std::string& text) {
+  const char* begin = text.c_str();
+  while (*begin == ' ' || *begin == '\t') ++begin;
+  char* end = nullptr;
+  const double v = std::strtod(begin, &end);
+  if (end == begin) return std::nullopt;
+  return v;
+}
+
 struct Checker {
   std::string file;
   bool for_ns3 = false;
+  const std::vector<XmlElement>& elements;
   std::map<std::string, int> netpoints, links;  // id -> first line
+  // (zone element index, src, dst) -> line of the route that declared it (both directions when symmetrical)
+  std::map<std::tuple<int, std::string, std::string, bool>, std::pair<int, bool>> routes;
 
   [[noreturn]] void fail(const XmlElement& e, const std::string& message) const {
     throw InputError(fmt::format("{}:{}: <{}>: {}", file, e.line, e.name, message));
@@ -200,7 +244,12 @@ struct Checker {
   }
 
   void check_cluster(const XmlElement& e) {
-    const auto radicals = expand_radical(e.attribute("radical"));
+    std::vector<long> radicals;
+    try {
+      radicals = expand_radical(e.attribute("radical"));
+    } catch (const std::invalid_argument& err) {
+      fail(e, err.what());
+    }
     for (long r : radicals)
       declare(netpoints, "host", e.attribute("prefix") + std::to_string(r) + e.attribute("suffix"), e);
     const std::string topology = e.attribute("topology").empty() ? "FLAT" : e.attribute("topology");
@@ -229,13 +278,79 @@ struct Checker {
            "(platform: {topology: cluster, ...}), which ns-3 gets as point-to-point links to a switch");
   }
 
+  // Bandwidths, latencies and speeds SimGrid divides by or would run backwards in time with.
+  // Wifi links and multi-pstate hosts list several values separated by commas: each is checked.
+  void check_positive(const XmlElement& e, const std::string& attribute, bool zero_allowed) {
+    const auto it = e.attributes.find(attribute);
+    if (it == e.attributes.end()) return;
+    std::stringstream ss(it->second);
+    for (std::string part; std::getline(ss, part, ',');) {
+      const auto v = leading_number(part);
+      if (!v) continue;
+      if (!std::isfinite(*v) || *v < 0 || (*v == 0 && !zero_allowed))
+        fail(e, fmt::format("{}=\"{}\": must be a {} finite number", attribute, it->second,
+                            zero_allowed ? "non-negative" : "positive"));
+    }
+  }
+
+  void check_values(const XmlElement& e) {
+    for (const char* bw : {"bandwidth", "bw", "bb_bw", "loopback_bw", "bw_in", "bw_out", "limiter_link"})
+      check_positive(e, bw, false);
+    for (const char* lat : {"latency", "lat", "bb_lat", "loopback_lat"}) check_positive(e, lat, true);
+    if (e.name == "host" || e.name == "cluster" || e.name == "peer" || e.name == "cabinet")
+      check_positive(e, "speed", false);
+  }
+
+  // SimGrid aborts the whole process on a second route between the same two points of a zone; a
+  // symmetrical route (the default) also declares the way back.
+  void check_route(const XmlElement& e) {
+    const bool zone_route = e.name != "route" && e.name != "bypassRoute";
+    const bool bypass = e.name.rfind("bypass", 0) == 0;
+    const std::string src = e.attribute("src"), dst = e.attribute("dst");
+    const std::string symmetrical = lower(e.attribute("symmetrical"));
+    const bool both_ways = !bypass && symmetrical != "no" && src != dst;
+    auto declare_route = [&](const std::string& from, const std::string& to, bool reverse) {
+      const auto [it, inserted] =
+          routes.emplace(std::make_tuple(e.parent, from, to, bypass), std::make_pair(e.line, reverse));
+      if (inserted) return;
+      const bool symmetry = reverse || it->second.second;
+      fail(e,
+           fmt::format(
+               "duplicate {} from '{}' to '{}' in this zone: line {} already declares it{}; SimGrid allows "
+               "one per pair and direction",
+               zone_route ? "zone route" : "route", from, to, it->second.first,
+               symmetry ? " (routes are symmetrical: each also declares the way back, unless "
+                          "symmetrical=\"NO\")"
+                        : ""));
+    };
+    declare_route(src, dst, false);
+    if (both_ways) declare_route(dst, src, true);
+  }
+
+  void check_zone_nesting(const XmlElement& e) {
+    int zones = 0;
+    for (int p = e.parent; p >= 0; p = elements[static_cast<std::size_t>(p)].parent) {
+      const auto& name = elements[static_cast<std::size_t>(p)].name;
+      if (name == "zone" || name == "AS") ++zones;
+    }
+    if (zones >= kMaxZoneNesting)
+      fail(e, fmt::format("zones nested {} deep; aggsim accepts at most {} levels of <zone> (SimGrid 3.32 "
+                          "corrupts its memory on a few hundred)",
+                          zones + 1, kMaxZoneNesting));
+  }
+
   void check(const XmlElement& e) {
     if (kElements.count(e.name) == 0)
       fail(e,
            "unknown element (SimGrid 3.32 platforms use zone, host, router, link, cluster, route, link_ctn, "
            "prop, "
            "...; see https://simgrid.org/simgrid.dtd)");
+    check_values(e);
+    if (e.name == "route" || e.name == "zoneRoute" || e.name == "ASroute" || e.name == "bypassRoute" ||
+        e.name == "bypassZoneRoute" || e.name == "bypassASroute")
+      check_route(e);
     if (e.name == "zone" || e.name == "AS") {
+      check_zone_nesting(e);
       declare(netpoints, "zone", e.attribute("id"), e);
       const std::string routing = e.attribute("routing");
       if (!routing.empty() && kRoutings.count(lower(routing)) == 0)
@@ -260,6 +375,19 @@ struct Checker {
     }
   }
 };
+
+// Malformed XML gets a precise line before SimGrid's parser sees it.
+void check_well_formed(const std::string& text, const std::string& file) {
+  boost::property_tree::ptree tree;
+  std::istringstream in(text);
+  try {
+    boost::property_tree::read_xml(in, tree);
+  } catch (const boost::property_tree::xml_parser_error& e) {
+    throw InputError(fmt::format("{}:{}: malformed platform XML: {}", file, e.line(), e.message()));
+  }
+  if (tree.find("platform") == tree.not_found())
+    throw InputError(fmt::format("{}: not a SimGrid platform (no <platform> root element)", file));
+}
 
 std::string read_text(const std::string& file) {
   std::ifstream in(file, std::ios::binary);
@@ -326,8 +454,20 @@ void check_ns3_reachable(const std::string& file, const std::vector<XmlElement>&
 }  // namespace
 
 void check_platform_xml(const std::string& file, bool for_ns3) {
-  Checker checker{file, for_ns3, {}, {}};
-  const auto elements = scan_xml_elements(read_text(file));
+  check_platform_xml_text(read_input_file(file, "platform"), file, for_ns3);
+}
+
+void check_platform_xml_text(const std::string& text, const std::string& file, bool for_ns3) {
+  const auto elements = scan_xml_elements(text);
+  // Before any recursive parser (Boost's, SimGrid's) sees the document.
+  for (const auto& e : elements)
+    if (e.depth >= kMaxXmlDepth)
+      throw InputError(
+          fmt::format("{}:{}: <{}>: elements nested {} deep; aggsim accepts platforms nested at most "
+                      "{} deep",
+                      file, e.line, e.name, e.depth + 1, kMaxXmlDepth));
+  check_well_formed(text, file);
+  Checker checker{file, for_ns3, elements, {}, {}, {}};
   for (const auto& e : elements) checker.check(e);
   if (for_ns3) check_ns3_reachable(file, elements);
 }

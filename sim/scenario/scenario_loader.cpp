@@ -9,6 +9,7 @@
 
 #include "algorithms/registry.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/scenario/calibration_key.hpp"
 #include "sim/scenario/workload_loader.hpp"
@@ -33,6 +34,7 @@ namespace {
 namespace fs = std::filesystem;
 
 YAML::Node parse_document(const std::string& text, const std::string& label) {
+  check_yaml_nesting(text, label);
   YAML::Node doc = parse_yaml(text, label);
   if (!doc.IsDefined() || doc.IsNull()) throw InputError(label + ": the scenario is empty");
   return doc;
@@ -45,6 +47,7 @@ void apply_override(YAML::Node& root, const std::string& text, YamlSource& sourc
     throw InputError(fmt::format("--set {}: expected key.path=value", text));
   const std::string path = text.substr(0, eq), value_text = text.substr(eq + 1);
   YAML::Node value;
+  check_yaml_nesting(value_text, "--set " + path);
   try {
     value = YAML::Load(value_text);
   } catch (const YAML::ParserException& e) {
@@ -224,6 +227,7 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
   }
 
   read_training(top, sc);
+  check_math_memory(top, sc);
 
   if (auto o = top.get("output")) {
     YamlMap out(*o);
@@ -239,6 +243,14 @@ Scenario load_from(const std::string& text, const std::string& label,
                    const std::vector<std::string>& overrides, bool sweep_file = false) {
   auto source = std::make_shared<YamlSource>();
   source->file = label;
+  check_utf8(text, label);
+  for (const auto& o : overrides) {
+    try {
+      check_utf8(o, "--set");
+    } catch (const InputError&) {
+      throw InputError(fmt::format("--set {}: the value is not valid UTF-8", o.substr(0, o.find('='))));
+    }
+  }
   YAML::Node doc = parse_document(text, label);
   if (!doc.IsMap())
     throw InputError(label + ": a scenario must be a mapping of keys (seed, ranks, platform, ...)");
@@ -259,12 +271,7 @@ Scenario load_sweep_point_text(const std::string& text, const std::string& label
 }
 
 Scenario load_scenario(const std::string& file, const std::vector<std::string>& overrides) {
-  if (!fs::exists(file)) throw InputError(fmt::format("{}: scenario file not found", file));
-  std::ifstream in(file);
-  if (!in) throw InputError(fmt::format("{}: cannot read the scenario file", file));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return load_from(buffer.str(), file, overrides);
+  return load_from(read_input_file(file, "scenario"), file, overrides);
 }
 
 Scenario load_scenario_text(const std::string& text, const std::string& label,

@@ -1,8 +1,13 @@
 #include "sim/scenario/workload_loader.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <limits>
+
+#include "sim/core/checked.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 #include "sim/core/units.hpp"
 #include "sim/workload/problem.hpp"
 
@@ -17,6 +22,10 @@ const char* apply_to_name(ApplyTo a) {
 
 namespace {
 
+// Parameters of a whole model: 4 bytes each must stay below 2^63 bytes.
+constexpr std::int64_t kMaxModelElements =
+    std::numeric_limits<std::int64_t>::max() / static_cast<std::int64_t>(kFloatBytes);
+
 // One entry of a layer table: {name, shape: [rows, cols], params?, forward_flops, backward_flops?}.
 LayerSpec read_layer(const YamlValue& v) {
   YamlMap m(v);
@@ -27,10 +36,17 @@ LayerSpec read_layer(const YamlValue& v) {
     shape.fail("expected [rows, cols] or [elements]");
   l.rows = shape.item(0).integer(1, 1e12);
   l.cols = shape.node().size() == 2 ? shape.item(1).integer(1, 1e12) : 1;
-  l.params = l.rows * l.cols;
+  // The weight matrix's bytes must fit in the signed 64-bit sizes the simulator counts with.
+  const auto elements = checked_mul(l.rows, l.cols);
+  if (!elements || *elements > kMaxModelElements)
+    shape.fail(
+        fmt::format("{} x {} parameters do not fit: a model holds at most {} parameters ({} bytes in fp32, "
+                    "below 2^63)",
+                    l.rows, l.cols, kMaxModelElements, kMaxModelElements * kFloatBytes));
+  l.params = *elements;
   if (auto p = m.get("params")) {
-    l.params = p->integer(1, 1e13);
-    if (l.params < l.rows * l.cols) p->fail("must count at least the rows x cols of the weight matrix");
+    l.params = p->integer(1, static_cast<double>(kMaxModelElements));
+    if (l.params < *elements) p->fail("must count at least the rows x cols of the weight matrix");
   }
   l.forward_flops = m.require("forward_flops").real(0, 1e18);
   l.backward_flops = 2 * l.forward_flops;
@@ -40,7 +56,9 @@ LayerSpec read_layer(const YamlValue& v) {
 }
 
 void read_layer_table(const std::string& file, ModelSpec& spec) {
-  YAML::Node doc = parse_yaml_file(file);
+  const std::string text = read_input_file(file, "layer table");
+  check_yaml_nesting(text, file);
+  YAML::Node doc = parse_yaml(text, file);
   auto source = std::make_shared<YamlSource>();
   source->file = file;
   YamlMap top(YamlValue(doc, "", source));
@@ -51,10 +69,16 @@ void read_layer_table(const std::string& file, ModelSpec& spec) {
   if (!layers.node().IsSequence() || layers.node().size() == 0)
     layers.fail("expected a non-empty list of layers");
   spec.layers.clear();
-  std::uint64_t elements = 0;
+  std::int64_t elements = 0;
   for (std::size_t i = 0; i < layers.node().size(); ++i) {
     spec.layers.push_back(read_layer(layers.item(i)));
-    elements += static_cast<std::uint64_t>(spec.layers.back().params);
+    const auto sum = checked_add(elements, spec.layers.back().params);
+    if (!sum || *sum > kMaxModelElements)
+      layers.item(i).fail(
+          fmt::format("the layers up to this one hold more than {} parameters ({} bytes in fp32, "
+                      "the most a 64-bit size can count)",
+                      kMaxModelElements, kMaxModelElements * kFloatBytes));
+    elements = *sum;
   }
   top.finish();
   spec.size_bytes = elements * kFloatBytes;
@@ -182,6 +206,32 @@ void read_training(YamlMap& top, Scenario& sc) {
     }
     map.finish();
   }
+}
+
+std::uint64_t math_memory_limit() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return std::uint64_t{1} << 34;  // unknown: 16 GiB
+  return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) / 2;
+}
+
+void check_math_memory(const YamlMap& top, const Scenario& sc) {
+  if (!sc.model.math) return;
+  // Each rank holds its proxy gradient, the aggregation's result and the chunks in flight: a few
+  // copies of proxy_dim floats at least. The first copy alone must fit in the limit.
+  const double bytes = static_cast<double>(sc.ranks) * static_cast<double>(sc.model.proxy_dim) *
+                       static_cast<double>(kFloatBytes);
+  const std::uint64_t limit = math_memory_limit();
+  if (bytes <= static_cast<double>(limit)) return;
+  const YAML::Node given = top.value().node()["model"];
+  const YamlValue at = given && given.IsMap() && given["proxy_dim"]
+                           ? top.value().child("model").child("proxy_dim")
+                           : top.value().child(sc.workload.enabled ? "workload" : "ranks");
+  at.fail(
+      fmt::format("{} ranks x {} numbers (model.proxy_dim) x {} bytes = {} of proxy gradients, more than the "
+                  "{} aggsim allows on this machine (half its memory); lower proxy_dim or ranks, or set "
+                  "model.math: off",
+                  sc.ranks, sc.model.proxy_dim, kFloatBytes, units::format_bytes(bytes),
+                  units::format_bytes(static_cast<double>(limit))));
 }
 
 void emit_model_layers(YAML::Emitter& out, const ModelSpec& spec) {

@@ -25,6 +25,10 @@ void read_model(const std::optional<YamlValue>& model, ModelSpec& spec, const st
 void read_common_algorithm_keys(YamlMap& alg, AlgorithmSpec& spec, bool consensus);
 // Top-level `workload:` and `compute:`. Call after `model` and `ranks` are read.
 void read_training(YamlMap& top, Scenario& sc);
+// The math plane's memory: ranks x proxy_dim x 4 bytes must stay within math_memory_limit() (half
+// the machine's physical memory), else an error at model.proxy_dim. Call after read_training.
+void check_math_memory(const YamlMap& top, const Scenario& sc);
+std::uint64_t math_memory_limit();
 
 void emit_model_layers(YAML::Emitter& out, const ModelSpec& spec);
 void emit_aggregation_scope(YAML::Emitter& out, const AlgorithmSpec& spec);

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 #include "sim/core/units.hpp"
 
 namespace aggsim {
@@ -200,11 +201,63 @@ std::string find_input_file(const YamlValue& where, const std::string& what,
     const fs::path scenario_dir = fs::path(scenario_file).parent_path();
     if (!scenario_dir.empty()) candidates.push_back(scenario_dir / p);
   }
-  for (const auto& c : candidates)
-    if (fs::is_regular_file(c)) return c.lexically_normal().string();
+  // The first candidate that exists (whatever it is: read_input_file refuses non-regular files
+  // with a message naming them); a path the system cannot resolve is an error naming it.
+  for (const auto& c : candidates) {
+    try {
+      if (input_path_exists(c.string(), what)) return c.lexically_normal().string();
+    } catch (const InputError& e) {
+      where.fail(e.what());
+    }
+  }
   std::string tried;
   for (const auto& c : candidates) tried += (tried.empty() ? "" : ", ") + c.string();
   where.fail(fmt::format("{} file not found (looked for {})", what, tried));
+}
+
+void check_yaml_nesting(const std::string& text, const std::string& label) {
+  int line = 1, flow = 0;
+  std::vector<std::size_t> indents;  // block indentation levels open on the current line's path
+  std::size_t i = 0;
+  auto too_deep = [&](int depth) {
+    if (depth > kMaxYamlNesting)
+      throw InputError(fmt::format("{}:{}: nested more than {} levels deep; aggsim reads at most {}", label,
+                                   line, kMaxYamlNesting, kMaxYamlNesting));
+  };
+  while (i < text.size()) {
+    // Start of a line: its indentation, counting each "- " of a compact sequence as one more level.
+    std::size_t indent = 0;
+    while (i < text.size() &&
+           (text[i] == ' ' || (text[i] == '-' && i + 1 < text.size() && text[i + 1] == ' '))) {
+      ++indent;
+      ++i;
+    }
+    const bool content = i < text.size() && text[i] != '\n' && text[i] != '#' && text[i] != '\r';
+    if (content && flow == 0) {
+      while (!indents.empty() && indents.back() >= indent) indents.pop_back();
+      indents.push_back(indent);
+      too_deep(static_cast<int>(indents.size()));
+    }
+    // The rest of the line: flow brackets outside quotes and comments.
+    char quote = 0;
+    for (; i < text.size() && text[i] != '\n'; ++i) {
+      const char c = text[i];
+      if (quote) {
+        if (c == quote) quote = 0;
+      } else if (c == '"' || c == '\'') {
+        quote = c;
+      } else if (c == '#' && (i == 0 || text[i - 1] == ' ')) {
+        while (i < text.size() && text[i] != '\n') ++i;
+        break;
+      } else if (c == '[' || c == '{') {
+        too_deep(static_cast<int>(indents.size()) + ++flow);
+      } else if ((c == ']' || c == '}') && flow > 0) {
+        --flow;
+      }
+    }
+    if (i < text.size()) ++i;  // the newline
+    ++line;
+  }
 }
 
 namespace {

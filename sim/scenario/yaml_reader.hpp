@@ -80,6 +80,12 @@ class YamlMap {
 std::string find_input_file(const YamlValue& where, const std::string& what,
                             const std::string& scenario_file);
 
+// yaml-cpp parses nested collections recursively: a document nested thousands deep overflows its
+// stack. Refuses text nested deeper than kMaxYamlNesting (flow brackets, or block indentation
+// levels), with the line of the first too-deep level, before YAML::Load sees it.
+constexpr int kMaxYamlNesting = 64;
+void check_yaml_nesting(const std::string& text, const std::string& label);
+
 // Writes every present value of `params` as `key: canonical text` into a mapping being emitted.
 void emit_params(YAML::Emitter& out, const std::vector<ParamSpec>& specs, const Params& params);
 

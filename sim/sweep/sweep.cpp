@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 #include "sim/core/random.hpp"
 #include "sim/core/strings.hpp"
 #include "sim/scenario/scenario_loader.hpp"
@@ -182,12 +183,9 @@ SweepBlock read_block(const std::string& text, const std::string& label, const S
 }
 
 std::string read_text(const std::string& file) {
-  if (!fs::is_regular_file(file)) throw InputError(fmt::format("{}: sweep file not found", file));
-  std::ifstream in(file);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  if (!in) throw InputError(fmt::format("{}: cannot read the sweep file", file));
-  return buffer.str();
+  std::string text = read_input_file(file, "sweep");
+  check_yaml_nesting(text, file);
+  return text;
 }
 
 // Loader messages name an override as "--set key=value"; in a sweep, the value's place in the file is

@@ -1,0 +1,49 @@
+#pragma once
+// Arithmetic on sizes and counters that cannot silently wrap.
+// - checked_mul/checked_add: products of shapes and sums of sizes; std::nullopt when the exact
+//   result does not fit, so loaders refuse the input with its location.
+// - add_saturating: byte and message counters. A counter that would pass 2^64 - 1 stays there and
+//   a one-time warning on stderr says the totals are lower bounds (a run cannot know beforehand
+//   how many bytes its algorithm will send, so refusing up front would refuse valid scenarios).
+#include <cstdint>
+#include <optional>
+
+namespace aggsim {
+
+inline std::optional<std::int64_t> checked_mul(std::int64_t a, std::int64_t b) {
+  std::int64_t out = 0;
+  if (__builtin_mul_overflow(a, b, &out)) return std::nullopt;
+  return out;
+}
+
+inline std::optional<std::int64_t> checked_add(std::int64_t a, std::int64_t b) {
+  std::int64_t out = 0;
+  if (__builtin_add_overflow(a, b, &out)) return std::nullopt;
+  return out;
+}
+
+inline std::optional<std::uint64_t> checked_mul(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t out = 0;
+  if (__builtin_mul_overflow(a, b, &out)) return std::nullopt;
+  return out;
+}
+
+inline std::optional<std::uint64_t> checked_add(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t out = 0;
+  if (__builtin_add_overflow(a, b, &out)) return std::nullopt;
+  return out;
+}
+
+// Prints the saturation warning once per process.
+void warn_counter_saturated();
+// Whether any counter saturated in this process (tests, summaries).
+bool counter_saturated();
+
+inline void add_saturating(std::uint64_t& counter, std::uint64_t amount) {
+  if (__builtin_add_overflow(counter, amount, &counter)) {
+    counter = UINT64_MAX;
+    warn_counter_saturated();
+  }
+}
+
+}  // namespace aggsim

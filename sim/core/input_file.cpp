@@ -1,0 +1,119 @@
+#include "sim/core/input_file.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "sim/core/error.hpp"
+
+namespace aggsim {
+
+namespace {
+
+[[noreturn]] void fail_errno(const std::string& path, const std::string& what, int err) {
+  throw InputError(fmt::format("{}: cannot read the {} file: {}", path, what, std::strerror(err)));
+}
+
+const char* kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+}  // namespace
+
+bool input_path_exists(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory)
+    throw InputError(fmt::format("{}: cannot read the {} file: {}", path, what, ec.message()));
+  return std::filesystem::exists(status);
+}
+
+std::string read_input_file(const std::string& path, const std::string& what) {
+  // O_NONBLOCK: opening a FIFO with no writer must not block; fstat then refuses it.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    if (errno == ENOENT) throw InputError(fmt::format("{}: {} file not found", path, what));
+    fail_errno(path, what, errno);
+  }
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) fail_errno(path, what, errno);
+  if (!S_ISREG(st.st_mode))
+    throw InputError(
+        fmt::format("{}: the {} must be a regular file, and this is {}", path, what, kind_of(st.st_mode)));
+  if (static_cast<std::uintmax_t>(st.st_size) > kMaxInputBytes)
+    throw InputError(fmt::format("{}: the {} file has {} bytes; input files are limited to {} bytes (64 MiB)",
+                                 path, what, st.st_size, kMaxInputBytes));
+  std::string text;
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail_errno(path, what, errno);
+    }
+    if (n == 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+    // A file growing while we read it is held to the same bound.
+    if (text.size() > kMaxInputBytes)
+      throw InputError(fmt::format("{}: the {} file grew beyond {} bytes (64 MiB) while being read", path,
+                                   what, kMaxInputBytes));
+  }
+  check_utf8(text, path);
+  return text;
+}
+
+void check_utf8(const std::string& text, const std::string& label) {
+  int line = 1, col = 1;
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  for (std::size_t i = 0; i < n;) {
+    const unsigned char c = s[i];
+    std::size_t len = 0;
+    std::uint32_t cp = 0, min = 0;
+    if (c < 0x80) {
+      len = 1;
+      cp = c;
+    } else if ((c & 0xE0) == 0xC0) {
+      len = 2, cp = c & 0x1F, min = 0x80;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3, cp = c & 0x0F, min = 0x800;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4, cp = c & 0x07, min = 0x10000;
+    }
+    bool ok = len != 0 && i + len <= n;
+    for (std::size_t k = 1; ok && k < len; ++k) {
+      ok = (s[i + k] & 0xC0) == 0x80;
+      cp = (cp << 6) | (s[i + k] & 0x3F);
+    }
+    // Overlong forms, UTF-16 surrogates and code points beyond U+10FFFF are not UTF-8 either.
+    if (ok && len > 1) ok = cp >= min && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+    if (ok && c == 0) ok = false;  // a NUL byte ends C strings early: never text
+    if (!ok)
+      throw InputError(
+          fmt::format("{}:{}:{}: the text is not valid UTF-8 (byte 0x{:02X}); save the file as UTF-8", label,
+                      line, col, c));
+    if (c == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+    i += len;
+  }
+}
+
+}  // namespace aggsim

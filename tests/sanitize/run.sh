@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Builds aggsim and its tests with AddressSanitizer + UndefinedBehaviorSanitizer (including
+# float-cast-overflow: double -> integer conversions that do not fit), in build-sanitize/ unless
+# AGGSIM_SANITIZE_BUILD says otherwise (the same tree as tests/fuzz/run.sh: clang, with the fuzz
+# targets' coverage instrumentation too), and runs them. That build uses SimGrid's thread contexts
+# (raw contexts switch stacks behind ASan's back). Any sanitizer report fails the run.
+#   tests/sanitize/run.sh             the representative subset CI runs (named in README.md):
+#                                     the input, platform and output tests of tests/sim, the ring,
+#                                     halving-doubling and parameter-server tests, then --pairings
+#   tests/sanitize/run.sh --pairings  every algorithm x compressor pairing the loader accepts,
+#                                     4 ranks on 2 two-GPU nodes, 2 steps, under the sanitized aggsim
+#   tests/sanitize/run.sh --all       the whole ctest suite (slow: thread contexts and ASan)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+mode=${1:-subset}
+build=${AGGSIM_SANITIZE_BUILD:-build-sanitize}
+[ "$mode" = --pairings ] && [ -n "${AGGSIM_BIN:-}" ] || cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DAGGSIM_FUZZ=ON -DAGGSIM_SANITIZE=ON >/dev/null
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+pairings() {
+  # AGGSIM_BIN: check the pairings with another binary (e.g. the normal build) instead.
+  local aggsim=${AGGSIM_BIN:-$build/aggsim} work
+  [ -n "${AGGSIM_BIN:-}" ] || cmake --build "$build" --target aggsim
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' RETURN
+  # Names from `aggsim list`: the two-space-indented first words of its first two sections.
+  local algorithms compressors
+  algorithms=$("$aggsim" list | awk '/^Algorithms/{s=1;next} /^$/{s=0} s && /^  [a-z]/{print $1}')
+  compressors=$("$aggsim" list | awk '/^Compressors/{s=1;next} /^$/{s=0} s && /^  [a-z]/{print $1}')
+  local ran=0 refused=0
+  for a in $algorithms; do
+    for c in $compressors; do
+      cat >"$work/s.yaml" <<YAML
+name: pair
+ranks: 4
+steps: 2
+platform: {topology: cluster, nodes: 2, gpus_per_node: 2}
+network: alpha_beta
+model: {size: 64kB, proxy_dim: 256}
+algorithm: {name: $a}
+compression: {name: $c}
+YAML
+      set +e
+      "$aggsim" validate "$work/s.yaml" >"$work/validate.txt" 2>&1
+      local status=$?
+      set -e
+      if [ $status -eq 2 ]; then
+        refused=$((refused + 1))
+        continue
+      fi
+      if [ $status -ne 0 ]; then
+        echo "FAILED: validate $a x $c exited $status"; cat "$work/validate.txt"; return 1
+      fi
+      if ! "$aggsim" run "$work/s.yaml" --out "$work/out" -q >"$work/run.txt" 2>&1; then
+        echo "FAILED: run $a x $c"; cat "$work/run.txt"; return 1
+      fi
+      ran=$((ran + 1))
+    done
+  done
+  echo "pairings: $ran ran clean under ASan/UBSan, $refused refused by the loader (exit 2)"
+}
+
+case "$mode" in
+  --pairings) pairings ;;
+  --all)
+    cmake --build "$build"
+    ctest --test-dir "$build" --output-on-failure -j2 -LE robustness ;;
+  subset)
+    cmake --build "$build" --target aggsim aggsim_sim_tests aggsim_algorithms_tests
+    ctest --test-dir "$build" --output-on-failure -j2 \
+      -R '^(sim: .*(input|platform errors|bad|run folder|run writes|byte-identical)|algorithms: .*(ring|halving|parameter server))'
+    pairings ;;
+  *) echo "usage: $0 [--pairings | --all]" >&2; exit 64 ;;
+esac
