@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/sweep/sweep.hpp"
+
 namespace aggsim::cli {
 
 struct RunOptions {
@@ -28,6 +30,7 @@ struct SweepOptions {
   std::vector<std::string> sbatch_lines;      // slurm: extra #SBATCH options
   bool merge_job = false;                     // slurm: also a merge job after the array
   bool force = false;   // run --point: run again even if finished
+  SweepExtras extras;   // --grid key=v1,v2 and --repeat N: axes beside (or instead of) the sweep block
   std::vector<std::string> simgrid_args;
 };
 

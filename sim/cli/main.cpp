@@ -93,6 +93,12 @@ int main(int argc, char** argv) {
     cmd->add_option("sweep_file", sweep_options.file, "sweep YAML file (a scenario with a sweep: block)")
         ->required();
     cmd->add_option("--out", sweep_options.out_dir, "output folder (default: sweep.out, else out/<name>)");
+    cmd->add_option("--grid", sweep_options.extras.grid,
+                    "sweep a key over values, e.g. --grid ranks=8,16,32 (repeatable; works on any scenario)")
+        ->allow_extra_args(false);
+    cmd->add_option("--repeat", sweep_options.extras.repeat,
+                    "runs per point, each with a seed derived from the scenario's (overrides repeat:)")
+        ->check(CLI::Range(1, 100000));
     cmd->callback([&sweep_options, verb] { sweep_options.verb = verb; });
     return cmd;
   };

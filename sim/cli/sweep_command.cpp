@@ -39,6 +39,16 @@ void with_fs_errors(Body&& body) {
   }
 }
 
+// What every point's own `aggsim sweep run --point` gets: the command-line axes (so it finds the
+// same points) and the SimGrid flags.
+std::vector<std::string> child_args(const SweepOptions& options) {
+  std::vector<std::string> args;
+  for (const auto& g : options.extras.grid) args.push_back("--grid=" + g);
+  if (options.extras.repeat > 0) args.push_back("--repeat=" + std::to_string(options.extras.repeat));
+  args.insert(args.end(), options.simgrid_args.begin(), options.simgrid_args.end());
+  return args;
+}
+
 void check_point_id(const SweepOptions& options) {
   const std::string& id = options.point;
   if (id.size() != 12 || id.find_first_not_of("0123456789abcdef") != std::string::npos)
@@ -55,7 +65,7 @@ Scenario point_scenario(const SweepOptions& options, const SweepFolder& folder) 
     const Scenario sc = load_scenario(file.string());
     if (point_id(resolved_yaml(sc)) == options.point) return sc;
   }
-  const Sweep sweep = expand_sweep(options.file);
+  const Sweep sweep = expand_sweep(options.file, options.extras);
   for (const auto& p : sweep.points)
     if (p.id == options.point) {
       folder.write_expansion(sweep);
@@ -70,7 +80,7 @@ Scenario point_scenario(const SweepOptions& options, const SweepFolder& folder) 
 int run_point(const SweepOptions& options) {
   stop_with_sweep_parent();
   check_point_id(options);
-  const SweepFolder folder = folder_for(read_sweep_header(options.file), options);
+  const SweepFolder folder = folder_for(read_sweep_header(options.file, options.extras), options);
   if (folder.finished(options.point) && !options.force) {
     fmt::print("point {}: already finished ({})\n", options.point, folder.run_dir(options.point).string());
     return 0;
@@ -117,7 +127,7 @@ int finish(const Sweep& sweep, const SweepFolder& folder, int failures) {
 int sweep_command(const SweepOptions& options) {
   if (options.verb == "run" && (options.point_given || !options.point.empty())) return run_point(options);
 
-  const Sweep sweep = expand_sweep(options.file);
+  const Sweep sweep = expand_sweep(options.file, options.extras);
   const SweepFolder folder = folder_for(sweep, options);
   if (options.verb == "expand") {
     folder.write_expansion(sweep);
@@ -142,7 +152,7 @@ int sweep_command(const SweepOptions& options) {
     slurm.sbatch_lines = options.sbatch_lines;
     slurm.merge_job = options.merge_job;
     slurm.exe = self_executable();
-    slurm.extra_args = options.simgrid_args;
+    slurm.extra_args = child_args(options);
     slurm.max_array_size = slurm_max_array_size();
     const SlurmScript script =
         sbatch_script(sweep, folder, slurm);  // checks the options: nothing written yet
@@ -178,7 +188,7 @@ int sweep_command(const SweepOptions& options) {
   local.jobs =
       options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   local.exe = self_executable();
-  local.extra_args = options.simgrid_args;
+  local.extra_args = child_args(options);
   const LocalRunResult run = run_sweep_locally(sweep, folder, local);
   const int code = finish(sweep, folder, run.failed);
   return run.interrupted ? 130 : code;

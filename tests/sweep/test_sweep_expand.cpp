@@ -221,6 +221,7 @@ TEST_CASE("repetitions refuse a swept seed, and --grid refuses a key the file al
   CHECK_THROWS_WITH(expand_sweep_text(small_sweep("  grid: {steps: [1, 2]}\n"), "s.yaml", extras),
                     Catch::Contains("--grid ranks: expected key.path=value1,value2"));
   CHECK_THAT(expand_error(small_sweep("  grid: {ranks: [2]}\n  repeat: 0\n")), Catch::Contains("repeat"));
+}
 
 TEST_CASE("array tasks are balanced by estimated cost, not filled in manifest order", "[sweep][slurm]") {
   // Costs in manifest order; in order, chunks of two would load the tasks 19, 9 and 2.
@@ -238,4 +239,35 @@ TEST_CASE("array tasks are balanced by estimated cost, not filled in manifest or
   // The estimate: a ring sends 2(p-1) messages per rank and step, a tree about 2 log2(p).
   CHECK(point_cost("ranks: 8\nsteps: 3\nalgorithm: {name: ring_allreduce}\n") == 8 * 3 * 14);
   CHECK(point_cost("ranks: 8\nsteps: 3\nalgorithm: {name: tree_allreduce}\n") == 8 * 3 * 6);
+}
+
+TEST_CASE("aggsim sweep run --grid --repeat sweeps a plain scenario from the command line", "[sweep][grid]") {
+  const auto dir = fresh_dir("cligrid");
+  std::string plain = small_sweep("  grid: {ranks: [2]}\n");
+  write_file(dir / "plain.yaml", plain.substr(0, plain.find("sweep:")));
+  const auto r = run_aggsim({"sweep", "run", "plain.yaml", "--grid", "ranks=2,4", "--grid",
+                             "platform.bandwidth=10Gbps,100Gbps", "--repeat", "2", "--jobs", "2", "--out", "out"},
+                            dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto rows = read_csv(dir / "out/results.csv");
+  REQUIRE(rows.size() == 1 + 2 * 2 * 2);
+  const int status = column(rows, "status"), repeat = column(rows, "repeat"), seed = column(rows, "seed");
+  const int ranks = column(rows, "ranks"), bw = column(rows, "platform.bandwidth_Bps");
+  REQUIRE((status >= 0 && repeat >= 0 && seed >= 0 && ranks >= 0 && bw >= 0));
+  std::set<std::string> seeds;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    CHECK(rows[i][static_cast<std::size_t>(status)] == "done");
+    seeds.insert(rows[i][static_cast<std::size_t>(seed)]);
+    if (rows[i][static_cast<std::size_t>(repeat)] == "0") CHECK(rows[i][static_cast<std::size_t>(seed)] == "5");
+  }
+  CHECK(seeds.size() == 2);
+  // Merging again with the same axes finds the same points; without them the file is no sweep.
+  CHECK(run_aggsim({"sweep", "merge", "plain.yaml", "--grid", "ranks=2,4", "--grid",
+                    "platform.bandwidth=10Gbps,100Gbps", "--repeat", "2", "--out", "out"},
+                   dir)
+            .exit_code == 0);
+  const auto bare = run_aggsim({"sweep", "merge", "plain.yaml", "--out", "out"}, dir);
+  CHECK(bare.exit_code == 2);
+  CHECK_THAT(bare.err, Catch::Contains("--grid key=v1,v2"));
 }
