@@ -188,9 +188,8 @@ void check_writable(const fs::path& dir) {
       if (p == p.parent_path()) break;
     }
     std::error_code ignored;
-    auto undo = [&] {
-      for (const auto& p : created) fs::remove(p, ignored);  // deepest first; only if still empty
-    };
+    // The parent folders made here stay: removing them again would race with another aggsim
+    // (a sweep's parallel points) that found them and is about to write into them.
     try {
       for (auto it = created.rbegin(); it != created.rend(); ++it) fs::create_directory(*it);
       const fs::path probe = parent / temporary_name(base_of(dir), "tmp");
@@ -204,11 +203,9 @@ void check_writable(const fs::path& dir) {
       }
       fs::remove_all(probe);
     } catch (const fs::filesystem_error& e) {
-      undo();
       throw InputError(fmt::format("{}: cannot write the output folder there ({}: {}); choose another --out",
                                    dir.string(), e.path1().string(), e.code().message()));
     }
-    undo();
   } catch (const fs::filesystem_error& e) {
     throw path_error(e);
   }

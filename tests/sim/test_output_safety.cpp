@@ -231,7 +231,10 @@ TEST_CASE("SIGINT or SIGTERM during a run leaves no temporary and no partial fol
     waitpid(pid, &status, 0);
     CHECK(!(WIFEXITED(status) && WEXITSTATUS(status) == 0));  // interrupted, not finished
     CHECK(temporaries(dir).empty());
-    CHECK(!fs::exists(dir / "out"));  // parent folders created for the run are gone too
+    // No run folder: at most the empty parent folder the run made (removing it again would race
+    // with parallel points of a sweep writing into it).
+    CHECK(!fs::exists(dir / "out/run"));
+    CHECK((!fs::exists(dir / "out") || fs::is_empty(dir / "out")));
   }
 }
 
