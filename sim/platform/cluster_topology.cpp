@@ -31,23 +31,35 @@ std::string node_link_name(const NodeShape& shape, std::int64_t node) {
 void build_star(const Params& p) {
   const NodeShape shape = node_shape(p);
   auto* zone = sg4::create_star_zone("cluster");
+  EndpointBuilder endpoints(shape);
   sg4::Link* backbone = nullptr;
   if (p.has("backbone_bandwidth")) {
     backbone =
         zone->create_link("backbone", p.real("backbone_bandwidth"))->set_latency(p.real("backbone_latency"));
     backbone->seal();
   }
+  // Links first, then the node zones, then the routes: the fabric gets no child zone before all its
+  // links exist, so building stays linear in nodes (see EndpointBuilder).
+  std::vector<sg4::Link*> links;
+  links.reserve(static_cast<std::size_t>(shape.nodes));
   for (std::int64_t i = 0; i < shape.nodes; ++i) {
-    const auto [netpoint, gateway] = create_endpoint(zone, shape, i);
-    auto* link =
-        zone->create_split_duplex_link(node_link_name(shape, i), shape.bandwidth)->set_latency(shape.latency);
-    link->seal();
+    links.push_back(zone->create_split_duplex_link(node_link_name(shape, i), shape.bandwidth)
+                        ->set_latency(shape.latency));
+    links.back()->seal();
+  }
+  std::vector<std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoint*>>
+      endpoints_of;
+  endpoints_of.reserve(links.size());
+  for (std::int64_t i = 0; i < shape.nodes; ++i) endpoints_of.push_back(endpoints.create(zone, i));
+  endpoints.attach();
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    const auto [netpoint, gateway] = endpoints_of[i];
     // Up to the switch (through the backbone, if any), then down: the backbone is crossed once.
-    std::vector<sg4::LinkInRoute> up = {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)};
+    std::vector<sg4::LinkInRoute> up = {sg4::LinkInRoute(links[i], sg4::LinkInRoute::Direction::UP)};
     if (backbone) up.emplace_back(backbone);
     zone->add_route(netpoint, nullptr, gateway, nullptr, up, false);
     zone->add_route(nullptr, netpoint, nullptr, gateway,
-                    {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::DOWN)}, false);
+                    {sg4::LinkInRoute(links[i], sg4::LinkInRoute::Direction::DOWN)}, false);
   }
   zone->seal();
 }

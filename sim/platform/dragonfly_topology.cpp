@@ -66,14 +66,16 @@ DragonflyShape dragonfly_shape(const Params& p, std::int64_t nodes) {
 
 void build_dragonfly(const Params& p) {
   const NodeShape nodes = node_shape(p);
+  EndpointBuilder endpoints(nodes);
   const DragonflyShape s = dragonfly_shape(p, nodes.nodes);
   auto u = [](std::int64_t v) { return static_cast<unsigned>(v); };
   const sg4::DragonflyParams shape({u(s.groups), u(p.integer("group_links"))},
                                    {u(s.chassis), u(p.integer("chassis_links"))},
                                    {u(s.routers), u(p.integer("router_links"))}, u(s.nodes_per_router));
   auto* zone =
-      sg4::create_dragonfly_zone("dragonfly", nullptr, shape, endpoint_callbacks(nodes, "dragonfly-spare"),
+      sg4::create_dragonfly_zone("dragonfly", nullptr, shape, endpoints.callbacks("dragonfly-spare"),
                                  nodes.bandwidth, nodes.latency, sg4::Link::SharingPolicy::SPLITDUPLEX);
+  endpoints.attach();
   zone->seal();
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <stdexcept>
 
 #include "sim/platform/platform.hpp"
@@ -48,6 +49,14 @@ NodeShape node_shape(const Params& p) {
   if (s.hosts() > (1 << 22))
     throw std::invalid_argument(
         fmt::format("nodes: {} nodes x {} GPUs is more than {} hosts", s.nodes, s.gpus_per_node, 1 << 22));
+  // Each multi-GPU node is a SimGrid zone, and SimGrid 3.32 checks every new link name against, and
+  // seals, every zone: building costs about nodes x hosts (4,096 nodes of 8 GPUs as a fat tree: 35 s).
+  if (s.gpus_per_node > 1 && (s.nodes > kMaxMultiGpuNodes || s.hosts() > kMaxMultiGpuHosts))
+    throw std::invalid_argument(fmt::format(
+        "nodes: {} nodes x {} GPUs is more than this simulator builds with gpus_per_node > 1 (at most {} "
+        "nodes and {} hosts: every multi-GPU node is a SimGrid zone, and the platform's build time grows with "
+        "nodes x hosts); use fewer nodes, or gpus_per_node: 1 (plain hosts, up to {} of them)",
+        s.nodes, s.gpus_per_node, kMaxMultiGpuNodes, kMaxMultiGpuHosts, 1 << 22));
   s.speed = p.real("speed");
   s.bandwidth = p.real("bandwidth");
   s.latency = p.real("latency");
@@ -75,15 +84,23 @@ std::string endpoint_host_name(const NodeShape& shape, std::int64_t node, std::i
   return fmt::format("node-{}-gpu-{}", node, gpu);
 }
 
-std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoint*> create_endpoint(
-    sg4::NetZone* fabric, const NodeShape& shape, std::int64_t node) {
+std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoint*> EndpointBuilder::create(
+    sg4::NetZone* fabric, std::int64_t node) {
+  const NodeShape& shape = shape_;
   if (shape.gpus_per_node == 1) {
     auto* host = fabric->create_host(endpoint_host_name(shape, node, 0), shape.speed);
     host->seal();
     return {host->get_netpoint(), nullptr};
   }
   auto* zone = sg4::create_star_zone(fmt::format("node-{}", node));
-  zone->set_parent(fabric);
+  // What set_parent would copy, so that links and hosts can be made before the zone is attached.
+  auto* impl = zone->get_impl();
+  const auto* fabric_impl = fabric->get_impl();
+  impl->set_network_model(fabric_impl->get_network_model());
+  impl->set_cpu_pm_model(fabric_impl->get_cpu_pm_model());
+  impl->set_cpu_vm_model(fabric_impl->get_cpu_vm_model());
+  impl->set_disk_model(fabric_impl->get_disk_model());
+  impl->set_host_model(fabric_impl->get_host_model());
   auto* gateway = zone->create_router(fmt::format("node-{}-nic", node));
   auto* nic =
       zone->create_split_duplex_link(fmt::format("node-{}_nic", node), shape.nic_bandwidth)->set_latency(0);
@@ -108,16 +125,30 @@ std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoin
     zone->add_route(nullptr, host->get_netpoint(), nullptr, nullptr,
                     {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::DOWN)}, false);
   }
-  zone->seal();
+  detached_.emplace_back(zone, fabric);
   return {zone->get_netpoint(), gateway};
 }
 
-sg4::ClusterCallbacks endpoint_callbacks(const NodeShape& shape, const std::string& spare_prefix) {
+void EndpointBuilder::attach() {
+  for (auto [zone, fabric] : detached_) {
+    zone->set_parent(fabric);
+    zone->seal();
+  }
+  detached_.clear();
+}
+
+sg4::ClusterCallbacks EndpointBuilder::callbacks(const std::string& spare_prefix) {
   return sg4::ClusterCallbacks(
-      [shape, spare_prefix](sg4::NetZone* zone, const std::vector<unsigned long>& /*coord*/, unsigned long id)
+      [this, spare_prefix](sg4::NetZone* zone, const std::vector<unsigned long>& /*coord*/, unsigned long id)
           -> std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoint*> {
         const auto node = static_cast<std::int64_t>(id);
-        if (node < shape.nodes) return create_endpoint(zone, shape, node);
+        if (node < shape_.nodes) {
+          // SimGrid's builders add the leaf's own links and routes right after this call, and they
+          // need the node zone attached: attach it now (so these builders stay quadratic in nodes).
+          auto endpoint = create(zone, node);
+          attach();
+          return endpoint;
+        }
         return {zone->create_router(fmt::format("{}-{}", spare_prefix, id)), nullptr};
       });
 }

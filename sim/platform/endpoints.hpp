@@ -19,6 +19,10 @@ namespace aggsim {
 
 namespace sg4 = simgrid::s4u;
 
+// Bounds on generated platforms with gpus_per_node > 1 (see node_shape).
+constexpr std::int64_t kMaxMultiGpuNodes = 4096;
+constexpr std::int64_t kMaxMultiGpuHosts = 32768;
+
 struct NodeShape {
   std::int64_t nodes = 0;          // fabric endpoints
   std::int64_t gpus_per_node = 1;  // hosts per endpoint
@@ -36,7 +40,8 @@ struct NodeShape {
 std::vector<ParamSpec> endpoint_params(const std::string& fabric_link_help);
 
 // Reads the keys of endpoint_params(). Throws std::invalid_argument naming the key when nodes and
-// hosts are both given or both missing, or when hosts is not a multiple of gpus_per_node.
+// hosts are both given or both missing, when hosts is not a multiple of gpus_per_node, or when a
+// multi-GPU platform is beyond kMaxMultiGpuNodes / kMaxMultiGpuHosts.
 NodeShape node_shape(const Params& params);
 
 // TopologyInfo::host_count for a generator whose own keys `check(params, nodes)` validates
@@ -48,14 +53,28 @@ std::function<std::int64_t(const Params&)> checked_host_count(
 // naturally in rank order).
 std::string endpoint_host_name(const NodeShape& shape, std::int64_t node, std::int64_t gpu);
 
-// Creates endpoint `node` inside `fabric` and returns {netpoint, gateway} as SimGrid's cluster
-// builders want them (gateway is null for a plain host).
-std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoint*> create_endpoint(
-    sg4::NetZone* fabric, const NodeShape& shape, std::int64_t node);
+// Builds the endpoints of one generated fabric. SimGrid 3.32 checks every new link and host name
+// against every zone of the platform, which is quadratic with one zone per multi-GPU node (a
+// 16,384 x 2 cluster took minutes to build). So node zones are filled while detached, with the
+// fabric's models, and joined to the fabric by attach(), which the generator calls before it seals
+// the fabric.
+class EndpointBuilder {
+ public:
+  explicit EndpointBuilder(const NodeShape& shape) : shape_(shape) {}
+  // Creates endpoint `node` for `fabric` and returns {netpoint, gateway} as SimGrid's cluster
+  // builders want them (gateway is null for a plain host).
+  std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoint*> create(
+      sg4::NetZone* fabric, std::int64_t node);
+  // Callbacks for sg4::create_{fatTree,torus,dragonfly}_zone: leaf i < nodes is endpoint i; leaves
+  // beyond (a tree or dragonfly with more ports than nodes) get an idle router named
+  // `<spare_prefix>-i`, which no rank ever uses. The builder must outlive the zone's creation.
+  sg4::ClusterCallbacks callbacks(const std::string& spare_prefix);
+  // Joins and seals the node zones made so far.
+  void attach();
 
-// Callbacks for sg4::create_{fatTree,torus,dragonfly}_zone: leaf i < nodes is endpoint i; leaves
-// beyond (a tree or dragonfly with more ports than nodes) get an idle router named
-// `<spare_prefix>-i`, which no rank ever uses.
-sg4::ClusterCallbacks endpoint_callbacks(const NodeShape& shape, const std::string& spare_prefix);
+ private:
+  NodeShape shape_;
+  std::vector<std::pair<sg4::NetZone*, sg4::NetZone*>> detached_;  // {node zone, its fabric}
+};
 
 }  // namespace aggsim

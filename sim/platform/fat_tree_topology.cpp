@@ -74,12 +74,14 @@ FatTreeShape fat_tree_shape(const Params& p, std::int64_t nodes) {
 
 void build_fat_tree(const Params& p) {
   const NodeShape nodes = node_shape(p);
+  EndpointBuilder endpoints(nodes);
   const FatTreeShape s = fat_tree_shape(p, nodes.nodes);
   const sg4::FatTreeParams tree(static_cast<unsigned>(s.levels), convert_all<unsigned>(s.down),
                                 convert_all<unsigned>(s.up), convert_all<unsigned>(s.link_count));
   auto* zone =
-      sg4::create_fatTree_zone("fat_tree", nullptr, tree, endpoint_callbacks(nodes, "fat_tree-spare"),
+      sg4::create_fatTree_zone("fat_tree", nullptr, tree, endpoints.callbacks("fat_tree-spare"),
                                nodes.bandwidth, nodes.latency, sg4::Link::SharingPolicy::SPLITDUPLEX);
+  endpoints.attach();
   zone->seal();
 }
 

@@ -16,7 +16,9 @@
 
 namespace aggsim {
 
-bool ns3_network_model() { return simgrid::config::get_value<std::string>("network/model") == "ns-3"; }
+bool ns3_network_model() {
+  return simgrid::config::get_value<std::string>("network/model") == "ns-3";
+}
 
 void build_platform(const PlatformSpec& spec, sg4::Engine& engine) {
   const bool ns3 = ns3_network_model();

@@ -54,10 +54,12 @@ std::vector<std::int64_t> torus_dimensions(const Params& p, std::int64_t nodes) 
 
 void build_torus(const Params& p) {
   const NodeShape nodes = node_shape(p);
+  EndpointBuilder endpoints(nodes);
   const auto dims = torus_dimensions(p, nodes.nodes);
   auto* zone = sg4::create_torus_zone("torus", nullptr, convert_all<unsigned long>(dims),
-                                      endpoint_callbacks(nodes, "torus-spare"), nodes.bandwidth,
-                                      nodes.latency, sg4::Link::SharingPolicy::SPLITDUPLEX);
+                                      endpoints.callbacks("torus-spare"), nodes.bandwidth, nodes.latency,
+                                      sg4::Link::SharingPolicy::SPLITDUPLEX);
+  endpoints.attach();
   zone->seal();
 }
 
