@@ -36,8 +36,11 @@ CompressorInfo fp16_compressor_entry();
 CompressorInfo uint8_compressor_entry();
 CompressorInfo powersgd_compressor_entry();
 CompressorInfo atomo_compressor_entry();
-// Adds the `error_feedback` key to a compressor (memory/error_feedback.cpp).
-CompressorInfo with_error_feedback(CompressorInfo info);
+// Adds the `memory` and `error_feedback` keys to a compressor (memory/compressor_with_memory.cpp).
+CompressorInfo with_memory(CompressorInfo info);
+
+// Memories of what compression did not send
+MemoryInfo residual_memory_entry();
 
 // Transports of compressed payloads
 TransportInfo compressed_reduction_transport();
@@ -68,7 +71,7 @@ const std::vector<CompressorInfo>& compressor_table() {
         sign_compressor_entry(),      fp16_compressor_entry(),  uint8_compressor_entry(),
         powersgd_compressor_entry(),  atomo_compressor_entry(),
     };
-    for (auto& row : rows) row = with_error_feedback(std::move(row));
+    for (auto& row : rows) row = with_memory(std::move(row));
     return rows;
   }();
   return table;
@@ -88,6 +91,17 @@ const AlgorithmInfo* find_algorithm(std::string_view name) {
 }
 const CompressorInfo* find_compressor(std::string_view name) {
   return find_in(compressor_table(), name);
+}
+const MemoryInfo* find_memory(std::string_view name) {
+  return find_in(memory_table(), name);
+}
+
+const std::vector<MemoryInfo>& memory_table() {
+  static const std::vector<MemoryInfo> table = {
+      {"none", "nothing is kept: each step compresses its own gradient", [] { return nullptr; }},
+      residual_memory_entry(),
+  };
+  return table;
 }
 
 const std::vector<TransportInfo>& transport_table() {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "algorithms/compression/compressor.hpp"
+#include "algorithms/memory/memory.hpp"
 #include "sim/api/aggregator.hpp"
 #include "sim/core/params.hpp"
 
@@ -29,6 +30,7 @@ struct AlgorithmConfig {
   std::uint64_t seed = 0;  // the scenario seed (e.g. for a random graph every rank must agree on)
   const CompressorInfo* compressor = nullptr;  // the scenario's compressor (`none` when absent)
   Params compressor_params;
+  const MemoryInfo* memory = nullptr;  // the compressor's memory (`none` when absent)
 
   // A new compressor as the scenario configures it (each rank owns its own).
   std::unique_ptr<Compressor> make_compressor() const;
@@ -106,8 +108,13 @@ struct TransportInfo {
 const std::vector<AlgorithmInfo>& algorithm_table();
 const std::vector<CompressorInfo>& compressor_table();
 const std::vector<TransportInfo>& transport_table();
+const std::vector<MemoryInfo>& memory_table();
 const AlgorithmInfo* find_algorithm(std::string_view name);
 const CompressorInfo* find_compressor(std::string_view name);
+const MemoryInfo* find_memory(std::string_view name);
+// The memory a compressor's parameters choose: `memory`, or `residual` for `error_feedback: true`.
+// Throws ParamError (key `memory`) when the two contradict each other.
+const MemoryInfo& memory_for(const Params& compressor_params);
 // The transport of `compressor`'s payloads on `algorithm`.
 const TransportInfo& transport_for(const AlgorithmInfo& algorithm, const CompressorInfo& compressor);
 

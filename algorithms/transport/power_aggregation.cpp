@@ -4,7 +4,7 @@
 // previous step's all-reduced Q when `reuse_query`):
 //   P = allreduce(M_i Q);  orthogonalise P;  Q = allreduce(M_i^T P);  result = P Q^T
 // so every rank ends with the same rank-r approximation of the reduced gradient. Two all-reduces
-// of m r and n r fp32 values replace one of m n. The residual (error_feedback: true) is
+// of m r and n r fp32 values replace one of m n. The memory (error feedback, `memory: residual`) keeps
 // M_i - P Q_i^T with the rank's own Q_i, as in the reference implementation. On the wire, each
 // modeled m_i x n_i matrix of the bucket adds m_i r values to P and n_i r to Q; its 1-D vectors and
 // the matrices where factors are no smaller than the matrix travel dense alongside P (PyTorch's
@@ -15,7 +15,6 @@
 #include <stdexcept>
 
 #include "algorithms/compression/low_rank.hpp"
-#include "algorithms/memory/error_feedback.hpp"
 #include "algorithms/registry.hpp"
 #include "sim/core/error.hpp"
 
@@ -24,8 +23,9 @@ namespace {
 
 class PowerAggregation final : public Aggregator {
  public:
-  PowerAggregation(std::unique_ptr<Aggregator> collective, PowerSgdOptions options, bool error_feedback)
-      : collective_(std::move(collective)), queries_(options), error_feedback_(error_feedback) {}
+  PowerAggregation(std::unique_ptr<Aggregator> collective, PowerSgdOptions options,
+                   std::unique_ptr<Memory> memory)
+      : collective_(std::move(collective)), queries_(options), memory_(std::move(memory)) {}
 
   void aggregate(RankContext& ctx, Gradient& grad) override {
     const TensorDesc t = TensorDesc::of(grad);
@@ -39,7 +39,9 @@ class PowerAggregation final : public Aggregator {
     // Products over every factored piece: 2 r sum m_i n_i flops (and 2 r^2 sum m_i to orthogonalise).
     const double product = 2.0 * static_cast<double>(r) * wire.area;
     const bool math = grad.values.size() > 0;
-    Eigen::VectorXf compensated = math ? memory_.compensate(t.id, grad.values) : Eigen::VectorXf();
+    Eigen::VectorXf compensated = !math     ? Eigen::VectorXf()
+                                  : memory_ ? memory_->compensate(t.id, grad.values)
+                                            : grad.values;
     const Eigen::MatrixXf m = math ? to_matrix(compensated, view) : Eigen::MatrixXf();
     Rng shared = ctx.shared_rng(Stream::compression, t.id);
     Eigen::MatrixXf q = math ? queries_.start(t.id, view.cols, shared) : Eigen::MatrixXf();
@@ -52,9 +54,9 @@ class PowerAggregation final : public Aggregator {
       orthogonalize(p);
       q.noalias() = m.transpose() * p;
     }
-    if (error_feedback_) {
+    if (memory_) {
       ctx.compute(product, "compress");
-      if (math) memory_.update(t.id, compensated, from_matrix(p * q.transpose(), grad.values.size()));
+      if (math) memory_->update(t.id, compensated, from_matrix(p * q.transpose(), grad.values.size()));
     }
     all_reduce(ctx, q, view.cols, static_cast<std::uint64_t>(wire.cols * r));
     if (math) queries_.keep(t.id, q);
@@ -74,19 +76,18 @@ class PowerAggregation final : public Aggregator {
 
   std::unique_ptr<Aggregator> collective_;
   QueryStore queries_;
-  bool error_feedback_;
-  ResidualMemory memory_;
+  std::unique_ptr<Memory> memory_;  // null: memory none
 };
 
 }  // namespace
 
 std::unique_ptr<Aggregator> make_power_aggregation(std::unique_ptr<Aggregator> collective, const ReduceOp& op,
-                                                   PowerSgdOptions options, bool error_feedback) {
+                                                   PowerSgdOptions options, std::unique_ptr<Memory> memory) {
   if (!op.adds())
     throw InputError(std::string("powersgd on a reducing collective needs algorithm op sum, avg or "
                                  "custom_avg (PowerSGD is linear); got ") +
                      reduce_kind_name(op.kind));
-  return std::make_unique<PowerAggregation>(std::move(collective), options, error_feedback);
+  return std::make_unique<PowerAggregation>(std::move(collective), options, std::move(memory));
 }
 
 TransportInfo powersgd_aggregation_transport() {
@@ -103,7 +104,7 @@ TransportInfo powersgd_aggregation_transport() {
   transport.wrap = [](std::unique_ptr<Aggregator> collective, const AlgorithmConfig& cfg) {
     const Params& p = cfg.compressor_params;
     return make_power_aggregation(std::move(collective), cfg.op, powersgd_options(p),
-                                  p.boolean("error_feedback"));
+                                  cfg.memory ? cfg.memory->make() : memory_for(p).make());
   };
   return transport;
 }

@@ -81,6 +81,8 @@ int list_command() {
     fmt::print("  {:<30} {}\n", c.name, c.summary);
     print_params(c.params);
   }
+  fmt::print("\nMemories (compression.memory; error_feedback: true is residual):\n");
+  for (const auto& m : memory_table()) fmt::print("  {:<30} {}\n", m.name, m.summary);
   fmt::print("\nTopologies (platform.topology; or platform.file: a SimGrid XML):\n");
   for (const auto& t : topology_table()) {
     fmt::print("  {:<30} {}\n", t.name, t.summary);

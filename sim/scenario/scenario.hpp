@@ -1,7 +1,7 @@
 #pragma once
 // A scenario as plain, fully checked and resolved structs: the loader looks every name up once
-// (algorithm, compressor, the transport between them) and everything downstream uses the entries.
-// Only sim/scenario knows YAML.
+// (algorithm, compressor, its memory, the transport between them, the topology) and everything downstream
+// uses the entries. Only sim/scenario knows YAML.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "sim/api/reduce_op.hpp"
-#include "sim/scenario/calibration.hpp"
 #include "sim/core/params.hpp"
 #include "sim/platform/platform_spec.hpp"
+#include "sim/scenario/calibration.hpp"
 #include "sim/workload/options.hpp"
 
 namespace aggsim {
@@ -19,6 +19,7 @@ namespace aggsim {
 struct AlgorithmInfo;   // algorithms/registry.hpp
 struct CompressorInfo;  // algorithms/registry.hpp
 struct TransportInfo;   // algorithms/registry.hpp
+struct MemoryInfo;      // algorithms/memory/memory.hpp
 
 enum class NetworkPreset { lv08, alpha_beta, ns3 };
 
@@ -63,6 +64,7 @@ struct CompressionSpec {
   std::string name = "none";
   const CompressorInfo* entry = nullptr;     // the table entry of `name`
   const TransportInfo* transport = nullptr;  // what carries its payloads on the algorithm
+  const MemoryInfo* memory = nullptr;        // what each rank keeps of what it did not send
   Params params;
 };
 

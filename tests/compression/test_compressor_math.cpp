@@ -9,7 +9,8 @@
 #include <vector>
 
 #include "algorithms/compression/atomo.hpp"
-#include "algorithms/memory/error_feedback.hpp"
+#include "algorithms/memory/compressor_with_memory.hpp"
+#include "algorithms/memory/residual_memory.hpp"
 #include "compressor_fixture.hpp"
 
 using namespace aggsim;
@@ -260,7 +261,7 @@ TEST_CASE("error feedback conserves mass: sum sent + final residual = sum inputs
           "[compression][error_feedback]") {
   for (const std::string name : {"topk", "qsgd", "sign", "randomk"}) {
     INFO(name);
-    ErrorFeedback ef(make_compressor(name));
+    CompressorWithMemory ef(make_compressor(name), std::make_unique<ResidualMemory>());
     const TensorDesc t = same_shape(500);
     Eigen::VectorXd inputs = Eigen::VectorXd::Zero(500), sent = Eigen::VectorXd::Zero(500);
     for (int step = 0; step < 20; ++step) {
@@ -269,8 +270,9 @@ TEST_CASE("error feedback conserves mass: sum sent + final residual = sum inputs
       inputs += g.cast<double>();
       sent += ef.decompress(ef.compress(g, t, rng), t).cast<double>();
     }
-    REQUIRE(ef.memory().residual(0) != nullptr);
-    const Eigen::VectorXd residual = ef.memory().residual(0)->cast<double>();
+    const auto& memory = dynamic_cast<const ResidualMemory&>(ef.memory());
+    REQUIRE(memory.residual(0) != nullptr);
+    const Eigen::VectorXd residual = memory.residual(0)->cast<double>();
     // Float rounding only, relative to the largest quantity summed (random-k's d/k scaling makes
     // individual sends and residuals much larger than the inputs).
     const double scale =
