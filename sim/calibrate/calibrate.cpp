@@ -10,12 +10,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "sim/scenario/calibration.hpp"
 #include "sim/calibrate/factor_fit.hpp"
 #include "sim/calibrate/point_plan.hpp"
 #include "sim/calibrate/point_runner.hpp"
 #include "sim/core/error.hpp"
 #include "sim/platform/topology.hpp"
+#include "sim/scenario/calibration.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
 namespace aggsim {
@@ -61,8 +61,8 @@ std::vector<double> simulate_points(const MeasuredRunOptions& options, const std
 // scenario with other values still gets the machine that was measured).
 std::map<std::string, std::string> link_values(const Scenario& sc) {
   std::map<std::string, std::string> values;
-  if (sc.platform.topology.empty()) return values;
-  for (const auto& spec : find_topology(sc.platform.topology)->params) {
+  if (!sc.platform.generator) return values;
+  for (const auto& spec : sc.platform.generator->params) {
     const bool link_key = spec.kind == ParamKind::bandwidth || spec.kind == ParamKind::duration;
     if (link_key && sc.platform.params.has(spec.key))
       values[spec.key] = format_param(spec, sc.platform.params.all().at(spec.key));

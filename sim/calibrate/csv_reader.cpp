@@ -5,24 +5,18 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <sstream>
 
 #include "sim/calibrate/readers.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/strings.hpp"
 
 namespace aggsim::readers {
 
 namespace {
 
 std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> cells;
-  std::stringstream ss(line);
-  for (std::string cell; std::getline(ss, cell, ',');) {
-    const auto b = cell.find_first_not_of(" \t"), e = cell.find_last_not_of(" \t");
-    cells.push_back(b == std::string::npos ? "" : cell.substr(b, e - b + 1));
-  }
-  if (!line.empty() && line.back() == ',') cells.emplace_back();
-  return cells;
+  if (line.empty()) return {};
+  return split_list(line);
 }
 
 }  // namespace

@@ -5,11 +5,11 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "sim/calibrate/calibrate.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/strings.hpp"
 #include "sim/core/units.hpp"
 #include "sim/sweep/local_runner.hpp"
 
@@ -77,8 +77,7 @@ int calibrate_command(const MeasuredOptions& o) {
   std::vector<std::uint64_t> edges = default_factor_edges();
   if (!o.breaks.empty()) {
     edges.clear();
-    std::stringstream ss(o.breaks);
-    for (std::string part; std::getline(ss, part, ',');) {
+    for (const std::string& part : split_list(o.breaks)) {
       try {
         edges.push_back(units::parse_bytes(part));
       } catch (const std::invalid_argument& e) {

@@ -1,11 +1,13 @@
 #include "sim/core/params.hpp"
 
-#include <algorithm>
-#include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
+#include "sim/core/strings.hpp"
 #include "sim/core/units.hpp"
 
 namespace aggsim {
@@ -24,17 +26,28 @@ double Params::real(const std::string& key) const {
 
 const char* param_kind_name(ParamKind kind) {
   switch (kind) {
-    case ParamKind::integer: return "integer";
-    case ParamKind::real: return "number";
-    case ParamKind::boolean: return "boolean";
-    case ParamKind::text: return "string";
-    case ParamKind::choice: return "choice";
-    case ParamKind::bytes: return "size";
-    case ParamKind::bandwidth: return "bandwidth";
-    case ParamKind::duration: return "duration";
-    case ParamKind::speed: return "speed";
-    case ParamKind::integer_list: return "integer list";
-    case ParamKind::rows: return "rows";
+    case ParamKind::integer:
+      return "integer";
+    case ParamKind::real:
+      return "number";
+    case ParamKind::boolean:
+      return "boolean";
+    case ParamKind::text:
+      return "string";
+    case ParamKind::choice:
+      return "choice";
+    case ParamKind::bytes:
+      return "size";
+    case ParamKind::bandwidth:
+      return "bandwidth";
+    case ParamKind::duration:
+      return "duration";
+    case ParamKind::speed:
+      return "speed";
+    case ParamKind::integer_list:
+      return "integer list";
+    case ParamKind::rows:
+      return "rows";
   }
   return "?";
 }
@@ -75,7 +88,8 @@ std::int64_t parse_integer(const ParamSpec& spec, const std::string& text) {
 
 ParamValue parse_param(const ParamSpec& spec, const std::string& text) {
   switch (spec.kind) {
-    case ParamKind::integer: return parse_integer(spec, text);
+    case ParamKind::integer:
+      return parse_integer(spec, text);
     case ParamKind::real: {
       std::size_t used = 0;
       double v = 0;
@@ -100,7 +114,8 @@ ParamValue parse_param(const ParamSpec& spec, const std::string& text) {
         if (text == n) return false;
       throw std::invalid_argument(fmt::format("must be true or false (got '{}')", text));
     }
-    case ParamKind::text: return text;
+    case ParamKind::text:
+      return text;
     case ParamKind::choice:
       for (const auto& c : spec.choices)
         if (text == c) return text;
@@ -131,16 +146,8 @@ ParamValue parse_param(const ParamSpec& spec, const std::string& text) {
     case ParamKind::integer_list: {
       // Defaults are written "2,4,8"; YAML sequences arrive element by element through the loader.
       std::vector<std::int64_t> out;
-      std::size_t start = 0;
-      while (start <= text.size() && !text.empty()) {
-        std::size_t comma = text.find(',', start);
-        std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        while (!item.empty() && item.front() == ' ') item.erase(item.begin());
-        while (!item.empty() && item.back() == ' ') item.pop_back();
-        out.push_back(parse_integer(spec, item));
-        if (comma == std::string::npos) break;
-        start = comma + 1;
-      }
+      if (!text.empty())
+        for (const std::string& item : split_list(text)) out.push_back(parse_integer(spec, item));
       return out;
     }
     case ParamKind::rows: {
@@ -192,10 +199,14 @@ std::string format_param(const ParamSpec& spec, const ParamValue& value) {
           return spec.kind == ParamKind::bytes ? fmt::format("{}B", v) : fmt::format("{}", v);
         } else if constexpr (std::is_same_v<T, double>) {
           switch (spec.kind) {
-            case ParamKind::bandwidth: return fmt::format("{}Bps", v);
-            case ParamKind::duration: return fmt::format("{}s", v);
-            case ParamKind::speed: return fmt::format("{}f", v);
-            default: return fmt::format("{}", v);
+            case ParamKind::bandwidth:
+              return fmt::format("{}Bps", v);
+            case ParamKind::duration:
+              return fmt::format("{}s", v);
+            case ParamKind::speed:
+              return fmt::format("{}f", v);
+            default:
+              return fmt::format("{}", v);
           }
         } else if constexpr (std::is_same_v<T, std::string>) {
           return v;

@@ -31,8 +31,8 @@ void build_platform(const PlatformSpec& spec, sg4::Engine& engine) {
     }
     return;
   }
-  const TopologyInfo* info = find_topology(spec.topology);
-  if (!info) throw InputError("unknown topology '" + spec.topology + "'");
+  const TopologyInfo* info = spec.generator;
+  if (!info) throw std::logic_error("platform '" + spec.topology + "' was not resolved by the loader");
   if (ns3 && !info->build_ns3)
     throw InputError(
         fmt::format("platform: topology {} cannot run under ns-3 (SimGrid 3.32 gives ns-3 only one-link "

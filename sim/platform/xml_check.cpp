@@ -18,6 +18,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/input_file.hpp"
+#include "sim/core/strings.hpp"
 
 namespace aggsim {
 
@@ -104,8 +105,7 @@ constexpr long kMaxClusterHosts = 1L << 24;
 // Throws std::invalid_argument when it names more hosts than a platform can hold.
 std::vector<long> expand_radical(const std::string& radical) {
   std::vector<long> out;
-  std::stringstream ss(radical);
-  for (std::string part; std::getline(ss, part, ',');) {
+  for (const std::string& part : split_list(radical)) {
     // Short parts only: std::regex recurses once per character.
     if (part.size() > 64) return {};
     const std::regex range(R"(\s*(\d{1,9})\s*(?:-\s*(\d{1,9})\s*)?)");
@@ -125,22 +125,13 @@ std::vector<long> expand_radical(const std::string& radical) {
 std::vector<long> positive_list(const std::string& text, const std::string& what) {
   std::vector<long> out;
   if (text.size() > 4096) throw std::invalid_argument(what + " is too long");
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');) {
+  for (const std::string& item : split_list(text)) {
     if (item.size() > 32 || !std::regex_match(item, std::regex(R"(\s*[1-9]\d{0,8}\s*)")))
       throw std::invalid_argument(
           fmt::format("{} must be positive integers separated by commas (got '{}')", what, text));
     out.push_back(std::stol(item));
   }
   if (out.empty()) throw std::invalid_argument(what + " is empty");
-  return out;
-}
-
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  for (std::string part; std::getline(ss, part, sep);) out.push_back(part);
-  if (!text.empty() && text.back() == sep) out.emplace_back();
   return out;
 }
 
@@ -155,7 +146,7 @@ long product(const std::vector<long>& v) {
 long topology_leaves(const std::string& topology, const std::string& params) {
   if (topology == "TORUS") return product(positive_list(params, "TORUS topo_parameters (the dimensions)"));
   if (topology == "FAT_TREE") {
-    const auto parts = split(params, ';');
+    const auto parts = split_list(params, ';');
     if (parts.size() != 4)
       throw std::invalid_argument("FAT_TREE topo_parameters must be 'levels;down,..;up,..;link_count,..'");
     const long levels = positive_list(parts[0], "the fat tree's levels").at(0);
@@ -172,7 +163,7 @@ long topology_leaves(const std::string& topology, const std::string& params) {
     return product(down);
   }
   if (topology == "DRAGONFLY") {
-    const auto parts = split(params, ';');
+    const auto parts = split_list(params, ';');
     const std::string format =
         "DRAGONFLY topo_parameters must be 'groups,links;chassis,links;routers,links;nodes'";
     if (parts.size() != 4) throw std::invalid_argument(format);
@@ -283,8 +274,7 @@ struct Checker {
   void check_positive(const XmlElement& e, const std::string& attribute, bool zero_allowed) {
     const auto it = e.attributes.find(attribute);
     if (it == e.attributes.end()) return;
-    std::stringstream ss(it->second);
-    for (std::string part; std::getline(ss, part, ',');) {
+    for (const std::string& part : split_list(it->second)) {
       const auto v = leading_number(part);
       if (!v) continue;
       if (!std::isfinite(*v) || *v < 0 || (*v == 0 && !zero_allowed))

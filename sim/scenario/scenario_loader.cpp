@@ -92,6 +92,7 @@ PlatformSpec read_platform(YamlMap& top, const std::string& scenario_file) {
       for (const auto& t : topology_table()) names += (names.empty() ? "" : " | ") + t.name;
       topology->fail(fmt::format("unknown topology '{}' (available: {})", spec.topology, names));
     }
+    spec.generator = info;
     spec.params = map.params(info->params);
     try {
       info->host_count(spec.params);
@@ -148,7 +149,7 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
 
   sc.platform = read_platform(top, source->file);
   if (!sc.platform.topology.empty()) {
-    const auto hosts = find_topology(sc.platform.topology)->host_count(sc.platform.params);
+    const auto hosts = sc.platform.generator->host_count(sc.platform.params);
     if (sc.ranks > hosts) {
       const YamlValue& at = ranks ? *ranks : top.value();
       at.fail(fmt::format("{} ranks do not fit on the {} hosts of this {} platform", sc.ranks, hosts,
@@ -168,7 +169,7 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
       v->fail(fmt::format("must be one of lv08 | alpha_beta | ns3 (got '{}')", n));
     // SimGrid 3.32 hands ns-3 only one-link routes: generators that route inside their zone cannot run there.
     if (sc.network == NetworkPreset::ns3 && !sc.platform.topology.empty() &&
-        !find_topology(sc.platform.topology)->build_ns3)
+        !sc.platform.generator->build_ns3)
       v->fail(
           fmt::format("ns3 cannot simulate topology {} (SimGrid 3.32 gives ns-3 only one-link routes); "
                       "use topology cluster, or network lv08 | alpha_beta",
@@ -208,9 +209,15 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
     sc.compression.entry = info;
     sc.compression.params = comp.params(info->params);
     sc.key_locations["compression"] = compression->location();
+    try {
+      sc.compression.memory = &memory_for(sc.compression.params);
+    } catch (const ParamError& e) {
+      comp.get(e.key)->fail(e.what());
+    }
     comp.finish();
   }
   if (!sc.compression.entry) sc.compression.entry = find_compressor("none");
+  if (!sc.compression.memory) sc.compression.memory = find_memory("none");
   sc.compression.transport = &transport_for(*sc.algorithm.entry, *sc.compression.entry);
   {
     // The algorithm's checks of its parameters as a whole (a graph, the op, the compressor), then
@@ -288,6 +295,7 @@ AlgorithmConfig algorithm_config(const Scenario& sc) {
   config.seed = sc.seed;
   config.compressor = sc.compression.entry;
   config.compressor_params = sc.compression.params;
+  config.memory = sc.compression.memory;
   return config;
 }
 
@@ -303,7 +311,7 @@ std::string resolved_yaml(const Scenario& sc) {
     out << YAML::Key << "file" << YAML::Value << sc.platform.file;
   } else {
     out << YAML::Key << "topology" << YAML::Value << sc.platform.topology;
-    emit_params(out, find_topology(sc.platform.topology)->params, sc.platform.params);
+    emit_params(out, sc.platform.generator->params, sc.platform.params);
   }
   out << YAML::EndMap;
   out << YAML::Key << "network" << YAML::Value << network_preset_name(sc.network);

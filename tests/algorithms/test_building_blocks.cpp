@@ -1,9 +1,8 @@
 // The collective building blocks called directly on groups with roots other than rank 0: binomial
 // reduce / broadcast / gather, recursive halving reduce-scatter, recursive doubling all-gather.
 // Each check runs its own small simulation (one actor per rank) on the formula cluster.
-#include <simgrid/s4u.hpp>
-
 #include <functional>
+#include <simgrid/s4u.hpp>
 #include <sstream>
 
 #include "algorithms/collectives/blocks.hpp"
@@ -44,7 +43,8 @@ BlockRun run_block(int p, int proxy_dim, double bytes,
     sg4::Engine engine(&argc, argv.data());
     PlatformSpec spec;
     spec.topology = "cluster";
-    spec.params = default_params(find_topology("cluster")->params);
+    spec.generator = find_topology("cluster");
+    spec.params = default_params(spec.generator->params);
     spec.params.set("hosts", std::int64_t{p});
     spec.params.set("bandwidth", 1.25e9);
     spec.params.set("latency", 1e-6);
