@@ -10,12 +10,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "sim/scenario/calibration.hpp"
 #include "sim/calibrate/factor_fit.hpp"
 #include "sim/calibrate/point_plan.hpp"
 #include "sim/calibrate/point_runner.hpp"
 #include "sim/core/error.hpp"
 #include "sim/platform/topology.hpp"
+#include "sim/scenario/calibration.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
 namespace aggsim {
@@ -99,6 +99,7 @@ std::string factor_lines(const FactorTable& t, const std::vector<int>& points) {
 
 CalibrationResult calibrate(const MeasuredRunOptions& options, const std::vector<std::uint64_t>& edges) {
   const Scenario base = load_scenario(options.scenario, options.overrides);
+  print_dropped_keys(base);
   check_plain_collective(base, "calibrate");
   if (base.calibration)
     throw InputError(
@@ -210,6 +211,7 @@ CalibrationResult calibrate(const MeasuredRunOptions& options, const std::vector
 
 std::vector<ComparedPoint> compare(const MeasuredRunOptions& options) {
   const Scenario base = load_scenario(options.scenario, options.overrides);
+  print_dropped_keys(base);
   check_plain_collective(base, "compare");
   const std::vector<Measurement> measured = read_all_measurements(options);
   std::vector<PointPlan> plans;
