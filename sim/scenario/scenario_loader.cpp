@@ -112,17 +112,21 @@ std::string unknown_name(const std::string& what, const std::string& given, cons
 }
 
 // The keys a mapping `algorithm:` or `compression:` takes for one entry: its name and its parameters
-// (a nested group such as `graph:` counts as one key). Empty when the name is unknown.
+// (a nested group such as `graph:` counts as one key).
 std::set<std::string> keys_taken(const std::vector<ParamSpec>& specs) {
   std::set<std::string> keys = {"name"};
   for (const auto& group : group_params(specs)) {
-    if (!group.prefix.empty()) keys.insert(group.prefix);
-    for (const auto& spec : group.specs)
-      if (group.prefix.empty()) keys.insert(spec.key);
+    if (!group.prefix.empty()) {
+      keys.insert(group.prefix);
+      continue;
+    }
+    for (const auto& spec : group.specs) keys.insert(spec.key);
   }
   return keys;
 }
 
+// The keys `section:` takes when its name is `name` (common algorithm keys included); empty when
+// the name is unknown.
 std::set<std::string> keys_taken_by(const std::string& section, const std::string& name) {
   if (section == "compression") {
     const CompressorInfo* info = find_compressor(name);

@@ -75,8 +75,10 @@ TEST_CASE("sweeping compression.name drops the keys the new compressor does not 
         "topk does not take it");
 }
 
-TEST_CASE("--grid on compression.name drops the same keys as a sweep block, once per point not per repeat",
-          "[sweep][choice]") {
+TEST_CASE(
+    "a command-line --grid on compression.name drops the same keys as a sweep block, once per point not per "
+    "repeat",
+    "[sweep][choice]") {
   SweepExtras extras;
   extras.grid = {"compression.name=none,powersgd"};
   extras.repeat = 2;
