@@ -99,6 +99,7 @@ std::string factor_lines(const FactorTable& t, const std::vector<int>& points) {
 
 CalibrationResult calibrate(const MeasuredRunOptions& options, const std::vector<std::uint64_t>& edges) {
   const Scenario base = load_scenario(options.scenario, options.overrides);
+  print_dropped_keys(base);
   check_plain_collective(base, "calibrate");
   if (base.calibration)
     throw InputError(
@@ -210,6 +211,7 @@ CalibrationResult calibrate(const MeasuredRunOptions& options, const std::vector
 
 std::vector<ComparedPoint> compare(const MeasuredRunOptions& options) {
   const Scenario base = load_scenario(options.scenario, options.overrides);
+  print_dropped_keys(base);
   check_plain_collective(base, "compare");
   const std::vector<Measurement> measured = read_all_measurements(options);
   std::vector<PointPlan> plans;

@@ -41,6 +41,7 @@ void print_params(const std::vector<ParamSpec>& params) {
 
 int run_command(const RunOptions& options) {
   const Scenario sc = load_scenario(options.scenario, options.overrides);
+  print_dropped_keys(sc);
   const std::string dir = output_dir(sc, options);
   RunFolderRequest folder;
   folder.dir = dir;
@@ -62,6 +63,7 @@ int run_command(const RunOptions& options) {
 
 int validate_command(const RunOptions& options) {
   const Scenario sc = load_scenario(options.scenario, options.overrides);
+  print_dropped_keys(sc);
   const std::string platform = check_platform(sc, options.simgrid_args);
   std::cout << fmt::format("{}: ok: {} ranks, {} steps, {} on {}, network {}\n", options.scenario, sc.ranks,
                            sc.steps, sc.algorithm.name, platform, network_preset_name(sc.network));

@@ -128,6 +128,7 @@ int sweep_command(const SweepOptions& options) {
   if (options.verb == "run" && (options.point_given || !options.point.empty())) return run_point(options);
 
   const Sweep sweep = expand_sweep(options.file, options.extras);
+  for (const auto& note : sweep.notes) fmt::print(stderr, "aggsim: note: {}\n", note);
   const SweepFolder folder = folder_for(sweep, options);
   if (options.verb == "expand") {
     folder.write_expansion(sweep);

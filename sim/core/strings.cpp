@@ -1,5 +1,6 @@
 #include "sim/core/strings.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 namespace aggsim {
@@ -68,6 +69,36 @@ std::vector<std::string> split_flow_list(const std::string& text) {
   std::vector<std::string> out;
   for (const auto& item : raw) out.push_back(split_list(item, '\0').front());  // trims like split_list
   return out;
+}
+
+namespace {
+
+// Levenshtein distance: insertions, deletions and substitutions each cost one.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+}  // namespace
+
+std::string did_you_mean(const std::string& given, const std::vector<std::string>& known) {
+  std::string hint;
+  std::size_t best = 3;
+  for (const auto& name : known) {
+    const std::size_t d = edit_distance(given, name);
+    if (d < best) {
+      best = d;
+      hint = " (did you mean '" + name + "'?)";
+    }
+  }
+  return hint;
 }
 
 }  // namespace aggsim

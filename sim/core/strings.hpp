@@ -17,4 +17,8 @@ std::vector<std::string> split_flow_list(const std::string& text);
 // names as text). A total order: "01" sorts after "1".
 bool natural_less(const std::string& a, const std::string& b);
 
+// " (did you mean 'ring_allreduce'?)" when one of `known` is within two edits of `given` (the
+// closest; the first of equals), else "": the one hint every misspelt key and name gets.
+std::string did_you_mean(const std::string& given, const std::vector<std::string>& known);
+
 }  // namespace aggsim

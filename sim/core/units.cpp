@@ -1,92 +1,77 @@
 #include "sim/core/units.hpp"
 
-#include <cmath>
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <simgrid/Exception.hpp>
 #include <stdexcept>
-#include <utility>
-#include <vector>
+#include <xbt/parse_units.hpp>
 
 namespace aggsim::units {
 namespace {
 
-struct Suffix {
-  std::string text;
-  double factor;
-};
+// SimGrid's own unit parsers (xbt/parse_units.hpp): a scenario accepts exactly the spellings a
+// platform XML does. They take a file and line for their message; aggsim words its own.
+using SimgridParser = double (*)(const std::string& file, int line, const std::string& text,
+                                 const std::string& entity_kind);
 
-// Splits "12.5Gbps" into 12.5 and "Gbps"; rejects empty, negative and non-finite numbers.
-std::pair<double, std::string> split_number(const std::string& text, const char* what) {
-  std::size_t used = 0;
-  double value = 0;
+double simgrid_value(SimgridParser parse, const std::string& text) {
+  // An empty entity kind keeps SimGrid from warning about a unit-less value (a bare number is
+  // deprecated in platform XML; aggsim takes it as the base unit, as SimGrid does).
+  return parse("", 0, text, "");
+}
+
+bool simgrid_accepts(SimgridParser parse, const std::string& text) {
   try {
-    value = std::stod(text, &used);
+    simgrid_value(parse, text);
+    return true;
+  } catch (const simgrid::Exception&) {
+    return false;
+  }
+}
+
+// The value of `text`; rejects what SimGrid's grammar does not take, and negative or non-finite
+// numbers, which it takes (strtod reads "-1", "inf" and "nan") but no quantity here may be.
+double parse_quantity(const std::string& text, const char* what, SimgridParser parse, const char* examples) {
+  std::size_t used = 0;
+  double number = 0;
+  try {
+    number = std::stod(text, &used);  // the number SimGrid's strtod reads: where its unit starts
   } catch (const std::exception&) {
     throw std::invalid_argument(
         fmt::format("'{}' is not a {} (expected a number with an optional unit)", text, what));
   }
-  if (!std::isfinite(value) || value < 0)
+  if (!std::isfinite(number) || number < 0)
     throw std::invalid_argument(
         fmt::format("'{}' is not a valid {}: must be a finite non-negative number", text, what));
-  std::string suffix = text.substr(used);
-  while (!suffix.empty() && suffix.front() == ' ') suffix.erase(suffix.begin());
-  return {value, suffix};
-}
-
-double apply_suffix(const std::string& text, const char* what, const std::vector<Suffix>& suffixes,
-                    const char* examples) {
-  auto [value, suffix] = split_number(text, what);
-  for (const auto& s : suffixes)
-    if (suffix == s.text) return value * s.factor;
+  try {
+    return simgrid_value(parse, text);
+  } catch (const simgrid::Exception&) {
+  }
+  const std::string number_text = text.substr(0, used), unit = text.substr(used);
+  const std::string trimmed = unit.substr(std::min(unit.find_first_not_of(' '), unit.size()));
+  if (trimmed != unit && simgrid_accepts(parse, number_text + trimmed))
+    throw std::invalid_argument(
+        fmt::format("'{}': write the unit right after the number ('{}{}')", text, number_text, trimmed));
+  // Spellings aggsim took before it used SimGrid's grammar: kilo as 'K', and "Gflops" for "Gf".
+  std::string guess = trimmed;
+  if (!guess.empty() && guess.front() == 'K' && guess.rfind("Ki", 0) != 0) guess.front() = 'k';
+  if (guess.size() > 5 && guess.compare(guess.size() - 5, 5, "flops") == 0)
+    guess.replace(guess.size() - 5, 5, "f");
+  const std::string hint = guess != trimmed && simgrid_accepts(parse, number_text + guess)
+                               ? fmt::format("; did you mean '{}'?", guess)
+                               : "";
   throw std::invalid_argument(
-      fmt::format("'{}' has an unknown {} unit '{}' (use e.g. {})", text, what, suffix, examples));
-}
-
-// Every decimal (k, M, G, ...) and binary (Ki, Mi, Gi, ...) prefix in front of each base unit.
-std::vector<Suffix> prefixed(const std::vector<std::string>& bases, double base_factor) {
-  static const std::vector<Suffix> prefixes = {
-      {"", 1},         {"k", 1e3},           {"K", 1e3},           {"M", 1e6},
-      {"G", 1e9},      {"T", 1e12},          {"P", 1e15},          {"Ki", 1024.0},
-      {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0}, {"Pi", 1125899906842624.0}};
-  std::vector<Suffix> out;
-  for (const auto& base : bases)
-    for (const auto& p : prefixes) out.push_back({p.text + base, p.factor * base_factor});
-  return out;
-}
-
-const std::vector<Suffix>& byte_suffixes() {
-  static const std::vector<Suffix> s = [] {
-    auto v = prefixed({"B"}, 1.0);
-    v.push_back({"", 1.0});
-    return v;
-  }();
-  return s;
-}
-
-const std::vector<Suffix>& bandwidth_suffixes() {
-  static const std::vector<Suffix> s = [] {
-    auto bytes = prefixed({"Bps"}, 1.0);
-    auto bits = prefixed({"bps"}, 0.125);
-    bytes.insert(bytes.end(), bits.begin(), bits.end());
-    bytes.push_back({"", 1.0});
-    return bytes;
-  }();
-  return s;
-}
-
-const std::vector<Suffix>& speed_suffixes() {
-  static const std::vector<Suffix> s = [] {
-    auto v = prefixed({"f", "flops"}, 1.0);
-    v.push_back({"", 1.0});
-    return v;
-  }();
-  return s;
+      fmt::format("'{}' has an unknown {} unit '{}' (use e.g. {}{})", text, what, trimmed, examples, hint));
 }
 
 }  // namespace
 
 std::uint64_t parse_bytes(const std::string& text) {
-  double v = apply_suffix(text, "size", byte_suffixes(), "100MB, 64MiB, 4096");
-  if (v != std::floor(v)) throw std::invalid_argument(fmt::format("'{}' is not a whole number of bytes", text));
+  const double v = parse_quantity(text, "size", xbt_parse_get_size, "100MB, 64MiB, 4096");
+  if (v != std::floor(v))
+    throw std::invalid_argument(fmt::format("'{}' is not a whole number of bytes", text));
   // Sizes are held in signed 64-bit integers; 2^63 and above would not survive the conversion.
   if (v >= 9223372036854775808.0)
     throw std::invalid_argument(fmt::format(
@@ -95,18 +80,15 @@ std::uint64_t parse_bytes(const std::string& text) {
 }
 
 double parse_bandwidth(const std::string& text) {
-  return apply_suffix(text, "bandwidth", bandwidth_suffixes(), "10Gbps, 25GBps, 100MBps");
+  return parse_quantity(text, "bandwidth", xbt_parse_get_bandwidth, "10Gbps, 25GBps, 100MBps");
 }
 
 double parse_duration(const std::string& text) {
-  static const std::vector<Suffix> s = {{"w", 604800.0}, {"d", 86400.0}, {"h", 3600.0}, {"m", 60.0},
-                                        {"s", 1.0},      {"ms", 1e-3},   {"us", 1e-6},  {"ns", 1e-9},
-                                        {"ps", 1e-12},   {"", 1.0}};
-  return apply_suffix(text, "duration", s, "1us, 0.5ms, 2s");
+  return parse_quantity(text, "duration", xbt_parse_get_time, "1us, 0.5ms, 2s");
 }
 
 double parse_speed(const std::string& text) {
-  return apply_suffix(text, "speed", speed_suffixes(), "100Gf, 1Tf");
+  return parse_quantity(text, "speed", xbt_parse_get_speed, "100Gf, 1Tf");
 }
 
 std::string format_bytes(double bytes) {

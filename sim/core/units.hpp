@@ -1,8 +1,9 @@
 #pragma once
-// Quantities with SimGrid's unit suffixes: "10Gbps", "25GBps", "1us", "100MB", "64MiB", "100Gf".
-// Decimal prefixes are powers of 10 (100MB = 10^8 bytes), binary ones powers of 2 (MiB = 2^20).
-// A bare number is bytes, bytes per second, seconds or flop/s. Parsers throw std::invalid_argument
-// with a message that says what was expected.
+// Quantities in SimGrid's unit grammar, read by SimGrid's own parser (xbt/parse_units.hpp), so a
+// scenario takes exactly what a platform XML takes: "10Gbps", "25GBps", "1us", "100MB", "64MiB",
+// "100Gf". Decimal prefixes are powers of 10 (100MB = 10^8 bytes), binary ones powers of 2
+// (MiB = 2^20). A bare number is bytes, bytes per second, seconds or flop/s. Negative and non-finite
+// values are refused. Parsers throw std::invalid_argument with a message that says what was expected.
 #include <cstdint>
 #include <string>
 

@@ -9,8 +9,8 @@
 
 #include "algorithms/registry.hpp"
 #include "sim/core/checked.hpp"
-#include "sim/engine/network_factors.hpp"
 #include "sim/core/error.hpp"
+#include "sim/engine/network_factors.hpp"
 #include "sim/engine/rank_actor.hpp"
 #include "sim/metrics/link_usage.hpp"
 #include "sim/platform/ns3_environment.hpp"
@@ -156,8 +156,15 @@ std::vector<sg4::Host*> load_and_map(const Scenario& sc, sg4::Engine& engine, st
                       "after the {} named ones (ranks: {})",
                       sc.where("algorithm." + placement.key), placement.key,
                       sc.ranks - static_cast<int>(pinned), hosts.size() - pinned, what, pinned, sc.ranks));
-    throw InputError(fmt::format("{}: ranks: {} ranks do not fit on the {} hosts of {}", sc.where("ranks"),
-                                 sc.ranks, hosts.size(), what));
+    const std::string ways_out =
+        sc.platform.file.empty()
+            ? ""
+            : fmt::format(
+                  ": use ranks: {} or fewer, a platform XML file with at least {} hosts, or a generated "
+                  "platform (platform: {{topology: cluster, hosts: {}}})",
+                  hosts.size(), sc.ranks, sc.ranks);
+    throw InputError(fmt::format("{}: ranks: {} ranks do not fit on the {} hosts of {}{}", sc.where("ranks"),
+                                 sc.ranks, hosts.size(), what, ways_out));
   }
   hosts.resize(static_cast<std::size_t>(sc.ranks));
   if (!sc.platform.file.empty()) check_rank_routes(hosts, sc.platform.file);
@@ -208,7 +215,7 @@ std::string check_platform(const Scenario& sc, const std::vector<std::string>& s
 SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& simgrid_args,
                           const SimulationHooks& hooks) {
   if (sc.network == NetworkPreset::ns3) reexec_with_ns3_defaults();  // ns-3 reads it at load time
-  std::unique_ptr<Tracer> tracer;  // output.trace: timeline and link usage
+  std::unique_ptr<Tracer> tracer;                                    // output.trace: timeline and link usage
   // SimGrid 3.32's link-load plugin never attaches to the links of an XML <cluster> and then
   // crashes on them: use it on generated platforms only (links.csv leaves its columns empty otherwise).
   const bool link_load = sc.output.trace && sc.platform.file.empty();

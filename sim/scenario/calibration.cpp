@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include <fstream>
 #include <sstream>
 
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 #include "sim/scenario/yaml_reader.hpp"
 
 namespace aggsim {
@@ -42,17 +42,9 @@ FactorTable read_table(const YamlValue& value) {
 }  // namespace
 
 Calibration load_calibration(const std::string& file, const std::vector<ParamSpec>* generator_specs) {
-  std::ifstream in(file);
-  if (!in) throw InputError(fmt::format("{}: cannot read the calibration file", file));
-  std::stringstream text;
-  text << in.rdbuf();
-  YAML::Node doc;
-  try {
-    doc = YAML::Load(text.str());
-  } catch (const YAML::ParserException& e) {
-    throw InputError(
-        fmt::format("{}:{}:{}: syntax error: {}", file, e.mark.line + 1, e.mark.column + 1, e.msg));
-  }
+  const std::string text = read_input_file(file, "calibration");
+  check_yaml_nesting(text, file);
+  const YAML::Node doc = parse_yaml(text, file);
   auto source = std::make_shared<YamlSource>();
   source->file = file;
   if (!doc.IsMap()) throw InputError(file + ": a calibration must be a mapping (network, platform, factors)");

@@ -73,6 +73,16 @@ struct OutputSpec {
   bool trace = false;  // also write trace.json (Chrome trace events) and links.csv
 };
 
+// A key of the scenario file dropped because an override (--set, a swept value) chose another
+// algorithm or compressor, which does not take it (scenarios/README.md, "Changing a choice").
+struct DroppedKey {
+  std::string key;       // "compression.rank"
+  std::string location;  // where the file gives it: "file:line:col"
+  std::string choice;    // the override that changed the choice: "compression.name=none"
+  std::string kind;      // "compressor" or "algorithm"
+  std::string new_name;  // "none"
+};
+
 struct Scenario {
   std::string name;         // from `name:` or the file's stem
   std::string source_file;  // where it was read from (for messages)
@@ -96,6 +106,7 @@ struct Scenario {
   ComputeSpec compute;
   OutputSpec output;
   std::optional<Calibration> calibration;  // `calibration: cal.yaml` (already applied to platform/network)
+  std::vector<DroppedKey> dropped_keys;    // for the command to report, one line each
 };
 
 const char* network_preset_name(NetworkPreset preset);

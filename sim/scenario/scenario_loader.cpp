@@ -1,15 +1,19 @@
 #include "sim/scenario/scenario_loader.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "algorithms/registry.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/input_file.hpp"
+#include "sim/core/strings.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/scenario/calibration_key.hpp"
 #include "sim/scenario/workload_loader.hpp"
@@ -53,6 +57,7 @@ void apply_override(YAML::Node& root, const std::string& text, YamlSource& sourc
   } catch (const YAML::ParserException& e) {
     throw InputError(fmt::format("--set {}: value is not valid YAML: {}", text, e.msg));
   }
+  check_duplicate_keys(value, "--set " + text, path);
   std::vector<std::string> parts;
   std::stringstream ss(path);
   for (std::string part; std::getline(ss, part, '.');) {
@@ -76,6 +81,109 @@ void apply_override(YAML::Node& root, const std::string& text, YamlSource& sourc
   source.overrides[path] = text;
 }
 
+// A generator's key beside `file:` (often a --set platform.bandwidth=... on a scenario whose platform
+// is an XML file) cannot change the file: says so, instead of "unknown key".
+void reject_generator_keys(const YamlMap& platform, const std::string& file) {
+  const YAML::Node& node = platform.value().node();
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const std::string key = it->first.Scalar();
+    for (const auto& topology : topology_table())
+      for (const auto& group : group_params(topology.params)) {
+        const bool generator_key = group.prefix.empty()
+                                       ? std::any_of(group.specs.begin(), group.specs.end(),
+                                                     [&](const ParamSpec& s) { return s.key == key; })
+                                       : group.prefix == key;
+        if (generator_key)
+          platform.value().child(key).fail(fmt::format(
+              "the platform is the file {}: generated-platform keys such as '{}' apply only to "
+              "'platform: {{topology: ...}}' (change the XML file, or give a topology instead of the file)",
+              file, key));
+      }
+  }
+}
+
+// "unknown algorithm 'rign_allreduce' (did you mean 'ring_allreduce'?) (available: a | b | ...)"
+template <class Table>
+std::string unknown_name(const std::string& what, const std::string& given, const Table& table) {
+  std::vector<std::string> names;
+  for (const auto& entry : table) names.push_back(entry.name);
+  return fmt::format("unknown {} '{}'{} (available: {})", what, given, did_you_mean(given, names),
+                     fmt::join(names, " | "));
+}
+
+// The keys a mapping `algorithm:` or `compression:` takes for one entry: its name and its parameters
+// (a nested group such as `graph:` counts as one key).
+std::set<std::string> keys_taken(const std::vector<ParamSpec>& specs) {
+  std::set<std::string> keys = {"name"};
+  for (const auto& group : group_params(specs)) {
+    if (!group.prefix.empty()) {
+      keys.insert(group.prefix);
+      continue;
+    }
+    for (const auto& spec : group.specs) keys.insert(spec.key);
+  }
+  return keys;
+}
+
+// The keys `section:` takes when its name is `name` (common algorithm keys included); empty when
+// the name is unknown.
+std::set<std::string> keys_taken_by(const std::string& section, const std::string& name) {
+  if (section == "compression") {
+    const CompressorInfo* info = find_compressor(name);
+    return info ? keys_taken(info->params) : std::set<std::string>{};
+  }
+  const AlgorithmInfo* info = find_algorithm(name);
+  if (!info) return {};
+  std::set<std::string> keys = keys_taken(info->params);
+  for (const auto& key : keys_taken(common_algorithm_param_specs())) keys.insert(key);
+  return keys;
+}
+
+constexpr const char* kChoiceSections[] = {"algorithm", "compression"};
+
+// `section.name` as the file gives it ("" when absent or not a single value).
+std::string chosen_name(const YAML::Node& doc, const std::string& section) {
+  const YAML::Node& map = doc[section];
+  if (!map || !map.IsMap()) return "";
+  const YAML::Node& name = map["name"];
+  return name && name.IsScalar() ? name.Scalar() : "";
+}
+
+// An override of `algorithm.name` or `compression.name` drops the file's keys that the file's own
+// choice takes and the new one does not, reporting each. A key an override gives itself is never
+// dropped (unknown to the new choice, it stays an error), nor is a key the file's choice does not
+// take either (a misspelling stays an error too).
+std::vector<DroppedKey> drop_keys_of_old_choices(YAML::Node& doc,
+                                                 const std::map<std::string, std::string>& file_names,
+                                                 const std::shared_ptr<const YamlSource>& source) {
+  std::vector<DroppedKey> dropped;
+  for (const std::string section : kChoiceSections) {
+    const auto set_name = source->overrides.find(section + ".name");
+    const auto file_name = file_names.find(section);
+    if (set_name == source->overrides.end() || file_name == file_names.end()) continue;
+    const std::string new_name = chosen_name(doc, section);
+    const std::set<std::string> old_keys = keys_taken_by(section, file_name->second);
+    const std::set<std::string> new_keys = keys_taken_by(section, new_name);
+    if (old_keys.empty() || new_keys.empty()) continue;  // an unknown name is reported by the reader
+    YAML::Node map = doc[section];
+    std::vector<std::string> leave_out;
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      if (!it->first.IsScalar()) continue;
+      const std::string key = it->first.Scalar(), path = section + "." + key;
+      const auto& overrides = source->overrides;
+      const bool overridden = std::any_of(overrides.begin(), overrides.end(), [&](const auto& o) {
+        return o.first == path || o.first.rfind(path + ".", 0) == 0;
+      });
+      if (new_keys.count(key) || !old_keys.count(key) || overridden) continue;
+      dropped.push_back({path, YamlValue(it->first, path, source).location(), set_name->second,
+                         section == "compression" ? "compressor" : "algorithm", new_name});
+      leave_out.push_back(key);
+    }
+    for (const auto& key : leave_out) map.remove(key);
+  }
+  return dropped;
+}
+
 PlatformSpec read_platform(YamlMap& top, const std::string& scenario_file) {
   PlatformSpec spec;
   YamlMap map(top.require("platform"));
@@ -84,14 +192,11 @@ PlatformSpec read_platform(YamlMap& top, const std::string& scenario_file) {
   if (file && topology) file->fail("give either a platform file or a topology generator, not both");
   if (file) {
     spec.file = find_input_file(*file, "platform", scenario_file);
+    reject_generator_keys(map, spec.file);
   } else if (topology) {
     spec.topology = topology->scalar();
     const TopologyInfo* info = find_topology(spec.topology);
-    if (!info) {
-      std::string names;
-      for (const auto& t : topology_table()) names += (names.empty() ? "" : " | ") + t.name;
-      topology->fail(fmt::format("unknown topology '{}' (available: {})", spec.topology, names));
-    }
+    if (!info) topology->fail(unknown_name("topology", spec.topology, topology_table()));
     spec.generator = info;
     spec.params = map.params(info->params);
     try {
@@ -106,6 +211,26 @@ PlatformSpec read_platform(YamlMap& top, const std::string& scenario_file) {
   return spec;
 }
 
+// Too many ranks for a generated platform: what it has, and the ways out, naming the key to change.
+std::string ranks_do_not_fit(const Scenario& sc, std::int64_t hosts) {
+  const TopologyInfo& info = *sc.platform.generator;
+  const Params& p = sc.platform.params;
+  const std::int64_t gpus = p.integer("gpus_per_node");
+  const std::string bigger = p.has("hosts") ? fmt::format("platform.hosts: {}", sc.ranks)
+                                            : fmt::format("platform.nodes: {}", (sc.ranks + gpus - 1) / gpus);
+  // Shape keys given (torus dimensions, fat-tree down/up, dragonfly groups, ...) must follow the size.
+  std::string shape;
+  for (const auto& spec : info.params)
+    if ((spec.kind == ParamKind::integer || spec.kind == ParamKind::integer_list) &&
+        spec.default_text.empty() && spec.key != "nodes" && spec.key != "hosts" && p.has(spec.key))
+      shape += (shape.empty() ? "" : ", ") + spec.key;
+  if (!shape.empty()) shape = fmt::format(", with {} to match", shape);
+  return fmt::format(
+      "{} ranks do not fit on the {} hosts of this {} platform: use ranks: {} or fewer, a bigger generated "
+      "platform ({}{}), or a platform XML file with at least {} hosts (platform: {{file: ...}})",
+      sc.ranks, hosts, sc.platform.topology, hosts, bigger, shape, sc.ranks);
+}
+
 // The value under a dotted key ("graph.edges"), or the deepest mapping on its way that exists
 // (a defaulted key has no place in the file). Recursive: assigning a YAML::Node would rewrite it.
 YamlValue value_at_key(const YamlValue& map, const std::string& key) {
@@ -114,13 +239,6 @@ YamlValue value_at_key(const YamlValue& map, const std::string& key) {
   if (!map.is_map() || !map.node()[head]) return map;
   if (dot == std::string::npos) return map.child(head);
   return value_at_key(map.child(head), key.substr(dot + 1));
-}
-
-template <class Table>
-std::string names_of(const Table& table) {
-  std::string names;
-  for (const auto& t : table) names += (names.empty() ? "" : " | ") + t.name;
-  return names;
 }
 
 Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source) {
@@ -152,8 +270,7 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
     const auto hosts = sc.platform.generator->host_count(sc.platform.params);
     if (sc.ranks > hosts) {
       const YamlValue& at = ranks ? *ranks : top.value();
-      at.fail(fmt::format("{} ranks do not fit on the {} hosts of this {} platform", sc.ranks, hosts,
-                          sc.platform.topology));
+      at.fail(ranks_do_not_fit(sc, hosts));
     }
   }
 
@@ -185,9 +302,7 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
     auto name = alg.require("name");
     sc.algorithm.name = name.scalar();
     const AlgorithmInfo* info = find_algorithm(sc.algorithm.name);
-    if (!info)
-      name.fail(fmt::format("unknown algorithm '{}' (available: {})", sc.algorithm.name,
-                            names_of(algorithm_table())));
+    if (!info) name.fail(unknown_name("algorithm", sc.algorithm.name, algorithm_table()));
     sc.algorithm.entry = info;
     sc.key_locations["algorithm.name"] = name.location();
     read_common_algorithm_keys(alg, sc.algorithm, info->consensus);
@@ -203,9 +318,7 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
     auto name = comp.require("name");
     sc.compression.name = name.scalar();
     const CompressorInfo* info = find_compressor(sc.compression.name);
-    if (!info)
-      name.fail(fmt::format("unknown compressor '{}' (available: {})", sc.compression.name,
-                            names_of(compressor_table())));
+    if (!info) name.fail(unknown_name("compressor", sc.compression.name, compressor_table()));
     sc.compression.entry = info;
     sc.compression.params = comp.params(info->params);
     sc.key_locations["compression"] = compression->location();
@@ -266,8 +379,14 @@ Scenario load_from(const std::string& text, const std::string& label,
   } else if (doc["sweep"]) {
     YamlValue(doc["sweep"], "sweep", source).fail("this is a sweep file: run it with 'aggsim sweep run'");
   }
+  std::map<std::string, std::string> file_names;  // the file's own choices, before any override
+  for (const std::string section : kChoiceSections)
+    if (const std::string name = chosen_name(doc, section); !name.empty()) file_names[section] = name;
   for (const auto& o : overrides) apply_override(doc, o, *source);
-  return read_scenario(doc, source);
+  std::vector<DroppedKey> dropped = drop_keys_of_old_choices(doc, file_names, source);
+  Scenario sc = read_scenario(doc, source);
+  sc.dropped_keys = std::move(dropped);
+  return sc;
 }
 
 }  // namespace
@@ -297,6 +416,15 @@ AlgorithmConfig algorithm_config(const Scenario& sc) {
   config.compressor_params = sc.compression.params;
   config.memory = sc.compression.memory;
   return config;
+}
+
+std::string describe_dropped_key(const DroppedKey& d) {
+  return fmt::format("{} ({}) dropped: {} {} does not take it", d.key, d.location, d.kind, d.new_name);
+}
+
+void print_dropped_keys(const Scenario& sc) {
+  for (const auto& d : sc.dropped_keys)
+    fmt::print(stderr, "aggsim: note: --set {}: {}\n", d.choice, describe_dropped_key(d));
 }
 
 std::string resolved_yaml(const Scenario& sc) {

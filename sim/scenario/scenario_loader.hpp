@@ -23,6 +23,12 @@ AlgorithmConfig algorithm_config(const Scenario& scenario);
 Scenario load_sweep_point_text(const std::string& text, const std::string& label,
                                const std::vector<std::string>& overrides);
 
+// "compression.rank (s.yaml:14:30) dropped: compressor none does not take it": one key an override
+// of the choice dropped (Scenario::dropped_keys), for the command to print.
+std::string describe_dropped_key(const DroppedKey& dropped);
+// Prints "aggsim: note: --set compression.name=none: <description>" on stderr for each dropped key.
+void print_dropped_keys(const Scenario& scenario);
+
 // The fully resolved scenario (every default filled in) as YAML; loading it gives the same scenario.
 std::string resolved_yaml(const Scenario& scenario);
 

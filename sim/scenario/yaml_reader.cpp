@@ -9,22 +9,11 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/input_file.hpp"
+#include "sim/core/strings.hpp"
 #include "sim/core/units.hpp"
 
 namespace aggsim {
 namespace {
-
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
 
 std::string join_path(const std::string& parent, const std::string& key) {
   return parent.empty() ? key : parent + "." + key;
@@ -177,15 +166,7 @@ void YamlMap::finish() const {
   for (auto it = value_.node().begin(); it != value_.node().end(); ++it) {
     const std::string key = it->first.Scalar();
     if (claimed_.count(key)) continue;
-    std::string hint;
-    std::size_t best = 3;
-    for (const auto& known : claimed_) {
-      std::size_t d = edit_distance(key, known);
-      if (d < best) {
-        best = d;
-        hint = fmt::format(" (did you mean '{}'?)", known);
-      }
-    }
+    const std::string hint = did_you_mean(key, {claimed_.begin(), claimed_.end()});
     std::string known_list = claimed_.empty() ? "none" : fmt::format("{}", fmt::join(claimed_, ", "));
     YamlValue at(it->first, join_path(value_.path(), key), value_.source());
     at.fail(fmt::format("unknown key{}; known keys here: {}", hint, known_list));
@@ -303,20 +284,64 @@ InputError syntax_error(const std::string& label, const YAML::ParserException& e
 }
 }  // namespace
 
-YAML::Node parse_yaml(const std::string& text, const std::string& label) {
-  try {
-    return YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw syntax_error(label, e);
+namespace {
+
+// Depth-first over the document; a collection reached twice (an alias, even one inside its own
+// anchor) is checked once, so aliases can neither loop nor multiply the work.
+void check_keys_once(const YAML::Node& node, const std::string& label, const std::string& path,
+                     std::set<std::size_t>& visited) {
+  if (!node.IsMap() && !node.IsSequence()) return;
+  if (!visited.insert(static_cast<std::size_t>(node.Mark().pos)).second) return;
+  if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size(); ++i)
+      check_keys_once(node[i], label, fmt::format("{}[{}]", path, i), visited);
+    return;
+  }
+  std::map<std::string, YAML::Mark> first_seen;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    if (!it->first.IsScalar()) continue;
+    const std::string key = it->first.Scalar();
+    const std::string key_path = join_path(path, key);
+    const YAML::Mark here = it->first.Mark();
+    const auto [first, fresh] = first_seen.emplace(key, here);
+    if (!fresh) {
+      const YAML::Mark& before = first->second;
+      const std::string where = before.line == here.line ? fmt::format("column {}", before.column + 1)
+                                                         : fmt::format("line {}", before.line + 1);
+      throw InputError(fmt::format("{}:{}:{}: {}: duplicate key (first given at {})", label, here.line + 1,
+                                   here.column + 1, key_path, where));
+    }
+    check_keys_once(it->second, label, key_path, visited);
   }
 }
 
-YAML::Node parse_yaml_file(const std::string& file) {
+}  // namespace
+
+void check_duplicate_keys(const YAML::Node& root, const std::string& label, const std::string& path) {
+  std::set<std::size_t> visited;
+  check_keys_once(root, label, path, visited);
+}
+
+YAML::Node parse_yaml(const std::string& text, const std::string& label) {
+  YAML::Node doc;
   try {
-    return YAML::LoadFile(file);
+    doc = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw syntax_error(label, e);
+  }
+  check_duplicate_keys(doc, label);
+  return doc;
+}
+
+YAML::Node parse_yaml_file(const std::string& file) {
+  YAML::Node doc;
+  try {
+    doc = YAML::LoadFile(file);
   } catch (const YAML::ParserException& e) {
     throw syntax_error(file, e);
   }
+  check_duplicate_keys(doc, file);
+  return doc;
 }
 
 }  // namespace aggsim

@@ -17,6 +17,10 @@ namespace aggsim {
 // Parses YAML text (or a file); a syntax error throws InputError "label:line:col: syntax error: ...".
 YAML::Node parse_yaml(const std::string& text, const std::string& label);
 YAML::Node parse_yaml_file(const std::string& file);
+// yaml-cpp keeps both entries of a key given twice in one mapping, and lookups find the first: both
+// parse functions refuse that with "label:line:col: key.path: duplicate key (first given at line N)".
+// `path` prefixes the key paths (a --set value's own key).
+void check_duplicate_keys(const YAML::Node& root, const std::string& label, const std::string& path = "");
 
 // Where values came from: a file, or --set overrides (reported as such).
 struct YamlSource {

@@ -114,6 +114,7 @@ Axis command_line_axis(const std::string& spec) {
     } catch (const YAML::Exception& e) {
       throw InputError(fmt::format("{}: value '{}' is not valid YAML: {}", where, value, e.msg));
     }
+    check_duplicate_keys(node, where, key);
     axis.rows.push_back({{flow_text(node), where}});
   }
   return axis;
@@ -127,8 +128,9 @@ SweepBlock read_block(const std::string& text, const std::string& label, const S
   const bool from_command_line = !extras.grid.empty() || extras.repeat > 0;
   if (!doc.IsMap()) top.fail("a sweep file must be a scenario mapping with a 'sweep:' block");
   if (!doc["sweep"] && !from_command_line)
-    top.fail("no 'sweep:' block (a sweep file is a scenario plus sweep: {grid: ..., zip: ...}; or give "
-             "the axes on the command line: --grid key=v1,v2 [--repeat N])");
+    top.fail(
+        "no 'sweep:' block (a sweep file is a scenario plus sweep: {grid: ..., zip: ...}; or give "
+        "the axes on the command line: --grid key=v1,v2 [--repeat N])");
 
   SweepBlock block;
   block.name = doc["name"] && doc["name"].IsScalar() ? doc["name"].Scalar() : fs::path(label).stem().string();
@@ -174,11 +176,12 @@ SweepBlock read_block(const std::string& text, const std::string& label, const S
   for (const auto& axis : block.axes)
     for (const auto& key : axis.keys)
       if (!seen.emplace(key, key).second)
-        sweep.value().fail(
-            fmt::format("key '{}' is swept twice (in grid and zip, in two zip groups, or also by --grid)", key));
+        sweep.value().fail(fmt::format(
+            "key '{}' is swept twice (in grid and zip, in two zip groups, or also by --grid)", key));
   if (block.repeat > 1 && seen.count("seed"))
-    sweep.value().fail("'seed' is swept and 'repeat' is set: repetitions take their seeds from the base "
-                       "seed, so use one or the other");
+    sweep.value().fail(
+        "'seed' is swept and 'repeat' is set: repetitions take their seeds from the base "
+        "seed, so use one or the other");
   return block;
 }
 
@@ -206,12 +209,13 @@ Sweep header_of(const SweepBlock& block, const std::string& label) {
   for (const auto& axis : block.axes)
     for (const auto& key : axis.keys) {
       if (++seen[key] > 1)
-        throw InputError(fmt::format("{}: key '{}' is swept twice (in the file and by --grid, or twice by --grid)",
-                                     label, key));
+        throw InputError(fmt::format(
+            "{}: key '{}' is swept twice (in the file and by --grid, or twice by --grid)", label, key));
       if (key == "seed" && block.repeat > 1)
-        throw InputError(fmt::format("{}: 'seed' is swept and repetitions are asked for: repetitions take "
-                                     "their seeds from the base seed, so use one or the other",
-                                     label));
+        throw InputError(
+            fmt::format("{}: 'seed' is swept and repetitions are asked for: repetitions take "
+                        "their seeds from the base seed, so use one or the other",
+                        label));
     }
   Sweep sweep;
   sweep.file = label;
@@ -279,9 +283,17 @@ Sweep expand_sweep_text(const std::string& text, const std::string& label, const
       }
     }
     std::vector<std::string> overrides = point.overrides;
-    if (block.repeat > 1) overrides.push_back(fmt::format("seed={}", repetition_seed(block.base_seed, repetition)));
+    if (block.repeat > 1)
+      overrides.push_back(fmt::format("seed={}", repetition_seed(block.base_seed, repetition)));
     try {
-      point.resolved = resolved_yaml(load_sweep_point_text(text, label, overrides));
+      const Scenario scenario = load_sweep_point_text(text, label, overrides);
+      point.resolved = resolved_yaml(scenario);
+      std::string values_text;
+      for (const auto& o : point.overrides) values_text += (values_text.empty() ? "" : ", ") + o;
+      if (repetition == 0)
+        for (const auto& dropped : scenario.dropped_keys)
+          sweep.notes.push_back(fmt::format("sweep point {} of {} ({}): {}", n + 1, total, values_text,
+                                            describe_dropped_key(dropped)));
     } catch (const InputError& e) {
       throw InputError(fmt::format("{}\n  in sweep point {} of {} ({})",
                                    locate_overrides(e.what(), point.overrides, values), n + 1, total,

@@ -36,6 +36,10 @@ struct Sweep {
   std::vector<std::string> keys;  // swept key paths: grid keys, then zip keys
   int repeat = 1;                 // runs per combination of swept values, each with its own seed
   std::vector<SweepPoint> points;
+  // One line per key a point's choice dropped ("sweep point 1 of 3 (compression.name=none):
+  // compression.rank (s.yaml:4:30) dropped: ..."), for the command to print; repetitions are not
+  // repeated.
+  std::vector<std::string> notes;
 };
 
 // Sweep axes given on the command line (`--grid key=v1,v2 --repeat N`): added to the file's

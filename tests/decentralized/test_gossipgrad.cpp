@@ -37,7 +37,7 @@ const Table kCube16 = {{1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14},
                        {8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7}};
 
 std::string scenario(int p, const std::string& algorithm, int steps = 4, int dim = 50,
-                     const std::string& size = "64KB", const std::string& math = "on") {
+                     const std::string& size = "64kB", const std::string& math = "on") {
   return fmt::format(R"(
 seed: 5
 ranks: {p}
@@ -244,7 +244,7 @@ ranks: 8
 steps: 4
 platform: {{file: {}}}
 network: alpha_beta
-model: {{size: 64KB, proxy_dim: 20}}
+model: {{size: 64kB, proxy_dim: 20}}
 algorithm: {{name: gossipgrad}}
 )",
                                        (dir / "nodes.xml").string());

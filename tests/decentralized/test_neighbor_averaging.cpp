@@ -28,7 +28,7 @@ ranks: {p}
 steps: {steps}
 platform: {{topology: cluster, hosts: {p}}}
 network: alpha_beta
-model: {{size: 64KB, proxy_dim: {dim}}}
+model: {{size: 64kB, proxy_dim: {dim}}}
 algorithm:
   name: neighbor_averaging
   graph: {graph}

@@ -1,7 +1,6 @@
 // Bad scenarios and platforms: each gets a clear message naming file, line and key, exit code 2,
 // and leaves no output folder (not even a hidden temporary one).
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -91,11 +90,15 @@ std::vector<BadCase> bad_cases() {
       {"ranks exceed generated hosts",
        replace(kGood, "ranks: 4", "ranks: 32"),
        {},
-       {"bad.yaml:2:8: ranks: 32 ranks do not fit on the 4 hosts"}},
+       {"bad.yaml:2:8: ranks: 32 ranks do not fit on the 4 hosts of this cluster platform: use ranks: 4 or "
+        "fewer, a bigger generated platform (platform.hosts: 32), or a platform XML file with at least 32 "
+        "hosts"}},
       {"ranks exceed XML hosts",
        replace(xml_platform, "ranks: 4", "ranks: 17"),
        {},
-       {"bad.yaml:2:8: ranks: 17 ranks do not fit on the 4 hosts"},
+       {"bad.yaml:2:8: ranks: 17 ranks do not fit on the 4 hosts of platform.xml: use ranks: 4 or fewer, "
+        "a platform XML file with at least 17 hosts, or a generated platform (platform: {topology: cluster, "
+        "hosts: 17})"},
        R"(<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
 <platform version="4.1">
@@ -158,6 +161,71 @@ std::vector<BadCase> bad_cases() {
        {"--set", "algorithm.chunkz=3"},
        {"--set algorithm.chunkz=3: algorithm.chunkz: unknown key"}},
       {"--set bad value", kGood, {"--set", "ranks=-2"}, {"--set ranks=-2: ranks: must be an integer"}},
+      {"duplicate top-level key",
+       kGood + std::string("ranks: 8\n"),
+       {},
+       {"bad.yaml:14:1: ranks: duplicate key (first given at line 2)"}},
+      {"duplicate nested key",
+       replace(kGood, "  op: avg", "  op: avg\n  name: tree_allreduce"),
+       {},
+       {"bad.yaml:14:3: algorithm.name: duplicate key (first given at line 12)"}},
+      {"duplicate key in a flow mapping",
+       kGood + std::string("compute: {speed_factors: {slow_ranks: [1], factor: 2, factor: 3}}\n"),
+       {},
+       {"bad.yaml:14:55: compute.speed_factors.factor: duplicate key (first given at column 44)"}},
+      {"duplicate key in a --set value",
+       kGood,
+       {"--set", "platform={topology: cluster, hosts: 4, hosts: 8}"},
+       {"--set platform={topology: cluster, hosts: 4, hosts: 8}:1:31: platform.hosts: duplicate key "
+        "(first given at column 21)"}},
+      {"misspelt algorithm",
+       replace(kGood, "name: ring_allreduce", "name: rign_allreduce"),
+       {},
+       {"bad.yaml:12:9: algorithm.name: unknown algorithm 'rign_allreduce' (did you mean 'ring_allreduce'?) "
+        "(available: ring_allreduce"}},
+      {"misspelt compressor",
+       kGood + std::string("compression:\n  name: powersdg\n"),
+       {},
+       {"bad.yaml:15:9: compression.name: unknown compressor 'powersdg' (did you mean 'powersgd'?)"}},
+      {"misspelt topology",
+       replace(kGood, "topology: cluster", "topology: fat_three"),
+       {},
+       {"bad.yaml:5:13: platform.topology: unknown topology 'fat_three' (did you mean 'fat_tree'?)"}},
+      {"ranks exceed generated nodes",
+       replace(kGood, "  hosts: 4\n", "  nodes: 2\n  gpus_per_node: 2\n"),
+       {"--set", "ranks=9"},
+       {"--set ranks=9: ranks: 9 ranks do not fit on the 4 hosts of this cluster platform: use ranks: 4 or "
+        "fewer, a bigger generated platform (platform.nodes: 5), or a platform XML file with at least 9 "
+        "hosts"}},
+      {"ranks exceed a torus with fixed dimensions",
+       replace(kGood, "  topology: cluster\n  hosts: 4\n",
+               "  topology: torus\n  nodes: 4\n  dimensions: [2, 2]\n"),
+       {"--set", "ranks=6"},
+       {"ranks: 6 ranks do not fit on the 4 hosts of this torus platform: use ranks: 4 or fewer, a bigger "
+        "generated platform (platform.nodes: 6, with dimensions to match)"}},
+      {"--set of a generator key on an XML platform",
+       xml_platform,
+       {"--set", "platform.bandwidth=25Gbps"},
+       {"--set platform.bandwidth=25Gbps: platform.bandwidth: the platform is the file platform.xml: "
+        "generated-platform keys such as 'bandwidth' apply only to 'platform: {topology: ...}'"},
+       R"(<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <cluster id="c" prefix="host-" radical="0-3" suffix="" speed="1Gf" bw="1GBps" lat="1us"/>
+</platform>
+)"},
+      {"a kilo written 'K' (SimGrid's grammar writes 'k')",
+       replace(kGood, "size: 1MB", "size: 1KB"),
+       {},
+       {"bad.yaml:9:9: model.size: '1KB' has an unknown size unit 'KB'", "did you mean 'kB'?"}},
+      {"a space between number and unit",
+       replace(kGood, "size: 1MB", "size: 1 MB"),
+       {},
+       {"bad.yaml:9:9: model.size: '1 MB': write the unit right after the number ('1MB')"}},
+      {"--set of a key the new choice does not take",
+       kGood + std::string("compression: {name: powersgd, rank: 2}\n"),
+       {"--set", "compression.name=none", "--set", "compression.rank=4"},
+       {"--set compression.rank=4: compression.rank: unknown key"}},
       {"unknown command-line flag", kGood, {"--bogus"}, {"--bogus"}},
       {"unknown SimGrid key", kGood, {"--cfg=bogus/key:1"}, {"SimGrid flag: Bad config key: bogus/key"}},
       {"unknown SimGrid network model",

@@ -19,7 +19,9 @@ const std::string kTenPoints = R"(  grid:
 )";
 
 std::string sweep_file(const fs::path& dir) {
-  write_file(dir / "sweep.yaml", small_sweep(kTenPoints, "steps: 30\n"));
+  std::string text = small_sweep(kTenPoints);
+  text.replace(text.find("steps: 2\n"), 9, "steps: 30\n");
+  write_file(dir / "sweep.yaml", text);
   return (dir / "sweep.yaml").string();
 }
 
