@@ -17,8 +17,9 @@ namespace {
 std::string steps_of(const fs::path& dir, const std::string& tag, const std::string& algorithm,
                      const std::string& compression) {
   const fs::path scenario = dir / (tag + ".yaml");
-  write_file(scenario, compression_scenario(4, "size: 4MB, proxy_dim: 600", algorithm, compression) +
-                           "workload: {problem: least_squares, dim: 600, lr: 0.05}\nsteps: 6\n");
+  std::string text = compression_scenario(4, "size: 4MB, proxy_dim: 600", algorithm, compression);
+  text.replace(text.find("steps: 2"), 8, "steps: 6");
+  write_file(scenario, text + "workload: {problem: least_squares, dim: 600, lr: 0.05}\n");
   const CliResult r = run_aggsim({"run", scenario.string(), "--out", (dir / tag).string(), "-q"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
