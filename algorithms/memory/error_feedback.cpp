@@ -28,6 +28,15 @@ Payload ErrorFeedback::encode(const Eigen::Ref<const Eigen::VectorXf>& v, const 
   return p;
 }
 
+Compressor::EncodingError ErrorFeedback::encoding_error(const Eigen::Ref<const Eigen::VectorXf>& /*values*/,
+                                                        const Payload& payload, const TensorDesc& t) const {
+  const Eigen::VectorXf* residual = memory_.residual(t.id);
+  if (!residual) return {};
+  const Eigen::VectorXd r = residual->cast<double>();
+  const Eigen::VectorXd compensated = inner_->decompress(payload, t).cast<double>() + r;
+  return {r.squaredNorm(), compensated.squaredNorm()};
+}
+
 // Every compressor but `none` accepts `error_feedback`; the factory wraps when it is true.
 CompressorInfo with_error_feedback(CompressorInfo info) {
   if (info.name == "none") return info;

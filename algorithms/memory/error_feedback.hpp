@@ -47,6 +47,9 @@ class ErrorFeedback final : public Compressor {
     return inner_->reduce(payloads, t, op);
   }
   const ResidualMemory& memory() const { return memory_; }
+  // Of the compensated vector c = v + residual: the residual just kept is c - decode(payload).
+  EncodingError encoding_error(const Eigen::Ref<const Eigen::VectorXf>& values, const Payload& payload,
+                               const TensorDesc& t) const override;
 
  protected:
   Payload encode(const Eigen::Ref<const Eigen::VectorXf>& v, const TensorDesc& t, Rng& rng) override;

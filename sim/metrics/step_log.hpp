@@ -5,6 +5,8 @@
 #include <optional>
 #include <vector>
 
+#include "sim/metrics/math_log.hpp"
+
 namespace aggsim {
 
 struct RankStepRecord {
@@ -55,6 +57,8 @@ struct StepSummary {
   std::uint64_t messages_sent = 0;
   // Held-out evaluation of the averaged model, on evaluated steps of workload runs.
   std::optional<double> loss, accuracy, consensus_distance;
+  // What the math plane did to the vectors (MathLog), with math on.
+  std::optional<StepMath> math;
 };
 
 std::vector<StepSummary> summarize_steps(const StepLog& log);
