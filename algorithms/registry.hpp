@@ -58,6 +58,9 @@ struct AlgorithmRun {
   // Optional: extra fields for summary.json, asked for once, after the simulation (so they may
   // report what the run observed).
   std::function<std::vector<SummaryField>()> summary_fields = {};
+  // Optional: whether rank r's vector enters the reduction and its result counts among the ranks'
+  // (agg_error, rank_spread); empty: every rank. A dedicated parameter server does not.
+  std::function<bool(int rank)> contributes = {};
 };
 
 struct AlgorithmInfo {

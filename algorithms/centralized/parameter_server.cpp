@@ -219,6 +219,8 @@ AlgorithmInfo parameter_server_entry() {
     run.make_aggregator = [cfg, o] {
       return o.asynchronous ? make_async_parameter_server(cfg, o) : make_sync_parameter_server(cfg, o);
     };
+    const PsRoles roles{cfg.world, o.servers, o.dedicated};
+    run.contributes = [roles](int rank) { return roles.is_worker(rank); };
     run.summary_fields = [stats = o.stats] {
       return std::vector<SummaryField>{{"max_staleness", static_cast<double>(stats->max_staleness)},
                                        {"deferred_pulls", static_cast<double>(stats->deferred_pulls)},

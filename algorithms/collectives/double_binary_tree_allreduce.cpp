@@ -1,9 +1,10 @@
 // Double binary tree all-reduce (NCCL's trees, Sanders et al.'s two-tree idea): two binary trees
-// over the ranks, each reducing and then broadcasting half of the vector, pipelined in `chunks`
-// pieces per half. Tree A is the in-order binary tree on positions 1..p (rank r at position r+1,
-// leaves at odd positions); tree B is the same tree with the ranks shifted by one, so that no rank
-// is an inner node of both trees. Each inner node thus receives from at most two children per
-// pipeline period and every rank sends at most one piece per tree.
+// over the ranks, each reducing and then broadcasting half of the vector, pipelined as NCCL does in
+// pieces of `chunk_bytes` (NCCL's chunk size, so a large half gets many pieces and a small one a
+// single piece), or in an explicit number of `chunks` per half. Tree A is the in-order binary tree on
+// positions 1..p (rank r at position r+1, leaves at odd positions); tree B is the same tree with the ranks
+// shifted by one, so that no rank is an inner node of both trees. Each inner node thus receives from at most
+// two children per pipeline period and every rank sends at most one piece per tree.
 //
 // Schedule (fixed, computed identically on every rank): in tree T, a node of height h sends piece c
 // to its parent in period c + h (reduce); a node of depth d receives piece c from its parent in
@@ -18,8 +19,11 @@
 //
 // SMPI: no equivalent. NCCL mirrors tree B for odd p instead of shifting it; NCCL's chunk
 // pipeline is asynchronous, ours advances in rounds.
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <stdexcept>
+#include <string>
 
 #include "algorithms/collectives/allreduce.hpp"
 #include "algorithms/registry.hpp"
@@ -202,20 +206,54 @@ void double_binary_tree_allreduce(Comm& comm, const Group& group, Gradient& g, c
     }
 }
 
+int double_binary_tree_chunks(std::uint64_t wire_elements, std::uint64_t chunk_bytes) {
+  const std::uint64_t half_bytes = (wire_elements + 1) / 2 * kFloatBytes;  // the larger half
+  const std::uint64_t pieces = half_bytes / chunk_bytes + (half_bytes % chunk_bytes != 0);
+  return static_cast<int>(std::clamp<std::uint64_t>(pieces, 1, kMaxDoubleBinaryTreeChunks));
+}
+
+namespace {
+
+// Pieces of at most `chunk_bytes` each, counted on every call from the gradient's (bucket's) size.
+GroupAllreduce with_chunk_bytes(std::uint64_t chunk_bytes) {
+  return [chunk_bytes](Comm& comm, const Group& group, Gradient& g, const ReduceOp& op, int world) {
+    double_binary_tree_allreduce(comm, group, g, op, world,
+                                 double_binary_tree_chunks(g.wire_elements, chunk_bytes));
+  };
+}
+
+}  // namespace
+
 AlgorithmInfo double_binary_tree_allreduce_entry() {
   AlgorithmInfo info;
   info.name = "double_binary_tree_allreduce";
   info.summary =
       "NCCL-style double binary tree: two complementary trees, each reducing + broadcasting half, pipelined";
   info.params = {
-      ParamSpec("chunks", ParamKind::integer, "8", "pieces each half is pipelined in through its tree")
-          .between(1, 1 << 20)};
+      ParamSpec("chunk_bytes", ParamKind::bytes, "",
+                "pipeline piece size, as NCCL's chunk size: each half goes in pieces of at most this "
+                "many bytes; " +
+                    std::string(kDefaultChunkBytesText) + " when neither chunk_bytes nor chunks is given")
+          .between(static_cast<double>(kFloatBytes), 1e18),
+      ParamSpec(
+          "chunks", ParamKind::integer, "",
+          "explicit override: pieces each half is pipelined in, whatever its size (not with chunk_bytes)")
+          .between(1, kMaxDoubleBinaryTreeChunks)};
   info.reduces_in_flight = true;
   info.consensus = true;
   info.prepare = [](const AlgorithmConfig& cfg) {
+    if (cfg.params.has("chunks") && cfg.params.has("chunk_bytes"))
+      throw ParamError("chunks",
+                       "double_binary_tree_allreduce: give chunk_bytes (piece size) or chunks (piece "
+                       "count), not both");
     return independent_ranks(cfg, [](const AlgorithmConfig& c) {
-      const int chunks = static_cast<int>(c.params.integer("chunks"));
-      return make_world_allreduce(c.op, with_chunks(double_binary_tree_allreduce, chunks));
+      if (c.params.has("chunks"))
+        return make_world_allreduce(
+            c.op, with_chunks(double_binary_tree_allreduce, static_cast<int>(c.params.integer("chunks"))));
+      const std::uint64_t chunk_bytes = c.params.has("chunk_bytes")
+                                            ? static_cast<std::uint64_t>(c.params.integer("chunk_bytes"))
+                                            : kDefaultChunkBytes;
+      return make_world_allreduce(c.op, with_chunk_bytes(chunk_bytes));
     });
   };
   return info;

@@ -29,6 +29,12 @@ Eigen::VectorXf Compressor::reduce(const std::vector<Payload>& payloads, const T
   return acc;
 }
 
+Compressor::EncodingError Compressor::encoding_error(const Eigen::Ref<const Eigen::VectorXf>& values,
+                                                     const Payload& payload, const TensorDesc& t) const {
+  const Eigen::VectorXd v = values.cast<double>();
+  return {(decompress(payload, t).cast<double>() - v).squaredNorm(), v.squaredNorm()};
+}
+
 namespace {
 
 template <class T, class F>
@@ -62,7 +68,12 @@ Payload compress_on_rank(RankContext& ctx, Compressor& c, const Eigen::Ref<const
   Rng rng =
       c.shared_randomness() ? ctx.shared_rng(Stream::compression, t.id) : ctx.rng(Stream::compression, t.id);
   ctx.compute(c.encode_flops(t.wire), "compress");
-  return c.compress(values, t, rng);
+  Payload p = c.compress(values, t, rng);
+  if (ctx.compression && values.size() > 0) {
+    const Compressor::EncodingError e = c.encoding_error(values, p, t);
+    ctx.compression->add(e.error_sq, e.norm_sq);
+  }
+  return p;
 }
 
 void charge_decode(RankContext& ctx, const Compressor& c, const TensorDesc& t, int count) {

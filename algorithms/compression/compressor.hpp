@@ -90,6 +90,16 @@ class Compressor {
   virtual Eigen::VectorXf reduce(const std::vector<Payload>& payloads, const TensorDesc& t,
                                  const ReduceOp& op) const;
 
+  // What the encoding just made of `values` did to the vector it stands for (steps.csv's
+  // compress_error): ||decode(payload) - v||^2 and ||v||^2, in double precision. v is `values`;
+  // error feedback overrides it with the compensated vector it really encoded.
+  struct EncodingError {
+    double error_sq = 0;
+    double norm_sq = 0;
+  };
+  virtual EncodingError encoding_error(const Eigen::Ref<const Eigen::VectorXf>& values,
+                                       const Payload& payload, const TensorDesc& t) const;
+
  protected:
   virtual Payload encode(const Eigen::Ref<const Eigen::VectorXf>& values, const TensorDesc& t, Rng& rng) = 0;
   virtual Eigen::VectorXf decode(const Payload& payload, const TensorDesc& t) const = 0;

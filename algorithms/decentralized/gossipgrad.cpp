@@ -13,9 +13,13 @@
 // in every partner model that has arrived and blocks only for those due `staleness` steps ago.
 // Subgroups stay synchronous (intra-node links). Outstanding messages are received at the end.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <deque>
 #include <map>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "algorithms/collectives/allreduce.hpp"
 #include "algorithms/collectives/blocks.hpp"
@@ -162,6 +166,45 @@ class GossipGrad final : public Aggregator {
   std::deque<SendHandle> sends_;
 };
 
+bool is_power_of_two(int n) {
+  return n > 0 && (n & (n - 1)) == 0;
+}
+
+// CUBE pairs position i with i xor 2^k: with a subgroup count that is no power of two some
+// positions have no partner at some powers, and within a period a subgroup's model does not reach
+// every other subgroup (torchdistx refuses it too). Subgroups by node are known once the platform
+// is (config.layout), so that check runs when the run is prepared, for `validate` as for `run`.
+void check_cube_subgroups(const AlgorithmConfig& cfg, const Options& o) {
+  if (o.schedule != GossipSchedule::cube) return;
+  int groups = 0;
+  std::string how;
+  if (o.group_size > 0) {
+    groups = cfg.world / o.group_size;
+    how = fmt::format("{} ranks in subgroups of group_size {}", cfg.world, o.group_size);
+  } else if (cfg.layout && !cfg.layout->node_of_rank.empty()) {
+    std::set<int> nodes(cfg.layout->node_of_rank.begin(), cfg.layout->node_of_rank.end());
+    groups = static_cast<int>(nodes.size());
+    how = fmt::format("the ranks of each of {} nodes (group_size 0)", groups);
+  } else {
+    return;  // nodes are not known before the platform is built
+  }
+  if (is_power_of_two(groups)) return;
+  std::vector<std::string> sizes;  // group sizes that give a power-of-two number (> 1) of subgroups
+  for (int g = 1; g < cfg.world && sizes.size() < 6; ++g)
+    if (cfg.world % g == 0 && cfg.world / g > 1 && is_power_of_two(cfg.world / g))
+      sizes.push_back(fmt::format("{} ({} subgroups)", g, cfg.world / g));
+  throw ParamError(
+      "schedule",
+      fmt::format("gossipgrad: schedule cube needs a power-of-two number of subgroups (2, 4, 8, ...), "
+                  "got {} ({}): cube pairs subgroup i with i xor 2^k, so some subgroups have no "
+                  "partner at some steps and a period does not carry every model to every subgroup. "
+                  "Use schedule: dissemination (any number of subgroups){}",
+                  groups, how,
+                  sizes.empty()
+                      ? std::string()
+                      : fmt::format(", or a group_size giving a power of two: {}", fmt::join(sizes, ", "))));
+}
+
 // Checks the options, builds the gossip layout once for every rank.
 AlgorithmRun prepare(const AlgorithmConfig& cfg) {
   check_averaging_scheme(cfg, "gossipgrad");
@@ -169,6 +212,7 @@ AlgorithmRun prepare(const AlgorithmConfig& cfg) {
   if (o.group_size > 0 && cfg.world % o.group_size != 0)
     throw ParamError("group_size",
                      fmt::format("{} ranks do not split into subgroups of {}", cfg.world, o.group_size));
+  check_cube_subgroups(cfg, o);
   auto layout = std::make_shared<GossipLayout>(o, cfg.seed);
   const float scale = averaging_scale(cfg.op, cfg.world);
   return AlgorithmRun{[layout, o, scale] { return std::make_unique<GossipGrad>(layout, o, scale); }};

@@ -10,7 +10,9 @@ Payload CompressorWithMemory::encode(const Eigen::Ref<const Eigen::VectorXf>& v,
                                      Rng& rng) {
   const Eigen::VectorXf compensated = memory_->compensate(t.id, v);
   Payload p = inner_->compress(compensated, t, rng);
-  memory_->update(t.id, compensated, inner_->decompress(p, t));
+  const Eigen::VectorXf sent = inner_->decompress(p, t);
+  last_error_ = {(compensated - sent).cast<double>().squaredNorm(), compensated.cast<double>().squaredNorm()};
+  memory_->update(t.id, compensated, sent);
   return p;
 }
 

@@ -32,6 +32,11 @@ class CompressorWithMemory final : public Compressor {
     return inner_->reduce(payloads, t, op);
   }
   const Memory& memory() const { return *memory_; }
+  // Of the compensated vector the last encode really compressed, not of `values`.
+  EncodingError encoding_error(const Eigen::Ref<const Eigen::VectorXf>& /*values*/,
+                               const Payload& /*payload*/, const TensorDesc& /*t*/) const override {
+    return last_error_;
+  }
 
  protected:
   Payload encode(const Eigen::Ref<const Eigen::VectorXf>& v, const TensorDesc& t, Rng& rng) override;
@@ -42,6 +47,7 @@ class CompressorWithMemory final : public Compressor {
  private:
   std::unique_ptr<Compressor> inner_;
   std::unique_ptr<Memory> memory_;
+  EncodingError last_error_;
 };
 
 }  // namespace aggsim

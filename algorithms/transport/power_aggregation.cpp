@@ -53,6 +53,11 @@ class PowerAggregation final : public Aggregator {
     if (math) {
       orthogonalize(p);
       q.noalias() = m.transpose() * p;
+      // This rank's own matrix in the shared subspace: P Q_i^T against M_i (compensated).
+      if (ctx.compression) {
+        const Eigen::MatrixXd md = m.cast<double>();
+        ctx.compression->add((md - (p * q.transpose()).cast<double>()).squaredNorm(), md.squaredNorm());
+      }
     }
     if (memory_) {
       ctx.compute(product, "compress");

@@ -6,6 +6,7 @@
 #include "sim/api/rank_layout.hpp"
 #include "sim/comm/comm.hpp"
 #include "sim/core/random.hpp"
+#include "sim/metrics/math_log.hpp"
 
 namespace aggsim {
 
@@ -17,6 +18,9 @@ struct RankContext {
   const RankLayout* layout = nullptr;
   std::uint64_t seed = 0;
   int step = 0;
+  // Where compressors add what they did to this rank's vectors this step (compress_error); null
+  // when nothing measures it.
+  CompressionTally* compression = nullptr;
 
   // A stream private to this rank, step and purpose.
   Rng rng(Stream purpose, std::uint64_t extra = 0) const {

@@ -54,6 +54,7 @@ void join_buckets(const RankState& st, const RunShared& run, Eigen::VectorXf& va
 void aggregate_step(RankState& st, const RunShared& run, int step) {
   RankStepRecord& rec = run.log.at(st.ctx.rank, step);
   const CommCounters c0 = st.comm.counters();
+  st.compression = {};
   for (std::size_t b = 0; b < st.buckets.size(); ++b) {
     if (pipelined(run)) st.ready->acquire();
     if (b == 0) {
@@ -64,6 +65,7 @@ void aggregate_step(RankState& st, const RunShared& run, int step) {
     st.aggregators[b]->aggregate(bucket_ctx, st.buckets[b]);
   }
   rec.agg_end = sg4::Engine::get_clock();
+  if (run.math) st.compression_of_step[step] = st.compression;
   XBT_VERB("rank %d step %d: aggregation ends", st.ctx.rank, step);
   rec.bytes_sent = st.comm.counters().bytes_sent - c0.bytes_sent;
   rec.messages_sent = st.comm.counters().messages_sent - c0.messages_sent;
@@ -102,7 +104,8 @@ void run_compute(RankState& st, const RunShared& run) {
     rec.start = sg4::Engine::get_clock();
     XBT_VERB("rank %d: step %d begins", st.ctx.rank, step);
     Eigen::VectorXf values = local_values(st, run, step);
-    const Eigen::VectorXf before = run.hooks.after_aggregate ? values : Eigen::VectorXf();
+    const bool measured = run.math && values.size() > 0;
+    const Eigen::VectorXf before = run.hooks.after_aggregate || measured ? values : Eigen::VectorXf();
     cut_into_buckets(st, run, values);
     compute_step(st, run, step);
     rec.compute_end = sg4::Engine::get_clock();
@@ -112,6 +115,10 @@ void run_compute(RankState& st, const RunShared& run) {
       aggregate_step(st, run, step);
     join_buckets(st, run, values);
     if (run.hooks.after_aggregate) run.hooks.after_aggregate(st.ctx.rank, step, before, values);
+    if (measured) {
+      run.math->report(st.ctx.rank, step, before, values, st.compression_of_step[step]);
+      st.compression_of_step.erase(step);
+    }
     apply_step(st, run, step, values);
     XBT_VERB("rank %d: step %d ends", st.ctx.rank, step);
   }

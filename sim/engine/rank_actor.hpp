@@ -5,6 +5,7 @@
 // soon as the backward pass releases it, so communication overlaps the rest of the backward pass
 // (PyTorch DDP's schedule). The math plane runs alongside: the proxy problem's real gradient (or
 // locally updated weights, with apply_to: weights) is cut into the buckets, aggregated, and applied.
+#include <map>
 #include <memory>
 #include <optional>
 #include <simgrid/s4u.hpp>
@@ -27,6 +28,7 @@ struct RunShared {
   Evaluator* evaluator = nullptr;
   StepLog& log;
   const SimulationHooks& hooks;
+  MathLog* math = nullptr;  // math on: agg_error, compress_error, rank_spread
 };
 
 struct RankState {
@@ -36,6 +38,10 @@ struct RankState {
   std::unique_ptr<RankTrainer> trainer;
   // Hand-over between the compute and communication actors, reused every step.
   std::vector<Gradient> buckets;
+  // What the rank's compressors did this step (RankContext::compression points here), kept per
+  // step for the compute actor, which reports it after the step's aggregation.
+  CompressionTally compression;
+  std::map<int, CompressionTally> compression_of_step;
   sg4::SemaphorePtr ready = sg4::Semaphore::create(0);
   sg4::SemaphorePtr done = sg4::Semaphore::create(0);
   RankState(int rank, int world) : comm(rank, world) {}

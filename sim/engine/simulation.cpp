@@ -193,6 +193,33 @@ AlgorithmRun prepare_algorithm(const Scenario& sc, const AlgorithmConfig& config
   }
 }
 
+// The exact reduction the math log compares with: the scenario's op over the contributing ranks.
+std::unique_ptr<MathLog> make_math_log(const Scenario& sc, const AlgorithmRun& algorithm) {
+  if (!sc.model.math) return nullptr;
+  std::vector<bool> contributes(static_cast<std::size_t>(sc.ranks), true);
+  if (algorithm.contributes)
+    for (int r = 0; r < sc.ranks; ++r) contributes[static_cast<std::size_t>(r)] = algorithm.contributes(r);
+  const auto n = std::count(contributes.begin(), contributes.end(), true);
+  ExactReduction rule;
+  switch (sc.algorithm.op.kind) {
+    case ReduceKind::sum:
+      break;
+    case ReduceKind::avg:
+      rule.divisor = static_cast<double>(n);
+      break;
+    case ReduceKind::custom_avg:
+      rule.divisor = sc.algorithm.op.denominator;
+      break;
+    case ReduceKind::min:
+      rule.kind = ExactReduction::Kind::min;
+      break;
+    case ReduceKind::max:
+      rule.kind = ExactReduction::Kind::max;
+      break;
+  }
+  return std::make_unique<MathLog>(sc.steps, rule, std::move(contributes));
+}
+
 }  // namespace
 
 PreparedRun::PreparedRun(const Scenario& sc, const std::vector<std::string>& simgrid_args, bool link_load)
@@ -235,6 +262,7 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
     workload = std::make_unique<Workload>(workload_options(sc.workload.params), sc.seed);
     evaluator = std::make_unique<Evaluator>(*workload, sc.ranks, sc.steps, !sc.algorithm.entry->consensus);
   }
+  const std::unique_ptr<MathLog> math_log = make_math_log(sc, prepared.algorithm);
   const RunShared run{
       sc,
       make_step_plan(
@@ -246,7 +274,8 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
       workload.get(),
       evaluator.get(),
       result.log,
-      hooks};
+      hooks,
+      math_log.get()};
   std::vector<std::unique_ptr<RankState>> ranks;
   ranks.reserve(static_cast<std::size_t>(sc.ranks));
   for (int r = 0; r < sc.ranks; ++r) {
@@ -258,6 +287,7 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
     st->ctx.host = hosts[static_cast<std::size_t>(r)];
     st->ctx.layout = &prepared.layout;
     st->ctx.seed = sc.seed;
+    if (math_log) st->ctx.compression = &st->compression;
     for (std::size_t b = 0; b < run.plan.buckets.size(); ++b)
       st->aggregators.push_back(
           make_aggregator(prepared.algorithm, *sc.compression.transport, prepared.config));
@@ -279,6 +309,7 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
     add_saturating(result.messages_sent, st->comm.counters().messages_sent);
   }
   if (evaluator) result.evaluations = evaluator->results();
+  if (math_log) result.math = math_log->steps();
   if (prepared.algorithm.summary_fields) result.summary_fields = prepared.algorithm.summary_fields();
   return result;
 }

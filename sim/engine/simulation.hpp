@@ -10,6 +10,7 @@
 
 #include "algorithms/registry.hpp"
 #include "sim/api/rank_layout.hpp"
+#include "sim/metrics/math_log.hpp"
 #include "sim/metrics/step_log.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/workload/evaluator.hpp"
@@ -33,6 +34,8 @@ struct SimulationResult {
   std::string platform_description;          // "platforms/x.xml (16 hosts)" or "cluster (64 hosts)"
   std::vector<Evaluation> evaluations;       // held-out evaluations of the averaged model (workload runs)
   std::vector<SummaryField> summary_fields;  // the algorithm's own figures (AlgorithmRun)
+  // Per step, with math on: agg_error, compress_error, rank_spread (MathLog); empty with math off.
+  std::vector<std::optional<StepMath>> math;
 };
 
 // Everything a run checks and builds before the simulation starts: the engine with the platform

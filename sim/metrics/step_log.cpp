@@ -29,13 +29,18 @@ std::vector<StepSummary> summarize_steps(const StepLog& log) {
   for (int s = 0; s < log.steps(); ++s) {
     StepSummary row;
     row.step = s;
+    // The part of [from, to] inside the step's window [previous_end, ...]; every `to` is at most
+    // this step's end, the largest agg_end.
+    const auto inside = [previous_end](double from, double to) {
+      return std::max(0.0, to - std::max(from, previous_end));
+    };
     for (int r = 0; r < log.ranks(); ++r) {
       const auto& rec = log.at(r, s);
       row.end_time_s = std::max(row.end_time_s, rec.agg_end);
-      row.compute_time_s = std::max(row.compute_time_s, rec.compute_end - rec.start);
-      row.comm_time_s = std::max(row.comm_time_s, rec.agg_end - rec.agg_start);
+      row.compute_time_s = std::max(row.compute_time_s, inside(rec.start, rec.compute_end));
+      row.comm_time_s = std::max(row.comm_time_s, inside(rec.agg_start, rec.agg_end));
       row.exposed_comm_time_s =
-          std::max(row.exposed_comm_time_s, rec.agg_end - std::max(rec.compute_end, rec.agg_start));
+          std::max(row.exposed_comm_time_s, inside(std::max(rec.compute_end, rec.agg_start), rec.agg_end));
       add_saturating(row.bytes_sent, rec.bytes_sent);
       add_saturating(row.messages_sent, rec.messages_sent);
     }

@@ -5,6 +5,8 @@
 #include <optional>
 #include <vector>
 
+#include "sim/metrics/math_log.hpp"
+
 namespace aggsim {
 
 struct RankStepRecord {
@@ -35,20 +37,28 @@ class StepLog {
   std::deque<std::vector<RankStepRecord>> records_;  // one block of `ranks_` records per step
 };
 
-// One row of steps.csv.
+// One row of steps.csv. A step's window runs from the previous step's end_time_s (0 for step 0) to
+// its own. Ranks are not in lockstep: a rank that finished the previous step early (it sat out a
+// gossip exchange, it runs ahead asynchronously, its part of a tree ended first) starts this step
+// inside the previous window. The per-rank times below therefore count only what lies inside this
+// step's window, so on every row compute_time_s <= step_time_s, comm_time_s <= step_time_s and
+// exposed_comm_time_s <= comm_time_s.
 struct StepSummary {
   int step = 0;
   double end_time_s = 0;      // when the last rank finished this step
-  double step_time_s = 0;     // end_time_s minus the previous step's end_time_s (0 before step 0)
-  double compute_time_s = 0;  // slowest rank's gradient computation
-  double comm_time_s = 0;     // slowest rank's time inside aggregation
-  // Slowest rank's aggregation time not hidden behind its compute: from the later of compute end
-  // and aggregation start to aggregation end (equals comm_time_s when nothing overlaps).
+  double step_time_s = 0;     // end_time_s minus the previous step's end_time_s
+  double compute_time_s = 0;  // slowest rank's gradient computation, within the window
+  double comm_time_s = 0;     // slowest rank's time inside aggregation, within the window
+  // Slowest rank's aggregation time not hidden behind its compute, within the window: from the
+  // later of compute end and aggregation start to aggregation end (equals comm_time_s when nothing
+  // overlaps).
   double exposed_comm_time_s = 0;
   std::uint64_t bytes_sent = 0;
   std::uint64_t messages_sent = 0;
   // Held-out evaluation of the averaged model, on evaluated steps of workload runs.
   std::optional<double> loss, accuracy, consensus_distance;
+  // What the math plane did to the vectors (MathLog), with math on.
+  std::optional<StepMath> math;
 };
 
 std::vector<StepSummary> summarize_steps(const StepLog& log);

@@ -26,6 +26,7 @@ std::vector<StepSummary> summarize(const SimulationResult& result) {
     s.accuracy = e.accuracy;
     s.consensus_distance = e.consensus_distance;
   }
+  for (std::size_t i = 0; i < result.math.size() && i < steps.size(); ++i) steps[i].math = result.math[i];
   return steps;
 }
 
@@ -67,13 +68,20 @@ std::optional<double> BusBandwidth::busbw_GBps(double seconds) const {
 std::string steps_csv(const std::vector<StepSummary>& steps, const BusBandwidth& bw) {
   // Shortest round-trip formatting: exact and byte-stable across runs.
   std::string out =
-      "step,step_time_s,comm_time_s,compute_time_s,end_time_s,bytes_sent,messages,loss,accuracy,consensus_distance,"
-      "exposed_comm_time_s,algbw_GBps,busbw_GBps\n";
+      "step,step_time_s,comm_time_s,compute_time_s,end_time_s,bytes_sent,messages,loss,accuracy,consensus_"
+      "distance,"
+      "exposed_comm_time_s,algbw_GBps,busbw_GBps,agg_error,agg_signed_error,compress_error,rank_spread\n";
+  const auto math_cell = [](const StepSummary& s, double StepMath::*field) {
+    return s.math ? fmt::format("{}", (*s.math).*field) : std::string();
+  };
   for (const auto& s : steps)
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s.step, s.step_time_s, s.comm_time_s,
-                       s.compute_time_s, s.end_time_s, s.bytes_sent, s.messages_sent, optional_cell(s.loss),
-                       optional_cell(s.accuracy), optional_cell(s.consensus_distance), s.exposed_comm_time_s,
-                       optional_cell(bw.algbw_GBps(s.comm_time_s)), optional_cell(bw.busbw_GBps(s.comm_time_s)));
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s.step, s.step_time_s,
+                       s.comm_time_s, s.compute_time_s, s.end_time_s, s.bytes_sent, s.messages_sent,
+                       optional_cell(s.loss), optional_cell(s.accuracy), optional_cell(s.consensus_distance),
+                       s.exposed_comm_time_s, optional_cell(bw.algbw_GBps(s.comm_time_s)),
+                       optional_cell(bw.busbw_GBps(s.comm_time_s)), math_cell(s, &StepMath::agg_error),
+                       math_cell(s, &StepMath::agg_signed_error), math_cell(s, &StepMath::compress_error),
+                       math_cell(s, &StepMath::rank_spread));
   return out;
 }
 
@@ -108,6 +116,18 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result,
   };
   j["algbw_GBps"] = json_or_null(bw.algbw_GBps(comm / n));
   j["busbw_GBps"] = json_or_null(bw.busbw_GBps(comm / n));
+  // Means over the steps of the math plane's figures; null with math off.
+  for (const auto& [key, field] : std::vector<std::pair<const char*, double StepMath::*>>{
+           {"agg_error", &StepMath::agg_error},
+           {"agg_signed_error", &StepMath::agg_signed_error},
+           {"compress_error", &StepMath::compress_error},
+           {"rank_spread", &StepMath::rank_spread}}) {
+    double total = 0;
+    int measured = 0;
+    for (const auto& s : steps)
+      if (s.math) total += (*s.math).*field, ++measured;
+    j[key] = measured ? nlohmann::ordered_json(total / measured) : nlohmann::ordered_json(nullptr);
+  }
   j["bytes_sent"] = result.bytes_sent;
   j["messages"] = result.messages_sent;
   if (sc.workload.enabled) {

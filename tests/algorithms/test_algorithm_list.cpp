@@ -178,7 +178,9 @@ TEST_CASE("aggsim list shows every all-reduce algorithm with its parameters and 
         "double_binary_tree_allreduce", "hierarchical_allreduce", "torus2d_allreduce"})
     CHECK_THAT(r.out, Catch::Contains(name));
   CHECK_THAT(r.out, Catch::Contains("pieces the vector is pipelined in through the tree (default 1)"));
-  CHECK_THAT(r.out, Catch::Contains("pieces each half is pipelined in through its tree (default 8)"));
+  CHECK_THAT(r.out, Catch::Contains("chunk_bytes"));
+  CHECK_THAT(r.out, Catch::Contains("512KiB when neither chunk_bytes nor chunks is given"));
+  CHECK_THAT(r.out, Catch::Contains("explicit override: pieces each half is pipelined in"));
   CHECK_THAT(
       r.out,
       Catch::Contains(

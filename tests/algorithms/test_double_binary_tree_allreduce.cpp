@@ -1,4 +1,8 @@
 // Double binary tree all-reduce: exact reductions; timing of its round schedule under alpha-beta.
+#include <filesystem>
+#include <sstream>
+#include <utility>
+
 #include "alpha_beta.hpp"
 
 using namespace aggsim::test;
@@ -87,4 +91,96 @@ TEST_CASE("double binary tree step time equals the schedule's critical chain of 
           CHECK(times[s] == Approx(R[s] * t).epsilon(1e-9));
         }
       }
+}
+
+namespace {
+
+// One step on the formula cluster, math off: steps.csv's (step_time_s, messages) of step 0.
+std::pair<double, long> first_step(const std::string& algorithm, int p, const std::string& size) {
+  const auto dir = fresh_dir("dbt-chunk-bytes");
+  write_file(dir / "s.yaml",
+             fmt::format(R"(seed: 1
+ranks: {p}
+steps: 1
+platform: {{topology: cluster, hosts: {p}, bandwidth: 10Gbps, latency: 1us}}
+network: alpha_beta
+model: {{size: {size}, math: off}}
+algorithm: {{{alg}}}
+)",
+                         fmt::arg("p", p), fmt::arg("size", size), fmt::arg("alg", algorithm)));
+  const auto r = run_aggsim({"run", "s.yaml", "--out", "run", "-q"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::istringstream csv(read_file(dir / "run" / "steps.csv"));
+  std::string header, row;
+  std::getline(csv, header);
+  std::getline(csv, row);
+  std::vector<std::string> cells;
+  std::stringstream ss(row);
+  for (std::string c; std::getline(ss, c, ',');) cells.push_back(c);
+  REQUIRE(header.rfind("step,step_time_s,comm_time_s,compute_time_s,end_time_s,bytes_sent,messages", 0) == 0);
+  std::filesystem::remove_all(dir);
+  return {std::stod(cells.at(1)), std::stol(cells.at(6))};
+}
+
+}  // namespace
+
+// NCCL's tuning model puts the tree at 2S/B for large messages. With pieces of c bytes per half,
+// C = (S/2)/c, and p = 2^k the step is (4C + 4k - 6) transfers of t = alpha + c/beta (the chain
+// counted above): 2S/beta + 4C alpha + (4k - 6) t. With the default c = 512 KiB, 1 GiB on 64 ranks
+// is C = 1024: 4C alpha = 8.2 ms and the fill 18 t = 7.6 ms beside 2S/beta = 1.718 s.
+TEST_CASE("by default a large message is pipelined within a few percent of 2S/beta",
+          "[double_binary_tree][formula][chunk_bytes]") {
+  const double S = 1073741824.0, c = 524288.0;  // 1 GiB, 512 KiB
+  const int p = 64, k = 6;
+  const double C = S / 2 / c, t = kAlpha + c / kBeta;
+  const auto [time, messages] = first_step("name: double_binary_tree_allreduce", p, "1GiB");
+  CHECK(time == Approx((4 * C + 4 * k - 6) * t).epsilon(1e-9));
+  CHECK(time == Approx(2 * S / kBeta).epsilon(0.01));
+  CHECK(time < 1.01 * 2 * S / kBeta);
+  // Each tree edge carries C pieces up and C down: 2 trees x (p - 1) edges x 2C.
+  CHECK(messages == static_cast<long>(2 * (p - 1) * 2 * C));
+  // The former default, 8 pieces per half, is 1.59 times the ring's 2(p-1)(alpha + S/(p beta)).
+  const double ring = 2.0 * (p - 1) * (kAlpha + S / p / kBeta);
+  const double eight = first_step("name: double_binary_tree_allreduce, chunks: 8", p, "1GiB").first;
+  CHECK(eight == Approx((4 * 8 + 4 * k - 6) * (kAlpha + S / 16 / kBeta)).epsilon(1e-9));
+  CHECK(eight / ring == Approx(1.59).epsilon(0.01));
+  CHECK(time / ring < 1.03);
+}
+
+TEST_CASE("a small message is not cut into pieces; chunk_bytes sets the piece size",
+          "[double_binary_tree][formula][chunk_bytes]") {
+  const int p = 64, k = 6;
+  // 4 KiB: each half (2 KiB) is one piece, one message per tree edge and direction.
+  const auto [time, messages] = first_step("name: double_binary_tree_allreduce", p, "4KiB");
+  CHECK(messages == 4 * (p - 1));
+  CHECK(time == Approx((4 + 4 * k - 6) * (kAlpha + 2048 / kBeta)).epsilon(1e-9));
+  // An explicit piece size: 1 MiB in pieces of 64 KiB is 8 per half.
+  const auto small = first_step("name: double_binary_tree_allreduce, chunk_bytes: 64KiB", p, "1MiB");
+  CHECK(small.second == 4 * (p - 1) * 8);
+  CHECK(small.first == Approx((4 * 8 + 4 * k - 6) * (kAlpha + 65536 / kBeta)).epsilon(1e-9));
+  // A half that does not divide evenly takes one more, smaller piece: 5 MB / 2 / 1 MiB -> 3 pieces.
+  CHECK(first_step("name: double_binary_tree_allreduce, chunk_bytes: 1MiB", p, "5MB").second ==
+        4 * (p - 1) * 3);
+}
+
+TEST_CASE("chunk_bytes and chunks together are refused at the key, by validate as by run",
+          "[double_binary_tree][chunk_bytes]") {
+  const auto dir = fresh_dir("dbt-both");
+  write_file(dir / "s.yaml", R"(ranks: 4
+steps: 1
+platform: {topology: cluster, hosts: 4}
+model: {size: 1MB}
+algorithm: {name: double_binary_tree_allreduce, chunk_bytes: 64KiB, chunks: 4}
+)");
+  for (const std::string verb : {"validate", "run"}) {
+    INFO(verb);
+    const auto r = verb == "run" ? run_aggsim({"run", "s.yaml", "--out", "run", "-q"}, dir)
+                                 : run_aggsim({"validate", "s.yaml"}, dir);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("s.yaml:5:77: algorithm.chunks: double_binary_tree_allreduce: give "
+                                      "chunk_bytes (piece size) or chunks (piece count), not both"));
+    CHECK_FALSE(std::filesystem::exists(dir / "run"));
+  }
+  std::filesystem::remove_all(dir);
 }

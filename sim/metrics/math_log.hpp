@@ -1,0 +1,70 @@
+#pragma once
+// What the math plane did to the vectors, step by step, without a training workload: how far the
+// aggregate is from the exact reduction of the ranks' inputs, what compression did to each rank's
+// own vector, and how far the ranks are from agreeing. Ranks report their input and result once
+// per step; a step's figures are computed, and its vectors freed, when its last rank has reported.
+#include <Eigen/Core>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+namespace aggsim {
+
+// Squared norms of one rank's compression error, summed over what it encoded in one step (buckets,
+// shards): error_sq = sum ||decode(encode(v)) - v||^2, norm_sq = sum ||v||^2.
+struct CompressionTally {
+  double error_sq = 0;
+  double norm_sq = 0;
+  int encodings = 0;
+  void add(double e, double n) {
+    error_sq += e;
+    norm_sq += n;
+    ++encodings;
+  }
+};
+
+// How the exact reduction of the ranks' inputs combines them (the scenario's op): element-wise sum
+// divided by `divisor` (sum: 1, avg: contributing ranks, custom_avg: its denominator), min or max.
+struct ExactReduction {
+  enum class Kind { add, min, max } kind = Kind::add;
+  double divisor = 1;
+};
+
+// One step's figures (steps.csv columns of the same names).
+struct StepMath {
+  double agg_error = 0;         // ||mean_r x_r - e|| / ||e||, e the exact reduction (double precision)
+  double agg_signed_error = 0;  // <mean_r x_r - e, e> / ||e||^2: averages to 0 for unbiased schemes
+  double compress_error = 0;    // mean over compressing ranks of sqrt(error_sq / norm_sq); 0 if none
+  double rank_spread = 0;       // max_r ||x_r - mean|| / ||mean||
+};
+
+class MathLog {
+ public:
+  // `contributes[r]`: rank r's input enters the reduction and its result is one of the ranks'
+  // (false for a dedicated parameter server, which holds no gradient of its own).
+  MathLog(int steps, ExactReduction rule, std::vector<bool> contributes);
+  // Rank `rank`'s input and result of step `step`, and what its compressor did (empty tally: none).
+  void report(int rank, int step, const Eigen::VectorXf& input, const Eigen::VectorXf& result,
+              const CompressionTally& compression);
+  // Figures of every step all ranks have reported; nullopt for the others (math off).
+  std::vector<std::optional<StepMath>> steps() const;
+
+ private:
+  struct Pending {
+    int reported = 0;
+    Eigen::VectorXd exact;  // running sum, min or max of the contributing inputs
+    std::vector<Eigen::VectorXf> results;
+    double compress_sum = 0;
+    int compressing = 0;
+  };
+  void complete(int step, Pending& p);
+
+  ExactReduction rule_;
+  std::vector<bool> contributes_;
+  int ranks_;
+  std::map<int, Pending> pending_;
+  std::vector<std::optional<StepMath>> done_;
+};
+
+}  // namespace aggsim
