@@ -114,6 +114,7 @@ void run_compute(RankState& st, const RunShared& run) {
     if (run.hooks.after_aggregate) run.hooks.after_aggregate(st.ctx.rank, step, before, values);
     apply_step(st, run, step, values);
     XBT_VERB("rank %d: step %d ends", st.ctx.rank, step);
+    run.steps_done.rank_finished(step);
   }
   if (!pipelined(run)) finish_aggregators(st);
 }

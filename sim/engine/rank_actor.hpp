@@ -27,6 +27,7 @@ struct RunShared {
   Evaluator* evaluator = nullptr;
   StepLog& log;
   const SimulationHooks& hooks;
+  StepsDone& steps_done;
 };
 
 struct RankState {
