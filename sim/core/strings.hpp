@@ -17,4 +17,11 @@ std::vector<std::string> split_flow_list(const std::string& text);
 // names as text). A total order: "01" sorts after "1".
 bool natural_less(const std::string& a, const std::string& b);
 
+// One CSV field as RFC 4180 wants it: quoted ("" for a quote inside) when it holds a comma, a
+// quote or a line break; as it is otherwise. Every CSV aggsim writes
+// goes through these two, so a scenario name or swept value with a comma stays one cell.
+std::string csv_field(const std::string& text);
+// The fields quoted as needed, joined by commas, ending with a line feed.
+std::string csv_row(const std::vector<std::string>& fields);
+
 }  // namespace aggsim

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "algorithms/registry.hpp"
+#include "sim/core/strings.hpp"
 #include "sim/core/units.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
@@ -67,13 +68,17 @@ std::optional<double> BusBandwidth::busbw_GBps(double seconds) const {
 std::string steps_csv(const std::vector<StepSummary>& steps, const BusBandwidth& bw) {
   // Shortest round-trip formatting: exact and byte-stable across runs.
   std::string out =
-      "step,step_time_s,comm_time_s,compute_time_s,end_time_s,bytes_sent,messages,loss,accuracy,consensus_distance,"
+      "step,step_time_s,comm_time_s,compute_time_s,end_time_s,bytes_sent,messages,loss,accuracy,consensus_"
+      "distance,"
       "exposed_comm_time_s,algbw_GBps,busbw_GBps\n";
   for (const auto& s : steps)
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s.step, s.step_time_s, s.comm_time_s,
-                       s.compute_time_s, s.end_time_s, s.bytes_sent, s.messages_sent, optional_cell(s.loss),
-                       optional_cell(s.accuracy), optional_cell(s.consensus_distance), s.exposed_comm_time_s,
-                       optional_cell(bw.algbw_GBps(s.comm_time_s)), optional_cell(bw.busbw_GBps(s.comm_time_s)));
+    out +=
+        csv_row({fmt::format("{}", s.step), fmt::format("{}", s.step_time_s),
+                 fmt::format("{}", s.comm_time_s), fmt::format("{}", s.compute_time_s),
+                 fmt::format("{}", s.end_time_s), fmt::format("{}", s.bytes_sent),
+                 fmt::format("{}", s.messages_sent), optional_cell(s.loss), optional_cell(s.accuracy),
+                 optional_cell(s.consensus_distance), fmt::format("{}", s.exposed_comm_time_s),
+                 optional_cell(bw.algbw_GBps(s.comm_time_s)), optional_cell(bw.busbw_GBps(s.comm_time_s))});
   return out;
 }
 
