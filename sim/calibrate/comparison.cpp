@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/core/strings.hpp"
+
 namespace aggsim {
 
 double geometric_mean_error(const std::vector<ComparedPoint>& points) {
@@ -43,8 +45,10 @@ std::string comparison_table(const std::vector<ComparedPoint>& points) {
 std::string comparison_csv(const std::vector<ComparedPoint>& points) {
   std::string out = "collective,ranks,nodes,bytes,measured_s,simulated_s,rel_error\n";
   for (const auto& p : points)
-    out += fmt::format("{},{},{},{},{:.9g},{:.9g},{:.6f}\n", p.measured.collective, p.measured.ranks,
-                       p.measured.nodes, p.measured.bytes, p.measured.time_s, p.simulated_s, p.rel_error());
+    out += csv_row({p.measured.collective, fmt::format("{}", p.measured.ranks),
+                    fmt::format("{}", p.measured.nodes), fmt::format("{}", p.measured.bytes),
+                    fmt::format("{:.9g}", p.measured.time_s), fmt::format("{:.9g}", p.simulated_s),
+                    fmt::format("{:.6f}", p.rel_error())});
   return out;
 }
 

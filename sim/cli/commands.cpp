@@ -1,8 +1,10 @@
 #include "sim/cli/commands.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <iostream>
 
 #include "algorithms/registry.hpp"
@@ -37,6 +39,54 @@ void print_params(const std::vector<ParamSpec>& params) {
   }
 }
 
+// "12.3 s", "4 min 05 s", "2 h 07 min": wall times a person reads at a glance.
+std::string wall_duration(double seconds) {
+  if (seconds < 60) return fmt::format("{:.1f} s", seconds);
+  const auto s = static_cast<long long>(seconds + 0.5);
+  if (s < 3600) return fmt::format("{} min {:02} s", s / 60, s % 60);
+  return fmt::format("{} h {:02} min", s / 3600, s % 3600 / 60);
+}
+
+// The start line: what runs, where, and where its outputs go.
+std::string start_line(const Scenario& sc, const std::string& platform, const std::string& dir) {
+  const std::string compression =
+      sc.compression.name == "none" ? "" : fmt::format(" + {} compression", sc.compression.name);
+  return fmt::format("aggsim: running {}: {}{}, {} ranks on {}, network {}, {} step{} -> {}\n", sc.name,
+                     sc.algorithm.name, compression, sc.ranks, platform, network_preset_name(sc.network),
+                     sc.steps, sc.steps == 1 ? "" : "s", dir);
+}
+
+// One heartbeat line. The message rate is over the time since the previous line; the remaining
+// time extrapolates the wall time per finished step ("?" before the first step finishes).
+class Heartbeat {
+ public:
+  std::string line(const RunProgress& p) {
+    const double dt = p.elapsed_s - last_elapsed_;
+    const double rate = dt > 0 ? static_cast<double>(p.messages - last_messages_) / dt : 0;
+    last_elapsed_ = p.elapsed_s;
+    last_messages_ = p.messages;
+    std::string remaining = "?";
+    if (p.finished)
+      remaining = wall_duration(0);
+    else if (p.steps_done > 0)
+      remaining = wall_duration(p.elapsed_s * (p.steps_total - p.steps_done) / p.steps_done);
+    return fmt::format(
+        "aggsim: {}steps {}/{}, simulated {:.6g} s, messages {} ({:.0f}/s), elapsed {}, remaining {}\n",
+        p.finished ? "done: " : "", p.steps_done, p.steps_total, p.sim_time_s, p.messages,
+        p.finished && p.elapsed_s > 0 ? static_cast<double>(p.messages) / p.elapsed_s : rate,
+        wall_duration(p.elapsed_s), remaining);
+  }
+
+ private:
+  double last_elapsed_ = 0;
+  std::uint64_t last_messages_ = 0;
+};
+
+bool wants_heartbeat(const RunOptions& options) {
+  if (options.quiet || options.no_progress) return false;
+  return options.progress || ::isatty(STDERR_FILENO) == 1;
+}
+
 }  // namespace
 
 int run_command(const RunOptions& options) {
@@ -50,7 +100,21 @@ int run_command(const RunOptions& options) {
   folder.replace_different = options.force;
   prepare_run_folder(folder);  // before simulating: a bad --out must not cost a whole run
   const auto wall_start = std::chrono::steady_clock::now();
-  const SimulationResult result = simulate(sc, options.simgrid_args);
+  SimulationHooks hooks;
+  if (!options.quiet)
+    hooks.on_start = [&](const std::string& platform) {
+      std::fputs(start_line(sc, platform, dir).c_str(), stderr);
+      std::fflush(stderr);
+    };
+  Heartbeat heartbeat;
+  if (wants_heartbeat(options)) {
+    hooks.progress_interval_s = options.progress_interval_s;
+    hooks.progress = [&](const RunProgress& p) {
+      std::fputs(heartbeat.line(p).c_str(), stderr);
+      std::fflush(stderr);
+    };
+  }
+  const SimulationResult result = simulate(sc, options.simgrid_args, hooks);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   const auto files = run_outputs(sc, result);
   write_run_folder(folder, files);

@@ -14,6 +14,10 @@ struct RunOptions {
   std::vector<std::string> simgrid_args;  // --cfg=..., --log=...
   bool quiet = false;
   bool force = false;  // replace a run folder holding a different scenario's run
+  // Heartbeat on stderr: on when stderr is a terminal, unless --progress / --no-progress say.
+  bool progress = false;
+  bool no_progress = false;
+  double progress_interval_s = 2;
 };
 
 // `aggsim sweep expand | run | slurm | merge` (see scenarios/README.md).
@@ -23,14 +27,14 @@ struct SweepOptions {
   std::string out_dir;  // empty: the sweep block's out, else out/<name>
   std::string point;    // run: only this point (as a Slurm array task does)
   bool point_given = false;
-  int jobs = 0;         // run: parallel points; 0: one per CPU
-  int chunk = 1;        // slurm: points per array task
+  int jobs = 0;                               // run: parallel points; 0: one per CPU
+  int chunk = 1;                              // slurm: points per array task
   std::string partition, time, mem, account;  // slurm: #SBATCH options
   int max_running = 0;                        // slurm: array tasks at once (%M)
   std::vector<std::string> sbatch_lines;      // slurm: extra #SBATCH options
   bool merge_job = false;                     // slurm: also a merge job after the array
-  bool force = false;   // run --point: run again even if finished
-  SweepExtras extras;   // --grid key=v1,v2 and --repeat N: axes beside (or instead of) the sweep block
+  bool force = false;                         // run --point: run again even if finished
+  SweepExtras extras;  // --grid key=v1,v2 and --repeat N: axes beside (or instead of) the sweep block
   std::vector<std::string> simgrid_args;
 };
 

@@ -79,7 +79,15 @@ int main(int argc, char** argv) {
   CLI::App* run = app.add_subcommand("run", "run one simulation and write its output folder");
   add_scenario_options(run);
   run->add_option("--out", options.out_dir, "output folder (default: output.dir, else out/<scenario name>)");
-  run->add_flag("-q,--quiet", options.quiet, "print nothing on success");
+  run->add_flag("-q,--quiet", options.quiet, "print nothing on success (no start line, no heartbeat)");
+  CLI::Option* progress = run->add_flag(
+      "--progress", options.progress,
+      "print a heartbeat on stderr even when stderr is not a terminal (it is on for terminals)");
+  run->add_flag("--no-progress", options.no_progress, "no heartbeat, even on a terminal")->excludes(progress);
+  run->add_option("--progress-interval", options.progress_interval_s,
+                  "seconds of wall time between heartbeat lines (0: at every check)")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
   run->add_flag("--force", options.force,
                 "replace the output folder even if it holds a different scenario's run");
   CLI::App* validate = app.add_subcommand("validate", "check a scenario and its platform without running it");

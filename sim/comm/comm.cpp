@@ -57,7 +57,9 @@ void SendHandle::wait() {
   comm_ = nullptr;
 }
 
-bool SendHandle::done() const { return comm_ == nullptr || comm_->test(); }
+bool SendHandle::done() const {
+  return comm_ == nullptr || comm_->test();
+}
 
 Payload RecvHandle::wait() {
   if (!comm_) throw std::logic_error("RecvHandle::wait on an empty or already waited handle");
@@ -73,7 +75,9 @@ Payload RecvHandle::wait() {
   return received;
 }
 
-bool RecvHandle::done() const { return comm_ != nullptr && comm_->test(); }
+bool RecvHandle::done() const {
+  return comm_ != nullptr && comm_->test();
+}
 
 Payload** SlotPool::acquire() {
   if (free_.empty()) {
@@ -86,18 +90,18 @@ Payload** SlotPool::acquire() {
   return slot;
 }
 
-sg4::Mailbox* Comm::box(int src, int dst, int channel) {
+Comm::BoxEntry& Comm::box(int src, int dst, int channel) {
   if (src < 0 || src >= size_ || dst < 0 || dst >= size_)
     throw std::out_of_range(fmt::format("rank {} addressed peer outside [0, {})", rank_, size_));
   const int peer = src == rank_ ? dst : src;
   const std::uint64_t key = (static_cast<std::uint64_t>(channel) << 40) ^
-                            (static_cast<std::uint64_t>(src == rank_) << 39) ^ static_cast<std::uint64_t>(peer);
+                            (static_cast<std::uint64_t>(src == rank_) << 39) ^
+                            static_cast<std::uint64_t>(peer);
   const auto it = std::lower_bound(boxes_.begin(), boxes_.end(), key,
                                    [](const BoxEntry& e, std::uint64_t k) { return e.key < k; });
-  if (it != boxes_.end() && it->key == key) return it->box;
+  if (it != boxes_.end() && it->key == key) return *it;
   auto* mb = sg4::Mailbox::by_name(fmt::format("{}>{}#{}", src, dst, channel));
-  boxes_.insert(it, BoxEntry{key, mb});
-  return mb;
+  return *boxes_.insert(it, BoxEntry{key, mb});
 }
 
 SendHandle Comm::isend(int dst, Payload payload, int channel) {
@@ -105,20 +109,26 @@ SendHandle Comm::isend(int dst, Payload payload, int channel) {
   add_saturating(counters_.bytes_sent, bytes);
   add_saturating(counters_.messages_sent, 1);
   Payload* in_flight = payload_pool().acquire(std::move(payload));  // the receiver moves it out
-  return SendHandle(box(rank_, dst, channel)->put_async(in_flight, bytes), tracer_,
-                    CommSpan{rank_, CommDirection::send, dst, bytes, 0, 0});
+  BoxEntry& out = box(rank_, dst, channel);
+  return SendHandle(out.box->put_async(in_flight, bytes), tracer_,
+                    CommSpan{rank_, CommDirection::send, dst, bytes, 0, 0, channel, out.posted++});
 }
 
-void Comm::send(int dst, Payload payload, int channel) { isend(dst, std::move(payload), channel).wait(); }
+void Comm::send(int dst, Payload payload, int channel) {
+  isend(dst, std::move(payload), channel).wait();
+}
 
 RecvHandle Comm::irecv(int src, int channel) {
   Payload** slot = slots_.acquire();
-  auto comm = box(src, rank_, channel)->get_async<Payload>(slot);
+  BoxEntry& in = box(src, rank_, channel);
+  auto comm = in.box->get_async<Payload>(slot);
   return RecvHandle(std::move(comm), slot, &slots_, tracer_,
-                    CommSpan{rank_, CommDirection::recv, src, 0, 0, 0});
+                    CommSpan{rank_, CommDirection::recv, src, 0, 0, 0, channel, in.posted++});
 }
 
-Payload Comm::recv(int src, int channel) { return irecv(src, channel).wait(); }
+Payload Comm::recv(int src, int channel) {
+  return irecv(src, channel).wait();
+}
 
 Payload Comm::sendrecv(int dst, Payload payload, int src, int channel) {
   RecvHandle in = irecv(src, channel);

@@ -92,7 +92,8 @@ class Comm {
   Tracer* tracer() const { return tracer_; }
 
  private:
-  sg4::Mailbox* box(int src, int dst, int channel);
+  struct BoxEntry;
+  BoxEntry& box(int src, int dst, int channel);
 
   // This rank's mailboxes, sorted by key (channel, direction, peer) for a binary search: most ranks
   // talk to a handful of peers, a server to all of them; a table indexed by peer would cost
@@ -100,6 +101,7 @@ class Comm {
   struct BoxEntry {
     std::uint64_t key;
     sg4::Mailbox* box;
+    std::uint64_t posted = 0;  // messages this rank posted on it: the trace pairs sends and receives
   };
 
   int rank_;

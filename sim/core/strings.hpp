@@ -21,4 +21,11 @@ bool natural_less(const std::string& a, const std::string& b);
 // closest; the first of equals), else "": the one hint every misspelt key and name gets.
 std::string did_you_mean(const std::string& given, const std::vector<std::string>& known);
 
+// One CSV field as RFC 4180 wants it: quoted ("" for a quote inside) when it holds a comma, a
+// quote or a line break; as it is otherwise. Every CSV aggsim writes
+// goes through these two, so a scenario name or swept value with a comma stays one cell.
+std::string csv_field(const std::string& text);
+// The fields quoted as needed, joined by commas, ending with a line feed.
+std::string csv_row(const std::vector<std::string>& fields);
+
 }  // namespace aggsim

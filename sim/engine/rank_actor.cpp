@@ -121,6 +121,7 @@ void run_compute(RankState& st, const RunShared& run) {
     }
     apply_step(st, run, step, values);
     XBT_VERB("rank %d: step %d ends", st.ctx.rank, step);
+    run.steps_done.rank_finished(step);
   }
   if (!pipelined(run)) finish_aggregators(st);
 }

@@ -29,6 +29,7 @@ struct RunShared {
   StepLog& log;
   const SimulationHooks& hooks;
   MathLog* math = nullptr;  // math on: agg_error, compress_error, rank_spread
+  StepsDone& steps_done;
 };
 
 struct RankState {

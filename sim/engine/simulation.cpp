@@ -13,6 +13,7 @@
 #include "sim/engine/network_factors.hpp"
 #include "sim/engine/rank_actor.hpp"
 #include "sim/metrics/link_usage.hpp"
+#include "sim/platform/link_places.hpp"
 #include "sim/platform/ns3_environment.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/scenario/scenario_loader.hpp"
@@ -256,6 +257,7 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
   result.platform_description = prepared.platform_description;
 
   result.log = StepLog(sc.ranks, sc.steps);
+  StepsDone steps_done(sc.ranks);
   std::unique_ptr<Workload> workload;
   std::unique_ptr<Evaluator> evaluator;
   if (sc.workload.enabled) {
@@ -275,7 +277,8 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
       evaluator.get(),
       result.log,
       hooks,
-      math_log.get()};
+      math_log.get(),
+      steps_done};
   std::vector<std::unique_ptr<RankState>> ranks;
   ranks.reserve(static_cast<std::size_t>(sc.ranks));
   for (int r = 0; r < sc.ranks; ++r) {
@@ -297,13 +300,37 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
   }
   XBT_VERB("%d ranks, %d steps, %zu bucket(s) per step: simulation starts", sc.ranks, sc.steps,
            run.plan.buckets.size());
+  if (hooks.on_start) hooks.on_start(prepared.platform_description);
+  WallClockGate gate(hooks.progress_interval_s);
+  const auto progress = [&](bool finished) {
+    RunProgress p;
+    p.steps_done = steps_done.steps_done();
+    p.steps_total = sc.steps;
+    p.sim_time_s = sg4::Engine::get_clock();
+    for (const auto& st : ranks) add_saturating(p.messages, st->comm.counters().messages_sent);
+    p.elapsed_s = gate.elapsed_s();
+    p.finished = finished;
+    hooks.progress(p);
+  };
+  // SimGrid keeps its callbacks for the life of the process: this one goes quiet when simulate returns.
+  auto heartbeat = std::make_shared<std::function<void()>>([&] {
+    if (gate.due()) progress(false);
+  });
+  if (hooks.progress)
+    sg4::Engine::on_time_advance_cb([weak = std::weak_ptr<std::function<void()>>(heartbeat)](double) {
+      if (const auto beat = weak.lock()) (*beat)();
+    });
   engine.run();
+  heartbeat.reset();
+  if (hooks.progress) progress(true);
   XBT_VERB("simulation ends at %g s", sg4::Engine::get_clock());
   result.sim_time_s = sg4::Engine::get_clock();
-  if (tracer)
-    result.extra_files = {
-        {"trace.json", tracer->chrome_trace(result.log, sc.name)},
-        {"links.csv", links_csv(engine, tracer->comms(), hosts, result.sim_time_s, link_load)}};
+  if (tracer) {
+    const LinkTraffic traffic(tracer->comms(), hosts);
+    result.extra_files = {{"trace.json", tracer->chrome_trace(result.log, sc.name, traffic.loads())},
+                          {"links.csv", links_csv(engine, traffic, result.sim_time_s, link_load,
+                                                  link_places(sc.platform, engine, hosts))}};
+  }
   for (const auto& st : ranks) {
     add_saturating(result.bytes_sent, st->comm.counters().bytes_sent);
     add_saturating(result.messages_sent, st->comm.counters().messages_sent);

@@ -10,6 +10,7 @@
 
 #include "algorithms/registry.hpp"
 #include "sim/api/rank_layout.hpp"
+#include "sim/engine/run_progress.hpp"
 #include "sim/metrics/math_log.hpp"
 #include "sim/metrics/step_log.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -23,6 +24,13 @@ struct SimulationHooks {
       after_aggregate;
   // Called on each rank after each training step with its updated weights (workload runs only).
   std::function<void(int rank, int step, const Eigen::VectorXf& weights)> after_step;
+  // Called once the platform is loaded and the ranks placed, just before simulating, with the
+  // platform's description ("platforms/x.xml (16 hosts)").
+  std::function<void(const std::string& platform)> on_start;
+  // Called about every `progress_interval_s` seconds of wall time while simulating (checked as
+  // simulated time advances), then once more when the simulation ends. Reads, never changes, the run.
+  std::function<void(const RunProgress&)> progress;
+  double progress_interval_s = 2;
 };
 
 struct SimulationResult {

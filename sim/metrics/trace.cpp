@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 namespace aggsim {
 
@@ -45,10 +46,46 @@ std::vector<int> assign_lanes(const std::vector<const CommSpan*>& spans) {
   return lanes;
 }
 
+// The two ends of every message both sides recorded, in a deterministic order (the flows' ids).
+struct MessageKey {
+  int sender, receiver, channel;
+  std::uint64_t sequence;
+  bool operator<(const MessageKey& o) const {
+    return std::tie(sender, receiver, channel, sequence) <
+           std::tie(o.sender, o.receiver, o.channel, o.sequence);
+  }
+};
+struct FlowEnd {
+  int tid = -1;
+  double ts = 0;  // the middle of its slice: inside it whatever a viewer does with slice boundaries
+};
+
+void flow_event(Events& out, char phase, std::size_t id, int pid, const FlowEnd& end) {
+  out.push_back(
+      fmt::format("{{\"name\":\"message\",\"cat\":\"message\",\"ph\":\"{}\",{}\"id\":{},\"pid\":{},\"tid\":{}"
+                  ",\"ts\":{}}}",
+                  phase, phase == 'f' ? "\"bp\":\"e\"," : "", id, pid, end.tid, us(end.ts)));
+}
+
+void link_counters(Events& out, int pid, const std::vector<LinkLoad>& link_loads) {
+  if (link_loads.empty()) return;
+  metadata(out, "process_name", pid, 0, "links");
+  out.push_back(fmt::format(
+      "{{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":{},\"args\":{{\"sort_index\":{}}}}}", pid,
+      pid));
+  for (const auto& load : link_loads)
+    for (const auto& [time, bytes_per_s] : load.points)
+      out.push_back(
+          fmt::format("{{\"name\":{},\"ph\":\"C\",\"pid\":{},\"ts\":{},\"args\":{{\"bytes_per_s\":{}}}}}",
+                      nlohmann::json(load.link).dump(), pid, us(time), bytes_per_s));
+}
+
 }  // namespace
 
-std::string Tracer::chrome_trace(const StepLog& log, const std::string& title) const {
+std::string Tracer::chrome_trace(const StepLog& log, const std::string& title,
+                                 const std::vector<LinkLoad>& link_loads) const {
   Events out;
+  std::map<MessageKey, std::pair<FlowEnd, FlowEnd>> messages;  // send end, receive end
   std::map<int, std::vector<const WorkSpan*>> work_by_rank;
   for (const auto& w : work_) work_by_rank[w.rank].push_back(&w);
 
@@ -84,11 +121,22 @@ std::string Tracer::chrome_trace(const StepLog& log, const std::string& title) c
                  fmt::format("{} {}", send ? "send" : "recv", l));
       for (std::size_t i = 0; i < it->second.size(); ++i) {
         const CommSpan& c = *it->second[i];
-        complete_event(out, send ? "send" : "recv", r, 1 + 2 * lanes[i] + (send ? 0 : 1), c.start, c.end,
+        const int tid = 1 + 2 * lanes[i] + (send ? 0 : 1);
+        complete_event(out, send ? "send" : "recv", r, tid, c.start, c.end,
                        fmt::format("\"bytes\":{},\"peer\":{}", c.bytes, c.peer));
+        auto& ends = messages[{send ? r : c.peer, send ? c.peer : r, c.channel, c.sequence}];
+        (send ? ends.first : ends.second) = FlowEnd{tid, (c.start + c.end) / 2};
       }
     }
   }
+  std::size_t flow_id = 0;
+  for (const auto& [key, ends] : messages) {
+    if (ends.first.tid < 0 || ends.second.tid < 0) continue;  // one side never waited for it
+    flow_event(out, 's', flow_id, key.sender, ends.first);
+    flow_event(out, 'f', flow_id, key.receiver, ends.second);
+    ++flow_id;
+  }
+  link_counters(out, log.ranks(), link_loads);
   std::string text =
       fmt::format("{{\"displayTimeUnit\":\"ns\",\"otherData\":{{\"scenario\":{}}},\"traceEvents\":[\n",
                   nlohmann::json(title).dump());

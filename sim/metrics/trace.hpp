@@ -5,6 +5,7 @@
 // Perfetto or chrome://tracing), plus per-link traffic (links.csv).
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/metrics/step_log.hpp"
@@ -20,6 +21,18 @@ struct CommSpan {
   std::uint64_t bytes = 0;
   double start = 0;  // simulated seconds
   double end = 0;
+  // Which message this is: the `sequence`-th posted on this side of the (sender, receiver, channel)
+  // mailbox. Mailboxes match sends and receives first come first served, so a send and the
+  // receive with the same sender, receiver, channel and sequence are one message.
+  int channel = 0;
+  std::uint64_t sequence = 0;
+};
+
+// A link's load over time for a counter track: at each `points[i].first` (simulated seconds) the
+// load becomes `points[i].second` bytes per second, until the next point.
+struct LinkLoad {
+  std::string link;
+  std::vector<std::pair<double, double>> points;
 };
 
 struct WorkSpan {
@@ -36,8 +49,11 @@ class Tracer {
   const std::vector<CommSpan>& comms() const { return comms_; }
 
   // The Chrome trace: one process per rank; thread 0 holds the step phases and host work, each
-  // further thread one lane of non-overlapping sends or receives. Times in microseconds.
-  std::string chrome_trace(const StepLog& log, const std::string& title) const;
+  // further thread one lane of non-overlapping sends or receives; a flow (arrow) from each send to
+  // its receive; then one process "links" with a counter track per loaded link. Times in
+  // microseconds. The format is described in analysis/README.md ("Timeline").
+  std::string chrome_trace(const StepLog& log, const std::string& title,
+                           const std::vector<LinkLoad>& link_loads = {}) const;
 
  private:
   std::vector<CommSpan> comms_;

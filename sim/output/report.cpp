@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "algorithms/registry.hpp"
+#include "sim/core/strings.hpp"
 #include "sim/core/units.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
@@ -75,13 +76,14 @@ std::string steps_csv(const std::vector<StepSummary>& steps, const BusBandwidth&
     return s.math ? fmt::format("{}", (*s.math).*field) : std::string();
   };
   for (const auto& s : steps)
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s.step, s.step_time_s,
-                       s.comm_time_s, s.compute_time_s, s.end_time_s, s.bytes_sent, s.messages_sent,
-                       optional_cell(s.loss), optional_cell(s.accuracy), optional_cell(s.consensus_distance),
-                       s.exposed_comm_time_s, optional_cell(bw.algbw_GBps(s.comm_time_s)),
-                       optional_cell(bw.busbw_GBps(s.comm_time_s)), math_cell(s, &StepMath::agg_error),
-                       math_cell(s, &StepMath::agg_signed_error), math_cell(s, &StepMath::compress_error),
-                       math_cell(s, &StepMath::rank_spread));
+    out += csv_row({fmt::format("{}", s.step), fmt::format("{}", s.step_time_s),
+                    fmt::format("{}", s.comm_time_s), fmt::format("{}", s.compute_time_s),
+                    fmt::format("{}", s.end_time_s), fmt::format("{}", s.bytes_sent),
+                    fmt::format("{}", s.messages_sent), optional_cell(s.loss), optional_cell(s.accuracy),
+                    optional_cell(s.consensus_distance), fmt::format("{}", s.exposed_comm_time_s),
+                    optional_cell(bw.algbw_GBps(s.comm_time_s)), optional_cell(bw.busbw_GBps(s.comm_time_s)),
+                    math_cell(s, &StepMath::agg_error), math_cell(s, &StepMath::agg_signed_error),
+                    math_cell(s, &StepMath::compress_error), math_cell(s, &StepMath::rank_spread)});
   return out;
 }
 

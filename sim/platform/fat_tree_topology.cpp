@@ -87,6 +87,11 @@ void build_fat_tree(const Params& p) {
 
 }  // namespace
 
+std::int64_t fat_tree_leaf_links(const Params& p) {
+  const FatTreeShape s = fat_tree_shape(p, node_shape(p).nodes);
+  return capped_product(s.down, kMaxLeaves) * s.up[0] * s.link_count[0];
+}
+
 TopologyInfo fat_tree_topology_entry() {
   TopologyInfo info;
   info.name = "fat_tree";

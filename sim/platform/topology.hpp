@@ -28,4 +28,8 @@ struct TopologyInfo {
 const std::vector<TopologyInfo>& topology_table();
 const TopologyInfo* find_topology(std::string_view name);
 
+// Links between a fat tree's leaves and its first switch level: SimGrid 3.32 creates them first,
+// so they are the links whose number (the last in link_from_<a>_<b>_<number>) is below this.
+std::int64_t fat_tree_leaf_links(const Params& params);
+
 }  // namespace aggsim

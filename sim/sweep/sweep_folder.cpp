@@ -13,6 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "sim/core/strings.hpp"
 #include "sim/output/run_folder.hpp"
 #include "sim/sweep/numeric_columns.hpp"
 
@@ -69,24 +70,11 @@ std::string read_text_file(const fs::path& path) {
   return buffer.str();
 }
 
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 namespace {
 
 void write_if_changed(const fs::path& path, const std::string& content) {
   if (fs::exists(path) && read_text_file(path) == content) return;
   write_file_atomic(path, content);
-}
-
-std::string csv_row(const std::vector<std::string>& fields) {
-  std::string row;
-  for (std::size_t i = 0; i < fields.size(); ++i) row += (i ? "," : "") + csv_field(fields[i]);
-  return row + "\n";
 }
 
 // The failure's gist for one CSV cell: stderr's non-empty lines joined, bounded.

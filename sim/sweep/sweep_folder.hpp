@@ -69,7 +69,5 @@ class RunnerLock {
 // Writes a file atomically (temporary file beside it, then rename).
 void write_file_atomic(const std::filesystem::path& path, const std::string& content);
 std::string read_text_file(const std::filesystem::path& path);
-// A CSV field, quoted when needed (RFC 4180).
-std::string csv_field(const std::string& text);
 
 }  // namespace aggsim

@@ -1,0 +1,52 @@
+#pragma once
+// Watching a run from outside: how many steps every rank has finished, and a wall-clock gate that
+// lets the engine report progress every few seconds without reading the clock on every event.
+// Nothing here touches the simulation's results.
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace aggsim {
+
+// What a progress report says about a running simulation.
+struct RunProgress {
+  int steps_done = 0;  // steps every rank has finished
+  int steps_total = 0;
+  double sim_time_s = 0;
+  std::uint64_t messages = 0;  // sent so far, all ranks
+  double elapsed_s = 0;        // wall time since the simulation started
+  bool finished = false;       // the last report, after the simulation ended
+};
+
+// Counts the steps all ranks have finished; logs each step boundary (category aggsim_engine).
+class StepsDone {
+ public:
+  explicit StepsDone(int ranks) : ranks_(ranks) {}
+  void rank_finished(int step);
+  int steps_done() const { return steps_done_; }
+
+ private:
+  int ranks_;
+  int steps_done_ = 0;
+  // Ranks done per step not yet finished by all: bounded by how far ranks drift apart.
+  std::map<int, int> pending_;
+};
+
+// Says when `interval` seconds of wall time have passed since the last report. The clock is read
+// on every `kCallsPerClockRead`-th call only: the engine calls it at every simulated event.
+class WallClockGate {
+ public:
+  static constexpr unsigned kCallsPerClockRead = 16;
+  explicit WallClockGate(double interval_s);
+  bool due();
+  double elapsed_s() const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start_, next_;
+  Clock::duration interval_;
+  unsigned calls_ = 0;
+};
+
+}  // namespace aggsim
