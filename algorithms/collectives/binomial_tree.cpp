@@ -11,9 +11,15 @@ namespace aggsim {
 
 namespace {
 
-int relative(const Group& group, int root) { return (group.me - root + group.size()) % group.size(); }
-int absolute(const Group& group, int root, int rel) { return group.rank_at((rel + root) % group.size()); }
-int lowest_bit(int r) { return r & -r; }
+int relative(const Group& group, int root) {
+  return (group.me - root + group.size()) % group.size();
+}
+int absolute(const Group& group, int root, int rel) {
+  return group.rank_at((rel + root) % group.size());
+}
+int lowest_bit(int r) {
+  return r & -r;
+}
 
 }  // namespace
 

@@ -63,8 +63,10 @@ void fold_out(Comm& comm, const Group& group, Gradient& g, const ChunkView& seg)
   const int n = group.size(), i = group.me;
   const int extra = n - largest_power_of_two_at_most(n);
   if (i >= 2 * extra) return;
-  if (i % 2 == 1) comm.send(group.rank_at(i - 1), dense_chunk_payload(g, seg));
-  else unpack(g, {seg}, comm.recv(group.rank_at(i + 1)));
+  if (i % 2 == 1)
+    comm.send(group.rank_at(i - 1), dense_chunk_payload(g, seg));
+  else
+    unpack(g, {seg}, comm.recv(group.rank_at(i + 1)));
 }
 
 }  // namespace aggsim

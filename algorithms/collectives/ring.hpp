@@ -11,6 +11,8 @@ void ring_reduce_scatter(Comm& comm, const Group& group, Gradient& grad, const R
 // member holds every chunk.
 void ring_allgather(Comm& comm, const Group& group, Gradient& grad);
 
-inline int ring_owned_chunk(int index, int n) { return (index + 1) % n; }
+inline int ring_owned_chunk(int index, int n) {
+  return (index + 1) % n;
+}
 
 }  // namespace aggsim

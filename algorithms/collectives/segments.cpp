@@ -1,7 +1,7 @@
 // Moving segments of a gradient in and out of payloads: proxy values and wire bytes together.
-#include "algorithms/collectives/blocks.hpp"
-
 #include <stdexcept>
+
+#include "algorithms/collectives/blocks.hpp"
 
 namespace aggsim {
 

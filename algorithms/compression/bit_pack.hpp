@@ -11,7 +11,9 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "bit packing assumes a 
 
 namespace aggsim {
 
-inline std::uint64_t packed_bytes(std::uint64_t count, unsigned bits) { return (count * bits + 7) / 8; }
+inline std::uint64_t packed_bytes(std::uint64_t count, unsigned bits) {
+  return (count * bits + 7) / 8;
+}
 
 class BitWriter {
  public:
@@ -81,7 +83,8 @@ class BitReader {
   std::uint32_t get(unsigned bits) {
     if (filled_ < bits) {  // refill 32 bits (fewer at the end)
       std::uint32_t word = 0;
-      if (pos_ + 4 <= in_.size()) std::memcpy(&word, in_.data() + pos_, 4);
+      if (pos_ + 4 <= in_.size())
+        std::memcpy(&word, in_.data() + pos_, 4);
       else
         for (std::size_t i = pos_; i < in_.size(); ++i)
           word |= static_cast<std::uint32_t>(in_[i]) << (8 * (i - pos_));

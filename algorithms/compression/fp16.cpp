@@ -31,8 +31,9 @@ class Fp16 final : public Compressor {
 }  // namespace
 
 CompressorInfo fp16_compressor_entry() {
-  return {"fp16", "IEEE half precision, 2 bytes per value; summable", {},
-          [](const Params&) { return std::make_unique<Fp16>(); }};
+  return {"fp16", "IEEE half precision, 2 bytes per value; summable", {}, [](const Params&) {
+            return std::make_unique<Fp16>();
+          }};
 }
 
 }  // namespace aggsim

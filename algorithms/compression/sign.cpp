@@ -73,7 +73,9 @@ class Sign final : public Compressor {
 }  // namespace
 
 CompressorInfo sign_compressor_entry() {
-  return {"sign", "1 bit per value + mean-magnitude scale; majority-vote aggregation; biased", {},
+  return {"sign",
+          "1 bit per value + mean-magnitude scale; majority-vote aggregation; biased",
+          {},
           [](const Params&) { return std::make_unique<Sign>(); }};
 }
 

@@ -59,7 +59,9 @@ class TernGrad final : public Compressor {
 }  // namespace
 
 CompressorInfo terngrad_compressor_entry() {
-  return {"terngrad", "max|v| scale + ternary {-1,0,+1} by stochastic rounding, 2 bits each; unbiased", {},
+  return {"terngrad",
+          "max|v| scale + ternary {-1,0,+1} by stochastic rounding, 2 bits each; unbiased",
+          {},
           [](const Params&) { return std::make_unique<TernGrad>(); }};
 }
 

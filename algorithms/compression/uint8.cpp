@@ -47,8 +47,10 @@ class Uint8 final : public Compressor {
 }  // namespace
 
 CompressorInfo uint8_compressor_entry() {
-  return {"uint8", "8-bit uniform quantization between the tensor's min and max; biased", {},
-          [](const Params&) { return std::make_unique<Uint8>(); }};
+  return {
+      "uint8", "8-bit uniform quantization between the tensor's min and max; biased", {}, [](const Params&) {
+        return std::make_unique<Uint8>();
+      }};
 }
 
 }  // namespace aggsim

@@ -61,7 +61,9 @@ Measured measure(const std::vector<std::string>& argv, const fs::path& stdout_fi
   return m;
 }
 
-std::string self_path() { return fs::read_symlink("/proc/self/exe").string(); }
+std::string self_path() {
+  return fs::read_symlink("/proc/self/exe").string();
+}
 
 }  // namespace
 
@@ -117,8 +119,8 @@ int bench_command(const BenchOptions& options) {
         "model: {{size: {}B, proxy_dim: 4096, math: {}}}\nalgorithm: {{name: ring_allreduce, op: avg}}\n",
         ranks, platform.string(), network, bytes, math ? "on" : "off");
     // --force: the two runs (math off, then on) are different scenarios in the same folder.
-    const Measured m =
-        best_of({self_path(), "run", scenario.string(), "--out", (dir / "run").string(), "--quiet", "--force"});
+    const Measured m = best_of(
+        {self_path(), "run", scenario.string(), "--out", (dir / "run").string(), "--quiet", "--force"});
     const auto summary = nlohmann::json::parse(std::ifstream(dir / "run" / "summary.json"));
     const auto messages = summary["messages"].get<std::uint64_t>();
     fmt::print("{:<20} {:>9.3f} {:>9.3f} {:>11.1f} {:>10} {:>12.0f} {:>12.6f}  {:.2f}x\n",

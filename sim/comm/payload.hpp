@@ -13,8 +13,8 @@ struct Payload {
   Eigen::VectorXf scales;              // norms / scales of a quantized encoding
   std::vector<std::uint8_t> codes;     // quantization levels, sign bits, ...
   std::int64_t tag = 0;                // protocol use: step number, layer id, sender rank, ...
-  std::uint64_t seed = 0;  // the encoding's own use (random-k's index seed); protocols leave it alone
-  std::uint64_t wire_bytes = 0;        // simulated size on the network
+  std::uint64_t seed = 0;        // the encoding's own use (random-k's index seed); protocols leave it alone
+  std::uint64_t wire_bytes = 0;  // simulated size on the network
 };
 
 }  // namespace aggsim

@@ -14,26 +14,36 @@
 namespace aggsim {
 
 enum class ParamKind {
-  integer,     // whole number within [min, max]
-  real,        // floating point within [min, max]
-  boolean,     // true/false (also on/off, yes/no)
-  text,        // free string
-  choice,      // one of `choices`
-  bytes,       // "100MB", "64MiB", bare = bytes
-  bandwidth,   // "10Gbps", "25GBps"; stored as bytes per second
-  duration,    // "1us", "2ms"; stored as seconds
-  speed,       // "100Gf"; stored as flop/s
-  integer_list, // [2, 4, 8]
-  rows          // rows of numbers: [[0, 1], [1, 2, 0.5]] (edge lists, small tables)
+  integer,       // whole number within [min, max]
+  real,          // floating point within [min, max]
+  boolean,       // true/false (also on/off, yes/no)
+  text,          // free string
+  choice,        // one of `choices`
+  bytes,         // "100MB", "64MiB", bare = bytes
+  bandwidth,     // "10Gbps", "25GBps"; stored as bytes per second
+  duration,      // "1us", "2ms"; stored as seconds
+  speed,         // "100Gf"; stored as flop/s
+  integer_list,  // [2, 4, 8]
+  rows           // rows of numbers: [[0, 1], [1, 2, 0.5]] (edge lists, small tables)
 };
 
 struct ParamSpec {
   // ParamSpec("hosts", ParamKind::integer, "", "number of hosts").needed().between(1, 1 << 22)
   ParamSpec(std::string key_, ParamKind kind_, std::string default_text_ = "", std::string help_ = "")
       : key(std::move(key_)), kind(kind_), default_text(std::move(default_text_)), help(std::move(help_)) {}
-  ParamSpec& needed() { required = true; return *this; }
-  ParamSpec& at_least(double lo) { min = lo; return *this; }
-  ParamSpec& between(double lo, double hi) { min = lo; max = hi; return *this; }
+  ParamSpec& needed() {
+    required = true;
+    return *this;
+  }
+  ParamSpec& at_least(double lo) {
+    min = lo;
+    return *this;
+  }
+  ParamSpec& between(double lo, double hi) {
+    min = lo;
+    max = hi;
+    return *this;
+  }
   ParamSpec& one_of(std::vector<std::string> values) {
     kind = ParamKind::choice;
     choices = std::move(values);

@@ -33,7 +33,9 @@ inline Rng make_rng(std::uint64_t seed, Stream purpose, std::uint64_t a = 0, std
 }
 
 // Uniform in [0, 1) with 53 random bits.
-inline double uniform01(Rng& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+inline double uniform01(Rng& rng) {
+  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
+}
 
 // Uniform integer in [0, n) without modulo bias (Lemire's method would also do; rejection is simpler).
 inline std::uint64_t uniform_below(Rng& rng, std::uint64_t n) {

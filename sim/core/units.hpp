@@ -14,7 +14,7 @@ double parse_bandwidth(const std::string& text);  // bytes per second
 double parse_duration(const std::string& text);   // seconds
 double parse_speed(const std::string& text);      // flop per second
 
-std::string format_bytes(double bytes);     // "1.5 MB"
+std::string format_bytes(double bytes);       // "1.5 MB"
 std::string format_duration(double seconds);  // "12.3 ms"
 
 }  // namespace aggsim::units

@@ -54,7 +54,8 @@ NodeShape node_shape(const Params& p) {
   if (s.gpus_per_node > 1 && (s.nodes > kMaxMultiGpuNodes || s.hosts() > kMaxMultiGpuHosts))
     throw std::invalid_argument(fmt::format(
         "nodes: {} nodes x {} GPUs is more than this simulator builds with gpus_per_node > 1 (at most {} "
-        "nodes and {} hosts: every multi-GPU node is a SimGrid zone, and the platform's build time grows with "
+        "nodes and {} hosts: every multi-GPU node is a SimGrid zone, and the platform's build time grows "
+        "with "
         "nodes x hosts); use fewer nodes, or gpus_per_node: 1 (plain hosts, up to {} of them)",
         s.nodes, s.gpus_per_node, kMaxMultiGpuNodes, kMaxMultiGpuHosts, 1 << 22));
   s.speed = p.real("speed");

@@ -14,14 +14,15 @@ namespace {
 
 struct QuantityKind {
   const char* column_suffix;
-  std::function<double(const std::string&)> parse;  // to SI base units; throws when not this kind
+  std::function<double(const std::string&)> parse;   // to SI base units; throws when not this kind
   std::function<bool(const std::string&)> has_unit;  // the unit says this kind (not a bare number)
 };
 
 std::string unit_of(const std::string& text) {
   std::size_t i = 0;
-  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.' || text[i] == '+' ||
-                             text[i] == '-' || ((text[i] == 'e' || text[i] == 'E') && i > 0)))
+  while (i < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.' || text[i] == '+' ||
+          text[i] == '-' || ((text[i] == 'e' || text[i] == 'E') && i > 0)))
     ++i;
   std::string unit = text.substr(i);
   while (!unit.empty() && unit.front() == ' ') unit.erase(unit.begin());
@@ -34,14 +35,16 @@ bool ends_with(const std::string& s, const std::string& tail) {
 
 const std::vector<QuantityKind>& kinds() {
   static const std::vector<QuantityKind> table = {
-      {"_Bps", units::parse_bandwidth, [](const std::string& u) { return ends_with(u, "bps") || ends_with(u, "Bps"); }},
+      {"_Bps", units::parse_bandwidth,
+       [](const std::string& u) { return ends_with(u, "bps") || ends_with(u, "Bps"); }},
       {"_bytes", [](const std::string& t) { return static_cast<double>(units::parse_bytes(t)); },
        [](const std::string& u) { return ends_with(u, "B"); }},
-      {"_flops", units::parse_speed, [](const std::string& u) { return ends_with(u, "f") || ends_with(u, "flops"); }},
+      {"_flops", units::parse_speed,
+       [](const std::string& u) { return ends_with(u, "f") || ends_with(u, "flops"); }},
       {"_s", units::parse_duration,
        [](const std::string& u) {
-         return u == "s" || u == "ms" || u == "us" || u == "ns" || u == "ps" || u == "m" || u == "h" || u == "d" ||
-                u == "w";
+         return u == "s" || u == "ms" || u == "us" || u == "ns" || u == "ps" || u == "m" || u == "h" ||
+                u == "d" || u == "w";
        }},
   };
   return table;

@@ -65,8 +65,9 @@ platform: {{file: {file}}}
 network: alpha_beta
 model: {model}
 algorithm: {{op: {op}, {alg}}}
-)", fmt::arg("p", p), fmt::arg("file", (dir / "nodes.xml").string()), fmt::arg("model", model),
-                     fmt::arg("op", op), fmt::arg("alg", algorithm));
+)",
+                     fmt::arg("p", p), fmt::arg("file", (dir / "nodes.xml").string()),
+                     fmt::arg("model", model), fmt::arg("op", op), fmt::arg("alg", algorithm));
 }
 
 const std::vector<std::string> kInter = {"ring", "halving_doubling", "recursive_doubling", "tree",

@@ -1,10 +1,9 @@
 // Reference for `aggsim bench`: the ring all-reduce's message pattern in plain SimGrid S4U, with no
 // payload data, no scenario, no metrics. Usage: bare_ring PLATFORM.xml RANKS BYTES [--cfg=...]
 // Prints the simulated time and the number of messages.
-#include <simgrid/s4u.hpp>
-
 #include <cstdio>
 #include <cstdlib>
+#include <simgrid/s4u.hpp>
 #include <string>
 #include <vector>
 

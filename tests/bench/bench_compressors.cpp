@@ -103,10 +103,17 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   const std::vector<std::pair<std::string, std::map<std::string, std::string>>> compressors = {
-      {"none", {}},      {"topk", {{"ratio", "0.01"}}},  {"randomk", {{"ratio", "0.01"}}},
+      {"none", {}},
+      {"topk", {{"ratio", "0.01"}}},
+      {"randomk", {{"ratio", "0.01"}}},
       {"threshold", {{"threshold", "2.576"}}},  // ~1% of standard normal values
-      {"qsgd", {{"levels", "16"}}},  {"terngrad", {}}, {"sign", {}},  {"fp16", {}},  {"uint8", {}},
-      {"powersgd", {{"rank", "2"}}}, {"atomo", {{"budget", "3"}}}};
+      {"qsgd", {{"levels", "16"}}},
+      {"terngrad", {}},
+      {"sign", {}},
+      {"fp16", {}},
+      {"uint8", {}},
+      {"powersgd", {{"rank", "2"}}},
+      {"atomo", {{"budget", "3"}}}};
   for (std::int64_t n : {std::int64_t{1} << 20, std::int64_t{1} << 24}) {
     const std::string size = n == (1 << 20) ? "1M" : "16M";
     benchmark::RegisterBenchmark(("memcpy/" + size).c_str(), bm_memcpy, n)->Unit(benchmark::kMillisecond);

@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "sim/scenario/calibration.hpp"
 #include "sim/platform/topology.hpp"
+#include "sim/scenario/calibration.hpp"
 #include "support/cli.hpp"
 
 using namespace aggsim::test;

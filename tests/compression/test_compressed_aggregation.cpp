@@ -1,17 +1,17 @@
 // Compressed aggregation end to end: all-gather of top-k payloads on 16 ranks against a direct
 // computation and the alpha-beta closed form; summable compressors and PowerSGD on the ring
 // all-reduce; the load-time rejection of a non-summable compressor on a reducing collective.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <map>
 #include <numeric>
 
 #include "compressor_fixture.hpp"
-#include "support/simulate_capturing.hpp"
 #include "support/cli.hpp"
 #include "support/reduction_check.hpp"
+#include "support/simulate_capturing.hpp"
 
 using namespace aggsim;
 using namespace aggsim::test;

@@ -10,9 +10,9 @@
 
 #include "algorithms/compression/low_rank.hpp"
 #include "compressor_fixture.hpp"
-#include "support/simulate_capturing.hpp"
 #include "support/cli.hpp"
 #include "support/reduction_check.hpp"
+#include "support/simulate_capturing.hpp"
 
 using namespace aggsim;
 using namespace aggsim::test;
@@ -291,7 +291,8 @@ TEST_CASE("the parameter server's shards carry the modeled pieces they cut out",
   const auto bytes = [](const std::vector<Piece>& pieces) {
     std::uint64_t total = 0;
     for (const Piece& x : pieces) {
-      if (x.vector || x.cols > 1) total += powersgd_bytes(x, 2);
+      if (x.vector || x.cols > 1)
+        total += powersgd_bytes(x, 2);
       else {
         const Shape view = matrix_view(Shape{x.rows, 1});
         total += powersgd_bytes({view.rows, view.cols, false}, 2);

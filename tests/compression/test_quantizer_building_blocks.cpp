@@ -2,7 +2,6 @@
 // against a plain scalar xoshiro128+ written from the published algorithm, its outputs' range and
 // moments, and fixed-width bit packing round trips through the batched and single-code paths.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <vector>

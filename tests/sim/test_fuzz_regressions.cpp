@@ -2,7 +2,6 @@
 // error it must now give through the binary: once a crash, a stack overflow, an abort or an
 // internal error. Platform files are run through a two-rank scenario that names them.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <map>
 #include <string>

@@ -1,8 +1,7 @@
 // The run folder: contract (files, keys, columns), determinism, atomic replacement, --set.
 #include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "support/cli.hpp"
@@ -53,7 +52,7 @@ TEST_CASE("a run writes resolved.yaml, summary.json and steps.csv with the contr
   const std::string header = csv.substr(0, csv.find('\n'));
   CHECK(header.rfind("step,step_time_s,comm_time_s", 0) == 0);
   CHECK(header.find("bytes_sent") != std::string::npos);
-  CHECK(std::count(csv.begin(), csv.end(), '\n') == 5);  // header + 4 steps
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 5);      // header + 4 steps
   CHECK(r.out.find("ring_allreduce") != std::string::npos);  // the human summary
 }
 

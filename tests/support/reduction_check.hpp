@@ -1,9 +1,9 @@
 #pragma once
 // Runs a scenario in a child process and checks, for every step, that every rank ended with the
 // exact reduction (computed here directly, in double precision) of all ranks' inputs.
-#include <Eigen/Core>
 #include <fmt/format.h>
 
+#include <Eigen/Core>
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -18,9 +18,9 @@
 namespace aggsim::test {
 
 struct ReductionError {
-  double max_abs_error = 0;       // |rank result - direct reduction|, worst element
-  double max_rank_spread = 0;     // largest difference between two ranks' results
-  double reference_scale = 0;     // max |direct reduction|, for a relative bound
+  double max_abs_error = 0;    // |rank result - direct reduction|, worst element
+  double max_rank_spread = 0;  // largest difference between two ranks' results
+  double reference_scale = 0;  // max |direct reduction|, for a relative bound
   int checked_vectors = 0;
 };
 
@@ -28,9 +28,12 @@ inline Eigen::VectorXd direct_reduction(const std::vector<Eigen::VectorXf>& inpu
   Eigen::VectorXd acc = inputs.at(0).cast<double>();
   for (std::size_t r = 1; r < inputs.size(); ++r) {
     const Eigen::VectorXd x = inputs[r].cast<double>();
-    if (op.kind == ReduceKind::min) acc = acc.cwiseMin(x);
-    else if (op.kind == ReduceKind::max) acc = acc.cwiseMax(x);
-    else acc += x;
+    if (op.kind == ReduceKind::min)
+      acc = acc.cwiseMin(x);
+    else if (op.kind == ReduceKind::max)
+      acc = acc.cwiseMax(x);
+    else
+      acc += x;
   }
   if (op.kind == ReduceKind::avg) acc /= static_cast<double>(inputs.size());
   if (op.kind == ReduceKind::custom_avg) acc /= op.denominator;

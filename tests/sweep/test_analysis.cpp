@@ -122,9 +122,12 @@ std::vector<std::vector<std::string>> read_quoted_csv(const fs::path& csv) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') cell += '"', ++i;
-      else if (c == '"') quoted = false;
-      else cell += c;
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"')
+        cell += '"', ++i;
+      else if (c == '"')
+        quoted = false;
+      else
+        cell += c;
     } else if (c == '"') {
       quoted = true;
     } else if (c == ',') {
@@ -166,7 +169,8 @@ TEST_CASE("bandwidths in GBps and Gbps reach the plots as numbers, in their natu
              small_sweep("  grid:\n    platform.bandwidth: [1GBps, 10GBps, 25Gbps, 100Gbps, 25GBps]\n"
                          "    ranks: [16, 4, 8]\n"));
   const fs::path out = dir / "out";
-  REQUIRE(run_aggsim({"sweep", "run", "sweep.yaml", "--jobs", "2", "--out", out.string()}, dir).exit_code == 0);
+  REQUIRE(run_aggsim({"sweep", "run", "sweep.yaml", "--jobs", "2", "--out", out.string()}, dir).exit_code ==
+          0);
 
   const auto results = read_csv(out / "results.csv");
   const int written = column(results, "platform.bandwidth"), si = column(results, "platform.bandwidth_Bps");
@@ -268,10 +272,12 @@ sweep:
 )",
                                              AGGSIM_SOURCE_DIR));
   const fs::path out = dir / "out";
-  REQUIRE(run_aggsim({"sweep", "run", "sweep.yaml", "--jobs", "2", "--out", out.string()}, dir).exit_code == 0);
+  REQUIRE(run_aggsim({"sweep", "run", "sweep.yaml", "--jobs", "2", "--out", out.string()}, dir).exit_code ==
+          0);
   const auto results = read_csv(out / "results.csv");
   REQUIRE(results.size() == 7);
-  const int rep = column(results, "repeat"), seed = column(results, "seed"), mean = column(results, "mean_step_time_s");
+  const int rep = column(results, "repeat"), seed = column(results, "seed"),
+            mean = column(results, "mean_step_time_s");
   REQUIRE(rep >= 0);
   std::set<std::string> seeds;
   std::map<std::string, std::vector<double>> times;  // ranks -> the three runs' mean step times
@@ -313,13 +319,15 @@ TEST_CASE("the report renders in headless Chromium with its figures drawn", "[an
   const auto dir = fresh_dir("chromium");
   write_file(dir / "sweep.yaml", small_sweep("  grid:\n    ranks: [2, 4, 8]\n    model.size: [1MB, 4MB]\n"));
   const fs::path out = dir / "out";
-  REQUIRE(run_aggsim({"sweep", "run", "sweep.yaml", "--jobs", "2", "--out", out.string()}, dir).exit_code == 0);
+  REQUIRE(run_aggsim({"sweep", "run", "sweep.yaml", "--jobs", "2", "--out", out.string()}, dir).exit_code ==
+          0);
   std::string log;
   REQUIRE(python("report.py " + shell_quote(out.string()), log) == 0);
   // The flags keep Chromium off the network and out of the user's profile.
   const fs::path shot = dir / "report.png";
   const std::string cmd = fmt::format(
-      "{} --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking "
+      "{} --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+      "--disable-background-networking "
       "--disable-component-update --disable-sync --user-data-dir={} --window-size=1200,3000 "
       "--screenshot={} file://{} > {} 2>&1",
       chromium, shell_quote((dir / "profile").string()), shell_quote(shot.string()),
@@ -331,8 +339,8 @@ TEST_CASE("the report renders in headless Chromium with its figures drawn", "[an
   const std::string measure = fmt::format(
       "-c \"import matplotlib.image as m; a = m.imread('{}')[..., :3]; print((a.min(axis=2) < 0.9).mean())\"",
       shot.string());
-  REQUIRE(std::system(fmt::format("{} {} > {} 2>&1", kPython, measure, shell_quote((dir / "ink").string())).c_str()) ==
-          0);
+  REQUIRE(std::system(fmt::format("{} {} > {} 2>&1", kPython, measure, shell_quote((dir / "ink").string()))
+                          .c_str()) == 0);
   const double ink = std::stod(read_file(dir / "ink"));
   CHECK(ink > 0.05);
 }

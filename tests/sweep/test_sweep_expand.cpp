@@ -206,7 +206,8 @@ TEST_CASE("command-line grid axes and repetitions turn any scenario into a sweep
   CHECK(expand_sweep_text(plain, "plain.yaml", extras).points.back().id == sweep.points.back().id);
 }
 
-TEST_CASE("repetitions refuse a swept seed, and --grid refuses a key the file already sweeps", "[sweep][grid]") {
+TEST_CASE("repetitions refuse a swept seed, and --grid refuses a key the file already sweeps",
+          "[sweep][grid]") {
   CHECK_THAT(expand_error(small_sweep("  grid: {seed: [1, 2]}\n  repeat: 2\n")),
              Catch::Contains("'seed' is swept and 'repeat' is set"));
   SweepExtras extras;
@@ -245,9 +246,10 @@ TEST_CASE("aggsim sweep run --grid --repeat sweeps a plain scenario from the com
   const auto dir = fresh_dir("cligrid");
   std::string plain = small_sweep("  grid: {ranks: [2]}\n");
   write_file(dir / "plain.yaml", plain.substr(0, plain.find("sweep:")));
-  const auto r = run_aggsim({"sweep", "run", "plain.yaml", "--grid", "ranks=2,4", "--grid",
-                             "platform.bandwidth=10Gbps,100Gbps", "--repeat", "2", "--jobs", "2", "--out", "out"},
-                            dir);
+  const auto r =
+      run_aggsim({"sweep", "run", "plain.yaml", "--grid", "ranks=2,4", "--grid",
+                  "platform.bandwidth=10Gbps,100Gbps", "--repeat", "2", "--jobs", "2", "--out", "out"},
+                 dir);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const auto rows = read_csv(dir / "out/results.csv");
@@ -259,7 +261,8 @@ TEST_CASE("aggsim sweep run --grid --repeat sweeps a plain scenario from the com
   for (std::size_t i = 1; i < rows.size(); ++i) {
     CHECK(rows[i][static_cast<std::size_t>(status)] == "done");
     seeds.insert(rows[i][static_cast<std::size_t>(seed)]);
-    if (rows[i][static_cast<std::size_t>(repeat)] == "0") CHECK(rows[i][static_cast<std::size_t>(seed)] == "5");
+    if (rows[i][static_cast<std::size_t>(repeat)] == "0")
+      CHECK(rows[i][static_cast<std::size_t>(seed)] == "5");
   }
   CHECK(seeds.size() == 2);
   // Merging again with the same axes finds the same points; without them the file is no sweep.

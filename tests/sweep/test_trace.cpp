@@ -65,7 +65,8 @@ TEST_CASE("trace.json holds per-rank compute, aggregate, send and recv spans con
       if (name == "process_name") process_names[pid] = e["args"]["name"].get<std::string>();
       continue;
     }
-    if (e["ph"] == "s" || e["ph"] == "f" || e["ph"] == "C") continue;  // flows and link counters: test_trace_flows
+    if (e["ph"] == "s" || e["ph"] == "f" || e["ph"] == "C")
+      continue;  // flows and link counters: test_trace_flows
     REQUIRE(e["ph"] == "X");
     for (const char* field : {"ts", "dur", "tid", "cat", "args"}) REQUIRE(e.contains(field));
     const double ts = e["ts"].get<double>(), dur = e["dur"].get<double>();

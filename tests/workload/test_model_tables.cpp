@@ -6,8 +6,8 @@
 // FLOPs, matrix products only (convolutions, linear layers, attention scores); biases,
 // normalisation, activations and softmax are left out. The loader makes each layer's backward
 // pass twice its forward pass (input and weight gradients) unless a table says otherwise.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <map>
 #include <string>
 
@@ -62,10 +62,10 @@ TEST_CASE("shipped layer tables match the published parameter counts", "[workloa
   // The image networks ATOMO and PowerSGD train: torchvision's model cards (ResNet-18/34/101/152,
   // VGG-16), Vogels et al. 2019 (ResNet-18 and VGG-16 for CIFAR-10), Caffe's MNIST LeNet (ATOMO's).
   const std::map<std::string, std::uint64_t> published = {
-      {"resnet50", 25'557'032},         {"bert_base", 109'482'240},     {"gpt2_small", 124'439'808},
-      {"resnet18", 11'689'512},         {"resnet34", 21'797'672},       {"resnet101", 44'549'160},
-      {"resnet152", 60'192'808},        {"vgg16", 138'357'544},         {"resnet18_cifar10", 11'173'962},
-      {"vgg16_cifar10", 14'728'266},    {"lenet", 431'080}};
+      {"resnet50", 25'557'032},      {"bert_base", 109'482'240}, {"gpt2_small", 124'439'808},
+      {"resnet18", 11'689'512},      {"resnet34", 21'797'672},   {"resnet101", 44'549'160},
+      {"resnet152", 60'192'808},     {"vgg16", 138'357'544},     {"resnet18_cifar10", 11'173'962},
+      {"vgg16_cifar10", 14'728'266}, {"lenet", 431'080}};
   for (const auto& [name, params] : published) {
     INFO(name);
     CHECK(shipped(name).size_bytes == 4 * params);
@@ -115,7 +115,8 @@ TEST_CASE("GPT-2 small's forward FLOPs match the transformer closed form", "[wor
 TEST_CASE("the shipped tables' backward passes cost twice their forward passes", "[workload][models]") {
   // Input and weight gradients are each one product of the forward's size: training costs 3x the
   // forward pass (Kaplan et al.'s 6N per token).
-  for (const char* name : {"resnet50", "bert_base", "gpt2_small", "resnet18", "resnet18_cifar10", "vgg16", "lenet"}) {
+  for (const char* name :
+       {"resnet50", "bert_base", "gpt2_small", "resnet18", "resnet18_cifar10", "vgg16", "lenet"}) {
     INFO(name);
     double backward = 0;
     const ModelSpec m = shipped(name);
@@ -124,7 +125,8 @@ TEST_CASE("the shipped tables' backward passes cost twice their forward passes",
   }
 }
 
-TEST_CASE("ImageNet ResNets' and VGG-16's forward FLOPs match torchvision's model cards", "[workload][models]") {
+TEST_CASE("ImageNet ResNets' and VGG-16's forward FLOPs match torchvision's model cards",
+          "[workload][models]") {
   // torchvision's *_Weights model cards: "GFLOPS" counted as multiply-adds, one 224x224 image.
   const std::map<std::string, double> gmacs = {
       {"resnet18", 1.81}, {"resnet34", 3.66}, {"resnet101", 7.80}, {"resnet152", 11.51}, {"vgg16", 15.47}};
