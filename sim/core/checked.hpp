@@ -10,26 +10,17 @@
 
 namespace aggsim {
 
-inline std::optional<std::int64_t> checked_mul(std::int64_t a, std::int64_t b) {
-  std::int64_t out = 0;
+// For any integer type T (both operands the same type, so no silent conversion).
+template <class T>
+std::optional<T> checked_mul(T a, T b) {
+  T out = 0;
   if (__builtin_mul_overflow(a, b, &out)) return std::nullopt;
   return out;
 }
 
-inline std::optional<std::int64_t> checked_add(std::int64_t a, std::int64_t b) {
-  std::int64_t out = 0;
-  if (__builtin_add_overflow(a, b, &out)) return std::nullopt;
-  return out;
-}
-
-inline std::optional<std::uint64_t> checked_mul(std::uint64_t a, std::uint64_t b) {
-  std::uint64_t out = 0;
-  if (__builtin_mul_overflow(a, b, &out)) return std::nullopt;
-  return out;
-}
-
-inline std::optional<std::uint64_t> checked_add(std::uint64_t a, std::uint64_t b) {
-  std::uint64_t out = 0;
+template <class T>
+std::optional<T> checked_add(T a, T b) {
+  T out = 0;
   if (__builtin_add_overflow(a, b, &out)) return std::nullopt;
   return out;
 }
