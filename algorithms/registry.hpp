@@ -30,7 +30,6 @@ struct AlgorithmConfig {
   std::uint64_t seed = 0;  // the scenario seed (e.g. for a random graph every rank must agree on)
   const CompressorInfo* compressor = nullptr;  // the scenario's compressor (`none` when absent)
   Params compressor_params;
-  const MemoryInfo* memory = nullptr;  // the compressor's memory (`none` when absent)
 
   // A new compressor as the scenario configures it (each rank owns its own).
   std::unique_ptr<Compressor> make_compressor() const;

@@ -108,8 +108,7 @@ TransportInfo powersgd_aggregation_transport() {
   };
   transport.wrap = [](std::unique_ptr<Aggregator> collective, const AlgorithmConfig& cfg) {
     const Params& p = cfg.compressor_params;
-    return make_power_aggregation(std::move(collective), cfg.op, powersgd_options(p),
-                                  cfg.memory ? cfg.memory->make() : memory_for(p).make());
+    return make_power_aggregation(std::move(collective), cfg.op, powersgd_options(p), memory_for(p).make());
   };
   return transport;
 }

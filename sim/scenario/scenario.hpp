@@ -1,6 +1,6 @@
 #pragma once
 // A scenario as plain, fully checked and resolved structs: the loader looks every name up once
-// (algorithm, compressor, its memory, the transport between them, the topology) and everything downstream
+// (algorithm, compressor, the transport between them, the topology) and everything downstream
 // uses the entries. Only sim/scenario knows YAML.
 #include <cstdint>
 #include <map>
@@ -19,7 +19,6 @@ namespace aggsim {
 struct AlgorithmInfo;   // algorithms/registry.hpp
 struct CompressorInfo;  // algorithms/registry.hpp
 struct TransportInfo;   // algorithms/registry.hpp
-struct MemoryInfo;      // algorithms/memory/memory.hpp
 
 enum class NetworkPreset { lv08, alpha_beta, ns3 };
 
@@ -64,7 +63,6 @@ struct CompressionSpec {
   std::string name = "none";
   const CompressorInfo* entry = nullptr;     // the table entry of `name`
   const TransportInfo* transport = nullptr;  // what carries its payloads on the algorithm
-  const MemoryInfo* memory = nullptr;        // what each rank keeps of what it did not send
   Params params;
 };
 

@@ -323,14 +323,13 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
     sc.compression.params = comp.params(info->params);
     sc.key_locations["compression"] = compression->location();
     try {
-      sc.compression.memory = &memory_for(sc.compression.params);
+      memory_for(sc.compression.params);  // refuses contradicting memory keys here, at the key
     } catch (const ParamError& e) {
       comp.get(e.key)->fail(e.what());
     }
     comp.finish();
   }
   if (!sc.compression.entry) sc.compression.entry = find_compressor("none");
-  if (!sc.compression.memory) sc.compression.memory = find_memory("none");
   sc.compression.transport = &transport_for(*sc.algorithm.entry, *sc.compression.entry);
   {
     // The algorithm's checks of its parameters as a whole (a graph, the op, the compressor), then
@@ -414,7 +413,6 @@ AlgorithmConfig algorithm_config(const Scenario& sc) {
   config.seed = sc.seed;
   config.compressor = sc.compression.entry;
   config.compressor_params = sc.compression.params;
-  config.memory = sc.compression.memory;
   return config;
 }
 
