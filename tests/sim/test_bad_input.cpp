@@ -6,26 +6,15 @@
 #include <vector>
 
 #include "support/cli.hpp"
+#include "support/scenarios.hpp"
 
 using namespace aggsim::test;
 namespace fs = std::filesystem;
 
 namespace {
 
-const char* kGood = R"(seed: 7
-ranks: 4
-steps: 1
-platform:
-  topology: cluster
-  hosts: 4
-network: alpha_beta
-model:
-  size: 1MB
-  proxy_dim: 64
-algorithm:
-  name: ring_allreduce
-  op: avg
-)";
+// With an explicit op, which several cases rewrite.
+const std::string kGood = std::string(kSmallScenario) + "  op: avg\n";
 
 std::string replace(std::string text, const std::string& from, const std::string& to) {
   const auto at = text.find(from);

@@ -11,25 +11,14 @@
 #include <vector>
 
 #include "support/cli.hpp"
+#include "support/scenarios.hpp"
 
 using namespace aggsim::test;
 namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kScenario = R"(seed: 7
-ranks: 4
-steps: 1
-platform:
-  topology: cluster
-  hosts: 4
-network: alpha_beta
-model:
-  size: 1MB
-  proxy_dim: 64
-algorithm:
-  name: ring_allreduce
-)";
+const std::string kScenario = kSmallScenario;
 
 const std::string kXmlScenario =
     "ranks: 2\nsteps: 1\nplatform: {file: p.xml}\nmodel: {size: 1MB, proxy_dim: 8}\n"
