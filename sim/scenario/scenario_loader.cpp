@@ -90,8 +90,8 @@ void reject_generator_keys(const YamlMap& platform, const std::string& file) {
     platform.value()
         .child("overrides")
         .fail(fmt::format("the platform is the file {}: overrides apply only to generated platforms "
-                          "('platform: {{topology: "
-                          "...}}'); edit the XML instead (a host's speed, a link's bandwidth and latency)",
+                          "('platform: {{topology: ...}}'); edit the XML instead (a host's speed, a "
+                          "link's bandwidth and latency)",
                           file));
   for (auto it = node.begin(); it != node.end(); ++it) {
     const std::string key = it->first.Scalar();
