@@ -10,6 +10,7 @@
 #include "algorithms/registry.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/output/report.hpp"
+#include "sim/platform/platform_overrides.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/scenario/workload_loader.hpp"
@@ -154,6 +155,10 @@ int list_command() {
     fmt::print("  {:<30} {}\n", t.name, t.summary);
     print_params(t.params);
   }
+  fmt::print(
+      "\nPer-host and per-node values of a generated platform (platform.overrides: [{{hosts: NAMES | nodes: "
+      "INDICES, key: value, ...}}, ...]; later entries win; platforms/README.md):\n");
+  print_params(override_param_specs());
   fmt::print("\nModel (model.*):\n");
   print_params(model_param_specs());
   fmt::print("\nTraining workload (workload.*; see sim/workload/README.md):\n");

@@ -15,6 +15,7 @@
 
 #include "sim/platform/endpoints.hpp"
 #include "sim/platform/platform.hpp"
+#include "sim/platform/platform_overrides.hpp"
 #include "sim/platform/topology.hpp"
 
 namespace aggsim {
@@ -28,10 +29,10 @@ std::string node_link_name(const NodeShape& shape, std::int64_t node) {
                                   : fmt::format("node-{}_link", node);
 }
 
-void build_star(const Params& p) {
+void build_star(const Params& p, const ResolvedOverrides& overrides) {
   const NodeShape shape = node_shape(p);
   auto* zone = sg4::create_star_zone("cluster");
-  EndpointBuilder endpoints(shape);
+  EndpointBuilder endpoints(shape, &overrides);
   sg4::Link* backbone = nullptr;
   if (p.has("backbone_bandwidth")) {
     backbone =
@@ -43,8 +44,9 @@ void build_star(const Params& p) {
   std::vector<sg4::Link*> links;
   links.reserve(static_cast<std::size_t>(shape.nodes));
   for (std::int64_t i = 0; i < shape.nodes; ++i) {
-    links.push_back(zone->create_split_duplex_link(node_link_name(shape, i), shape.bandwidth)
-                        ->set_latency(shape.latency));
+    links.push_back(
+        zone->create_split_duplex_link(node_link_name(shape, i), overrides.bandwidth(i, shape.bandwidth))
+            ->set_latency(overrides.latency(i, shape.latency)));
     links.back()->seal();
   }
   std::vector<std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoint*>>
@@ -72,7 +74,7 @@ void cable(sg4::NetZone* zone, simgrid::kernel::routing::NetPoint* a, simgrid::k
   zone->add_route(a, b, nullptr, nullptr, {sg4::LinkInRoute(link)}, true);
 }
 
-void build_for_ns3(const Params& p) {
+void build_for_ns3(const Params& p, const ResolvedOverrides& overrides) {
   if (p.has("backbone_bandwidth"))
     throw std::invalid_argument(
         "backbone_bandwidth: not supported with network ns3 (ns-3 sees one-link routes only)");
@@ -80,22 +82,32 @@ void build_for_ns3(const Params& p) {
   auto* zone = sg4::create_full_zone("cluster");
   auto* sw = zone->create_router("cluster-switch");
   for (std::int64_t i = 0; i < shape.nodes; ++i) {
+    const double bandwidth = overrides.bandwidth(i, shape.bandwidth),
+                 latency = overrides.latency(i, shape.latency);
+    auto values = [&](std::int64_t g) {
+      const auto* v = overrides.host(i, g);
+      return v ? *v : ResolvedOverrides::HostValues{};
+    };
     if (shape.gpus_per_node == 1) {
-      auto* host = zone->create_host(endpoint_host_name(shape, i, 0), shape.speed);
+      auto* host = zone->create_host(endpoint_host_name(shape, i, 0), values(0).speed.value_or(shape.speed));
       host->seal();
-      cable(zone, host->get_netpoint(), sw, node_link_name(shape, i), shape.bandwidth, shape.latency);
+      cable(zone, host->get_netpoint(), sw, node_link_name(shape, i), bandwidth, latency);
       continue;
     }
     // ns-3 forwards hop by hop, so the NIC and the fabric link are one cable at the slower speed.
+    const auto* links = overrides.node(i);
+    const double nic_bandwidth =
+        links && links->nic_bandwidth ? links->nic_bandwidth->value : shape.nic_bandwidth;
     auto* nic = zone->create_router(fmt::format("node-{}-nic", i));
-    cable(zone, nic, sw, node_link_name(shape, i), std::min(shape.bandwidth, shape.nic_bandwidth),
-          shape.latency);
+    cable(zone, nic, sw, node_link_name(shape, i), std::min(bandwidth, nic_bandwidth), latency);
     for (std::int64_t g = 0; g < shape.gpus_per_node; ++g) {
       const std::string name = endpoint_host_name(shape, i, g);
-      auto* host = zone->create_host(name, shape.speed);
+      const auto v = values(g);
+      auto* host = zone->create_host(name, v.speed.value_or(shape.speed));
       host->set_property(kNodeProperty, std::to_string(i));
       host->seal();
-      cable(zone, host->get_netpoint(), nic, name + "_link", shape.intra_bandwidth, shape.intra_latency);
+      cable(zone, host->get_netpoint(), nic, name + "_link",
+            v.intra_bandwidth.value_or(shape.intra_bandwidth), v.intra_latency.value_or(shape.intra_latency));
     }
   }
   zone->seal();

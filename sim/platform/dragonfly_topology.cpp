@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "sim/platform/endpoints.hpp"
+#include "sim/platform/platform_overrides.hpp"
 #include "sim/platform/shape_math.hpp"
 #include "sim/platform/topology.hpp"
 
@@ -64,9 +65,9 @@ DragonflyShape dragonfly_shape(const Params& p, std::int64_t nodes) {
   return s;
 }
 
-void build_dragonfly(const Params& p) {
+void build_dragonfly(const Params& p, const ResolvedOverrides& overrides) {
   const NodeShape nodes = node_shape(p);
-  EndpointBuilder endpoints(nodes);
+  EndpointBuilder endpoints(nodes, &overrides);
   const DragonflyShape s = dragonfly_shape(p, nodes.nodes);
   auto u = [](std::int64_t v) { return static_cast<unsigned>(v); };
   const sg4::DragonflyParams shape({u(s.groups), u(p.integer("group_links"))},
@@ -77,6 +78,13 @@ void build_dragonfly(const Params& p) {
                                  nodes.bandwidth, nodes.latency, sg4::Link::SharingPolicy::SPLITDUPLEX);
   endpoints.attach();
   zone->seal();
+  // A node's own link is the one to its router, local_link_from_router_<r>_to_node_<j>_<k>: node
+  // r * nodes_per_router + j.
+  std::vector<std::int64_t> numbers;
+  override_fabric_links(overrides, [&](const std::string& name, std::vector<std::int64_t>& owners) {
+    if (numbers_after(name, "local_link_from_router_", numbers) && numbers.size() >= 2)
+      owners.push_back(numbers[0] * s.nodes_per_router + numbers[1]);
+  });
 }
 
 }  // namespace

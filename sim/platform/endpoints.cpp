@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "sim/platform/platform.hpp"
+#include "sim/platform/platform_overrides.hpp"
 
 namespace aggsim {
 
@@ -88,8 +89,14 @@ std::string endpoint_host_name(const NodeShape& shape, std::int64_t node, std::i
 std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoint*> EndpointBuilder::create(
     sg4::NetZone* fabric, std::int64_t node) {
   const NodeShape& shape = shape_;
+  const ResolvedOverrides::HostValues none;
+  auto host_values = [&](std::int64_t gpu) -> const ResolvedOverrides::HostValues& {
+    const auto* values = overrides_ ? overrides_->host(node, gpu) : nullptr;
+    return values ? *values : none;
+  };
   if (shape.gpus_per_node == 1) {
-    auto* host = fabric->create_host(endpoint_host_name(shape, node, 0), shape.speed);
+    auto* host =
+        fabric->create_host(endpoint_host_name(shape, node, 0), host_values(0).speed.value_or(shape.speed));
     host->seal();
     return {host->get_netpoint(), nullptr};
   }
@@ -103,8 +110,10 @@ std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoin
   impl->set_disk_model(fabric_impl->get_disk_model());
   impl->set_host_model(fabric_impl->get_host_model());
   auto* gateway = zone->create_router(fmt::format("node-{}-nic", node));
-  auto* nic =
-      zone->create_split_duplex_link(fmt::format("node-{}_nic", node), shape.nic_bandwidth)->set_latency(0);
+  const auto* node_links = overrides_ ? overrides_->node(node) : nullptr;
+  const double nic_bandwidth =
+      node_links && node_links->nic_bandwidth ? node_links->nic_bandwidth->value : shape.nic_bandwidth;
+  auto* nic = zone->create_split_duplex_link(fmt::format("node-{}_nic", node), nic_bandwidth)->set_latency(0);
   nic->seal();
   // A star route to the gateway ends with the gateway's "down" links, one from it starts with its
   // "up" links: so leaving the node crosses the NIC's UP half, entering it the DOWN half.
@@ -115,11 +124,13 @@ std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoin
   const std::string node_id = std::to_string(node);
   for (std::int64_t g = 0; g < shape.gpus_per_node; ++g) {
     const std::string name = endpoint_host_name(shape, node, g);
-    auto* host = zone->create_host(name, shape.speed);
+    const auto& values = host_values(g);
+    auto* host = zone->create_host(name, values.speed.value_or(shape.speed));
     host->set_property(kNodeProperty, node_id);
     host->seal();
-    auto* link = zone->create_split_duplex_link(name + "_link", shape.intra_bandwidth)
-                     ->set_latency(shape.intra_latency);
+    auto* link =
+        zone->create_split_duplex_link(name + "_link", values.intra_bandwidth.value_or(shape.intra_bandwidth))
+            ->set_latency(values.intra_latency.value_or(shape.intra_latency));
     link->seal();
     zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
                     {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)}, false);

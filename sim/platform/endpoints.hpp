@@ -58,9 +58,14 @@ std::string endpoint_host_name(const NodeShape& shape, std::int64_t node, std::i
 // 16,384 x 2 cluster took minutes to build). So node zones are filled while detached, with the
 // fabric's models, and joined to the fabric by attach(), which the generator calls before it seals
 // the fabric.
+struct ResolvedOverrides;  // sim/platform/platform_overrides.hpp
+
 class EndpointBuilder {
  public:
-  explicit EndpointBuilder(const NodeShape& shape) : shape_(shape) {}
+  // `overrides` (may be null) gives hosts their own speed, nodes their own NIC and GPUs their own
+  // intra-node link; it must outlive the builder.
+  explicit EndpointBuilder(const NodeShape& shape, const ResolvedOverrides* overrides = nullptr)
+      : shape_(shape), overrides_(overrides) {}
   // Creates endpoint `node` for `fabric` and returns {netpoint, gateway} as SimGrid's cluster
   // builders want them (gateway is null for a plain host).
   std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoint*> create(
@@ -74,6 +79,7 @@ class EndpointBuilder {
 
  private:
   NodeShape shape_;
+  const ResolvedOverrides* overrides_;
   std::vector<std::pair<sg4::NetZone*, sg4::NetZone*>> detached_;  // {node zone, its fabric}
 };
 

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "sim/platform/endpoints.hpp"
+#include "sim/platform/platform_overrides.hpp"
 #include "sim/platform/shape_math.hpp"
 #include "sim/platform/topology.hpp"
 
@@ -72,9 +73,9 @@ FatTreeShape fat_tree_shape(const Params& p, std::int64_t nodes) {
   return s;
 }
 
-void build_fat_tree(const Params& p) {
+void build_fat_tree(const Params& p, const ResolvedOverrides& overrides) {
   const NodeShape nodes = node_shape(p);
-  EndpointBuilder endpoints(nodes);
+  EndpointBuilder endpoints(nodes, &overrides);
   const FatTreeShape s = fat_tree_shape(p, nodes.nodes);
   const sg4::FatTreeParams tree(static_cast<unsigned>(s.levels), convert_all<unsigned>(s.down),
                                 convert_all<unsigned>(s.up), convert_all<unsigned>(s.link_count));
@@ -83,6 +84,14 @@ void build_fat_tree(const Params& p) {
                                nodes.bandwidth, nodes.latency, sg4::Link::SharingPolicy::SPLITDUPLEX);
   endpoints.attach();
   zone->seal();
+  // A node's own links are those to its leaf switches, link_from_<node>_<switch>_<n> with n below the
+  // leaf link count (SimGrid 3.32 numbers them first).
+  const std::int64_t leaf_links = capped_product(s.down, kMaxLeaves) * s.up[0] * s.link_count[0];
+  std::vector<std::int64_t> numbers;
+  override_fabric_links(overrides, [&](const std::string& name, std::vector<std::int64_t>& owners) {
+    if (numbers_after(name, "link_from_", numbers) && numbers.size() >= 3 && numbers[2] < leaf_links)
+      owners.push_back(numbers[0]);
+  });
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/strings.hpp"
+#include "sim/platform/platform_overrides.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/platform/xml_check.hpp"
 
@@ -39,7 +40,8 @@ void build_platform(const PlatformSpec& spec, sg4::Engine& engine) {
                     "routes; the {} zone computes its routes itself); use topology cluster",
                     spec.topology, spec.topology));
   try {
-    (ns3 ? info->build_ns3 : info->build)(spec.params);
+    const ResolvedOverrides overrides = resolve_overrides(node_shape(spec.params), spec.overrides);
+    (ns3 ? info->build_ns3 : info->build)(spec.params, overrides);
   } catch (const std::invalid_argument& e) {
     throw InputError(fmt::format("platform: {}", e.what()));
   }

@@ -1,6 +1,7 @@
 #pragma once
 // Which platform a scenario runs on: a SimGrid XML file or a generator with its parameters.
 #include <string>
+#include <vector>
 
 #include "sim/core/params.hpp"
 
@@ -8,11 +9,23 @@ namespace aggsim {
 
 struct TopologyInfo;  // sim/platform/topology.hpp
 
+// One entry of `platform.overrides`: the hosts or nodes it selects and the values it gives them
+// (keys of override_param_specs(), sim/platform/platform_overrides.hpp). Later entries win.
+struct PlatformOverride {
+  enum class Selector { hosts, nodes };
+  Selector selector = Selector::hosts;
+  // As given: host names, each possibly with [a-b,c] ranges ("node-3-gpu-[0-7]"), or node ranges
+  // ("0-3", "7").
+  std::vector<std::string> items;
+  Params values;
+};
+
 struct PlatformSpec {
   std::string file;      // SimGrid platform XML (as found on disk); empty when generated
   std::string topology;  // generator name (cluster, fat_tree, torus, dragonfly); empty for a file
   const TopologyInfo* generator = nullptr;  // the table entry of `topology`; null for a file
   Params params;                            // the generator's parameters
+  std::vector<PlatformOverride> overrides;  // generated platforms only
 };
 
 }  // namespace aggsim

@@ -11,6 +11,8 @@
 
 namespace aggsim {
 
+struct ResolvedOverrides;  // sim/platform/platform_overrides.hpp
+
 struct TopologyInfo {
   std::string name;
   std::string summary;
@@ -18,11 +20,12 @@ struct TopologyInfo {
   // Number of hosts the parameters describe, without building anything. Throws
   // std::invalid_argument naming the parameter when the combination is impossible.
   std::function<std::int64_t(const Params&)> host_count;
-  // Builds the platform as the Engine's root zone; must run before any simulation starts.
-  std::function<void(const Params&)> build;
+  // Builds the platform as the Engine's root zone, with the per-host and per-node values of
+  // `platform.overrides` applied; must run before any simulation starts.
+  std::function<void(const Params&, const ResolvedOverrides&)> build;
   // The same platform in a form SimGrid's ns-3 binding understands (one-link routes only); empty
   // when the topology cannot be given to ns-3. May throw std::invalid_argument naming a key.
-  std::function<void(const Params&)> build_ns3;
+  std::function<void(const Params&, const ResolvedOverrides&)> build_ns3;
 };
 
 const std::vector<TopologyInfo>& topology_table();

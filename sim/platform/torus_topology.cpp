@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "sim/platform/endpoints.hpp"
+#include "sim/platform/platform_overrides.hpp"
 #include "sim/platform/shape_math.hpp"
 #include "sim/platform/topology.hpp"
 
@@ -52,15 +53,22 @@ std::vector<std::int64_t> torus_dimensions(const Params& p, std::int64_t nodes) 
   return dims;
 }
 
-void build_torus(const Params& p) {
+void build_torus(const Params& p, const ResolvedOverrides& overrides) {
   const NodeShape nodes = node_shape(p);
-  EndpointBuilder endpoints(nodes);
+  EndpointBuilder endpoints(nodes, &overrides);
   const auto dims = torus_dimensions(p, nodes.nodes);
   auto* zone = sg4::create_torus_zone("torus", nullptr, convert_all<unsigned long>(dims),
                                       endpoints.callbacks("torus-spare"), nodes.bandwidth, nodes.latency,
                                       sg4::Link::SharingPolicy::SPLITDUPLEX);
   endpoints.attach();
   zone->seal();
+  // A torus has no host links: a node's own links are all its neighbour links,
+  // torus_link_from_<a>_to_<b> with the node at either end.
+  std::vector<std::int64_t> numbers;
+  override_fabric_links(overrides, [&](const std::string& name, std::vector<std::int64_t>& owners) {
+    if (numbers_after(name, "torus_link_from_", numbers) && numbers.size() >= 2)
+      owners.insert(owners.end(), {numbers[0], numbers[1]});
+  });
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/input_file.hpp"
 #include "sim/core/strings.hpp"
+#include "sim/platform/platform_overrides.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/scenario/calibration_key.hpp"
 #include "sim/scenario/workload_loader.hpp"
@@ -85,6 +86,13 @@ void apply_override(YAML::Node& root, const std::string& text, YamlSource& sourc
 // is an XML file) cannot change the file: says so, instead of "unknown key".
 void reject_generator_keys(const YamlMap& platform, const std::string& file) {
   const YAML::Node& node = platform.value().node();
+  if (node["overrides"])
+    platform.value()
+        .child("overrides")
+        .fail(fmt::format("the platform is the file {}: overrides apply only to generated platforms "
+                          "('platform: {{topology: ...}}'); edit the XML instead (a host's speed, a "
+                          "link's bandwidth and latency)",
+                          file));
   for (auto it = node.begin(); it != node.end(); ++it) {
     const std::string key = it->first.Scalar();
     for (const auto& topology : topology_table())
@@ -184,6 +192,43 @@ std::vector<DroppedKey> drop_keys_of_old_choices(YAML::Node& doc,
   return dropped;
 }
 
+// `platform.overrides`: a list of {hosts | nodes, and values}, each checked here; whether the hosts and
+// nodes exist is checked against the platform's shape by the caller.
+std::vector<PlatformOverride> read_overrides(const YamlValue& list) {
+  if (!list.node().IsSequence())
+    list.fail(
+        "expected a list of entries, e.g. [{hosts: \"host-3\", bandwidth: 1Gbps}, {nodes: \"0-1\", speed: "
+        "50Tf}]");
+  std::vector<PlatformOverride> out;
+  for (std::size_t i = 0; i < list.node().size(); ++i) {
+    YamlMap entry(list.item(i));
+    PlatformOverride o;
+    auto hosts = entry.get("hosts");
+    auto nodes = entry.get("nodes");
+    o.values = entry.params(override_param_specs());
+    entry.finish();
+    if (hosts && nodes) nodes->fail("give either 'hosts' or 'nodes', not both");
+    if (!hosts && !nodes)
+      entry.value().fail(
+          "needs a selector: 'hosts: NAMES' (e.g. \"node-3-gpu-[0-7]\") or 'nodes: INDICES' (e.g. "
+          "\"0-3,7\")");
+    const YamlValue& selector = hosts ? *hosts : *nodes;
+    o.selector = hosts ? PlatformOverride::Selector::hosts : PlatformOverride::Selector::nodes;
+    if (selector.node().IsSequence()) {
+      for (std::size_t k = 0; k < selector.node().size(); ++k) o.items.push_back(selector.item(k).scalar());
+      if (o.items.empty()) selector.fail("must not be an empty list");
+    } else {
+      o.items.push_back(selector.scalar());
+    }
+    if (o.values.all().empty())
+      entry.value().fail(
+          "gives no value: add speed, bandwidth, latency, nic_bandwidth, intra_bandwidth or "
+          "intra_latency");
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
 PlatformSpec read_platform(YamlMap& top, const std::string& scenario_file) {
   PlatformSpec spec;
   YamlMap map(top.require("platform"));
@@ -199,10 +244,19 @@ PlatformSpec read_platform(YamlMap& top, const std::string& scenario_file) {
     if (!info) topology->fail(unknown_name("topology", spec.topology, topology_table()));
     spec.generator = info;
     spec.params = map.params(info->params);
+    auto overrides = map.get("overrides");
+    if (overrides) spec.overrides = read_overrides(*overrides);
     try {
       info->host_count(spec.params);
     } catch (const std::invalid_argument& e) {
       map.value().fail(e.what());
+    }
+    try {
+      resolve_overrides(node_shape(spec.params), spec.overrides);
+    } catch (const OverrideError& e) {
+      const YamlValue entry = overrides->item(e.entry);
+      const YamlValue at = entry.node()[e.key] ? entry.child(e.key) : entry;
+      at.fail(e.what());
     }
   } else {
     map.value().fail("needs 'file: PLATFORM.xml' or 'topology: cluster | fat_tree | torus | dragonfly'");
@@ -438,6 +492,21 @@ std::string resolved_yaml(const Scenario& sc) {
   } else {
     out << YAML::Key << "topology" << YAML::Value << sc.platform.topology;
     emit_params(out, sc.platform.generator->params, sc.platform.params);
+    if (!sc.platform.overrides.empty()) {
+      out << YAML::Key << "overrides" << YAML::Value << YAML::BeginSeq;
+      for (const auto& o : sc.platform.overrides) {
+        out << YAML::Flow << YAML::BeginMap;
+        out << YAML::Key << (o.selector == PlatformOverride::Selector::hosts ? "hosts" : "nodes")
+            << YAML::Value;
+        if (o.items.size() == 1)
+          out << o.items.front();
+        else
+          out << YAML::Flow << o.items;
+        emit_params(out, override_param_specs(), o.values);
+        out << YAML::EndMap;
+      }
+      out << YAML::EndSeq;
+    }
   }
   out << YAML::EndMap;
   out << YAML::Key << "network" << YAML::Value << network_preset_name(sc.network);

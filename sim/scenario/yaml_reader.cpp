@@ -31,7 +31,8 @@ YamlValue YamlValue::item(std::size_t index) const {
 
 std::string YamlValue::location() const {
   for (const auto& [path, text] : source_->overrides)
-    if (path_ == path || path_.rfind(path + ".", 0) == 0) return "--set " + text;
+    if (path_ == path || path_.rfind(path + ".", 0) == 0 || path_.rfind(path + "[", 0) == 0)
+      return "--set " + text;
   const YAML::Mark mark = node_.Mark();
   if (mark.is_null()) return source_->file;
   return fmt::format("{}:{}:{}", source_->file, mark.line + 1, mark.column + 1);

@@ -79,6 +79,20 @@ platform: {topology: cluster, hosts: 2}
 model: {layers: layers.yaml, batch: 2, proxy_dim: 16}
 algorithm: {name: ring_allreduce, granularity: layer, bucket: 1kB}
 """,
+    "hetero": """ranks: 4
+steps: 1
+platform:
+  topology: cluster
+  nodes: 2
+  gpus_per_node: 2
+  overrides:
+    - {hosts: "node-1-gpu-[0-1]", speed: 50Gf}
+    - hosts: [node-0-gpu-1]
+      intra_bandwidth: 100GBps
+    - {nodes: "0-1", nic_bandwidth: 1Gbps, latency: 5us}
+model: {size: 64kB, proxy_dim: 16}
+algorithm: {name: ring_allreduce}
+""",
 }
 
 PLATFORM = """<?xml version='1.0'?>
@@ -121,6 +135,7 @@ HOSTILE_VALUES = [
 
 KEYS = ["seed", "ranks", "steps", "name", "description", "network", "platform.topology", "platform.hosts",
         "platform.nodes", "platform.bandwidth", "platform.latency", "platform.gpus_per_node", "platform.file",
+        "platform.overrides",
         "model.size", "model.proxy_dim", "model.math", "model.layers", "model.batch", "algorithm.name",
         "algorithm.op", "algorithm.denominator", "algorithm.granularity", "algorithm.bucket", "algorithm.apply_to",
         "algorithm.chunks", "algorithm.servers", "algorithm.aggregate", "algorithm.staleness", "algorithm.graph.kind",
