@@ -77,7 +77,7 @@ TEST_CASE("PowerSGD compresses each proxy tensor on its own: matrices by hand, v
             .maxCoeff() < 1e-4);
   CHECK(out.segment(96, 12) == v.segment(96, 12));  // the bias, bit for bit
 
-  // Each approximation has rank r, as one near-square factorisation of the whole could not give.
+  // fc1.weight's approximation has rank r in its own 12 x 8 shape.
   const Eigen::MatrixXf m1 = Eigen::Map<const Eigen::MatrixXf>(out.data(), 12, 8);
   CHECK(Eigen::FullPivLU<Eigen::MatrixXf>(m1).setThreshold(1e-4).rank() == r);
 
@@ -203,8 +203,7 @@ TEST_CASE("PowerSGD with a workload sends the same bytes and reaches the same lo
   // difference per seed measures what the random draws alone do to the final loss: variance
   // s^2 = mean(d^2) / 2 per run (measured: s ~ 0.005, against ~0.4 between seeds). By model
   // differs from by layer in the draws only, so |model - layer| per seed has standard deviation
-  // sqrt(2) s; allow 4 of them. The old flat view (one near-square factorisation of the whole MLP
-  // by model) is a different approximation and is not held to this.
+  // sqrt(2) s; allow 4 of them (runs are deterministic per seed, so the check cannot flake).
   double sq = 0;
   for (double d : layer_pairs) sq += d * d;
   const double s = std::sqrt(sq / static_cast<double>(layer_pairs.size()) / 2.0);
