@@ -23,10 +23,11 @@ namespace aggsim {
 Shard shard_of(const Gradient& grad, int servers, int s) {
   const ChunkView view = chunk_of(grad, servers, s);
   // The shard's modeled pieces are those of the gradient it cuts out, so compressors see the layer
-  // shapes; the math runs on the flat proxy slice.
+  // shapes; the math runs on the flat proxy slice (no tensor structure: a shard may cut a tensor).
   return {view, TensorDesc{{view.proxy.count, 1},
                            grad.wire_shape.slice(view.wire.begin, view.wire.count),
-                           static_cast<std::uint64_t>(s)}};
+                           static_cast<std::uint64_t>(s),
+                           {}}};
 }
 
 Payload push_payload(RankContext& ctx, Compressor& compressor, const Gradient& grad, const Shard& shard) {

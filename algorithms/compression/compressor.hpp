@@ -18,16 +18,20 @@
 namespace aggsim {
 
 // Which tensor is compressed: its shape on both planes, and a stable id (layer, chunk, shard) under
-// which per-tensor state (error-feedback residual, PowerSGD warm start) is kept.
+// which per-tensor state (error-feedback residual, PowerSGD warm start) is kept. `proxy_layout`
+// lists the proxy's own tensors (Gradient::proxy_layout; empty: no structure, `proxy` alone).
 struct TensorDesc {
   Shape proxy;
   WireLayout wire;
   std::uint64_t id = 0;
+  WireLayout proxy_layout;
 
   static TensorDesc flat(std::int64_t proxy_elements, std::uint64_t wire_elements, std::uint64_t id = 0) {
-    return {{proxy_elements, 1}, WireLayout::flat(static_cast<std::int64_t>(wire_elements)), id};
+    return {{proxy_elements, 1}, WireLayout::flat(static_cast<std::int64_t>(wire_elements)), id, {}};
   }
-  static TensorDesc of(const Gradient& g, std::uint64_t id = 0) { return {g.proxy_shape, g.wire_shape, id}; }
+  static TensorDesc of(const Gradient& g, std::uint64_t id = 0) {
+    return {g.proxy_shape, g.wire_shape, id, g.proxy_layout};
+  }
 };
 
 class Compressor {

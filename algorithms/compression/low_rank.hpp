@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "sim/api/aggregator.hpp"
 
@@ -70,6 +71,35 @@ inline LowRankWire low_rank_wire(const WireLayout& wire, std::int64_t r) {
     w.area += static_cast<double>(view.rows) * static_cast<double>(view.cols);
   }
   return w;
+}
+
+// One proxy tensor under rank-r PowerSGD: `count` values from `offset`, viewed as `view`, and
+// whether its factors are sent (`factored`) or its values go dense, by the same rule as the wire's
+// pieces (low_rank_pays of a WirePiece).
+struct LowRankPiece {
+  std::int64_t offset = 0, count = 0;
+  Shape view;
+  bool factored = false;
+};
+
+// The proxy's tensors (`layout`, as Gradient::proxy_layout) one by one, as PyTorch's PowerSGD hook
+// and mlbench's PowerAggregation treat each parameter tensor. A proxy without structure (empty
+// layout) is one piece: `proxy` viewed by matrix_view (near-square when flat). Empty with math off.
+inline std::vector<LowRankPiece> low_rank_pieces(const Shape& proxy, const WireLayout& layout,
+                                                 std::int64_t r) {
+  std::vector<LowRankPiece> out;
+  if (proxy.size() == 0) return out;
+  if (layout.pieces.empty()) {
+    const Shape view = matrix_view(proxy);
+    out.push_back({0, proxy.size(), view, low_rank_pays(view, r)});
+    return out;
+  }
+  std::int64_t at = 0;
+  for (const WirePiece& piece : layout.pieces) {
+    out.push_back({at, piece.shape.size(), matrix_view(piece.shape), low_rank_pays(piece, r)});
+    at += piece.shape.size();
+  }
+  return out;
 }
 
 inline double matmul_flops(std::int64_t m, std::int64_t n, std::int64_t r) {

@@ -3,7 +3,10 @@
 // `reuse_query` Q starts from the previous step's Q (warm start), so repeated steps converge to the
 // top-r subspace. Encoding: P and Q in fp32, (m + n) r * 4 bytes per modeled m x n matrix; 1-D
 // vectors (biases, norm parameters) and matrices where that is not smaller than m n go dense, and a
-// flat tensor of unknown structure is viewed as a near-square matrix.
+// flat tensor of unknown structure is viewed as a near-square matrix. The math follows the same
+// rule on the proxy's own tensors (Gradient::proxy_layout): each proxy matrix gets its own P, Q and
+// warm start, as PyTorch's hook factors each parameter tensor, and proxy vectors go dense; a proxy
+// without tensor structure (synthetic, a parameter server's shard) is one near-square matrix.
 // On reducing collectives PowerSGD is its own aggregation (the powersgd_aggregation transport,
 // algorithms/transport/power_aggregation): all-reduce P, orthogonalise, all-reduce Q. This
 // compressor serves the other transports.
@@ -14,16 +17,16 @@
 
 namespace aggsim {
 
-Eigen::MatrixXf QueryStore::start(std::uint64_t id, Eigen::Index n, Rng& rng) {
-  auto it = queries_.find(id);
+Eigen::MatrixXf QueryStore::start(std::uint64_t id, std::size_t piece, Eigen::Index n, Rng& rng) {
+  auto it = queries_.find({id, piece});
   if (options_.reuse_query && it != queries_.end() && it->second.rows() == n) return it->second;
   Eigen::MatrixXf q(n, options_.rank);
   for (Eigen::Index i = 0; i < q.size(); ++i) q.data()[i] = static_cast<float>(standard_normal(rng));
   return q;
 }
 
-void QueryStore::keep(std::uint64_t id, const Eigen::MatrixXf& q) {
-  if (options_.reuse_query) queries_[id] = q;
+void QueryStore::keep(std::uint64_t id, std::size_t piece, const Eigen::MatrixXf& q) {
+  if (options_.reuse_query) queries_[{id, piece}] = q;
 }
 
 namespace {
@@ -54,34 +57,57 @@ class PowerSgd final : public Compressor {
   }
 
  protected:
+  // Per proxy tensor (low_rank_pieces): a factored one adds its P (m x r) then its Q (n x r) to
+  // the payload, a dense one its values.
   Payload encode(const Eigen::Ref<const Eigen::VectorXf>& v, const TensorDesc& t, Rng& rng) override {
     Payload p;
     p.wire_bytes = encoded_bytes(t.wire);
-    const Shape view = matrix_view(t.proxy);
     const std::int64_t r = queries_.options().rank;
-    if (!low_rank_pays(view, r)) {
-      p.values = v;
-      return p;
+    const std::vector<LowRankPiece> pieces = low_rank_pieces(t.proxy, t.proxy_layout, r);
+    Eigen::Index size = 0;
+    for (const LowRankPiece& piece : pieces)
+      size += piece.factored ? (piece.view.rows + piece.view.cols) * r : piece.count;
+    p.values.resize(size);
+    Eigen::Index at = 0;
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+      const LowRankPiece& piece = pieces[i];
+      const auto values = v.segment(piece.offset, piece.count);
+      if (!piece.factored) {
+        p.values.segment(at, piece.count) = values;
+        at += piece.count;
+        continue;
+      }
+      const Eigen::MatrixXf m = to_matrix(values, piece.view);
+      Eigen::MatrixXf q = queries_.start(t.id, i, piece.view.cols, rng);
+      Eigen::MatrixXf pm = m * q;
+      orthogonalize(pm);
+      q.noalias() = m.transpose() * pm;
+      queries_.keep(t.id, i, q);
+      p.values.segment(at, pm.size()) = Eigen::Map<const Eigen::VectorXf>(pm.data(), pm.size());
+      at += pm.size();
+      p.values.segment(at, q.size()) = Eigen::Map<const Eigen::VectorXf>(q.data(), q.size());
+      at += q.size();
     }
-    const Eigen::MatrixXf m = to_matrix(v, view);
-    Eigen::MatrixXf q = queries_.start(t.id, view.cols, rng);
-    Eigen::MatrixXf pm = m * q;
-    orthogonalize(pm);
-    q.noalias() = m.transpose() * pm;
-    queries_.keep(t.id, q);
-    p.values.resize((view.rows + view.cols) * r);
-    p.values << Eigen::Map<const Eigen::VectorXf>(pm.data(), pm.size()),
-        Eigen::Map<const Eigen::VectorXf>(q.data(), q.size());
     return p;
   }
   Eigen::VectorXf decode(const Payload& p, const TensorDesc& t) const override {
-    const Shape view = matrix_view(t.proxy);
     const std::int64_t r = queries_.options().rank;
-    if (!low_rank_pays(view, r)) return p.values;
-    const Eigen::Map<const Eigen::MatrixXf> pm(p.values.data(), view.rows, r);
-    const Eigen::Map<const Eigen::MatrixXf> q(p.values.data() + view.rows * r, view.cols, r);
-    const Eigen::MatrixXf m = pm * q.transpose();
-    return from_matrix(m, t.proxy.size());
+    Eigen::VectorXf out(t.proxy.size());
+    Eigen::Index at = 0;
+    for (const LowRankPiece& piece : low_rank_pieces(t.proxy, t.proxy_layout, r)) {
+      if (!piece.factored) {
+        out.segment(piece.offset, piece.count) = p.values.segment(at, piece.count);
+        at += piece.count;
+        continue;
+      }
+      const Eigen::Map<const Eigen::MatrixXf> pm(p.values.data() + at, piece.view.rows, r);
+      at += piece.view.rows * r;
+      const Eigen::Map<const Eigen::MatrixXf> q(p.values.data() + at, piece.view.cols, r);
+      at += piece.view.cols * r;
+      const Eigen::MatrixXf m = pm * q.transpose();
+      out.segment(piece.offset, piece.count) = from_matrix(m, piece.count);
+    }
+    return out;
   }
 
  private:

@@ -81,6 +81,10 @@ struct Gradient {
   std::uint64_t wire_elements = 0;  // fp32 elements of the modeled gradient
   Shape proxy_shape;                // shape of `values` (rows*cols == values.size()); {n, 1} if flat
   WireLayout wire_shape;            // modeled pieces (their sizes add up to wire_elements)
+  // The proxy's own tensors, in memory order (their sizes add up to values.size()): a workload's
+  // named tensors, each stored column-major; 1-D ones (biases) are vectors. Empty when the proxy
+  // has no structure (a synthetic flat vector, a parameter server's shard).
+  WireLayout proxy_layout;
 };
 
 // A flat gradient (one vector on both planes).

@@ -39,6 +39,7 @@ void cut_into_buckets(RankState& st, const RunShared& run, const Eigen::VectorXf
     g.proxy_shape = values.size() ? plan.proxy_shape : Shape{0, 1};
     g.wire_elements = plan.wire_elements;
     g.wire_shape = plan.wire_shape;
+    g.proxy_layout = values.size() ? plan.proxy_layout : WireLayout{};
   }
 }
 

@@ -47,13 +47,17 @@ std::vector<Bucket> group_layers(const std::vector<LayerSpec>& layers, Bucketing
   return buckets;
 }
 
-// Tensor j of T (reverse order) to bucket floor(j B / T): each bucket gets a contiguous run.
+// Tensor j of T (reverse order) to bucket floor(j B / T): each bucket gets a contiguous run, and
+// its proxy layout lists the run's tensors in memory order (one-column tensors as vectors: biases,
+// and least squares' weight, a 1 x dim matrix that low-rank compressors never factor either).
 void assign_tensors(std::vector<Bucket>& buckets, const std::vector<TensorInfo>& tensors) {
   const auto B = static_cast<std::int64_t>(buckets.size()), T = static_cast<std::int64_t>(tensors.size());
   for (std::int64_t j = 0; j < T; ++j) {
     const TensorInfo& t = tensors[static_cast<std::size_t>(T - 1 - j)];
     Bucket& b = buckets[static_cast<std::size_t>(j * B / T)];
     const std::int64_t n = t.shape.size();
+    auto& pieces = b.proxy_layout.pieces;
+    pieces.insert(pieces.begin(), WirePiece{t.shape, t.shape.cols == 1});
     if (b.proxy.count == 0) {
       b.proxy = {t.offset, n};
       b.proxy_shape = t.shape;

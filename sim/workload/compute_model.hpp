@@ -7,10 +7,11 @@
 //
 // The proxy parameter vector (the math plane) maps onto the buckets tensor by tensor: with T proxy
 // tensors in reverse order and B buckets, tensor j goes to bucket floor(j B / T), so a bucket holds
-// whole tensors (keeping matrix shapes when it holds one) and buckets beyond the proxy's tensors
-// carry wire bytes only. On the wire a bucket is the list of its layers' pieces (weight matrices,
-// 1-D bias / norm vectors), which compressors encode one by one. Synthetic gradients (no
-// workload) are split over the buckets in proportion to their wire sizes.
+// whole tensors (keeping matrix shapes when it holds one, and each tensor's shape in its proxy
+// layout when it holds several) and buckets beyond the proxy's tensors carry wire bytes only. On the wire a
+// bucket is the list of its layers' pieces (weight matrices, 1-D bias / norm vectors), which compressors
+// encode one by one. Synthetic gradients (no workload) are split over the buckets in proportion to their wire
+// sizes.
 #include <cstdint>
 #include <vector>
 
@@ -27,6 +28,7 @@ struct Bucket {
   double backward_flops = 0;  // per sample, of this bucket's layers
   Range proxy;                // slice of the proxy parameter vector
   Shape proxy_shape;
+  WireLayout proxy_layout;              // the proxy tensors it holds, in memory order (empty if flat)
   int first_layer = 0, last_layer = 0;  // forward-order indices of the layers it holds
 };
 

@@ -52,7 +52,7 @@ compression: {{{comp}}}
 }
 
 inline TensorDesc same_shape(std::int64_t rows, std::int64_t cols = 1) {
-  return {{rows, cols}, WireLayout::matrix({rows, cols}), 0};
+  return {{rows, cols}, WireLayout::matrix({rows, cols}), 0, {}};
 }
 
 }  // namespace aggsim::test

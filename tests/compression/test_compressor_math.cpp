@@ -313,7 +313,7 @@ TEST_CASE("each compressor's wire size equals the real size of its encoding when
       if (name != "threshold" && name != "atomo") CHECK(p.wire_bytes == c->encoded_bytes(t.wire));
       // With math off, the formula alone gives the wire size.
       Rng rng2 = draw_rng(1);
-      const TensorDesc off{{0, 1}, t.wire, 0};
+      const TensorDesc off{{0, 1}, t.wire, 0, {}};
       CHECK(c->compress(Eigen::VectorXf(), off, rng2).wire_bytes == c->encoded_bytes(t.wire));
     }
   }
