@@ -11,7 +11,9 @@
 // P and n_i r to Q; in the math each proxy tensor (Gradient::proxy_layout) is factored or sent
 // dense by the same rule. A proxy without tensor structure (a synthetic flat vector) is one
 // near-square matrix, factored. The memory (error feedback, `memory: residual`) keeps, per tensor,
-// M_i - P_i Q_i'^T with the rank's own Q_i' = M_i^T P_i, as in the reference implementation.
+// M_i - P_i Qbar_i^T with the all-reduced mean query Qbar_i, as mlbench's PowerAggregation and
+// PyTorch's hook do (each rank's share of the result is the mean); the tensors sent dense leave
+// no residual (PyTorch's hook would keep own - mean for them).
 // A bucket with nothing to factor on the wire goes through the collective dense; if its proxy has
 // matrices, their approximation is computed from the reduced sum (PowerSGD is linear: the two
 // all-reduces would give the same P_i and Q_i), so the math does not depend on the bucketing.
@@ -30,9 +32,9 @@ namespace {
 
 class PowerAggregation final : public Aggregator {
  public:
-  PowerAggregation(std::unique_ptr<Aggregator> collective, PowerSgdOptions options,
+  PowerAggregation(std::unique_ptr<Aggregator> collective, const ReduceOp& op, PowerSgdOptions options,
                    std::unique_ptr<Memory> memory)
-      : collective_(std::move(collective)), queries_(options), memory_(std::move(memory)) {}
+      : collective_(std::move(collective)), op_(op), queries_(options), memory_(std::move(memory)) {}
 
   void aggregate(RankContext& ctx, Gradient& grad) override {
     const TensorDesc t = TensorDesc::of(grad);
@@ -69,15 +71,12 @@ class PowerAggregation final : public Aggregator {
       orthogonalize(x.p);
       x.q.noalias() = x.m.transpose() * x.p;
     }
-    const Eigen::VectorXf own = math ? own_approximation(ctx, pieces, f, compensated) : Eigen::VectorXf();
-    if (memory_) {
-      ctx.compute(product, "compress");
-      if (math) memory_->update(t.id, compensated, own);
-    }
+    if (math) measure_own_error(ctx, pieces, f, compensated);
     Eigen::VectorXf qs = pack(
         pieces, f, compensated, [](const Factors& x) { return x.q; }, false);
     all_reduce(ctx, qs, static_cast<std::uint64_t>(wire.cols * r));
     ctx.compute(product, "decompress");
+    if (memory_) ctx.compute(memory_->flops_per_value() * static_cast<double>(t.wire.size()), "compress");
     if (!math) return;
     Eigen::Index at = 0;
     for (std::size_t i = 0, k = 0; i < pieces.size(); ++i) {
@@ -88,6 +87,7 @@ class PowerAggregation final : public Aggregator {
       queries_.keep(t.id, i, x.q);
       result.segment(pieces[i].offset, pieces[i].count) = from_matrix(x.p * x.q.transpose(), pieces[i].count);
     }
+    remember(ctx, t, pieces, compensated, result);
     grad.values = std::move(result);
   }
 
@@ -161,12 +161,11 @@ class PowerAggregation final : public Aggregator {
     return result;
   }
 
-  // This rank's own tensors in the shared subspaces, P_i Q_i'^T (the dense ones exactly), and how
-  // far they are from M_i (compensated) for compress_error.
-  static Eigen::VectorXf own_approximation(RankContext& ctx, const std::vector<LowRankPiece>& pieces,
-                                           const std::vector<Factors>& f,
-                                           const Eigen::VectorXf& compensated) {
-    Eigen::VectorXf own = compensated;
+  // compress_error: how far this rank's own tensors in the shared subspaces, P_i Q_i'^T with its
+  // own Q_i' = M_i^T P_i, are from M_i (compensated); the dense ones are sent exactly.
+  static void measure_own_error(RankContext& ctx, const std::vector<LowRankPiece>& pieces,
+                                const std::vector<Factors>& f, const Eigen::VectorXf& compensated) {
+    if (!ctx.compression) return;
     double error_sq = 0, norm_sq = 0;
     for (std::size_t i = 0, k = 0; i < pieces.size(); ++i) {
       const LowRankPiece& piece = pieces[i];
@@ -175,19 +174,33 @@ class PowerAggregation final : public Aggregator {
         continue;
       }
       const Factors& x = f[k++];
-      const Eigen::MatrixXf approx = x.p * x.q.transpose();
       const Eigen::MatrixXd md = x.m.cast<double>();
-      error_sq += (md - approx.cast<double>()).squaredNorm();
+      error_sq += (md - (x.p * x.q.transpose()).cast<double>()).squaredNorm();
       norm_sq += md.squaredNorm();
-      own.segment(piece.offset, piece.count) = from_matrix(approx, piece.count);
     }
-    if (ctx.compression) ctx.compression->add(error_sq, norm_sq);
-    return own;
+    ctx.compression->add(error_sq, norm_sq);
+  }
+
+  // Error feedback: this rank's share of the result is the mean over ranks, P_i Qbar_i^T for each
+  // factored tensor (`result` holds them reduced with the scenario's op); dense tensors went out
+  // exactly.
+  void remember(const RankContext& ctx, const TensorDesc& t, const std::vector<LowRankPiece>& pieces,
+                const Eigen::VectorXf& compensated, const Eigen::VectorXf& result) {
+    if (!memory_) return;
+    const double to_mean = op_.kind == ReduceKind::sum          ? 1.0 / ctx.world
+                           : op_.kind == ReduceKind::custom_avg ? op_.denominator / ctx.world
+                                                                : 1.0;
+    Eigen::VectorXf sent = compensated;
+    for (const LowRankPiece& piece : pieces)
+      if (piece.factored)
+        sent.segment(piece.offset, piece.count) =
+            result.segment(piece.offset, piece.count) * static_cast<float>(to_mean);
+    memory_->update(t.id, compensated, sent);
   }
 
   // Nothing factored on the wire: one dense all-reduce of the (compensated) values, then each proxy
   // matrix's approximation from the reduced tensor R_i, which is what the two all-reduces give:
-  // P_i = R_i Q_i, Q_i = R_i^T P_i (PowerSGD is linear); the rank's own Q_i' = M_i^T P_i as above.
+  // P_i = R_i Q_i, Q_i = R_i^T P_i (PowerSGD is linear); the memory keeps M_i - P_i Qbar_i^T as above.
   void reduce_dense(RankContext& ctx, Gradient& grad, const TensorDesc& t,
                     const std::vector<LowRankPiece>& pieces, const Eigen::VectorXf& compensated) {
     grad.values = compensated;
@@ -207,8 +220,8 @@ class PowerAggregation final : public Aggregator {
       grad.values.segment(pieces[i].offset, pieces[i].count) =
           from_matrix(x.p * q.transpose(), pieces[i].count);
     }
-    const Eigen::VectorXf own = own_approximation(ctx, pieces, f, compensated);
-    if (memory_) memory_->update(t.id, compensated, own);
+    measure_own_error(ctx, pieces, f, compensated);
+    remember(ctx, t, pieces, compensated, grad.values);
   }
 
   // All-reduces a flat vector of factors through the collective (with the scenario's op).
@@ -219,6 +232,7 @@ class PowerAggregation final : public Aggregator {
   }
 
   std::unique_ptr<Aggregator> collective_;
+  ReduceOp op_;
   QueryStore queries_;
   std::unique_ptr<Memory> memory_;  // null: memory none
 };
@@ -231,7 +245,7 @@ std::unique_ptr<Aggregator> make_power_aggregation(std::unique_ptr<Aggregator> c
     throw InputError(std::string("powersgd on a reducing collective needs algorithm op sum, avg or "
                                  "custom_avg (PowerSGD is linear); got ") +
                      reduce_kind_name(op.kind));
-  return std::make_unique<PowerAggregation>(std::move(collective), options, std::move(memory));
+  return std::make_unique<PowerAggregation>(std::move(collective), op, options, std::move(memory));
 }
 
 TransportInfo powersgd_aggregation_transport() {
