@@ -129,10 +129,12 @@ std::vector<ParamSpec> common_algorithm_param_specs() {
           .between(1e-300, 1e300),
       ParamSpec("granularity", ParamKind::choice, granularity_name(Granularity::model),
                 "model: one collective after the backward pass; layer: one per bucket of layers, in order, "
-                "overlapping the backward pass")
+                "overlapping the backward pass (overlap: false: one per tensor, after it)")
           .one_of({granularity_name(Granularity::layer), granularity_name(Granularity::model)}),
-      ParamSpec("bucket", ParamKind::bytes, "25MB",
-                "granularity layer: bucket size, as PyTorch DDP fuses layers (0B: one bucket per layer)"),
+      ParamSpec(
+          "bucket", ParamKind::bytes, "25MB",
+          "granularity layer with overlap: bucket size, as PyTorch DDP fuses layers (0B: one bucket per "
+          "layer)"),
       ParamSpec("overlap", ParamKind::boolean, "true",
                 "granularity layer: true = DDP's buckets overlapping the backward pass; false = mlbench's "
                 "one aggregation per tensor, in model.parameters() order, after the backward pass"),
