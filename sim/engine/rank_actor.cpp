@@ -12,8 +12,11 @@ namespace aggsim {
 
 namespace {
 
+// DDP's schedule: a second actor aggregates the buckets while the backward pass goes on. mlbench's
+// (overlap: false) aggregates its tensors one after another after the backward pass, in the rank's
+// own actor.
 bool pipelined(const RunShared& run) {
-  return run.plan.buckets.size() > 1;
+  return run.plan.overlap && run.plan.buckets.size() > 1;
 }
 
 // The step's proxy vector: gradient, or weights after a local step (apply_to: weights).
@@ -56,11 +59,13 @@ void aggregate_step(RankState& st, const RunShared& run, int step) {
   RankStepRecord& rec = run.log.at(st.ctx.rank, step);
   const CommCounters c0 = st.comm.counters();
   st.compression = {};
-  for (std::size_t b = 0; b < st.buckets.size(); ++b) {
+  // The plan's count: the compute actor fills st.buckets only on the steps that aggregate.
+  for (std::size_t b = 0; b < run.plan.buckets.size(); ++b) {
     if (pipelined(run)) st.ready->acquire();
     if (b == 0) {
       rec.agg_start = sg4::Engine::get_clock();
-      XBT_VERB("rank %d step %d: aggregation starts (%zu bucket(s))", st.ctx.rank, step, st.buckets.size());
+      XBT_VERB("rank %d step %d: aggregation starts (%zu bucket(s))", st.ctx.rank, step,
+               run.plan.buckets.size());
     }
     RankContext bucket_ctx = st.ctx.for_bucket(b);
     st.aggregators[b]->aggregate(bucket_ctx, st.buckets[b]);
@@ -72,15 +77,24 @@ void aggregate_step(RankState& st, const RunShared& run, int step) {
   rec.messages_sent = st.comm.counters().messages_sent - c0.messages_sent;
 }
 
-// The forward pass, then the backward pass bucket by bucket, releasing each bucket when pipelined.
-void compute_step(RankState& st, const RunShared& run, int step) {
+// The forward pass, then the backward pass bucket by bucket, releasing each bucket when pipelined
+// and the step aggregates.
+void compute_step(RankState& st, const RunShared& run, int step, bool communicates) {
   const double scale =
       static_cast<double>(run.scenario.model.batch) * run.compute.slowdown(st.ctx.rank, step);
   st.ctx.compute(run.plan.forward_flops * scale);
   for (const Bucket& b : run.plan.buckets) {
     st.ctx.compute(b.backward_flops * scale);
-    if (pipelined(run)) st.ready->release();
+    if (pipelined(run) && communicates) st.ready->release();
   }
+}
+
+// A step between aggregations (algorithm.every > 1): no message, no aggregator call; the rank keeps
+// its own vector, so its aggregation window is empty and sends nothing.
+void skip_aggregation(RankState& st, const RunShared& run, int step) {
+  RankStepRecord& rec = run.log.at(st.ctx.rank, step);
+  rec.agg_start = rec.agg_end = rec.compute_end;
+  XBT_VERB("rank %d step %d: local step, no aggregation", st.ctx.rank, step);
 }
 
 void apply_step(RankState& st, const RunShared& run, int step, const Eigen::VectorXf& aggregated) {
@@ -105,18 +119,25 @@ void run_compute(RankState& st, const RunShared& run) {
     rec.start = sg4::Engine::get_clock();
     XBT_VERB("rank %d: step %d begins", st.ctx.rank, step);
     Eigen::VectorXf values = local_values(st, run, step);
+    const bool communicates = run.log.communicates(step);
     const bool measured = run.math && values.size() > 0;
-    const Eigen::VectorXf before = run.hooks.after_aggregate || measured ? values : Eigen::VectorXf();
-    cut_into_buckets(st, run, values);
-    compute_step(st, run, step);
+    const Eigen::VectorXf before =
+        (run.hooks.after_aggregate && communicates) || measured ? values : Eigen::VectorXf();
+    if (communicates) cut_into_buckets(st, run, values);
+    compute_step(st, run, step, communicates);
     rec.compute_end = sg4::Engine::get_clock();
-    if (pipelined(run))
+    if (!communicates)
+      skip_aggregation(st, run, step);
+    else if (pipelined(run))
       st.done->acquire();
     else
       aggregate_step(st, run, step);
-    join_buckets(st, run, values);
-    if (run.hooks.after_aggregate) run.hooks.after_aggregate(st.ctx.rank, step, before, values);
+    if (communicates) {
+      join_buckets(st, run, values);
+      if (run.hooks.after_aggregate) run.hooks.after_aggregate(st.ctx.rank, step, before, values);
+    }
     if (measured) {
+      // A local step reports too (rank_spread); it compressed nothing.
       run.math->report(st.ctx.rank, step, before, values, st.compression_of_step[step]);
       st.compression_of_step.erase(step);
     }
@@ -129,6 +150,7 @@ void run_compute(RankState& st, const RunShared& run) {
 
 void run_communication(RankState& st, const RunShared& run) {
   for (int step = 0; step < run.scenario.steps; ++step) {
+    if (!run.log.communicates(step)) continue;  // the compute actor's local step
     aggregate_step(st, run, step);
     st.done->release();
   }

@@ -3,7 +3,10 @@
 // the backward pass bucket by bucket (FLOPs of the modeled network / host speed, times the rank's
 // slowdown); with more than one bucket a second actor on the same host aggregates each bucket as
 // soon as the backward pass releases it, so communication overlaps the rest of the backward pass
-// (PyTorch DDP's schedule). The math plane runs alongside: the proxy problem's real gradient (or
+// (PyTorch DDP's schedule); with overlap: false the rank's own actor aggregates one tensor after
+// another once the backward pass is done (mlbench's by-layer schedule). With algorithm.every > 1
+// only every k-th step aggregates; the others apply the rank's own gradient (or keep its locally
+// updated weights) without a message. The math plane runs alongside: the proxy problem's real gradient (or
 // locally updated weights, with apply_to: weights) is cut into the buckets, aggregated, and applied.
 #include <map>
 #include <memory>

@@ -183,6 +183,11 @@ std::vector<LayerSpec> modeled_layers(const ModelSpec& model) {
   return {flat};
 }
 
+Bucketing bucketing(const AlgorithmSpec& spec) {
+  if (spec.granularity == Granularity::model) return Bucketing::whole_model;
+  return spec.overlap ? Bucketing::by_size : Bucketing::per_tensor;
+}
+
 // The prepare stage of the scenario's algorithm on the platform's rank layout; its parameter
 // errors point at the scenario's keys.
 AlgorithmRun prepare_algorithm(const Scenario& sc, const AlgorithmConfig& config) {
@@ -256,22 +261,21 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
   SimulationResult result;
   result.platform_description = prepared.platform_description;
 
-  result.log = StepLog(sc.ranks, sc.steps);
+  result.log = StepLog(sc.ranks, sc.steps, sc.algorithm.every);
   StepsDone steps_done(sc.ranks);
   std::unique_ptr<Workload> workload;
   std::unique_ptr<Evaluator> evaluator;
   if (sc.workload.enabled) {
     workload = std::make_unique<Workload>(workload_options(sc.workload.params), sc.seed);
-    evaluator = std::make_unique<Evaluator>(*workload, sc.ranks, sc.steps, !sc.algorithm.entry->consensus);
+    // Local steps (every > 1) leave the ranks apart even under an all-reduce: report their spread.
+    evaluator = std::make_unique<Evaluator>(*workload, sc.ranks, sc.steps,
+                                            !sc.algorithm.entry->consensus || sc.algorithm.every > 1);
   }
   const std::unique_ptr<MathLog> math_log = make_math_log(sc, prepared.algorithm);
   const RunShared run{
       sc,
-      make_step_plan(
-          modeled_layers(sc.model),
-          sc.algorithm.granularity == Granularity::model ? Bucketing::whole_model : Bucketing::by_size,
-          sc.algorithm.bucket_bytes, workload ? workload->problem->tensors() : std::vector<TensorInfo>{},
-          sc.model.proxy_dim),
+      make_step_plan(modeled_layers(sc.model), bucketing(sc.algorithm), sc.algorithm.bucket_bytes,
+                     workload ? workload->problem->tensors() : std::vector<TensorInfo>{}, sc.model.proxy_dim),
       ComputeModel(sc.compute.speed, straggler_options(sc.compute.straggler), sc.seed),
       workload.get(),
       evaluator.get(),

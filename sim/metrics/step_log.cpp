@@ -29,6 +29,7 @@ std::vector<StepSummary> summarize_steps(const StepLog& log) {
   for (int s = 0; s < log.steps(); ++s) {
     StepSummary row;
     row.step = s;
+    row.communicated = log.communicates(s);
     // The part of [from, to] inside the step's window [previous_end, ...]; every `to` is at most
     // this step's end, the largest agg_end.
     const auto inside = [previous_end](double from, double to) {

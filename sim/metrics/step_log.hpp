@@ -23,7 +23,10 @@ struct RankStepRecord {
 // References returned by at() stay valid while later steps are added.
 class StepLog {
  public:
-  StepLog(int ranks, int steps) : ranks_(ranks), steps_(steps) {}
+  // `every` > 1: only steps every-1, 2 every-1, ... aggregate (algorithm.every, local SGD).
+  StepLog(int ranks, int steps, int every = 1) : ranks_(ranks), steps_(steps), every_(every) {}
+  // Whether the ranks aggregate on `step` (the others train locally, sending nothing).
+  bool communicates(int step) const { return (step + 1) % every_ == 0; }
   RankStepRecord& at(int rank, int step);
   // A step no rank has reached reads as zeros.
   const RankStepRecord& at(int rank, int step) const;
@@ -33,7 +36,7 @@ class StepLog {
   int steps_recorded() const { return static_cast<int>(records_.size()); }
 
  private:
-  int ranks_, steps_;
+  int ranks_, steps_, every_;
   std::deque<std::vector<RankStepRecord>> records_;  // one block of `ranks_` records per step
 };
 
@@ -45,6 +48,7 @@ class StepLog {
 // exposed_comm_time_s <= comm_time_s.
 struct StepSummary {
   int step = 0;
+  bool communicated = true;   // false: a local step (algorithm.every), no aggregation
   double end_time_s = 0;      // when the last rank finished this step
   double step_time_s = 0;     // end_time_s minus the previous step's end_time_s
   double compute_time_s = 0;  // slowest rank's gradient computation, within the window

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -29,6 +30,12 @@ std::vector<StepSummary> summarize(const SimulationResult& result) {
   }
   for (std::size_t i = 0; i < result.math.size() && i < steps.size(); ++i) steps[i].math = result.math[i];
   return steps;
+}
+
+// A local step (algorithm.every > 1) aggregated and compressed nothing: only rank_spread, how far
+// apart the ranks' vectors are, means something there.
+bool measured_on(const StepSummary& s, double StepMath::*field) {
+  return s.communicated || field == &StepMath::rank_spread;
 }
 
 // Mean of the steps' times: what summary.json reports and the printed summary shows.
@@ -71,9 +78,10 @@ std::string steps_csv(const std::vector<StepSummary>& steps, const BusBandwidth&
   std::string out =
       "step,step_time_s,comm_time_s,compute_time_s,end_time_s,bytes_sent,messages,loss,accuracy,consensus_"
       "distance,"
-      "exposed_comm_time_s,algbw_GBps,busbw_GBps,agg_error,agg_signed_error,compress_error,rank_spread\n";
+      "exposed_comm_time_s,algbw_GBps,busbw_GBps,agg_error,agg_signed_error,compress_error,rank_spread,"
+      "communicated\n";
   const auto math_cell = [](const StepSummary& s, double StepMath::*field) {
-    return s.math ? fmt::format("{}", (*s.math).*field) : std::string();
+    return s.math && measured_on(s, field) ? fmt::format("{}", (*s.math).*field) : std::string();
   };
   for (const auto& s : steps)
     out += csv_row({fmt::format("{}", s.step), fmt::format("{}", s.step_time_s),
@@ -83,7 +91,8 @@ std::string steps_csv(const std::vector<StepSummary>& steps, const BusBandwidth&
                     optional_cell(s.consensus_distance), fmt::format("{}", s.exposed_comm_time_s),
                     optional_cell(bw.algbw_GBps(s.comm_time_s)), optional_cell(bw.busbw_GBps(s.comm_time_s)),
                     math_cell(s, &StepMath::agg_error), math_cell(s, &StepMath::agg_signed_error),
-                    math_cell(s, &StepMath::compress_error), math_cell(s, &StepMath::rank_spread)});
+                    math_cell(s, &StepMath::compress_error), math_cell(s, &StepMath::rank_spread),
+                    s.communicated ? "1" : "0"});
   return out;
 }
 
@@ -127,11 +136,13 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result,
     double total = 0;
     int measured = 0;
     for (const auto& s : steps)
-      if (s.math) total += (*s.math).*field, ++measured;
+      if (s.math && measured_on(s, field)) total += (*s.math).*field, ++measured;
     j[key] = measured ? nlohmann::ordered_json(total / measured) : nlohmann::ordered_json(nullptr);
   }
   j["bytes_sent"] = result.bytes_sent;
   j["messages"] = result.messages_sent;
+  j["steps_communicated"] =
+      std::count_if(steps.begin(), steps.end(), [](const StepSummary& s) { return s.communicated; });
   if (sc.workload.enabled) {
     const WorkloadOptions w = workload_options(sc.workload.params);
     j["problem"] = problem_name(w.problem);

@@ -34,7 +34,8 @@ struct ModelSpec {
 };
 
 // mlbench-core's choices: aggregate gradients or model weights, one flat collective for the whole
-// model or one per DDP-style bucket of layers (overlapping the backward pass).
+// model or by layer: one per DDP-style bucket of layers overlapping the backward pass (overlap:
+// true), or mlbench's one blocking aggregation per tensor after the backward pass (overlap: false).
 enum class Granularity { layer, model };
 enum class ApplyTo { gradients, weights };
 
@@ -44,8 +45,10 @@ struct AlgorithmSpec {
   ReduceOp op;
   Params params;
   Granularity granularity = Granularity::model;
-  std::uint64_t bucket_bytes = 25'000'000;
-  ApplyTo apply_to = ApplyTo::gradients;  // default: gradients for consensus algorithms, else weights
+  std::uint64_t bucket_bytes = 25'000'000;  // overlap true only
+  bool overlap = true;                      // granularity layer only
+  ApplyTo apply_to = ApplyTo::gradients;    // default: gradients for consensus algorithms, else weights
+  int every = 1;  // aggregate on steps every-1, 2 every-1, ...; the others train locally (local SGD)
 };
 
 // Training on the math plane; absent: synthetic gradients, aggregation only.

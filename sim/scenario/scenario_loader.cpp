@@ -295,6 +295,22 @@ YamlValue value_at_key(const YamlValue& map, const std::string& key) {
   return value_at_key(map.child(head), key.substr(dot + 1));
 }
 
+// algorithm.every against the run: some step must aggregate, and an asynchronous scheme has no
+// step to skip (its ranks already run ahead, pushing or gossiping as they go; sim/workload/README.md).
+void check_every(YamlMap& alg, const Scenario& sc) {
+  const int every = sc.algorithm.every;
+  if (every == 1) return;
+  const Params& p = sc.algorithm.params;
+  if (every > sc.steps)
+    alg.get("every")->fail(
+        fmt::format("{} is more than steps ({}): no step would aggregate", every, sc.steps));
+  if (p.has("asynchronous") && p.boolean("asynchronous"))
+    alg.get("every")->fail(fmt::format(
+        "{} with asynchronous: true is not modelled (asynchronous ranks already run ahead and their "
+        "staleness bound counts exchanges); use asynchronous: false, or leave every out",
+        every));
+}
+
 Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source) {
   Scenario sc;
   sc.source_file = source->file;
@@ -361,6 +377,7 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
     sc.key_locations["algorithm.name"] = name.location();
     read_common_algorithm_keys(alg, sc.algorithm, info->consensus);
     sc.algorithm.params = alg.params(info->params);
+    check_every(alg, sc);
     for (const auto& spec : info->params)
       if (auto v = alg.get(spec.key)) sc.key_locations["algorithm." + spec.key] = v->location();
     alg.finish();

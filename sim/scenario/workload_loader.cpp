@@ -129,14 +129,23 @@ std::vector<ParamSpec> common_algorithm_param_specs() {
           .between(1e-300, 1e300),
       ParamSpec("granularity", ParamKind::choice, granularity_name(Granularity::model),
                 "model: one collective after the backward pass; layer: one per bucket of layers, in order, "
-                "overlapping the backward pass")
+                "overlapping the backward pass (overlap: false: one per tensor, after it)")
           .one_of({granularity_name(Granularity::layer), granularity_name(Granularity::model)}),
-      ParamSpec("bucket", ParamKind::bytes, "25MB",
-                "granularity layer: bucket size, as PyTorch DDP fuses layers (0B: one bucket per layer)"),
+      ParamSpec(
+          "bucket", ParamKind::bytes, "25MB",
+          "granularity layer with overlap: bucket size, as PyTorch DDP fuses layers (0B: one bucket per "
+          "layer)"),
+      ParamSpec("overlap", ParamKind::boolean, "true",
+                "granularity layer: true = DDP's buckets overlapping the backward pass; false = mlbench's "
+                "one aggregation per tensor, in model.parameters() order, after the backward pass"),
       ParamSpec("apply_to", ParamKind::choice, "",
                 "aggregate gradients (then step) or weights (after a local step); default gradients, "
                 "weights for decentralized algorithms")
           .one_of({apply_to_name(ApplyTo::gradients), apply_to_name(ApplyTo::weights)}),
+      ParamSpec("every", ParamKind::integer, "1",
+                "aggregate every k-th step only (local SGD): steps k-1, 2k-1, ... aggregate, the others "
+                "train locally without communicating")
+          .between(1, 1e9),
   };
 }
 
@@ -173,6 +182,16 @@ void read_common_algorithm_keys(YamlMap& alg, AlgorithmSpec& spec, bool consensu
   spec.granularity =
       p.text("granularity") == granularity_name(Granularity::layer) ? Granularity::layer : Granularity::model;
   spec.bucket_bytes = static_cast<std::uint64_t>(p.integer("bucket"));
+  spec.overlap = p.boolean("overlap");
+  const YAML::Node given = alg.value().node();
+  if (given["overlap"] && spec.granularity == Granularity::model)
+    alg.get("overlap")->fail(
+        "only used with granularity: layer (by model the whole gradient is one aggregation after the "
+        "backward pass)");
+  if (!spec.overlap && given["bucket"])
+    alg.get("bucket")->fail(
+        "not used with overlap: false (mlbench aggregates each tensor on its own, no buckets); leave it out");
+  spec.every = static_cast<int>(p.integer("every"));
   spec.apply_to = consensus ? ApplyTo::gradients : ApplyTo::weights;
   if (p.has("apply_to"))
     spec.apply_to =
@@ -242,8 +261,11 @@ void emit_model_layers(YAML::Emitter& out, const ModelSpec& spec) {
 
 void emit_aggregation_scope(YAML::Emitter& out, const AlgorithmSpec& spec) {
   out << YAML::Key << "granularity" << YAML::Value << granularity_name(spec.granularity);
-  out << YAML::Key << "bucket" << YAML::Value << fmt::format("{}B", spec.bucket_bytes);
+  // Only the keys that apply: reading resolved.yaml back refuses the others.
+  if (spec.overlap) out << YAML::Key << "bucket" << YAML::Value << fmt::format("{}B", spec.bucket_bytes);
+  if (spec.granularity == Granularity::layer) out << YAML::Key << "overlap" << YAML::Value << spec.overlap;
   out << YAML::Key << "apply_to" << YAML::Value << apply_to_name(spec.apply_to);
+  out << YAML::Key << "every" << YAML::Value << spec.every;
 }
 
 void emit_training(YAML::Emitter& out, const Scenario& sc) {

@@ -1,7 +1,7 @@
 #pragma once
 // Reading and writing back the training-related parts of a scenario: `model:` (a size or a layer
 // table file), the keys every algorithm takes (`algorithm.op | denominator | granularity | bucket |
-// apply_to`), `workload:` and `compute:`. The specs below are what the loader reads with and what
+// overlap | apply_to | every`), `workload:` and `compute:`. The specs below are what the loader reads with and what
 // `aggsim list` prints.
 #include <yaml-cpp/yaml.h>
 
@@ -16,7 +16,8 @@ namespace aggsim {
 
 // model.*: size, layers, batch, proxy_dim, math.
 std::vector<ParamSpec> model_param_specs();
-// algorithm.*, for every algorithm besides its own keys: op, denominator, granularity, bucket, apply_to.
+// algorithm.*, for every algorithm besides its own keys: op, denominator, granularity, bucket, overlap,
+// apply_to, every.
 std::vector<ParamSpec> common_algorithm_param_specs();
 
 // The `model` mapping (absent: every default).

@@ -47,20 +47,44 @@ std::vector<Bucket> group_layers(const std::vector<LayerSpec>& layers, Bucketing
   return buckets;
 }
 
-// Tensor j of T (reverse order) to bucket floor(j B / T): each bucket gets a contiguous run, and
-// its proxy layout lists the run's tensors in memory order (one-column tensors as vectors: biases,
-// and least squares' weight, a 1 x dim matrix that low-rank compressors never factor either).
-void assign_tensors(std::vector<Bucket>& buckets, const std::vector<TensorInfo>& tensors) {
+// mlbench's order: every tensor of every layer, first layer first, each its own bucket whose
+// backward pass is its layer's (charged once, to the layer's first tensor).
+std::vector<Bucket> tensor_buckets(const std::vector<LayerSpec>& layers) {
+  std::vector<Bucket> buckets;
+  for (int i = 0; i < static_cast<int>(layers.size()); ++i) {
+    const LayerSpec& l = layers[static_cast<std::size_t>(i)];
+    WireLayout pieces;
+    add_pieces(l, pieces);
+    for (std::size_t k = 0; k < pieces.pieces.size(); ++k) {
+      Bucket b;
+      b.first_layer = b.last_layer = i;
+      b.wire_shape.pieces = {pieces.pieces[k]};
+      b.wire_elements = static_cast<std::uint64_t>(pieces.pieces[k].shape.size());
+      b.backward_flops = k == 0 ? l.backward_flops : 0;
+      buckets.push_back(b);
+    }
+  }
+  return buckets;
+}
+
+// Tensor j of T, in aggregation order (reverse unless `forward`), to bucket floor(j B / T): each
+// bucket gets a contiguous run, and its proxy layout lists the run's tensors in memory order
+// (one-column tensors as vectors: biases, and least squares' weight, a 1 x dim matrix that
+// low-rank compressors never factor either).
+void assign_tensors(std::vector<Bucket>& buckets, const std::vector<TensorInfo>& tensors, bool forward) {
   const auto B = static_cast<std::int64_t>(buckets.size()), T = static_cast<std::int64_t>(tensors.size());
   for (std::int64_t j = 0; j < T; ++j) {
-    const TensorInfo& t = tensors[static_cast<std::size_t>(T - 1 - j)];
+    const TensorInfo& t = tensors[static_cast<std::size_t>(forward ? j : T - 1 - j)];
     Bucket& b = buckets[static_cast<std::size_t>(j * B / T)];
     const std::int64_t n = t.shape.size();
     auto& pieces = b.proxy_layout.pieces;
-    pieces.insert(pieces.begin(), WirePiece{t.shape, t.shape.cols == 1});
+    pieces.insert(forward ? pieces.end() : pieces.begin(), WirePiece{t.shape, t.shape.cols == 1});
     if (b.proxy.count == 0) {
       b.proxy = {t.offset, n};
       b.proxy_shape = t.shape;
+    } else if (forward) {  // later tensor in memory joins the run: flat shape
+      b.proxy = {b.proxy.begin, b.proxy.count + n};
+      b.proxy_shape = {b.proxy.count, 1};
     } else {  // earlier tensor in memory joins the run: flat shape
       b.proxy = {t.offset, b.proxy.count + n};
       b.proxy_shape = {b.proxy.count, 1};
@@ -91,12 +115,14 @@ StepPlan make_step_plan(const std::vector<LayerSpec>& layers, Bucketing bucketin
                         const std::vector<TensorInfo>& proxy_tensors, std::int64_t proxy_dim) {
   StepPlan plan;
   for (const LayerSpec& l : layers) plan.forward_flops += l.forward_flops;
-  plan.buckets = group_layers(layers, bucketing, bucket_bytes);
+  const bool per_tensor = bucketing == Bucketing::per_tensor;
+  plan.buckets = per_tensor ? tensor_buckets(layers) : group_layers(layers, bucketing, bucket_bytes);
+  plan.overlap = !per_tensor;
   plan.proxy_size = proxy_dim;
   if (proxy_tensors.empty())
     assign_flat(plan.buckets, proxy_dim);
   else
-    assign_tensors(plan.buckets, proxy_tensors);
+    assign_tensors(plan.buckets, proxy_tensors, per_tensor);
   return plan;
 }
 

@@ -3,15 +3,16 @@
 // layer by layer in reverse order; PyTorch DDP groups the layers, in that reverse order, into
 // buckets of about `bucket` bytes and starts each bucket's aggregation as soon as its last layer's
 // gradient exists, so communication overlaps the rest of the backward pass. By-model aggregation
-// is one bucket holding every layer: it starts after the whole backward pass.
+// is one bucket holding every layer: it starts after the whole backward pass. mlbench's by-layer
+// aggregation is one bucket per tensor, in forward order, aggregated after the backward pass.
 //
 // The proxy parameter vector (the math plane) maps onto the buckets tensor by tensor: with T proxy
-// tensors in reverse order and B buckets, tensor j goes to bucket floor(j B / T), so a bucket holds
-// whole tensors (keeping matrix shapes when it holds one, and each tensor's shape in its proxy
-// layout when it holds several) and buckets beyond the proxy's tensors carry wire bytes only. On the wire a
-// bucket is the list of its layers' pieces (weight matrices, 1-D bias / norm vectors), which compressors
-// encode one by one. Synthetic gradients (no workload) are split over the buckets in proportion to their wire
-// sizes.
+// tensors in aggregation order (reverse, or forward per tensor) and B buckets, tensor j goes to
+// bucket floor(j B / T), so a bucket holds whole tensors (keeping matrix shapes when it holds one,
+// and each tensor's shape in its proxy layout when it holds several) and buckets beyond the proxy's
+// tensors carry wire bytes only. On the wire a bucket is the list of its layers' pieces (weight
+// matrices, 1-D bias / norm vectors), which compressors encode one by one. Synthetic gradients (no
+// workload) are split over the buckets in proportion to their wire sizes.
 #include <cstdint>
 #include <vector>
 
@@ -34,13 +35,16 @@ struct Bucket {
 
 struct StepPlan {
   double forward_flops = 0;     // per sample, whole model
-  std::vector<Bucket> buckets;  // in aggregation order: last layers first
+  std::vector<Bucket> buckets;  // in aggregation order: last layers first (per tensor: first first)
   std::int64_t proxy_size = 0;
+  bool overlap = true;  // buckets aggregate while the backward pass goes on (per tensor: after it)
 };
 
-// How layers are grouped into buckets: all in one (`algorithm.granularity: model`), or closed at
-// `bucket_bytes` in backward order (`granularity: layer`, DDP's buckets).
-enum class Bucketing { whole_model, by_size };
+// How layers are grouped into buckets: all in one (`algorithm.granularity: model`), closed at
+// `bucket_bytes` in backward order (`granularity: layer`, DDP's buckets), or one bucket per tensor
+// (each layer's weight matrix, then its bias / norm vector) in forward order, aggregated after the
+// backward pass (`granularity: layer, overlap: false`, mlbench's loop over model.parameters()).
+enum class Bucketing { whole_model, by_size, per_tensor };
 
 // `layers` in forward order (a flat model is one layer); with Bucketing::by_size, `bucket_bytes` 0
 // means one layer per bucket. Empty `proxy_tensors`: a flat synthetic proxy of `proxy_dim` numbers.

@@ -122,16 +122,17 @@ TEST_CASE("a training run writes loss columns and time to target", "[workload][o
                                             "end_time_s", "bytes_sent", "messages", "loss", "accuracy",
                                             "consensus_distance", "exposed_comm_time_s", "algbw_GBps",
                                             "busbw_GBps", "agg_error", "agg_signed_error", "compress_error",
-                                            "rank_spread"});
+                                            "rank_spread", "communicated"});
   std::optional<double> first_hit;
   for (int s = 0; s < 9; ++s) {
     const auto& row = rows[static_cast<std::size_t>(s + 1)];
-    REQUIRE(row.size() == 17);
+    REQUIRE(row.size() == 18);
     const bool evaluated = s % 3 == 2;
     CHECK(row[7].empty() == !evaluated);
     CHECK(row[8].empty() == !evaluated);
     CHECK(row[9].empty());             // all-reduce keeps every rank identical: no spread to report
     CHECK(std::stod(row[16]) == 0.0);  // the math plane's rank_spread says the same
+    CHECK(row[17] == "1");             // every step aggregates (no algorithm.every)
     if (evaluated && !first_hit && std::stod(row[7]) <= 0.6) first_hit = std::stod(row[4]);
   }
   const auto j = nlohmann::json::parse(read_file(dir / "out" / "summary.json"));
