@@ -47,9 +47,9 @@ void exchange_combine(Comm& comm, int peer, Gradient& g, const ChunkView& send, 
 void binomial_reduce(Comm& comm, const Group& group, Gradient& g, const ChunkView& seg, const ReduceOp& op,
                      int root, int chunks = 1);
 // Broadcast `seg` from `root`: per piece, receive from the parent, then send to the children,
-// largest subtree first.
+// largest subtree first. `channel` keeps it apart from other traffic between the same ranks.
 void binomial_broadcast(Comm& comm, const Group& group, Gradient& g, const ChunkView& seg, int root,
-                        int chunks = 1);
+                        int chunks = 1, int channel = 0);
 // Gather to `root`: member i contributes chunk i of `n` chunks of `seg`; subtrees forward what they
 // have collected, so the root ends with every chunk (ceil(log2 n) rounds).
 void binomial_gather(Comm& comm, const Group& group, Gradient& g, const ChunkView& seg, int root);
