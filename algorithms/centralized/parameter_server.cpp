@@ -47,10 +47,14 @@ Eigen::VectorXf decode_push(RankContext& ctx, const Compressor& compressor, cons
   return compressor.decompress(push, shard.tensor);
 }
 
+std::uint64_t shard_bytes(const Shard& shard) {
+  return static_cast<std::uint64_t>(shard.view.wire.count) * kFloatBytes;
+}
+
 Payload pull_payload(const Eigen::VectorXf& values, const Shard& shard) {
   Payload p;
   p.values = values;
-  p.wire_bytes = static_cast<std::uint64_t>(shard.view.wire.count) * kFloatBytes;
+  p.wire_bytes = shard_bytes(shard);
   return p;
 }
 
@@ -150,7 +154,9 @@ class SyncParameterServer final : public Aggregator {
       if (r.valid()) late_.push_back(std::move(r));
     // Decode and reduce with the op (the compressor may vote instead, as sign compression does);
     // avg divides by the number of gradients taken.
+    // Every push taken is added into the accumulator: k shards of reduction work.
     charge_decode(ctx, *compressor_, shard.tensor, static_cast<int>(taken.size()));
+    charge_reduce(*ctx.comm, taken.size() * shard_bytes(shard));
     const Eigen::VectorXf acc = compressor_->reduce(taken, shard.tensor, op_);
 
     std::vector<SendHandle> sends;

@@ -67,6 +67,8 @@ Payload push_payload(RankContext& ctx, Compressor& compressor, const Gradient& g
 // A server's decoding of one push (decode work charged to its host).
 Eigen::VectorXf decode_push(RankContext& ctx, const Compressor& compressor, const Payload& push,
                             const Shard& shard);
+// The shard's dense fp32 size on the wire.
+std::uint64_t shard_bytes(const Shard& shard);
 // The dense fp32 pull of one shard.
 Payload pull_payload(const Eigen::VectorXf& values, const Shard& shard);
 

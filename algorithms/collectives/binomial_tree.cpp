@@ -34,7 +34,7 @@ void binomial_reduce(Comm& comm, const Group& group, Gradient& g, const ChunkVie
         comm.send(absolute(group, root, r - mask), dense_chunk_payload(g, piece));
         break;
       }
-      if (r + mask < n) combine_into(g, piece, comm.recv(absolute(group, root, r + mask)), op);
+      if (r + mask < n) combine_into(comm, g, piece, comm.recv(absolute(group, root, r + mask)), op);
     }
   }
 }

@@ -33,8 +33,9 @@ inline ChunkView chunk_span(const ChunkView& seg, int parts, int first, int last
 Payload pack(const Gradient& g, const std::vector<ChunkView>& segs);
 // Writes a payload made by pack() with the same segments into `g`.
 void unpack(Gradient& g, const std::vector<ChunkView>& segs, const Payload& p);
-// g[seg] = g[seg] (op) payload
-void combine_into(Gradient& g, const ChunkView& seg, const Payload& p, const ReduceOp& op);
+// g[seg] = g[seg] (op) payload, the reduction of seg's wire bytes charged to this rank's host
+// (charge_reduce), whether or not the math plane is on.
+void combine_into(Comm& comm, Gradient& g, const ChunkView& seg, const Payload& p, const ReduceOp& op);
 // Sends `send` to `peer` while receiving `peer`'s copy of `recv`, and combines it into `recv`.
 void exchange_combine(Comm& comm, int peer, Gradient& g, const ChunkView& send, const ChunkView& recv,
                       const ReduceOp& op);

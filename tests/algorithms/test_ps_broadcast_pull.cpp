@@ -37,6 +37,7 @@ platform: {{topology: cluster, hosts: {p}, bandwidth: 10Gbps, latency: 1us}}
 network: alpha_beta
 model: {{size: {size}, proxy_dim: 97}}
 algorithm: {{name: parameter_server, op: avg, {options}}}
+compute: {{reduce_speed: 0}}
 {extra}
 )",
                      fmt::arg("p", p), fmt::arg("steps", steps), fmt::arg("size", size),

@@ -46,6 +46,7 @@ platform: {{topology: cluster, hosts: {p}, bandwidth: 10Gbps, latency: 1us}}
 network: alpha_beta
 model: {{size: {size}, proxy_dim: {dim}, math: {math}}}
 algorithm: {alg}
+compute: {{reduce_speed: 0}}
 )",
                      fmt::arg("p", p), fmt::arg("steps", steps), fmt::arg("dim", dim), fmt::arg("size", size),
                      fmt::arg("math", math), fmt::arg("alg", algorithm));
@@ -246,6 +247,7 @@ platform: {{file: {}}}
 network: alpha_beta
 model: {{size: 64kB, proxy_dim: 20}}
 algorithm: {{name: gossipgrad}}
+compute: {{reduce_speed: 0}}
 )",
                                        (dir / "nodes.xml").string());
   const GossipRun run = run_gossip(yaml);

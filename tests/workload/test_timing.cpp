@@ -19,12 +19,17 @@ namespace {
 constexpr int kRanks = 4;
 constexpr double kSpeed = 1e9;  // 1Gf hosts
 
+// `compute` is a `compute: {...}` line or empty. Reductions are free (reduce_speed: 0), so the
+// closed forms are the alpha-beta ones.
 std::string layered(const std::string& table, const std::string& algorithm_extra,
                     const std::string& compute = "") {
+  const std::string prefix = "compute: {";
+  const std::string section = compute.empty() ? "compute: {reduce_speed: 0}"
+                                              : prefix + "reduce_speed: 0, " + compute.substr(prefix.size());
   return cluster_scenario(
       kRanks, 3,
       fmt::format("model: {{layers: {}, batch: 2}}\nalgorithm: {{name: ring_allreduce{}}}\n{}", table,
-                  algorithm_extra, compute));
+                  algorithm_extra, section));
 }
 
 }  // namespace
