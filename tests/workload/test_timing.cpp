@@ -116,7 +116,7 @@ TEST_CASE("compute_time_s in steps.csv is the slowest rank's forward and backwar
     const auto file = dir / (name + ".yaml");
     write_file(file, cluster_scenario(kRanks, steps,
                                       fmt::format("model: {{layers: {}, batch: {}}}\n"
-                                                  "compute: {{speed_factors: [{}]{}}}\n{}",
+                                                  "compute: {{reduce_speed: 0, speed_factors: [{}]{}}}\n{}",
                                                   table, batch, fmt::join(factors, ", "), straggler, rest),
                                       "2Gf"));
     // --force: several variants of one scenario name share its folder.
