@@ -27,6 +27,7 @@ platform: {topology: cluster, nodes: 1, gpus_per_node: 8, intra_bandwidth: 100GB
 network: alpha_beta
 model: {size: 1MB, math: off}
 algorithm: {name: ring_allreduce}
+compute: {reduce_speed: 0}
 )";
 
 struct Factors {
