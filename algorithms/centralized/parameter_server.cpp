@@ -4,6 +4,9 @@
 // the scenario's compressor and pushes it to its server; a server decodes the first k pushes to
 // arrive, reduces them with the op (avg divides by the number reduced), and sends the dense fp32
 // result back to every worker, which copies it: every worker ends the step with the server's bits.
+// With `pull: broadcast` the result goes down a binomial tree rooted at the server instead, the
+// workers forwarding it, so the server's link carries ceil(log2(members)) copies instead of one per
+// worker; every rank joins the S trees in shard order (sends block, so one order everywhere).
 // Pushes that arrive after the k-th (backup workers, stragglers) are received and dropped, at the
 // next step or in finish(), so nothing is left unreceived. A colocated server's own push and pull
 // are local and cost nothing on the network. Dedicated servers contribute no gradient; their
@@ -13,9 +16,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <stdexcept>
 
+#include "algorithms/collectives/blocks.hpp"
 #include "sim/core/strings.hpp"
 
 namespace aggsim {
@@ -43,10 +48,14 @@ Eigen::VectorXf decode_push(RankContext& ctx, const Compressor& compressor, cons
   return compressor.decompress(push, shard.tensor);
 }
 
+std::uint64_t shard_bytes(const Shard& shard) {
+  return static_cast<std::uint64_t>(shard.view.wire.count) * kFloatBytes;
+}
+
 Payload pull_payload(const Eigen::VectorXf& values, const Shard& shard) {
   Payload p;
   p.values = values;
-  p.wire_bytes = static_cast<std::uint64_t>(shard.view.wire.count) * kFloatBytes;
+  p.wire_bytes = shard_bytes(shard);
   return p;
 }
 
@@ -58,6 +67,7 @@ class SyncParameterServer final : public Aggregator {
       : op_(cfg.op),
         roles_{cfg.world, o.servers, o.dedicated},
         k_(o.aggregate > 0 ? o.aggregate : roles_.workers()),
+        broadcast_(o.broadcast_pull),
         compressor_(cfg.make_compressor()),
         stats_(o.stats) {}
 
@@ -71,7 +81,7 @@ class SyncParameterServer final : public Aggregator {
     std::optional<Payload> own_push;
     if (roles_.is_worker(me)) {
       // Pulls are posted before pushing, so every pull flows as soon as its server sends it.
-      for (int s = 0; s < servers; ++s)
+      for (int s = 0; s < servers && !broadcast_; ++s)
         if (s != me) pulls[static_cast<std::size_t>(s)] = comm.irecv(s, kPullChannel);
       for (int s = 0; s < servers; ++s) {
         Payload push = push_payload(ctx, *compressor_, grad, shard_of(grad, servers, s));
@@ -81,12 +91,11 @@ class SyncParameterServer final : public Aggregator {
           pushes_.push_back(comm.isend(s, std::move(push), kPushChannel));
       }
     }
-    if (roles_.is_server(me)) {
-      const Shard shard = shard_of(grad, servers, me);
-      const Eigen::VectorXf result = serve_round(ctx, shard, own_push);
-      if (!roles_.is_worker(me)) grad.values.setZero();
-      grad.values.segment(shard.view.proxy.begin, shard.view.proxy.count) = result;
+    if (broadcast_) {
+      broadcast_pulls(ctx, grad, own_push);
+      return;
     }
+    if (roles_.is_server(me)) serve_into(ctx, grad, own_push);
     for (int s = 0; s < servers; ++s) {
       auto& pull = pulls[static_cast<std::size_t>(s)];
       if (!pull.valid()) continue;
@@ -101,8 +110,32 @@ class SyncParameterServer final : public Aggregator {
   }
 
  private:
-  // Receives this step's pushes for my shard, reduces the first k and sends the result to every
-  // worker. Pushes still in flight stay posted in late_.
+  // Serves my shard and leaves its result in `grad` (a dedicated server's other elements zero).
+  void serve_into(RankContext& ctx, Gradient& grad, std::optional<Payload>& own_push) {
+    const Shard shard = shard_of(grad, roles_.servers, ctx.rank);
+    const Eigen::VectorXf result = serve_round(ctx, shard, own_push);
+    if (!roles_.is_worker(ctx.rank)) grad.values.setZero();
+    grad.values.segment(shard.view.proxy.begin, shard.view.proxy.count) = result;
+  }
+
+  // Shard s's result goes down a binomial tree over {server s, the other workers}, rooted at the
+  // server. Workers join every tree, a dedicated server only its own, all in shard order.
+  void broadcast_pulls(RankContext& ctx, Gradient& grad, std::optional<Payload>& own_push) {
+    const int me = ctx.rank;
+    for (int s = 0; s < roles_.servers; ++s) {
+      if (s != me && !roles_.is_worker(me)) continue;
+      if (s == me) serve_into(ctx, grad, own_push);
+      Group tree;
+      tree.ranks.push_back(s);
+      for (int w = 0; w < roles_.workers(); ++w)
+        if (roles_.worker_rank(w) != s) tree.ranks.push_back(roles_.worker_rank(w));
+      tree.me = static_cast<int>(std::find(tree.ranks.begin(), tree.ranks.end(), me) - tree.ranks.begin());
+      binomial_broadcast(*ctx.comm, tree, grad, shard_of(grad, roles_.servers, s).view, 0, 1, kPullChannel);
+    }
+  }
+
+  // Receives this step's pushes for my shard, reduces the first k and (unicast pull) sends the
+  // result to every worker. Pushes still in flight stay posted in late_.
   Eigen::VectorXf serve_round(RankContext& ctx, const Shard& shard, std::optional<Payload>& own_push) {
     Comm& comm = *ctx.comm;
     std::vector<RecvHandle> inbox = std::move(late_);
@@ -122,11 +155,13 @@ class SyncParameterServer final : public Aggregator {
       if (r.valid()) late_.push_back(std::move(r));
     // Decode and reduce with the op (the compressor may vote instead, as sign compression does);
     // avg divides by the number of gradients taken.
+    // Every push taken is added into the accumulator: k shards of reduction work.
     charge_decode(ctx, *compressor_, shard.tensor, static_cast<int>(taken.size()));
+    charge_reduce(*ctx.comm, taken.size() * shard_bytes(shard));
     const Eigen::VectorXf acc = compressor_->reduce(taken, shard.tensor, op_);
 
     std::vector<SendHandle> sends;
-    for (int w = 0; w < roles_.workers(); ++w)
+    for (int w = 0; w < roles_.workers() && !broadcast_; ++w)
       if (roles_.worker_rank(w) != ctx.rank)
         sends.push_back(comm.isend(roles_.worker_rank(w), pull_payload(acc, shard), kPullChannel));
     Comm::wait_all(sends);
@@ -138,6 +173,7 @@ class SyncParameterServer final : public Aggregator {
   ReduceOp op_;
   PsRoles roles_;
   int k_;
+  bool broadcast_;
   std::unique_ptr<Compressor> compressor_;
   std::vector<SendHandle> pushes_;  // worker: pushes not yet known to be delivered
   std::vector<RecvHandle> late_;    // server: pushes that missed their round
@@ -152,6 +188,7 @@ PsOptions ps_options(const Params& p, int world) {
   o.asynchronous = p.boolean("asynchronous");
   o.staleness = static_cast<int>(p.integer("staleness"));
   if (p.has("aggregate")) o.aggregate = static_cast<int>(p.integer("aggregate"));
+  o.broadcast_pull = p.has("pull") && p.text("pull") == "broadcast";
   const PsRoles roles{world, o.servers, o.dedicated};
   if (o.servers > world || (o.dedicated && o.servers >= world))
     throw ParamError("servers", fmt::format("parameter_server: {} {} servers leave no worker among {} ranks "
@@ -163,6 +200,10 @@ PsOptions ps_options(const Params& p, int world) {
   if (o.asynchronous && o.aggregate > 0)
     throw ParamError("aggregate",
                      "parameter_server: aggregate (k-of-n) applies to the synchronous server only");
+  if (o.asynchronous && o.broadcast_pull)
+    throw ParamError("pull",
+                     "parameter_server: pull: broadcast needs the synchronous server (asynchronous workers "
+                     "each pull their own updates since their last pull; use pull: unicast)");
   if (p.has("server_hosts")) {
     o.server_hosts = split_list(p.text("server_hosts"));
     for (std::size_t i = 0; i < o.server_hosts.size(); ++i) {
@@ -208,7 +249,12 @@ AlgorithmInfo parameter_server_entry() {
       ParamSpec(
           "staleness", ParamKind::integer, "0",
           "asynchronous: a worker may lead the slowest by at most this many pushes before its pull waits")
-          .between(0, 1 << 30)};
+          .between(0, 1 << 30),
+      ParamSpec("pull", ParamKind::choice, "",
+                "how workers get the result (absent: unicast): unicast: the server sends it to each worker; "
+                "broadcast: a "
+                "binomial tree over the workers rooted at the server (workers forward), synchronous only")
+          .one_of({"unicast", "broadcast"})};
   // Decodes every push on the server: any compressor works, summable or not.
   info.reduces_in_flight = false;
   // Ranks do not all end with the same vector: dedicated servers hold only their shard, and

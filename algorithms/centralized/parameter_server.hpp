@@ -24,6 +24,9 @@ struct PsOptions {
   int aggregate = 0;       // k of k-of-n (synchronous); the number of workers when 0
   bool asynchronous = false;
   int staleness = 0;  // tau (asynchronous)
+  // Pull by a binomial-tree broadcast over the workers rooted at each server, instead of one
+  // unicast per worker from the server (ATOMO's comm-type: Bcast). Synchronous only.
+  bool broadcast_pull = false;
   // Platform hosts of ranks 0..servers-1, in shard order; empty: the first hosts in natural order.
   std::vector<std::string> server_hosts;
   // The run's statistics, shared by every rank's aggregator (the prepare stage makes them).
@@ -64,6 +67,8 @@ Payload push_payload(RankContext& ctx, Compressor& compressor, const Gradient& g
 // A server's decoding of one push (decode work charged to its host).
 Eigen::VectorXf decode_push(RankContext& ctx, const Compressor& compressor, const Payload& push,
                             const Shard& shard);
+// The shard's dense fp32 size on the wire.
+std::uint64_t shard_bytes(const Shard& shard);
 // The dense fp32 pull of one shard.
 Payload pull_payload(const Eigen::VectorXf& values, const Shard& shard);
 

@@ -123,6 +123,8 @@ class AsyncParameterServer final : public Aggregator {
 
   void apply(RankContext& ctx, int worker, const Payload& push) {
     const Eigen::VectorXf g = decode_push(ctx, *compressor_, push, shard_);
+    // The push is added to the model once (the per-worker pending sums are bookkeeping).
+    charge_reduce(*ctx.comm, shard_bytes(shard_));
     for (std::size_t u = 0; u < pending_.size(); ++u) {
       if (pending_count_[u]++ == 0)
         pending_[u] = g;

@@ -29,6 +29,7 @@ class Allgather final : public Aggregator {
       Payload in_hand = compress_on_rank(ctx, *compressor_, grad.values, t);
       for (int s = 0; s < p - 1; ++s) in_hand = ctx.comm->sendrecv(right, in_hand, left);
       charge_decode(ctx, *compressor_, t, p);
+      charge_reduce(*ctx.comm, reduced_bytes(grad, p));
       return;
     }
     std::vector<Payload> slots(static_cast<std::size_t>(p));
@@ -38,10 +39,16 @@ class Allgather final : public Aggregator {
       slots[static_cast<std::size_t>(mod(me - s - 1, p))] = ctx.comm->sendrecv(right, out, left);
     }
     charge_decode(ctx, *compressor_, t, p);
+    charge_reduce(*ctx.comm, reduced_bytes(grad, p));
     grad.values = compressor_->reduce(slots, t, op_);
   }
 
  private:
+  // The p-1 decoded gradients received are reduced into the own: dense fp32 each.
+  static std::uint64_t reduced_bytes(const Gradient& grad, int p) {
+    return static_cast<std::uint64_t>(p - 1) * grad.wire_elements * kFloatBytes;
+  }
+
   ReduceOp op_;
   std::unique_ptr<Compressor> compressor_;
 };

@@ -34,13 +34,13 @@ void binomial_reduce(Comm& comm, const Group& group, Gradient& g, const ChunkVie
         comm.send(absolute(group, root, r - mask), dense_chunk_payload(g, piece));
         break;
       }
-      if (r + mask < n) combine_into(g, piece, comm.recv(absolute(group, root, r + mask)), op);
+      if (r + mask < n) combine_into(comm, g, piece, comm.recv(absolute(group, root, r + mask)), op);
     }
   }
 }
 
 void binomial_broadcast(Comm& comm, const Group& group, Gradient& g, const ChunkView& seg, int root,
-                        int chunks) {
+                        int chunks, int channel) {
   const int n = group.size(), r = relative(group, root);
   if (n == 1) return;
   // Children are r + mask for mask below r's lowest set bit (every mask < n for the root).
@@ -49,9 +49,9 @@ void binomial_broadcast(Comm& comm, const Group& group, Gradient& g, const Chunk
   const int limit = r == 0 ? top : lowest_bit(r);
   for (int c = 0; c < chunks; ++c) {
     const ChunkView piece = sub_chunk(seg, chunks, c);
-    if (r != 0) unpack(g, {piece}, comm.recv(absolute(group, root, r - lowest_bit(r))));
+    if (r != 0) unpack(g, {piece}, comm.recv(absolute(group, root, r - lowest_bit(r)), channel));
     for (int mask = limit >> 1; mask >= 1; mask >>= 1)
-      if (r + mask < n) comm.send(absolute(group, root, r + mask), dense_chunk_payload(g, piece));
+      if (r + mask < n) comm.send(absolute(group, root, r + mask), dense_chunk_payload(g, piece), channel);
   }
 }
 

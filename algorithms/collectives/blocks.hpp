@@ -33,8 +33,9 @@ inline ChunkView chunk_span(const ChunkView& seg, int parts, int first, int last
 Payload pack(const Gradient& g, const std::vector<ChunkView>& segs);
 // Writes a payload made by pack() with the same segments into `g`.
 void unpack(Gradient& g, const std::vector<ChunkView>& segs, const Payload& p);
-// g[seg] = g[seg] (op) payload
-void combine_into(Gradient& g, const ChunkView& seg, const Payload& p, const ReduceOp& op);
+// g[seg] = g[seg] (op) payload, the reduction of seg's wire bytes charged to this rank's host
+// (charge_reduce), whether or not the math plane is on.
+void combine_into(Comm& comm, Gradient& g, const ChunkView& seg, const Payload& p, const ReduceOp& op);
 // Sends `send` to `peer` while receiving `peer`'s copy of `recv`, and combines it into `recv`.
 void exchange_combine(Comm& comm, int peer, Gradient& g, const ChunkView& send, const ChunkView& recv,
                       const ReduceOp& op);
@@ -47,9 +48,9 @@ void exchange_combine(Comm& comm, int peer, Gradient& g, const ChunkView& send, 
 void binomial_reduce(Comm& comm, const Group& group, Gradient& g, const ChunkView& seg, const ReduceOp& op,
                      int root, int chunks = 1);
 // Broadcast `seg` from `root`: per piece, receive from the parent, then send to the children,
-// largest subtree first.
+// largest subtree first. `channel` keeps it apart from other traffic between the same ranks.
 void binomial_broadcast(Comm& comm, const Group& group, Gradient& g, const ChunkView& seg, int root,
-                        int chunks = 1);
+                        int chunks = 1, int channel = 0);
 // Gather to `root`: member i contributes chunk i of `n` chunks of `seg`; subtrees forward what they
 // have collected, so the root ends with every chunk (ceil(log2 n) rounds).
 void binomial_gather(Comm& comm, const Group& group, Gradient& g, const ChunkView& seg, int root);

@@ -146,7 +146,7 @@ void run_round(Comm& comm, const Group& group, Gradient& g, const std::array<Chu
     const ChunkView piece = sub_chunk(halves[r.recv_tree], chunks, r.recv_piece);
     const Payload p = in.wait();
     if (on_receive == OnReceive::combine)
-      combine_into(g, piece, p, op);
+      combine_into(comm, g, piece, p, op);
     else
       unpack(g, {piece}, p);
   }

@@ -53,7 +53,7 @@ Fold fold_in(Comm& comm, const Group& group, Gradient& g, const ChunkView& seg, 
     comm.send(group.rank_at(i + 1), dense_chunk_payload(g, seg));
     return f;
   }
-  if (i < 2 * extra) combine_into(g, seg, comm.recv(group.rank_at(i - 1)), op);
+  if (i < 2 * extra) combine_into(comm, g, seg, comm.recv(group.rank_at(i - 1)), op);
   f.core_index = i < 2 * extra ? i / 2 : i - extra;
   f.core.me = f.core_index;
   return f;

@@ -4,6 +4,7 @@
 // of each chunk is the ring's, as on real hardware. Matches SMPI's allreduce:lr when S divides by p
 // (lr sends a remainder with a second all-reduce).
 #include "algorithms/collectives/allreduce.hpp"
+#include "algorithms/collectives/blocks.hpp"
 #include "algorithms/collectives/ring.hpp"
 #include "algorithms/registry.hpp"
 
@@ -23,7 +24,7 @@ void ring_reduce_scatter(Comm& comm, const Group& group, Gradient& grad, const R
     const ChunkView out = chunk_of(grad, n, mod(me - s, n));
     const ChunkView in = chunk_of(grad, n, mod(me - s - 1, n));
     Payload received = comm.sendrecv(right, dense_chunk_payload(grad, out), left);
-    op.combine(grad.values.segment(in.proxy.begin, in.proxy.count), received.values);
+    combine_into(comm, grad, in, received, op);
   }
 }
 

@@ -29,14 +29,15 @@ void unpack(Gradient& g, const std::vector<ChunkView>& segs, const Payload& p) {
   }
 }
 
-void combine_into(Gradient& g, const ChunkView& seg, const Payload& p, const ReduceOp& op) {
+void combine_into(Comm& comm, Gradient& g, const ChunkView& seg, const Payload& p, const ReduceOp& op) {
+  charge_reduce(comm, static_cast<std::uint64_t>(seg.wire.count) * kFloatBytes);
   op.combine(g.values.segment(seg.proxy.begin, seg.proxy.count), p.values);
 }
 
 void exchange_combine(Comm& comm, int peer, Gradient& g, const ChunkView& send, const ChunkView& recv,
                       const ReduceOp& op) {
   const Payload in = comm.sendrecv(peer, dense_chunk_payload(g, send), peer);
-  combine_into(g, recv, in, op);
+  combine_into(comm, g, recv, in, op);
 }
 
 int largest_power_of_two_at_most(int n) {

@@ -142,6 +142,7 @@ class GossipGrad final : public Aggregator {
     if (!options_.asynchronous) {
       if (send_to < 0) return;
       const Payload in = ctx.comm->sendrecv(send_to, model_payload(grad), recv_from, kGossipChannel);
+      charge_reduce(*ctx.comm, in.wire_bytes);
       grad.values = 0.5f * (grad.values + in.values);
       return;
     }
@@ -153,6 +154,7 @@ class GossipGrad final : public Aggregator {
     while (!pending_.empty() &&
            (pending_.front().handle.done() || pending_.front().step <= ctx.step - options_.staleness)) {
       const Payload in = pending_.front().handle.wait();
+      charge_reduce(*ctx.comm, in.wire_bytes);
       pending_.pop_front();
       grad.values = 0.5f * (grad.values + in.values);
     }

@@ -52,8 +52,11 @@ class NeighborAveraging final : public Aggregator {
     std::vector<SendHandle> out;
     for (int k : w.out[me]) out.push_back(ctx.comm->isend(k, model_payload(grad), kChannel));
     Eigen::VectorXf mixed = static_cast<float>(w.self[me]) * grad.values;
-    for (std::size_t n = 0; n < in.size(); ++n)
-      mixed += static_cast<float>(w.in[me][n].second) * in[n].wait().values;
+    for (std::size_t n = 0; n < in.size(); ++n) {
+      const Payload model = in[n].wait();
+      charge_reduce(*ctx.comm, model.wire_bytes);
+      mixed += static_cast<float>(w.in[me][n].second) * model.values;
+    }
     Comm::wait_all(out);
     grad.values = std::move(mixed);
   }
@@ -85,6 +88,8 @@ class AsyncNeighborAveraging final : public Aggregator {
       // No model from this neighbour yet (first steps with staleness > 0): keep our own in its place.
       mixed += static_cast<float>(n.weight) * (n.latest_step >= 0 ? n.latest : grad.values);
     }
+    // Every neighbour's model (or the own in its place) is added in: one model each.
+    charge_reduce(*ctx.comm, neighbours_.size() * grad.wire_elements * kFloatBytes);
     grad.values = std::move(mixed);
     if (scale_ != 1.0f) grad.values *= scale_;
   }

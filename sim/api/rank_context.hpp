@@ -44,4 +44,9 @@ struct RankContext {
   void compute(double flops, const char* what = "compute") const;
 };
 
+// Charges the reduction of `wire_bytes` of received data into the calling rank's own to its host
+// (compute.reduce_speed; "reduce" on the timeline). Called wherever an algorithm reduces, with the
+// wire size of what it reduces, so the cost is the same with the math plane on or off.
+void charge_reduce(const Comm& comm, std::uint64_t wire_bytes);
+
 }  // namespace aggsim

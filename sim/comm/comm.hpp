@@ -90,6 +90,10 @@ class Comm {
   // Timeline recording (output.trace); null when off.
   void set_tracer(Tracer* tracer) { tracer_ = tracer; }
   Tracer* tracer() const { return tracer_; }
+  // What reducing received data into this rank's own costs its host, in flops per byte reduced
+  // (0: free); charge_reduce (sim/api/rank_context.hpp) spends it.
+  void set_reduce_flops_per_byte(double f) { reduce_flops_per_byte_ = f; }
+  double reduce_flops_per_byte() const { return reduce_flops_per_byte_; }
 
  private:
   struct BoxEntry;
@@ -108,6 +112,7 @@ class Comm {
   int size_;
   CommCounters counters_;
   Tracer* tracer_ = nullptr;
+  double reduce_flops_per_byte_ = 0;
   std::vector<BoxEntry> boxes_;
   SlotPool slots_;
 };

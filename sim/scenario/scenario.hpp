@@ -57,9 +57,24 @@ struct WorkloadSpec {
   Params params;  // workload_param_specs()
 };
 
+// compute.reduce_speed: how fast a rank reduces received data into its own. `host` (the default)
+// assumes one flop per fp32 element reduced, i.e. 4 bytes per flop of the host's speed; 0 makes
+// reductions free.
+struct ReduceSpeed {
+  bool from_host = true;
+  double bytes_per_s = 0;  // when not from_host; 0: free
+
+  // Work charged per byte reduced on a host of `host_flops` flop/s.
+  double flops_per_byte(double host_flops) const {
+    if (from_host) return 1.0 / 4;
+    return bytes_per_s > 0 ? host_flops / bytes_per_s : 0.0;
+  }
+};
+
 struct ComputeSpec {
   SpeedFactors speed;
   Params straggler;  // straggler_param_specs()
+  ReduceSpeed reduce_speed;
 };
 
 struct CompressionSpec {

@@ -102,6 +102,21 @@ SpeedFactors read_speed_factors(const YamlValue& v, int ranks) {
   return s;
 }
 
+// `host`, 0 (free) or a rate in SimGrid's bandwidth units ("200GBps", "1.6Tbps").
+ReduceSpeed read_reduce_speed(const YamlValue& v) {
+  const std::string text = v.scalar();
+  if (text == "host") return {};
+  ReduceSpeed r;
+  r.from_host = false;
+  try {
+    r.bytes_per_s = units::parse_bandwidth(text);
+  } catch (const std::invalid_argument& e) {
+    v.fail(
+        fmt::format("must be host, 0 (free) or a rate in bytes per second such as 200GBps ({})", e.what()));
+  }
+  return r;
+}
+
 }  // namespace
 
 std::vector<ParamSpec> model_param_specs() {
@@ -218,6 +233,7 @@ void read_training(YamlMap& top, Scenario& sc) {
   if (auto c = top.get("compute")) {
     YamlMap map(*c);
     if (auto s = map.get("speed_factors")) sc.compute.speed = read_speed_factors(*s, sc.ranks);
+    if (auto s = map.get("reduce_speed")) sc.compute.reduce_speed = read_reduce_speed(*s);
     if (auto s = map.get("straggler")) {
       YamlMap straggler(*s);
       sc.compute.straggler = straggler.params(straggler_param_specs());
@@ -291,6 +307,11 @@ void emit_training(YAML::Emitter& out, const Scenario& sc) {
   out << YAML::Key << "straggler" << YAML::Value << YAML::BeginMap;
   emit_params(out, straggler_param_specs(), sc.compute.straggler);
   out << YAML::EndMap;
+  const ReduceSpeed& rs = sc.compute.reduce_speed;
+  out << YAML::Key << "reduce_speed" << YAML::Value
+      << (rs.from_host         ? std::string("host")
+          : rs.bytes_per_s > 0 ? fmt::format("{}Bps", rs.bytes_per_s)
+                               : "0");
   out << YAML::EndMap;
 }
 

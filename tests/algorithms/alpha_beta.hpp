@@ -4,10 +4,10 @@
 // simulated step times must equal.
 //
 // Platform: {topology: cluster, hosts: p, bandwidth: 10Gbps, latency: 1us} under network:
-// alpha_beta. A message crosses the sender's and the receiver's private links: alpha = 2 us,
-// beta = 1.25e9 B/s, so one message of m bytes costs alpha + m/beta when its links are free. Links
-// are full duplex: a rank may send one message and receive another at full speed; two messages
-// leaving one host at once share its up-link.
+// alpha_beta, with free reductions (compute.reduce_speed: 0; test_reduction_cost.cpp adds gamma). A message
+// crosses the sender's and the receiver's private links: alpha = 2 us, beta = 1.25e9 B/s, so one message of m
+// bytes costs alpha + m/beta when its links are free. Links are full duplex: a rank may send one message and
+// receive another at full speed; two messages leaving one host at once share its up-link.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -38,6 +38,7 @@ platform: {{topology: cluster, hosts: {p}, bandwidth: 10Gbps, latency: 1us}}
 network: alpha_beta
 model: {model}
 algorithm: {{op: {op}, {alg}}}
+compute: {{reduce_speed: 0}}
 )",
                      fmt::arg("p", p), fmt::arg("op", op), fmt::arg("model", model),
                      fmt::arg("alg", algorithm));

@@ -106,6 +106,7 @@ platform: {{topology: cluster, hosts: {p}, bandwidth: 10Gbps, latency: 1us}}
 network: alpha_beta
 model: {{size: {size}, math: off}}
 algorithm: {{{alg}}}
+compute: {{reduce_speed: 0}}
 )",
                          fmt::arg("p", p), fmt::arg("size", size), fmt::arg("alg", algorithm)));
   const auto r = run_aggsim({"run", "s.yaml", "--out", "run", "-q"}, dir);

@@ -65,6 +65,7 @@ platform: {{file: {file}}}
 network: alpha_beta
 model: {model}
 algorithm: {{op: {op}, {alg}}}
+compute: {{reduce_speed: 0}}
 )",
                      fmt::arg("p", p), fmt::arg("file", (dir / "nodes.xml").string()),
                      fmt::arg("model", model), fmt::arg("op", op), fmt::arg("alg", algorithm));

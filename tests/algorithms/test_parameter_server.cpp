@@ -29,6 +29,7 @@ platform: {platform}
 network: {network}
 model: {{size: {size}, proxy_dim: {dim}}}
 algorithm: {{name: parameter_server, {options}}}
+compute: {{reduce_speed: 0}}
 )",
                      fmt::arg("p", p), fmt::arg("steps", steps), fmt::arg("platform", platform),
                      fmt::arg("network", network), fmt::arg("size", size), fmt::arg("dim", dim),
@@ -323,7 +324,7 @@ platform: {}
 network: alpha_beta
 model: {{layers: {}, batch: 1, proxy_dim: 64}}
 algorithm: {{name: parameter_server, op: avg, placement: dedicated, aggregate: {}}}
-compute: {{speed_factors: [{}]}}
+compute: {{speed_factors: [{}], reduce_speed: 0}}
 )",
                                          platform, (dir / "layers.yaml").string(), k, fmt::join(speed, ", "));
     const Trace t = trace_of(yaml);

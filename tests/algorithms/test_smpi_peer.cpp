@@ -56,6 +56,7 @@ platform: {{file: {}}}
 network: lv08
 model: {{size: {}B, math: off}}
 algorithm: {{name: {}, op: sum}}
+compute: {{reduce_speed: 0}}
 )",
                                        p, bench().platform.string(), bytes, algorithm);
   return step_times(yaml).at(0);

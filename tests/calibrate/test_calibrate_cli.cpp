@@ -27,6 +27,7 @@ platform: {topology: cluster, nodes: 1, gpus_per_node: 8, intra_bandwidth: 100GB
 network: alpha_beta
 model: {size: 1MB, math: off}
 algorithm: {name: ring_allreduce}
+compute: {reduce_speed: 0}
 )";
 
 struct Factors {
@@ -144,7 +145,7 @@ TEST_CASE("bad calibration files and measurement logs are input errors that writ
   write_file(dir / "s_lv.yaml", std::string(kScenario) + "calibration: lv.yaml\n");
   r = run_aggsim({"validate", "s_lv.yaml"}, dir);
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("s_lv.yaml:9:") != std::string::npos);
+  CHECK(r.err.find("s_lv.yaml:10:") != std::string::npos);
   CHECK(r.err.find("fitted under network lv08") != std::string::npos);
 
   write_file(dir / "s_missing.yaml", std::string(kScenario) + "calibration: nowhere.yaml\n");

@@ -46,6 +46,7 @@ network: alpha_beta
 model: {{{model}}}
 algorithm: {{{alg}}}
 compression: {{{comp}}}
+compute: {{reduce_speed: 0}}
 )",
                      fmt::arg("p", p), fmt::arg("model", model), fmt::arg("alg", algorithm),
                      fmt::arg("comp", compression));

@@ -160,6 +160,7 @@ TEST_CASE("with local subgroups of 2 both members hold equal vectors after each 
 
 TEST_CASE("a gossip step costs one exchange plus the subgroup all-reduce and broadcast, constant in p",
           "[gossipgrad][formula]") {
+  // Reductions free (reduce_speed: 0): the alpha-beta forms.
   const double alpha = 2e-6, beta = 1.25e9, size = 4096000;  // S divisible by 4 * 1024
   const std::string bytes = fmt::format("{}B", size);
   for (const std::string schedule : {"dissemination", "cube"}) {
@@ -172,7 +173,8 @@ TEST_CASE("a gossip step costs one exchange plus the subgroup all-reduce and bro
         INFO(schedule << ", g " << g << ", p " << p);
         const auto times = step_times(
             scenario(p, fmt::format("{{name: gossipgrad, schedule: {}, group_size: {}}}", schedule, g), 3, 1,
-                     bytes, "off"));
+                     bytes, "off"),
+            {"compute.reduce_speed=0"});
         for (double t : times) CHECK(t == Approx(allreduce + exchange + broadcast).epsilon(1e-9));
       }
     }
@@ -183,7 +185,8 @@ TEST_CASE("a gossip step costs one exchange plus the subgroup all-reduce and bro
   auto ring_formula = [&](int p) { return 2.0 * (p - 1) * (alpha + size / p / beta); };
   double previous = 0;
   for (int p : {16, 64, 256}) {
-    const auto times = step_times(scenario(p, "{name: ring_allreduce}", 1, 1, bytes, "off"));
+    const auto times =
+        step_times(scenario(p, "{name: ring_allreduce}", 1, 1, bytes, "off"), {"compute.reduce_speed=0"});
     CHECK(times.at(0) == Approx(ring_formula(p)).epsilon(1e-9));
     CHECK(times.at(0) > previous);
     previous = times.at(0);
@@ -246,6 +249,7 @@ platform: {{file: {}}}
 network: alpha_beta
 model: {{size: 64kB, proxy_dim: 20}}
 algorithm: {{name: gossipgrad}}
+compute: {{reduce_speed: 0}}
 )",
                                        (dir / "nodes.xml").string());
   const GossipRun run = run_gossip(yaml);

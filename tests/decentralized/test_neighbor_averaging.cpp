@@ -33,6 +33,7 @@ algorithm:
   name: neighbor_averaging
   graph: {graph}
 {extra}
+compute: {{reduce_speed: 0}}
 )",
                      fmt::arg("p", p), fmt::arg("steps", steps), fmt::arg("dim", dim),
                      fmt::arg("graph", graph), fmt::arg("extra", extra));

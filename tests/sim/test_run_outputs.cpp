@@ -19,6 +19,7 @@ platform: {topology: cluster, hosts: 8, bandwidth: 10Gbps, latency: 1us}
 network: alpha_beta
 model: {size: 8MB, proxy_dim: 1000}
 algorithm: {name: ring_allreduce, op: avg}
+compute: {reduce_speed: 0}
 )";
 
 nlohmann::json summary_of(const fs::path& dir) {

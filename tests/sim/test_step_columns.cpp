@@ -57,6 +57,7 @@ platform: {topology: cluster, hosts: 8, bandwidth: 10GBps, latency: 1ns}
 network: alpha_beta
 model: {size: 80MB, math: off}
 algorithm: {name: ring_allreduce}
+compute: {reduce_speed: 0}
 )");
   const double t = 2 * (p - 1) * (a + S / (p * b));
   for (const auto& row : read_steps(run)) {

@@ -15,7 +15,8 @@
 
 namespace aggsim::test {
 
-// A small sweep on a generated cluster under alpha_beta: every point's cost has a closed form.
+// A small sweep on a generated cluster under alpha_beta, reductions free: every point's cost has
+// an alpha-beta closed form.
 inline std::string small_sweep(const std::string& sweep_block, const std::string& extra = "") {
   return R"(name: small
 seed: 5
@@ -25,6 +26,7 @@ platform: {topology: cluster, hosts: 16, bandwidth: 10Gbps, latency: 1us}
 network: alpha_beta
 model: {size: 1MB, proxy_dim: 64}
 algorithm: {name: ring_allreduce, op: avg}
+compute: {reduce_speed: 0}
 )" + extra +
          "sweep:\n" + sweep_block;
 }

@@ -19,12 +19,17 @@ namespace {
 constexpr int kRanks = 4;
 constexpr double kSpeed = 1e9;  // 1Gf hosts
 
+// `compute` is a `compute: {...}` line or empty. Reductions are free (reduce_speed: 0), so the
+// closed forms are the alpha-beta ones.
 std::string layered(const std::string& table, const std::string& algorithm_extra,
                     const std::string& compute = "") {
+  const std::string prefix = "compute: {";
+  const std::string section = compute.empty() ? "compute: {reduce_speed: 0}"
+                                              : prefix + "reduce_speed: 0, " + compute.substr(prefix.size());
   return cluster_scenario(
       kRanks, 3,
       fmt::format("model: {{layers: {}, batch: 2}}\nalgorithm: {{name: ring_allreduce{}}}\n{}", table,
-                  algorithm_extra, compute));
+                  algorithm_extra, section));
 }
 
 }  // namespace
@@ -111,7 +116,7 @@ TEST_CASE("compute_time_s in steps.csv is the slowest rank's forward and backwar
     const auto file = dir / (name + ".yaml");
     write_file(file, cluster_scenario(kRanks, steps,
                                       fmt::format("model: {{layers: {}, batch: {}}}\n"
-                                                  "compute: {{speed_factors: [{}]{}}}\n{}",
+                                                  "compute: {{reduce_speed: 0, speed_factors: [{}]{}}}\n{}",
                                                   table, batch, fmt::join(factors, ", "), straggler, rest),
                                       "2Gf"));
     // --force: several variants of one scenario name share its folder.
