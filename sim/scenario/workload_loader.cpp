@@ -199,10 +199,12 @@ void read_common_algorithm_keys(YamlMap& alg, AlgorithmSpec& spec, bool consensu
   spec.bucket_bytes = static_cast<std::uint64_t>(p.integer("bucket"));
   spec.overlap = p.boolean("overlap");
   const YAML::Node given = alg.value().node();
-  if (given["overlap"] && spec.granularity == Granularity::model)
+  // `overlap: true`, the default, is accepted by model too (nothing overlaps there), so a sweep or
+  // --set that writes the default never fails; `false` asks for per-tensor aggregation.
+  if (!spec.overlap && spec.granularity == Granularity::model)
     alg.get("overlap")->fail(
-        "only used with granularity: layer (by model the whole gradient is one aggregation after the "
-        "backward pass)");
+        "false is only used with granularity: layer (by model the whole gradient is one aggregation "
+        "after the backward pass)");
   if (!spec.overlap && given["bucket"])
     alg.get("bucket")->fail(
         "not used with overlap: false (mlbench aggregates each tensor on its own, no buckets); leave it out");

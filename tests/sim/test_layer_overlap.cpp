@@ -55,6 +55,7 @@ ranks: {p}
 steps: 3
 platform: {{topology: cluster, hosts: {p}, bandwidth: 10Gbps, latency: 1us, speed: 1Gf}}
 network: alpha_beta
+compute: {{reduce_speed: 0}}
 model: {{layers: {table}, batch: 2}}
 algorithm: {{name: ring_allreduce, {algorithm}}}
 {rest}
@@ -196,9 +197,7 @@ TEST_CASE("bad algorithm.overlap uses are input errors at the key", "[overlap][b
     std::string keys, expected;
   };
   const std::vector<Case> cases = {
-      {"  overlap: false\n", "bad.yaml:13:12: algorithm.overlap: only used with granularity: layer"},
-      {"  granularity: model\n  overlap: true\n",
-       "bad.yaml:14:12: algorithm.overlap: only used with granularity: layer"},
+      {"  overlap: false\n", "bad.yaml:13:12: algorithm.overlap: false is only used with granularity: layer"},
       {"  granularity: layer\n  overlap: false\n  bucket: 1MB\n",
        "bad.yaml:15:11: algorithm.bucket: not used with overlap: false"},
       {"  granularity: layer\n  overlap: sometimes\n", "bad.yaml:14:12: algorithm.overlap:"},

@@ -51,13 +51,15 @@ std::vector<double> column(const fs::path& run, const std::string& name) {
   return out;
 }
 
-// A ring all-reduce of S bytes on p ranks of `platform` under alpha_beta, with links.csv.
+// A ring all-reduce of S bytes on p ranks of `platform` under alpha_beta (reductions free, as in
+// the closed form), with links.csv.
 std::string ring_scenario(const std::string& platform, int p, double bytes) {
   return fmt::format(R"(seed: 3
 ranks: {p}
 steps: 2
 platform: {platform}
 network: alpha_beta
+compute: {{reduce_speed: 0}}
 model: {{size: {bytes}B, math: off}}
 algorithm: {{name: ring_allreduce}}
 output: {{trace: true}}

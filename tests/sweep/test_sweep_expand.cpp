@@ -93,22 +93,22 @@ TEST_CASE("sweep point ids hash the resolved scenario: distinct, and stable acro
 TEST_CASE("a zip group with lists of different lengths is rejected at the offending key's line", "[sweep]") {
   const std::string text = small_sweep("  zip:\n    model.size: [1MB, 4MB]\n    steps: [2, 3, 4]\n");
   const std::string e = expand_error(text);
-  // Line 12 of the file holds `steps:` (9 scenario lines, `sweep:`, `zip:`, `model.size:`).
-  CHECK_THAT(e, Catch::Contains("bad.yaml:12:") && Catch::Contains("sweep.zip.steps") &&
+  // Line 13 of the file holds `steps:` (10 scenario lines, `sweep:`, `zip:`, `model.size:`).
+  CHECK_THAT(e, Catch::Contains("bad.yaml:13:") && Catch::Contains("sweep.zip.steps") &&
                     Catch::Contains("has 3 values but 'model.size' has 2") &&
                     Catch::Contains("equal lengths"));
   const auto dir = fresh_dir("zip");
   write_file(dir / "z.yaml", text);
   const auto r = run_aggsim({"sweep", "expand", (dir / "z.yaml").string(), "--out", (dir / "out").string()});
   CHECK(r.exit_code == 2);
-  CHECK_THAT(r.err, Catch::Contains("z.yaml:12:") && Catch::Contains("equal lengths"));
+  CHECK_THAT(r.err, Catch::Contains("z.yaml:13:") && Catch::Contains("equal lengths"));
   CHECK_FALSE(std::filesystem::exists(dir / "out/manifest.csv"));
 }
 
 TEST_CASE("a bad sweep point fails expansion naming the point, its key and the value's line", "[sweep]") {
   const std::string e = expand_error(
       small_sweep("  grid:\n    ranks: [4, 32]\n    algorithm.name: [ring_allreduce, nosuch]\n"));
-  CHECK_THAT(e, Catch::Contains("bad.yaml:12:") && Catch::Contains("algorithm.name") &&
+  CHECK_THAT(e, Catch::Contains("bad.yaml:13:") && Catch::Contains("algorithm.name") &&
                     Catch::Contains("unknown algorithm 'nosuch'") &&
                     Catch::Contains("sweep point 2 of 4 (ranks=4, algorithm.name=nosuch)"));
   // 32 ranks do not fit on 16 hosts: found at expansion, not when the point runs.
@@ -118,7 +118,7 @@ TEST_CASE("a bad sweep point fails expansion naming the point, its key and the v
 
 TEST_CASE("malformed sweep blocks are rejected with their location", "[sweep]") {
   CHECK_THAT(expand_error(small_sweep("  grid:\n    ranks: 4\n")),
-             Catch::Contains("bad.yaml:11:") && Catch::Contains("expected a list of values"));
+             Catch::Contains("bad.yaml:12:") && Catch::Contains("expected a list of values"));
   CHECK_THAT(expand_error(small_sweep("  grid:\n    ranks: []\n")),
              Catch::Contains("must not be an empty list"));
   CHECK_THAT(expand_error(small_sweep("  gird:\n    ranks: [4]\n")),
