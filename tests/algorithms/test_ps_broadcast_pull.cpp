@@ -20,6 +20,7 @@
 #include "alpha_beta.hpp"
 #include "support/cli.hpp"
 #include "support/reduction_check.hpp"
+#include "support/refusal.hpp"
 #include "support/simulate_capturing.hpp"
 
 using namespace aggsim;
@@ -202,20 +203,7 @@ TEST_CASE("pull is checked: its choices, and broadcast refused with the asynchro
       {"asynchronous: true, pull: broadcast",
        "algorithm.pull: parameter_server: pull: broadcast needs the synchronous"},
   };
-  for (const auto& c : cases)
-    for (const std::string verb : {"run", "validate"}) {
-      INFO(c.options << " (" << verb << ")");
-      const auto dir = fresh_dir("ps-pull");
-      write_file(dir / "bad.yaml", ps_scenario(4, c.options, "1MB"));
-      std::vector<std::string> args = {verb, "bad.yaml"};
-      if (verb == "run") args.insert(args.end(), {"--out", "out"});
-      const auto r = run_aggsim(args, dir);
-      INFO("stderr: " << r.err);
-      CHECK(r.exit_code == 2);
-      CHECK(r.err.find(c.expected) != std::string::npos);
-      CHECK(!std::filesystem::exists(dir / "out"));
-      std::filesystem::remove_all(dir);
-    }
+  for (const auto& c : cases) check_refused(ps_scenario(4, c.options, "1MB"), {c.expected});
   // The synchronous unicast default still runs.
   const auto dir = fresh_dir("ps-pull");
   write_file(dir / "good.yaml", ps_scenario(4, "pull: broadcast", "1MB"));

@@ -14,6 +14,7 @@
 #include "sim/workload/compute_model.hpp"
 #include "support/cli.hpp"
 #include "support/csv.hpp"
+#include "support/refusal.hpp"
 #include "support/scenarios.hpp"
 
 using namespace aggsim;
@@ -202,20 +203,7 @@ TEST_CASE("bad algorithm.overlap uses are input errors at the key", "[overlap][b
        "bad.yaml:15:11: algorithm.bucket: not used with overlap: false"},
       {"  granularity: layer\n  overlap: sometimes\n", "bad.yaml:14:12: algorithm.overlap:"},
   };
-  for (const auto& c : cases) {
-    for (const std::string verb : {"run", "validate"}) {
-      INFO(verb << "\n" << c.keys);
-      const auto dir = fresh_dir("bad_overlap");
-      write_file(dir / "bad.yaml", std::string(kSmallScenario) + c.keys);
-      std::vector<std::string> args = {verb, "bad.yaml"};
-      if (verb == "run") args.insert(args.end(), {"--out", (dir / "out").string()});
-      const auto r = run_aggsim(args, dir);
-      CHECK(r.exit_code == 2);
-      CHECK(r.err.find(c.expected) != std::string::npos);
-      CHECK_FALSE(fs::exists(dir / "out"));
-      fs::remove_all(dir);
-    }
-  }
+  for (const auto& c : cases) check_refused(std::string(kSmallScenario) + c.keys, {c.expected});
   // overlap: true with an explicit bucket is DDP as before.
   const auto dir = fresh_dir("good_overlap");
   write_file(dir / "ok.yaml",

@@ -120,13 +120,7 @@ TEST_CASE("p ranks with batch b follow single-process SGD on batch p*b step for 
                         table, extra, problem, alpha));
         const std::string text = run_isolated([&] {
           const Scenario sc = load_scenario_text(yaml, "test.yaml");
-          std::map<int, std::vector<Eigen::VectorXf>> by_step;
-          SimulationHooks hooks;
-          hooks.after_step = [&](int rank, int step, const Eigen::VectorXf& w) {
-            by_step[step].resize(static_cast<std::size_t>(p));
-            by_step[step][static_cast<std::size_t>(rank)] = w;
-          };
-          simulate(sc, {}, hooks);
+          const auto by_step = weights_after_each_step(sc);
 
           // Single process: the union of the ranks' minibatches, plain heavy-ball SGD with L2.
           const WorkloadOptions o = workload_options(sc.workload.params);

@@ -2,14 +2,29 @@
 // Scenario text and layer tables shared by the workload tests.
 #include <fmt/format.h>
 
+#include <Eigen/Core>
 #include <filesystem>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "sim/engine/simulation.hpp"
 #include "support/cli.hpp"
 
 namespace aggsim::test {
+
+// Simulates `sc` and returns every rank's weights after every step (step -> rank -> weights).
+inline std::map<int, std::vector<Eigen::VectorXf>> weights_after_each_step(const Scenario& sc) {
+  std::map<int, std::vector<Eigen::VectorXf>> by_step;
+  SimulationHooks hooks;
+  hooks.after_step = [&](int rank, int step, const Eigen::VectorXf& w) {
+    by_step[step].resize(static_cast<std::size_t>(sc.ranks));
+    by_step[step][static_cast<std::size_t>(rank)] = w;
+  };
+  simulate(sc, {}, hooks);
+  return by_step;
+}
 
 // A layer table of `layers` equal layers of rows x cols parameters and `forward_flops` per sample.
 inline std::string write_layer_table(int layers, int rows, int cols, double forward_flops) {
