@@ -115,18 +115,24 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result,
   j["math"] = sc.model.math;
   j["sim_time_s"] = result.sim_time_s;
   j["mean_step_time_s"] = mean_step_time_s(steps);
-  // Means over steps; the bandwidths from the mean aggregation time, as nccl-tests derives them
-  // from its mean time per iteration.
+  // Means over steps; the bandwidths from the mean aggregation time of the steps that aggregated
+  // (all of them unless algorithm.every > 1), as nccl-tests derives them from its mean time per
+  // iteration.
   double comm = 0, exposed = 0;
-  for (const auto& s : steps) comm += s.comm_time_s, exposed += s.exposed_comm_time_s;
+  int communicated = 0;
+  for (const auto& s : steps) {
+    exposed += s.exposed_comm_time_s;
+    if (s.communicated) comm += s.comm_time_s, ++communicated;
+  }
   const double n = steps.empty() ? 1.0 : static_cast<double>(steps.size());
   j["exposed_comm_time_s"] = exposed / n;
   const BusBandwidth bw = bus_bandwidth(sc);
   const auto json_or_null = [](std::optional<double> v) {
     return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
   };
-  j["algbw_GBps"] = json_or_null(bw.algbw_GBps(comm / n));
-  j["busbw_GBps"] = json_or_null(bw.busbw_GBps(comm / n));
+  const double mean_comm = communicated ? comm / communicated : 0.0;
+  j["algbw_GBps"] = json_or_null(communicated ? bw.algbw_GBps(mean_comm) : std::nullopt);
+  j["busbw_GBps"] = json_or_null(communicated ? bw.busbw_GBps(mean_comm) : std::nullopt);
   // Means over the steps of the math plane's figures; null with math off.
   for (const auto& [key, field] : std::vector<std::pair<const char*, double StepMath::*>>{
            {"agg_error", &StepMath::agg_error},
@@ -141,8 +147,7 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result,
   }
   j["bytes_sent"] = result.bytes_sent;
   j["messages"] = result.messages_sent;
-  j["steps_communicated"] =
-      std::count_if(steps.begin(), steps.end(), [](const StepSummary& s) { return s.communicated; });
+  j["steps_communicated"] = communicated;
   if (sc.workload.enabled) {
     const WorkloadOptions w = workload_options(sc.workload.params);
     j["problem"] = problem_name(w.problem);

@@ -109,6 +109,12 @@ TEST_CASE("local SGD sends floor(steps / every) steps' traffic and nothing in be
     CHECK(local.summary["bytes_sent"].get<double>() == aggregations * 2 * (kP - 1) * S);
     CHECK(local.summary["messages"].get<double>() == aggregations * buckets * 2 * kP * (kP - 1));
     CHECK(dense.summary["bytes_sent"].get<double>() == steps * 2 * (kP - 1) * S);
+    // The bandwidths are those of the mean aggregation, over the steps that aggregated only.
+    double comm = 0;
+    for (const auto& row : local.rows)
+      if (row.at("communicated") == "1") comm += std::stod(row.at("comm_time_s"));
+    CHECK(local.summary["algbw_GBps"].get<double>() ==
+          Approx(S / (comm / aggregations) / 1e9).epsilon(1e-12));
   }
 }
 
