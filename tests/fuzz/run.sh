@@ -11,9 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-60}
 build=${AGGSIM_FUZZ_BUILD:-build-sanitize}
-cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DAGGSIM_FUZZ=ON -DAGGSIM_SANITIZE=ON >/dev/null
-cmake --build "$build" --target fuzz_scenario fuzz_platform_xml
+# AGGSIM_SANITIZE_PREBUILT=1: the tree is already built (ctest builds it once, in a setup test).
+[ "${AGGSIM_SANITIZE_PREBUILT:-0}" = 1 ] || tests/sanitize/configure.sh "$build" fuzz_scenario fuzz_platform_xml
 
 corpus="$build/fuzz-corpus"
 mkdir -p "$corpus/scenario-seeds" "$corpus/platform-seeds" "$corpus/scenario" "$corpus/platform"

@@ -4,25 +4,30 @@
 # AGGSIM_SANITIZE_BUILD says otherwise (the same tree as tests/fuzz/run.sh: clang, with the fuzz
 # targets' coverage instrumentation too), and runs them. That build uses SimGrid's thread contexts
 # (raw contexts switch stacks behind ASan's back). Any sanitizer report fails the run.
-#   tests/sanitize/run.sh             the representative subset CI runs (named in README.md):
-#                                     the input, platform and output tests of tests/sim, the ring,
-#                                     halving-doubling and parameter-server tests, then --pairings
+#   tests/sanitize/run.sh             what ctest runs: --pairings (the fuzz targets cover the loader
+#                                     and the platform checker under the same sanitizers)
+#   tests/sanitize/run.sh --hostile   100 cases of the hostile corpus (tests/hostile/) against the
+#                                     sanitized aggsim, then --pairings
+#   tests/sanitize/run.sh --tests     also builds the test programs sanitized and runs the tests/sim
+#                                     input, platform and output tests, the ring, halving-doubling
+#                                     and parameter-server tests (longer: it compiles them with ASan)
 #   tests/sanitize/run.sh --pairings  every algorithm x compressor pairing the loader accepts,
 #                                     4 ranks on 2 two-GPU nodes, 2 steps, under the sanitized aggsim
 #   tests/sanitize/run.sh --all       the whole ctest suite (slow: thread contexts and ASan)
+# AGGSIM_SANITIZE_PREBUILT=1: aggsim is already built in the tree (ctest builds it in a setup test).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mode=${1:-subset}
 build=${AGGSIM_SANITIZE_BUILD:-build-sanitize}
-[ "$mode" = --pairings ] && [ -n "${AGGSIM_BIN:-}" ] || cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DAGGSIM_FUZZ=ON -DAGGSIM_SANITIZE=ON >/dev/null
+prebuilt=${AGGSIM_SANITIZE_PREBUILT:-0}
+[ "$prebuilt" = 1 ] || { [ "$mode" = --pairings ] && [ -n "${AGGSIM_BIN:-}" ]; } || tests/sanitize/configure.sh "$build"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 pairings() {
   # AGGSIM_BIN: check the pairings with another binary (e.g. the normal build) instead.
   local aggsim=${AGGSIM_BIN:-$build/aggsim} work
-  [ -n "${AGGSIM_BIN:-}" ] || cmake --build "$build" --target aggsim
+  [ -n "${AGGSIM_BIN:-}" ] || [ "$prebuilt" = 1 ] || cmake --build "$build" --target aggsim
   work=$(mktemp -d)
   trap 'rm -rf "$work"' RETURN
   # Names from `aggsim list`: the two-space-indented first words of its first two sections.
@@ -62,15 +67,24 @@ YAML
   echo "pairings: $ran ran clean under ASan/UBSan, $refused refused by the loader (exit 2)"
 }
 
+hostile() {
+  [ "$prebuilt" = 1 ] || cmake --build "$build" --target aggsim
+  tests/hostile/ctest.sh "$build/hostile-corpus" "$build/aggsim" 100  # --timeout 30 s per case
+}
+
 case "$mode" in
   --pairings) pairings ;;
   --all)
     cmake --build "$build"
     ctest --test-dir "$build" --output-on-failure -j2 -LE robustness ;;
-  subset)
+  --tests)
     cmake --build "$build" --target aggsim aggsim_sim_tests aggsim_algorithms_tests
     ctest --test-dir "$build" --output-on-failure -j2 --no-tests=error \
       -R '^(sim:.*(input|platform errors|bad|run folder|run writes|byte-identical)|algorithms:.*(ring|halving|parameter server))'
     pairings ;;
-  *) echo "usage: $0 [--pairings | --all]" >&2; exit 64 ;;
+  --hostile)
+    hostile
+    pairings ;;
+  subset) pairings ;;
+  *) echo "usage: $0 [--tests | --hostile | --pairings | --all]" >&2; exit 64 ;;
 esac

@@ -160,6 +160,11 @@ TEST_CASE("semantically wrong platform XML gets file:line instead of an abort", 
                "  </zone>\n",
        ":7:",
        {"unknown link 'nope'"}},
+      {"cluster naming more hosts than SimGrid builds in reasonable time",
+       "  <cluster id=\"c\" prefix=\"h-\" radical=\"0-9999999\" suffix=\"\" speed=\"1Gf\" bw=\"1Gbps\" "
+       "lat=\"1us\"/>\n",
+       ":4:",
+       {"names more than 262144 hosts", "split the cluster"}},
       {"torus whose dimensions do not match the radical",
        "  <cluster id=\"c\" prefix=\"host-\" radical=\"0-15\" suffix=\"\" speed=\"1Gf\" bw=\"1Gbps\" "
        "lat=\"1us\"\n"
