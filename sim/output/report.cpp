@@ -130,9 +130,10 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result,
   const auto json_or_null = [](std::optional<double> v) {
     return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
   };
+  // No aggregating step: a mean time of 0, for which the bandwidths are null.
   const double mean_comm = communicated ? comm / communicated : 0.0;
-  j["algbw_GBps"] = json_or_null(communicated ? bw.algbw_GBps(mean_comm) : std::nullopt);
-  j["busbw_GBps"] = json_or_null(communicated ? bw.busbw_GBps(mean_comm) : std::nullopt);
+  j["algbw_GBps"] = json_or_null(bw.algbw_GBps(mean_comm));
+  j["busbw_GBps"] = json_or_null(bw.busbw_GBps(mean_comm));
   // Means over the steps of the math plane's figures; null with math off.
   for (const auto& [key, field] : std::vector<std::pair<const char*, double StepMath::*>>{
            {"agg_error", &StepMath::agg_error},
