@@ -131,7 +131,10 @@ std::unique_ptr<Compressor> AlgorithmConfig::make_compressor() const {
 
 AlgorithmRun independent_ranks(const AlgorithmConfig& config,
                                std::function<std::unique_ptr<Aggregator>(const AlgorithmConfig&)> make) {
-  return {[config, make = std::move(make)] { return make(config); }};
+  AlgorithmRun run;
+  run.make_aggregator = [config, make = std::move(make)] { return make(config); };
+  run.replay_refusal = "";
+  return run;
 }
 
 std::unique_ptr<Aggregator> make_aggregator(const AlgorithmRun& run, const TransportInfo& transport,

@@ -60,6 +60,11 @@ struct AlgorithmRun {
   // Optional: whether rank r's vector enters the reduction and its result counts among the ranks'
   // (agg_error, rank_spread); empty: every rank. A dedicated parameter server does not.
   std::function<bool(int rank)> contributes = {};
+  // Why a step of this run cannot be replayed from an earlier equal one (sim/engine/replay.hpp),
+  // or "" when it can: each rank's transfers, their order and any wait_any choice must follow from
+  // the step's wire sizes alone, every message of a step must be received within it, and ranks
+  // must not run ahead of each other by more than a step. Collectives qualify.
+  std::string replay_refusal = "its steps are not known to repeat";
 };
 
 struct AlgorithmInfo {
@@ -80,6 +85,8 @@ struct AlgorithmInfo {
 };
 
 // An algorithm whose ranks share nothing: each rank's aggregator comes from `make(config)`.
+// The run of an algorithm whose ranks share nothing but the configuration (a collective): its
+// steps repeat.
 AlgorithmRun independent_ranks(const AlgorithmConfig& config,
                                std::function<std::unique_ptr<Aggregator>(const AlgorithmConfig&)> make);
 
@@ -91,6 +98,9 @@ struct CompressorInfo {
   // The transport that carries this compressor's payloads over a reducing collective
   // (AlgorithmInfo::reduces_in_flight); see TransportInfo.
   std::string reducing_transport = "compressed_reduction";
+  // True when an encoding's size depends on the values (a threshold keeps what exceeds it, ATOMO
+  // draws its atoms): steps then differ and are never replayed.
+  bool sizes_depend_on_data = false;
 };
 
 // Who carries compressed payloads between ranks (GRACE's communicator role), chosen once per run:

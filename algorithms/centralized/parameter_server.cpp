@@ -268,6 +268,12 @@ AlgorithmInfo parameter_server_entry() {
     };
     const PsRoles roles{cfg.world, o.servers, o.dedicated};
     run.contributes = [roles](int rank) { return roles.is_worker(rank); };
+    if (o.asynchronous)
+      run.replay_refusal = "asynchronous: pushes and pulls follow simulated arrival times";
+    else if (o.aggregate > 0 && o.aggregate < roles.workers())
+      run.replay_refusal = "aggregate below the worker count: late pushes are received in a later step";
+    else
+      run.replay_refusal = "";
     run.summary_fields = [stats = o.stats] {
       return std::vector<SummaryField>{{"max_staleness", static_cast<double>(stats->max_staleness)},
                                        {"deferred_pulls", static_cast<double>(stats->deferred_pulls)},

@@ -60,7 +60,9 @@ AlgorithmInfo torus2d_allreduce_entry() {
       throw ParamError(
           "rows", fmt::format("torus2d_allreduce: rows {} does not divide the {} ranks", rows, cfg.world));
     const ReduceOp op = cfg.op;
-    return AlgorithmRun{[op, rows] { return std::make_unique<Torus2dAllreduce>(op, rows); }};
+    AlgorithmRun run{[op, rows] { return std::make_unique<Torus2dAllreduce>(op, rows); }};
+    run.replay_refusal = "";
+    return run;
   };
   return info;
 }

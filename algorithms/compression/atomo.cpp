@@ -122,11 +122,14 @@ class Atomo final : public Compressor {
 }  // namespace
 
 CompressorInfo atomo_compressor_entry() {
-  return {"atomo",
-          "SVD atoms sampled with variance-minimising probabilities, expected `budget` atoms; unbiased",
-          {ParamSpec("budget", ParamKind::real, "3", "sparsity budget s: expected number of atoms sent")
-               .at_least(1e-9)},
-          [](const Params& p) { return std::make_unique<Atomo>(p.real("budget")); }};
+  CompressorInfo info{
+      "atomo",
+      "SVD atoms sampled with variance-minimising probabilities, expected `budget` atoms; unbiased",
+      {ParamSpec("budget", ParamKind::real, "3", "sparsity budget s: expected number of atoms sent")
+           .at_least(1e-9)},
+      [](const Params& p) { return std::make_unique<Atomo>(p.real("budget")); }};
+  info.sizes_depend_on_data = true;  // the number of atoms kept is drawn each step
+  return info;
 }
 
 }  // namespace aggsim

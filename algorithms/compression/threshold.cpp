@@ -48,11 +48,13 @@ class Threshold final : public Compressor {
 }  // namespace
 
 CompressorInfo threshold_compressor_entry() {
-  return {
+  CompressorInfo info{
       "threshold",
       "values with |v| >= threshold as (index, value) pairs; size depends on the data; biased",
       {ParamSpec("threshold", ParamKind::real, "0.01", "magnitude a value needs to be sent").at_least(0)},
       [](const Params& p) { return std::make_unique<Threshold>(static_cast<float>(p.real("threshold"))); }};
+  info.sizes_depend_on_data = true;
+  return info;
 }
 
 }  // namespace aggsim

@@ -5,6 +5,9 @@ namespace aggsim {
 namespace {
 void work(const Comm* comm, int rank, double flops, const char* what) {
   if (flops <= 0) return;
+  if (comm) comm->note_work(flops);
+  // A replayed step takes its timing, work included, from the step it repeats.
+  if (comm && comm->replaying()) return;
   const double start = sg4::Engine::get_clock();
   sg4::this_actor::execute(flops);
   if (comm && comm->tracer()) comm->tracer()->work({rank, what, start, sg4::Engine::get_clock()});

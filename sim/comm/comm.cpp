@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 
@@ -62,8 +63,14 @@ bool SendHandle::done() const {
 }
 
 Payload RecvHandle::wait() {
+  if (local_) {
+    Payload received = local_->receive(key_, seq_, owner_->rank());
+    local_ = nullptr;
+    return received;
+  }
   if (!comm_) throw std::logic_error("RecvHandle::wait on an empty or already waited handle");
   comm_->wait();
+  if (owner_) owner_->note_received(*comm_);
   Payload received = payload_pool().release(*slot_);
   pool_->release(slot_);
   slot_ = nullptr;
@@ -76,6 +83,7 @@ Payload RecvHandle::wait() {
 }
 
 bool RecvHandle::done() const {
+  if (local_) return local_->arrived(key_, seq_);
   return comm_ != nullptr && comm_->test();
 }
 
@@ -104,10 +112,38 @@ Comm::BoxEntry& Comm::box(int src, int dst, int channel) {
   return *boxes_.insert(it, BoxEntry{key, mb});
 }
 
+// Folds one post into the step's tape (FNV-1a over its fields).
+void Comm::note_post(std::uint64_t kind, int peer, int channel, std::uint64_t bytes) const {
+  for (const std::uint64_t v :
+       {kind, static_cast<std::uint64_t>(peer), static_cast<std::uint64_t>(channel), bytes}) {
+    tape_.posts ^= v;
+    tape_.posts *= 0x100000001b3ULL;
+  }
+}
+
+void Comm::note_work(double flops) const {
+  std::uint64_t bits;
+  static_assert(sizeof bits == sizeof flops);
+  std::memcpy(&bits, &flops, sizeof bits);
+  tape_.work += (bits ^ 0x9e3779b97f4a7c15ULL) * 0xbf58476d1ce4e5b9ULL;
+}
+
+void Comm::note_received(const sg4::Comm& transfer) {
+  tape_.first_start = std::min(tape_.first_start, transfer.get_start_time());
+  tape_.last_end = std::max(tape_.last_end, transfer.get_finish_time());
+}
+
 SendHandle Comm::isend(int dst, Payload payload, int channel) {
   const std::uint64_t bytes = payload.wire_bytes;
   add_saturating(counters_.bytes_sent, bytes);
   add_saturating(counters_.messages_sent, 1);
+  note_post(1, dst, channel, bytes);
+  if (local_) {
+    if (dst < 0 || dst >= size_)
+      throw std::out_of_range(fmt::format("rank {} addressed peer outside [0, {})", rank_, size_));
+    local_->send(LocalNetwork::key(rank_, dst, channel), dst, std::move(payload));
+    return SendHandle();
+  }
   Payload* in_flight = payload_pool().acquire(std::move(payload));  // the receiver moves it out
   BoxEntry& out = box(rank_, dst, channel);
   return SendHandle(out.box->put_async(in_flight, bytes), tracer_,
@@ -119,11 +155,20 @@ void Comm::send(int dst, Payload payload, int channel) {
 }
 
 RecvHandle Comm::irecv(int src, int channel) {
+  note_post(2, src, channel, 0);
+  if (local_) {
+    if (src < 0 || src >= size_)
+      throw std::out_of_range(fmt::format("rank {} addressed peer outside [0, {})", rank_, size_));
+    const LocalNetwork::Key key = LocalNetwork::key(src, rank_, channel);
+    return RecvHandle(local_, key, local_->post_receive(key), this);
+  }
   Payload** slot = slots_.acquire();
   BoxEntry& in = box(src, rank_, channel);
   auto comm = in.box->get_async<Payload>(slot);
-  return RecvHandle(std::move(comm), slot, &slots_, tracer_,
+  RecvHandle handle(std::move(comm), slot, &slots_, tracer_,
                     CommSpan{rank_, CommDirection::recv, src, 0, 0, 0, channel, in.posted++});
+  handle.owner_ = this;
+  return handle;
 }
 
 Payload Comm::recv(int src, int channel) {
@@ -142,7 +187,26 @@ void Comm::wait_all(std::vector<SendHandle>& sends) {
   for (auto& s : sends) s.wait();
 }
 
+std::size_t Comm::next_recorded_choice(std::size_t handles) {
+  if (chosen_ == nullptr || next_chosen_ >= chosen_->size() || (*chosen_)[next_chosen_] >= handles)
+    throw std::logic_error(
+        fmt::format("replay: rank {} called wait_any more often, or on other handles, "
+                    "than in the step it replays",
+                    rank_));
+  return (*chosen_)[next_chosen_++];
+}
+
 std::size_t Comm::wait_any(const std::vector<RecvHandle>& recvs) {
+  Comm* owner = nullptr;
+  for (const auto& r : recvs)
+    if (r.valid()) owner = r.owner_;
+  if (owner && owner->local_) {
+    // The choice SimGrid made in the recorded step, which had the same transfers.
+    const std::size_t i = owner->next_recorded_choice(recvs.size());
+    if (!recvs[i].valid()) throw std::logic_error("replay: wait_any chose a handle that is not pending");
+    owner->tape_.chosen.push_back(static_cast<std::uint32_t>(i));
+    return i;
+  }
   std::vector<sg4::CommPtr> comms;
   std::vector<std::size_t> index;
   for (std::size_t i = 0; i < recvs.size(); ++i) {
@@ -153,7 +217,9 @@ std::size_t Comm::wait_any(const std::vector<RecvHandle>& recvs) {
   if (comms.empty()) throw std::logic_error("Comm::wait_any without a pending receive");
   const ssize_t done = sg4::Comm::wait_any(comms);
   if (done < 0) throw std::runtime_error("Comm::wait_any failed");
-  return index[static_cast<std::size_t>(done)];
+  const std::size_t chosen = index[static_cast<std::size_t>(done)];
+  if (owner) owner->tape_.chosen.push_back(static_cast<std::uint32_t>(chosen));
+  return chosen;
 }
 
 }  // namespace aggsim

@@ -4,16 +4,39 @@
 // both sides have posted, as for large MPI messages.
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <simgrid/s4u.hpp>
+#include <utility>
 #include <vector>
 
+#include "sim/comm/local_network.hpp"
 #include "sim/comm/payload.hpp"
 #include "sim/metrics/trace.hpp"
 
 namespace aggsim {
 
 namespace sg4 = simgrid::s4u;
+
+class Comm;
+
+// What one rank showed the network during one step, for the replay of repeated steps
+// (sim/engine/replay.hpp): every transfer it posted (kind, peer, channel, bytes) and all work it
+// charged to its host (flops), folded in order into one hash, the handles wait_any chose, and when the
+// transfers it received started (both sides posted) and ended.
+struct StepTape {
+  static constexpr std::uint64_t kEmpty = 0xcbf29ce484222325ULL;
+  std::uint64_t posts = kEmpty;
+  // Work is summed, not folded in order: a rank's compute and communication actors charge it in an
+  // order that depends on timing, which a replayed step does not have.
+  std::uint64_t work = 0;
+  std::vector<std::uint32_t> chosen;
+  double first_start = std::numeric_limits<double>::infinity();
+  double last_end = -std::numeric_limits<double>::infinity();
+  bool same_transfers(const StepTape& o) const {
+    return posts == o.posts && work == o.work && chosen == o.chosen;
+  }
+};
 
 class SendHandle {
  public:
@@ -25,6 +48,7 @@ class SendHandle {
   bool done() const;  // completed (or already waited), so wait() returns at once
 
  private:
+  // A replayed step's sends are delivered at once: their handles are empty (done, not valid).
   sg4::CommPtr comm_;
   Tracer* tracer_ = nullptr;  // records the transfer when waited for (output.trace)
   CommSpan span_;
@@ -47,12 +71,19 @@ class RecvHandle {
   RecvHandle() = default;
   RecvHandle(sg4::CommPtr comm, Payload** slot, SlotPool* pool, Tracer* tracer = nullptr, CommSpan span = {})
       : comm_(std::move(comm)), slot_(slot), pool_(pool), tracer_(tracer), span_(span) {}
+  // A receive of a replayed step: message `seq` of `key` on the in-process network.
+  RecvHandle(LocalNetwork* local, LocalNetwork::Key key, std::uint64_t seq, Comm* owner)
+      : local_(local), key_(key), seq_(seq), owner_(owner) {}
   Payload wait();
-  bool valid() const { return comm_ != nullptr; }
+  bool valid() const { return comm_ != nullptr || local_ != nullptr; }
   bool done() const;  // completed, so wait() returns at once
 
  private:
   friend class Comm;
+  LocalNetwork* local_ = nullptr;
+  LocalNetwork::Key key_ = 0;
+  std::uint64_t seq_ = 0;
+  Comm* owner_ = nullptr;
   sg4::CommPtr comm_;
   Payload** slot_ = nullptr;  // SimGrid writes the sender's pointer here; back to pool_ once read
   SlotPool* pool_ = nullptr;
@@ -84,7 +115,23 @@ class Comm {
   static void wait_all(std::vector<SendHandle>& sends);
   // Blocks until one of the valid handles has completed and returns its index (its wait() then
   // returns at once): servers serving whichever worker arrives first. Needs one valid handle.
+  // In a replayed step it returns the index the recorded step's wait_any returned.
   static std::size_t wait_any(const std::vector<RecvHandle>& recvs);
+
+  // Replay of repeated steps (sim/engine/replay.hpp). With `local` set, messages go over the
+  // in-process network (no SimGrid transfer, no simulated time, no work charged: the step's timing
+  // comes from the recorded step), and wait_any returns `chosen`'s indices in order. Null: SimGrid.
+  void replay_over(LocalNetwork* local, const std::vector<std::uint32_t>* chosen) {
+    local_ = local;
+    chosen_ = chosen;
+    next_chosen_ = 0;
+  }
+  bool replaying() const { return local_ != nullptr; }
+  // Work charged to the rank's host (flops) enters the record too: a step that computes otherwise
+  // takes another time.
+  void note_work(double flops) const;
+  // The record of this rank's transfers since the last call (one step's).
+  StepTape take_tape() { return std::exchange(tape_, StepTape{}); }
 
   const CommCounters& counters() const { return counters_; }
   // Timeline recording (output.trace); null when off.
@@ -108,9 +155,18 @@ class Comm {
     std::uint64_t posted = 0;  // messages this rank posted on it: the trace pairs sends and receives
   };
 
+  friend class RecvHandle;
+  void note_post(std::uint64_t kind, int peer, int channel, std::uint64_t bytes) const;
+  void note_received(const sg4::Comm& transfer);
+  std::size_t next_recorded_choice(std::size_t handles);
+
   int rank_;
   int size_;
   CommCounters counters_;
+  mutable StepTape tape_;  // recording what happened is not a change of the Comm
+  LocalNetwork* local_ = nullptr;
+  const std::vector<std::uint32_t>* chosen_ = nullptr;
+  std::size_t next_chosen_ = 0;
   Tracer* tracer_ = nullptr;
   double reduce_flops_per_byte_ = 0;
   std::vector<BoxEntry> boxes_;

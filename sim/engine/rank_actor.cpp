@@ -104,7 +104,8 @@ void apply_step(RankState& st, const RunShared& run, int step, const Eigen::Vect
   else
     st.trainer->weights() = aggregated;
   if (run.hooks.after_step) run.hooks.after_step(st.ctx.rank, step, st.trainer->weights());
-  if (run.evaluator && run.evaluator->due(step)) run.evaluator->contribute(step, st.trainer->weights());
+  if (run.evaluator && run.evaluator->due(step))
+    run.evaluator->contribute(step, st.ctx.rank, st.trainer->weights());
 }
 
 // Asynchronous aggregators complete their outstanding messages once the last step is done.
@@ -117,7 +118,9 @@ void run_compute(RankState& st, const RunShared& run) {
     st.ctx.step = step;
     RankStepRecord& rec = run.log.at(st.ctx.rank, step);
     rec.start = sg4::Engine::get_clock();
-    XBT_VERB("rank %d: step %d begins", st.ctx.rank, step);
+    // The simulated step this one repeats (replayed in-process), or -1.
+    const int repeats = run.replay ? run.replay->begin(st.ctx.rank, step, st.comm) : -1;
+    XBT_VERB("rank %d: step %d begins%s", st.ctx.rank, step, repeats >= 0 ? " (replayed)" : "");
     Eigen::VectorXf values = local_values(st, run, step);
     const bool communicates = run.log.communicates(step);
     const bool measured = run.math && values.size() > 0;
@@ -132,6 +135,7 @@ void run_compute(RankState& st, const RunShared& run) {
       st.done->acquire();
     else
       aggregate_step(st, run, step);
+    if (repeats >= 0) run.replay->end_replayed(st.ctx.rank, step, repeats, st.comm);
     if (communicates) {
       join_buckets(st, run, values);
       if (run.hooks.after_aggregate) run.hooks.after_aggregate(st.ctx.rank, step, before, values);
@@ -142,6 +146,7 @@ void run_compute(RankState& st, const RunShared& run) {
       st.compression_of_step.erase(step);
     }
     apply_step(st, run, step, values);
+    if (run.replay) run.replay->finish(st.ctx.rank, step, repeats, st.comm);
     XBT_VERB("rank %d: step %d ends", st.ctx.rank, step);
     run.steps_done.rank_finished(step);
   }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sim/api/aggregator.hpp"
+#include "sim/engine/replay.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/workload/compute_model.hpp"
 #include "sim/workload/evaluator.hpp"
@@ -33,6 +34,7 @@ struct RunShared {
   const SimulationHooks& hooks;
   MathLog* math = nullptr;  // math on: agg_error, compress_error, rank_spread
   StepsDone& steps_done;
+  ReplayBook* replay = nullptr;  // null: every step simulated
 };
 
 struct RankState {

@@ -226,6 +226,20 @@ std::unique_ptr<MathLog> make_math_log(const Scenario& sc, const AlgorithmRun& a
   return std::make_unique<MathLog>(sc.steps, rule, std::move(contributes));
 }
 
+// Why this run's steps are all simulated ("" when repeated steps may be replayed).
+std::string replay_refusal(const Scenario& sc, const AlgorithmRun& algorithm) {
+  if (!sc.engine.replay) return "engine.replay: false";
+  if (sc.output.trace) return "output.trace: the trace records every transfer";
+  if (sc.network == NetworkPreset::ns3) return "network: ns3 keeps transport state from step to step";
+  if (straggler_options(sc.compute.straggler).kind != StragglerKind::none)
+    return "compute.straggler: compute times change from step to step";
+  if (!algorithm.replay_refusal.empty())
+    return fmt::format("{}: {}", sc.algorithm.name, algorithm.replay_refusal);
+  if (sc.compression.entry->sizes_depend_on_data)
+    return fmt::format("{}: encoded sizes depend on the data", sc.compression.name);
+  return "";
+}
+
 }  // namespace
 
 PreparedRun::PreparedRun(const Scenario& sc, const std::vector<std::string>& simgrid_args, bool link_load)
@@ -272,6 +286,7 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
                                             !sc.algorithm.entry->consensus || sc.algorithm.every > 1);
   }
   const std::unique_ptr<MathLog> math_log = make_math_log(sc, prepared.algorithm);
+  ReplayBook replay(result.log, sc.algorithm.every, replay_refusal(sc, prepared.algorithm));
   const RunShared run{
       sc,
       make_step_plan(modeled_layers(sc.model), bucketing(sc.algorithm), sc.algorithm.bucket_bytes,
@@ -282,7 +297,8 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
       result.log,
       hooks,
       math_log.get(),
-      steps_done};
+      steps_done,
+      &replay};
   std::vector<std::unique_ptr<RankState>> ranks;
   ranks.reserve(static_cast<std::size_t>(sc.ranks));
   for (int r = 0; r < sc.ranks; ++r) {
@@ -344,6 +360,8 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
   if (evaluator) result.evaluations = evaluator->results();
   if (math_log) result.math = math_log->steps();
   if (prepared.algorithm.summary_fields) result.summary_fields = prepared.algorithm.summary_fields();
+  result.steps_replayed = replay.steps_replayed();
+  result.replay_refusal = replay.refusal();
   return result;
 }
 

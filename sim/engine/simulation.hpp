@@ -44,6 +44,8 @@ struct SimulationResult {
   std::vector<SummaryField> summary_fields;  // the algorithm's own figures (AlgorithmRun)
   // Per step, with math on: agg_error, compress_error, rank_spread (MathLog); empty with math off.
   std::vector<std::optional<StepMath>> math;
+  int steps_replayed = 0;      // steps whose timing was reused (sim/engine/replay.hpp)
+  std::string replay_refusal;  // why none could be ("" when replay was possible)
 };
 
 // Everything a run checks and builds before the simulation starts: the engine with the platform

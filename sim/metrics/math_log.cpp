@@ -17,9 +17,20 @@ void MathLog::report(int rank, int step, const Eigen::VectorXf& input, const Eig
   if (step < 0 || step >= static_cast<int>(done_.size()) || rank < 0 || rank >= ranks_)
     throw std::out_of_range("math log: rank or step out of range");
   Pending& p = pending_[step];
-  ++p.reported;
-  if (contributes_[static_cast<std::size_t>(rank)]) {
-    const Eigen::VectorXd in = input.cast<double>();
+  Report r;
+  r.contributes = contributes_[static_cast<std::size_t>(rank)];
+  if (r.contributes) r.input = input, r.result = result;
+  r.compression = compression;
+  p.order.add(rank, std::move(r), [&](Report& in_order) { fold(p, in_order); });
+  if (p.order.folded() == ranks_) {
+    complete(step, p);
+    pending_.erase(step);
+  }
+}
+
+void MathLog::fold(Pending& p, Report& r) const {
+  if (r.contributes) {
+    const Eigen::VectorXd in = r.input.cast<double>();
     if (p.exact.size() == 0) {
       p.exact = in;
     } else if (rule_.kind == ExactReduction::Kind::add) {
@@ -29,15 +40,12 @@ void MathLog::report(int rank, int step, const Eigen::VectorXf& input, const Eig
     } else {
       p.exact = p.exact.cwiseMax(in);
     }
-    p.results.push_back(result);
+    p.results.push_back(std::move(r.result));
   }
-  if (compression.encodings > 0) {
-    p.compress_sum += compression.norm_sq > 0 ? std::sqrt(compression.error_sq / compression.norm_sq) : 0.0;
+  const CompressionTally& c = r.compression;
+  if (c.encodings > 0) {
+    p.compress_sum += c.norm_sq > 0 ? std::sqrt(c.error_sq / c.norm_sq) : 0.0;
     ++p.compressing;
-  }
-  if (p.reported == ranks_) {
-    complete(step, p);
-    pending_.erase(step);
   }
 }
 

@@ -9,6 +9,8 @@
 #include <optional>
 #include <vector>
 
+#include "sim/core/rank_order.hpp"
+
 namespace aggsim {
 
 // Squared norms of one rank's compression error, summed over what it encoded in one step (buckets,
@@ -51,13 +53,19 @@ class MathLog {
   std::vector<std::optional<StepMath>> steps() const;
 
  private:
+  struct Report {
+    bool contributes = false;
+    Eigen::VectorXf input, result;  // a contributing rank's
+    CompressionTally compression;
+  };
   struct Pending {
-    int reported = 0;
-    Eigen::VectorXd exact;  // running sum, min or max of the contributing inputs
+    InRankOrder<Report> order;  // sums in rank order, so their rounding is the same in every run
+    Eigen::VectorXd exact;      // running sum, min or max of the contributing inputs
     std::vector<Eigen::VectorXf> results;
     double compress_sum = 0;
     int compressing = 0;
   };
+  void fold(Pending& p, Report& r) const;
   void complete(int step, Pending& p);
 
   ExactReduction rule_;

@@ -149,6 +149,9 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result,
   j["bytes_sent"] = result.bytes_sent;
   j["messages"] = result.messages_sent;
   j["steps_communicated"] = communicated;
+  j["steps_replayed"] = result.steps_replayed;
+  j["replay_refused"] = result.replay_refusal.empty() ? nlohmann::ordered_json(nullptr)
+                                                      : nlohmann::ordered_json(result.replay_refusal);
   if (sc.workload.enabled) {
     const WorkloadOptions w = workload_options(sc.workload.params);
     j["problem"] = problem_name(w.problem);

@@ -84,6 +84,12 @@ struct CompressionSpec {
   Params params;
 };
 
+// How the simulation runs; no setting here changes what it computes beyond the bound documented
+// in README "Replay of repeated steps".
+struct EngineSpec {
+  bool replay = true;  // reuse the timing of repeated steps (sim/engine/replay.hpp)
+};
+
 struct OutputSpec {
   std::string dir;     // empty: out/<scenario name>
   bool trace = false;  // also write trace.json (Chrome trace events) and links.csv
@@ -120,6 +126,7 @@ struct Scenario {
   CompressionSpec compression;
   WorkloadSpec workload;
   ComputeSpec compute;
+  EngineSpec engine;
   OutputSpec output;
   std::optional<Calibration> calibration;  // `calibration: cal.yaml` (already applied to platform/network)
   std::vector<DroppedKey> dropped_keys;    // for the command to report, one line each

@@ -317,7 +317,7 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
   YamlMap top(YamlValue(doc, "", source));
   // A misspelt key is the likeliest mistake and explains later ones: report it first.
   top.expect({"name", "description", "seed", "ranks", "steps", "platform", "network", "model", "algorithm",
-              "compression", "workload", "compute", "output", "calibration"});
+              "compression", "workload", "compute", "engine", "output", "calibration"});
   top.finish();
 
   if (auto v = top.get("name"))
@@ -419,6 +419,12 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
   read_training(top, sc);
   check_math_memory(top, sc);
 
+  if (auto e = top.get("engine")) {
+    YamlMap engine(*e);
+    engine.expect({"replay"});
+    if (auto v = engine.get("replay")) sc.engine.replay = v->boolean();
+    engine.finish();
+  }
   if (auto o = top.get("output")) {
     YamlMap out(*o);
     if (auto v = out.get("dir")) sc.output.dir = v->scalar();
@@ -548,6 +554,9 @@ std::string resolved_yaml(const Scenario& sc) {
   emit_params(out, sc.compression.entry->params, sc.compression.params);
   out << YAML::EndMap;
   emit_training(out, sc);
+  if (!sc.engine.replay)
+    out << YAML::Key << "engine" << YAML::Value << YAML::BeginMap << YAML::Key << "replay" << YAML::Value
+        << false << YAML::EndMap;
   if (!sc.output.dir.empty() || sc.output.trace) {
     out << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
     if (!sc.output.dir.empty()) out << YAML::Key << "dir" << YAML::Value << sc.output.dir;

@@ -9,13 +9,15 @@ bool Evaluator::due(int step) const {
   return (step + 1) % workload_.options.eval_every == 0 || step == steps_ - 1;
 }
 
-void Evaluator::contribute(int step, const Eigen::VectorXf& weights) {
+void Evaluator::contribute(int step, int rank, const Eigen::VectorXf& weights) {
   Pending& p = pending_[step];
-  const Eigen::VectorXd w = weights.cast<double>();
-  if (p.count == 0) p.sum = Eigen::VectorXd::Zero(w.size());
-  p.sum += w;
-  p.sum_squared_norms += w.squaredNorm();
-  if (++p.count < world_) return;
+  p.order.add(rank, weights, [&p](const Eigen::VectorXf& in_order) {
+    const Eigen::VectorXd w = in_order.cast<double>();
+    if (p.sum.size() == 0) p.sum = Eigen::VectorXd::Zero(w.size());
+    p.sum += w;
+    p.sum_squared_norms += w.squaredNorm();
+  });
+  if (p.order.folded() < world_) return;
 
   const Eigen::VectorXd mean = p.sum / world_;
   const Eigen::VectorXf model = mean.cast<float>();

@@ -2,13 +2,15 @@
 // Held-out evaluation of the averaged model x_bar = mean_i x_i, every `eval_every` steps and after
 // the last step. Ranks contribute their weights as they finish a step (they may be at different
 // steps when the scheme is asynchronous); the last contributor triggers the evaluation. For
-// schemes without consensus it also reports the spread mean_i ||x_i - x_bar||^2 (from running sums,
-// so memory stays one model per pending evaluation, whatever the rank count).
+// schemes without consensus it also reports the spread mean_i ||x_i - x_bar||^2 (from running sums
+// folded in rank order: memory is one model per pending evaluation plus the models of ranks that
+// finished before a lower rank).
 #include <Eigen/Core>
 #include <map>
 #include <optional>
 #include <vector>
 
+#include "sim/core/rank_order.hpp"
 #include "sim/workload/trainer.hpp"
 
 namespace aggsim {
@@ -24,15 +26,15 @@ class Evaluator {
  public:
   Evaluator(const Workload& workload, int world, int steps, bool report_spread);
   bool due(int step) const;
-  void contribute(int step, const Eigen::VectorXf& weights);
+  void contribute(int step, int rank, const Eigen::VectorXf& weights);
   // Completed evaluations, by step.
   std::vector<Evaluation> results() const;
 
  private:
   struct Pending {
+    InRankOrder<Eigen::VectorXf> order;  // sums in rank order: the same rounding in every run
     Eigen::VectorXd sum;
     double sum_squared_norms = 0;
-    int count = 0;
   };
   const Workload& workload_;
   int world_, steps_;

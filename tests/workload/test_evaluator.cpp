@@ -28,9 +28,9 @@ TEST_CASE("the evaluator scores the mean model and the mean squared distance to 
     for (Eigen::Index i = 0; i < w.size(); ++i) w[i] = static_cast<float>(standard_normal(rng));
     ranks.push_back(w);
   }
-  for (const auto& w : ranks) {
-    CHECK(ev.results().empty());  // not before every rank has contributed
-    ev.contribute(3, w);
+  for (int r = world - 1; r >= 0; --r) {  // in any order
+    CHECK(ev.results().empty());             // not before every rank has contributed
+    ev.contribute(3, r, ranks[static_cast<std::size_t>(r)]);
   }
   const auto results = ev.results();
   REQUIRE(results.size() == 1);
@@ -46,6 +46,6 @@ TEST_CASE("the evaluator scores the mean model and the mean squared distance to 
 
   // Identical ranks (consensus algorithms): no spread is reported when not asked for.
   Evaluator same(wl, world, steps, false);
-  for (int r = 0; r < world; ++r) same.contribute(4, ranks[0]);
+  for (int r = 0; r < world; ++r) same.contribute(4, r, ranks[0]);
   CHECK_FALSE(same.results().at(0).consensus_distance);
 }

@@ -1,0 +1,284 @@
+// Replay of repeated steps (sim/engine/replay.hpp) against the full simulation of the same scenario
+// (engine: {replay: false}): every figure that is not a time is byte-identical (bytes, messages,
+// loss, accuracy, agg_error, compress_error, ...), times agree within the documented bound (README,
+// "Replay of repeated steps"), and a run replay refuses is byte-identical in every file.
+#include <Eigen/Core>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/metrics/math_log.hpp"
+#include "support/cli.hpp"
+#include "support/csv.hpp"
+
+using namespace aggsim::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Two nodes of four GPUs training an MLP with ResNet-50's layer table for timing: the compute
+// between aggregations is longer than the ranks' skew, so a step starts on an idle network.
+// With math off there is no workload and no proxy vector: the timing plane alone.
+std::string scenario(const std::string& extra, int steps = 10, bool math = true) {
+  return "name: replay\nseed: 5\nranks: 8\nsteps: " + std::to_string(steps) +
+         "\n"
+         "platform: {topology: cluster, nodes: 2, gpus_per_node: 4, bandwidth: 25Gbps, latency: 2us, "
+         "speed: 100Tf}\n"
+         "model: {layers: " AGGSIM_SOURCE_DIR "/scenarios/models/resnet50.yaml, batch: 16" +
+         std::string(math
+                         ? "}\nworkload: {problem: mlp, dim: 16, hidden: 24, classes: 4, batch: 8, lr: 0.05, "
+                           "eval_every: 3}\n"
+                         : ", math: off}\n") +
+         extra;
+}
+
+fs::path run(const fs::path& dir, const std::string& name, const std::string& yaml) {
+  write_file(dir / (name + ".yaml"), yaml);
+  const auto r = run_aggsim({"run", name + ".yaml", "--out", name, "-q"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return dir / name;
+}
+
+const std::set<std::string> kTimeColumns = {"step_time_s", "comm_time_s", "compute_time_s", "end_time_s",
+                                            "exposed_comm_time_s"};
+const std::set<std::string> kBandwidthColumns = {"algbw_GBps", "busbw_GBps"};
+
+// The README's bound: times within 1e-9 of the simulated time, bandwidths within 1e-9 relative.
+void check_steps(const fs::path& full, const fs::path& replayed, double sim_time) {
+  const auto a = parse_csv(read_file(full / "steps.csv"));
+  const auto b = parse_csv(read_file(replayed / "steps.csv"));
+  REQUIRE(a.size() == b.size());
+  REQUIRE(a[0] == b[0]);
+  for (std::size_t row = 1; row < a.size(); ++row)
+    for (std::size_t c = 0; c < a[0].size(); ++c) {
+      const std::string& column = a[0][c];
+      INFO("step " << a[row][0] << ", " << column << ": " << a[row][c] << " vs " << b[row][c]);
+      if (kTimeColumns.count(column))
+        CHECK(std::abs(std::stod(a[row][c]) - std::stod(b[row][c])) <= 1e-9 * sim_time);
+      else if (kBandwidthColumns.count(column) && !a[row][c].empty())
+        CHECK(std::abs(std::stod(a[row][c]) / std::stod(b[row][c]) - 1) <= 1e-9);
+      else
+        CHECK(a[row][c] == b[row][c]);
+    }
+}
+
+void check_summary(const nlohmann::json& full, const nlohmann::json& replayed) {
+  const double sim_time = full["sim_time_s"].get<double>();
+  for (const auto& [key, value] : full.items()) {
+    INFO(key << ": " << value << " vs " << replayed[key]);
+    if (key == "steps_replayed" || key == "replay_refused") continue;
+    if (key == "sim_time_s" || key == "mean_step_time_s" || key == "exposed_comm_time_s" ||
+        key == "time_to_target_s") {
+      if (value.is_null()) {
+        CHECK(replayed[key].is_null());
+      } else {
+        CHECK(std::abs(value.get<double>() - replayed[key].get<double>()) <= 1e-9 * sim_time);
+      }
+    } else if (key == "algbw_GBps" || key == "busbw_GBps") {
+      if (!value.is_null()) CHECK(std::abs(value.get<double>() / replayed[key].get<double>() - 1) <= 1e-9);
+    } else {
+      CHECK(value == replayed[key]);
+    }
+  }
+  CHECK(full.size() == replayed.size());
+}
+
+}  // namespace
+
+TEST_CASE("Replayed steps give a full simulation's figures across algorithms, compressors and workloads",
+          "[replay]") {
+  struct Case {
+    const char* what;
+    std::string yaml;
+    int min_replayed = 5;  // two equal steps are simulated, then each step not yet begun is replayed
+  };
+  const std::vector<Case> cases = {
+      {"ring, DDP buckets", "algorithm: {name: ring_allreduce, granularity: layer, bucket: 25MB}\n"},
+      {"halving-doubling",
+       "algorithm: {name: halving_doubling_allreduce, granularity: layer, bucket: 25MB}\n"},
+      {"recursive doubling",
+       "algorithm: {name: recursive_doubling_allreduce, granularity: layer, bucket: 25MB}\n"},
+      {"tree", "algorithm: {name: tree_allreduce, granularity: layer, bucket: 25MB}\n"},
+      {"double binary tree",
+       "algorithm: {name: double_binary_tree_allreduce, granularity: layer, bucket: 25MB}\n"},
+      {"hierarchical", "algorithm: {name: hierarchical_allreduce, granularity: layer, bucket: 25MB}\n"},
+      {"2-D torus", "algorithm: {name: torus2d_allreduce, rows: 2, granularity: layer, bucket: 25MB}\n"},
+      {"parameter server (wait_any order)",
+       "algorithm: {name: parameter_server, servers: 2, granularity: layer, bucket: 25MB}\n"},
+      {"dedicated parameter server, broadcast pull",
+       "algorithm: {name: parameter_server, servers: 1, placement: dedicated, pull: broadcast, granularity: "
+       "layer, bucket: 25MB}\n"},
+      {"local SGD, every 2",
+       "algorithm: {name: ring_allreduce, granularity: layer, bucket: 25MB, every: 2}\n", 3},
+      {"weights averaged",
+       "algorithm: {name: ring_allreduce, granularity: layer, bucket: 25MB, apply_to: weights}\n"},
+      {"top-k with error feedback on all-gather",
+       "algorithm: {name: allgather, granularity: layer, bucket: 25MB}\n"
+       "compression: {name: topk, ratio: 0.05, error_feedback: true}\n"},
+      {"random-k, shared seed",
+       "algorithm: {name: ring_allreduce, granularity: layer, bucket: 25MB}\n"
+       "compression: {name: randomk, ratio: 0.1, shared_seed: true}\n"},
+      {"QSGD on a parameter server",
+       "algorithm: {name: parameter_server, granularity: layer, bucket: 25MB}\n"
+       "compression: {name: qsgd}\n"},
+      {"PowerSGD on a ring",
+       "algorithm: {name: ring_allreduce, granularity: layer, bucket: 25MB}\n"
+       "compression: {name: powersgd, rank: 2}\n"},
+      {"sign with error feedback",
+       "algorithm: {name: parameter_server, granularity: layer, bucket: 25MB}\n"
+       "compression: {name: sign, error_feedback: true}\n"},
+  };
+  for (const Case& c : cases) {
+    SECTION(c.what) {
+      const auto dir = fresh_dir("replay");
+      const auto full = run(dir, "full", scenario(c.yaml + "engine: {replay: false}\n"));
+      const auto replayed = run(dir, "replayed", scenario(c.yaml));
+      const auto a = nlohmann::json::parse(read_file(full / "summary.json"));
+      const auto b = nlohmann::json::parse(read_file(replayed / "summary.json"));
+      CHECK(a["steps_replayed"] == 0);
+      CHECK(a["replay_refused"] == "engine.replay: false");
+      CHECK(b["replay_refused"].is_null());
+      CHECK(b["steps_replayed"].get<int>() >= c.min_replayed);
+      check_summary(a, b);
+      check_steps(full, replayed, a["sim_time_s"].get<double>());
+    }
+  }
+}
+
+TEST_CASE("Replay with math off (no payload data) gives a full simulation's figures", "[replay]") {
+  const auto dir = fresh_dir("replay-math-off");
+  const std::string alg = "algorithm: {name: hierarchical_allreduce, granularity: layer, bucket: 25MB}\n";
+  const auto replayed = run(dir, "replayed", scenario(alg, 10, false));
+  const auto full = run(dir, "full", scenario(alg + "engine: {replay: false}\n", 10, false));
+  const auto a = nlohmann::json::parse(read_file(full / "summary.json"));
+  const auto b = nlohmann::json::parse(read_file(replayed / "summary.json"));
+  CHECK(b["steps_replayed"].get<int>() >= 5);
+  check_summary(a, b);
+  check_steps(full, replayed, a["sim_time_s"].get<double>());
+}
+
+TEST_CASE("Runs replay cannot repeat are simulated in full and byte-identical", "[replay]") {
+  struct Case {
+    const char* what;
+    std::string yaml;
+    std::string refusal;  // "": refused only because no two steps start alike
+  };
+  const std::string ring = "algorithm: {name: ring_allreduce, granularity: layer, bucket: 25MB}\n";
+  const std::vector<Case> cases = {
+      {"a trace", ring + "output: {trace: true}\n", "output.trace: the trace records every transfer"},
+      {"stragglers", ring + "compute: {straggler: {distribution: lognormal, sigma: 0.1}}\n",
+       "compute.straggler: compute times change from step to step"},
+      {"threshold sizes",
+       "algorithm: {name: allgather, granularity: layer, bucket: 25MB}\ncompression: {name: "
+       "threshold, threshold: 0.01}\n",
+       "threshold: encoded sizes depend on the data"},
+      {"ATOMO's drawn atoms",
+       "algorithm: {name: parameter_server, granularity: layer, bucket: 25MB}\n"
+       "compression: {name: atomo}\n",
+       "atomo: encoded sizes depend on the data"},
+      {"asynchronous parameter server",
+       "algorithm: {name: parameter_server, servers: 1, placement: dedicated, asynchronous: true, "
+       "granularity: layer, bucket: 25MB}\n",
+       "parameter_server: asynchronous: pushes and pulls follow simulated arrival times"},
+      {"backup workers",
+       "algorithm: {name: parameter_server, aggregate: 6, granularity: layer, bucket: 25MB}\n",
+       "parameter_server: aggregate below the worker count: late pushes are received in a later step"},
+      {"gossipgrad", "algorithm: {name: gossipgrad, granularity: layer, bucket: 25MB}\n",
+       "gossipgrad: a rank waits for its partners only, so ranks drift apart by whole steps"},
+      {"neighbour averaging", "algorithm: {name: neighbor_averaging, granularity: layer, bucket: 25MB}\n",
+       "neighbor_averaging: a rank waits for its neighbours only, so ranks drift apart by whole steps"},
+  };
+  for (const Case& c : cases) {
+    SECTION(c.what) {
+      const auto dir = fresh_dir("replay-refused");
+      const auto full = run(dir, "full", scenario(c.yaml + "engine: {replay: false}\n", 8));
+      const auto again = run(dir, "again", scenario(c.yaml, 8));
+      auto a = nlohmann::json::parse(read_file(full / "summary.json"));
+      auto b = nlohmann::json::parse(read_file(again / "summary.json"));
+      CHECK(b["steps_replayed"] == 0);
+      CHECK(b["replay_refused"] == c.refusal);
+      a.erase("replay_refused");
+      b.erase("replay_refused");
+      CHECK(a == b);
+      for (const char* file : {"steps.csv", "trace.json", "links.csv"}) {
+        INFO(file);
+        CHECK(fs::exists(full / file) == fs::exists(again / file));
+        if (fs::exists(full / file)) CHECK(read_file(full / file) == read_file(again / file));
+      }
+    }
+  }
+  SECTION("steps that overlap are all simulated") {
+    // No compute between aggregations, and ranks on the faster intra-node links end first and start
+    // the next step's transfers while the inter-node ones still run.
+    const auto dir = fresh_dir("replay-overlap");
+    const std::string yaml =
+        "name: overlap\nranks: 8\nsteps: 6\nplatform: {topology: cluster, nodes: 2, gpus_per_node: 4}\n"
+        "model: {size: 8MB}\nalgorithm: {name: ring_allreduce}\n";
+    const auto full = run(dir, "full", yaml + "engine: {replay: false}\n");
+    const auto again = run(dir, "again", yaml);
+    const auto b = nlohmann::json::parse(read_file(again / "summary.json"));
+    CHECK(b["steps_replayed"] == 0);
+    CHECK(b["replay_refused"].is_null());
+    CHECK(read_file(full / "steps.csv") == read_file(again / "steps.csv"));
+  }
+}
+
+TEST_CASE("engine.replay is checked where it is written", "[replay][input]") {
+  const auto dir = fresh_dir("replay-input");
+  const std::string base =
+      "name: bad\nranks: 4\nsteps: 2\nplatform: {topology: cluster, hosts: 4}\nalgorithm: {name: "
+      "ring_allreduce}\n";
+  for (const auto& [yaml, expected] : std::vector<std::pair<std::string, std::string>>{
+           {base + "engine: {replay: maybe}\n", "bad.yaml:6:18: engine.replay"},
+           {base + "engine: {replays: false}\n", "bad.yaml:6:10: engine.replays"},
+           {base + "engine: [replay]\n", "bad.yaml:6:9: engine"}}) {
+    write_file(dir / "bad.yaml", yaml);
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"run", "bad.yaml", "--out", "never"},
+          std::vector<std::string>{"validate", "bad.yaml"}}) {
+      const auto r = run_aggsim(args, dir);
+      INFO(yaml << r.err);
+      CHECK(r.exit_code == 2);
+      CHECK(r.err.find(expected) != std::string::npos);
+      CHECK_FALSE(fs::exists(dir / "never"));
+    }
+  }
+  // Kept in resolved.yaml only when it is not the default, so a rerun of it replays the same way.
+  write_file(dir / "off.yaml", base + "engine: {replay: false}\n");
+  REQUIRE(run_aggsim({"run", "off.yaml", "--out", "off", "-q"}, dir).exit_code == 0);
+  CHECK(read_file(dir / "off" / "resolved.yaml").find("engine:\n  replay: false") != std::string::npos);
+}
+
+TEST_CASE("The math log's figures do not depend on the order ranks report in", "[replay][math]") {
+  // A replayed step's ranks finish in another order than a simulated one's; sums over ranks are
+  // folded in rank order, so the figures are the same bits.
+  const int ranks = 5;
+  std::vector<Eigen::VectorXf> in, out;
+  for (int r = 0; r < ranks; ++r) {
+    in.push_back(
+        Eigen::VectorXf::LinSpaced(7, 0.1f * static_cast<float>(r + 1), 3.3f / static_cast<float>(r + 1)));
+    out.push_back(in.back() * 0.7f + Eigen::VectorXf::Constant(7, 1e-3f * static_cast<float>(r)));
+  }
+  const auto figures = [&](const std::vector<int>& order) {
+    aggsim::ExactReduction avg;
+    avg.divisor = ranks;
+    aggsim::MathLog log(1, avg, std::vector<bool>(ranks, true));
+    for (int r : order) {
+      aggsim::CompressionTally t;
+      t.add(1.0 / (r + 3), 1.0 + r);
+      log.report(r, 0, in[static_cast<std::size_t>(r)], out[static_cast<std::size_t>(r)], t);
+    }
+    return log.steps().at(0).value();
+  };
+  const auto a = figures({0, 1, 2, 3, 4});
+  const auto b = figures({4, 2, 0, 3, 1});
+  CHECK(a.agg_error == b.agg_error);
+  CHECK(a.agg_signed_error == b.agg_signed_error);
+  CHECK(a.compress_error == b.compress_error);
+  CHECK(a.rank_spread == b.rank_spread);
+}
