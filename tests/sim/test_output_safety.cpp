@@ -29,7 +29,7 @@ algorithm: {name: ring_allreduce, op: avg}
 )";
 
 // About a second of CPU time or more: long enough to be interrupted, or to tell a refusal made
-// before simulating from one made after.
+// before simulating from one made after (every step simulated: no replay).
 const char* kSlowScenario = R"(name: slow
 seed: 3
 ranks: 64
@@ -38,6 +38,7 @@ platform: {topology: cluster, hosts: 64, bandwidth: 10Gbps, latency: 1us}
 network: alpha_beta
 model: {size: 64MB, math: off}
 algorithm: {name: ring_allreduce, op: avg}
+engine: {replay: false}
 )";
 
 // Names in `dir`, recursively, with their content: a snapshot to compare before and after.

@@ -141,8 +141,20 @@ TEST_CASE("tracing is deterministic and changes no other output", "[trace]") {
   const fs::path a = run(dir, "a", true), b = run(dir, "b", true), off = run(dir, "off", false);
   CHECK(read_file(a / "trace.json") == read_file(b / "trace.json"));
   CHECK(read_file(a / "links.csv") == read_file(b / "links.csv"));
-  CHECK(read_file(a / "steps.csv") == read_file(off / "steps.csv"));
-  CHECK(read_file(a / "summary.json") == read_file(off / "summary.json"));
+  // A traced run is never replayed (README, "Replay of repeated steps"): compare it with a run that
+  // simulates every step too, and say why.
+  write_file(dir / "full.yaml", traced_scenario(false) + "engine: {replay: false}\n");
+  REQUIRE(
+      run_aggsim({"run", (dir / "full.yaml").string(), "--out", (dir / "full").string(), "-q"}).exit_code ==
+      0);
+  CHECK(read_file(a / "steps.csv") == read_file(dir / "full" / "steps.csv"));
+  json traced = json::parse(read_file(a / "summary.json")),
+       full = json::parse(read_file(dir / "full" / "summary.json"));
+  CHECK(traced["replay_refused"] == "output.trace: the trace records every transfer");
+  CHECK(full["replay_refused"] == "engine.replay: false");
+  traced.erase("replay_refused");
+  full.erase("replay_refused");
+  CHECK(traced == full);
   CHECK_FALSE(fs::exists(off / "trace.json"));
   CHECK_FALSE(fs::exists(off / "links.csv"));
   CHECK_THAT(read_file(a / "resolved.yaml"), Catch::Contains("trace: true"));
