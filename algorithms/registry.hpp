@@ -84,9 +84,8 @@ struct AlgorithmInfo {
   std::function<RankPlacement(const Params&)> placement = {};
 };
 
-// An algorithm whose ranks share nothing: each rank's aggregator comes from `make(config)`.
-// The run of an algorithm whose ranks share nothing but the configuration (a collective): its
-// steps repeat.
+// An algorithm whose ranks share nothing: each rank's aggregator comes from `make(config)`. Its
+// steps repeat (replay_refusal is "").
 AlgorithmRun independent_ranks(const AlgorithmConfig& config,
                                std::function<std::unique_ptr<Aggregator>(const AlgorithmConfig&)> make);
 

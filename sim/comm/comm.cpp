@@ -98,9 +98,16 @@ Payload** SlotPool::acquire() {
   return slot;
 }
 
-Comm::BoxEntry& Comm::box(int src, int dst, int channel) {
-  if (src < 0 || src >= size_ || dst < 0 || dst >= size_)
+// Both plans, SimGrid's mailboxes and the in-process network of a replayed step, refuse the same
+// addresses.
+void Comm::check_peer(int peer) const {
+  if (peer < 0 || peer >= size_)
     throw std::out_of_range(fmt::format("rank {} addressed peer outside [0, {})", rank_, size_));
+}
+
+Comm::BoxEntry& Comm::box(int src, int dst, int channel) {
+  check_peer(src);
+  check_peer(dst);
   const int peer = src == rank_ ? dst : src;
   const std::uint64_t key = (static_cast<std::uint64_t>(channel) << 40) ^
                             (static_cast<std::uint64_t>(src == rank_) << 39) ^
@@ -114,6 +121,7 @@ Comm::BoxEntry& Comm::box(int src, int dst, int channel) {
 
 // Folds one post into the step's tape (FNV-1a over its fields).
 void Comm::note_post(std::uint64_t kind, int peer, int channel, std::uint64_t bytes) const {
+  if (!recording_) return;
   for (const std::uint64_t v :
        {kind, static_cast<std::uint64_t>(peer), static_cast<std::uint64_t>(channel), bytes}) {
     tape_.posts ^= v;
@@ -122,6 +130,7 @@ void Comm::note_post(std::uint64_t kind, int peer, int channel, std::uint64_t by
 }
 
 void Comm::note_work(double flops) const {
+  if (!recording_) return;
   std::uint64_t bits;
   static_assert(sizeof bits == sizeof flops);
   std::memcpy(&bits, &flops, sizeof bits);
@@ -129,6 +138,7 @@ void Comm::note_work(double flops) const {
 }
 
 void Comm::note_received(const sg4::Comm& transfer) {
+  if (!recording_) return;
   tape_.first_start = std::min(tape_.first_start, transfer.get_start_time());
   tape_.last_end = std::max(tape_.last_end, transfer.get_finish_time());
 }
@@ -139,8 +149,7 @@ SendHandle Comm::isend(int dst, Payload payload, int channel) {
   add_saturating(counters_.messages_sent, 1);
   note_post(1, dst, channel, bytes);
   if (local_) {
-    if (dst < 0 || dst >= size_)
-      throw std::out_of_range(fmt::format("rank {} addressed peer outside [0, {})", rank_, size_));
+    check_peer(dst);
     local_->send(LocalNetwork::key(rank_, dst, channel), dst, std::move(payload));
     return SendHandle();
   }
@@ -157,8 +166,7 @@ void Comm::send(int dst, Payload payload, int channel) {
 RecvHandle Comm::irecv(int src, int channel) {
   note_post(2, src, channel, 0);
   if (local_) {
-    if (src < 0 || src >= size_)
-      throw std::out_of_range(fmt::format("rank {} addressed peer outside [0, {})", rank_, size_));
+    check_peer(src);
     const LocalNetwork::Key key = LocalNetwork::key(src, rank_, channel);
     return RecvHandle(local_, key, local_->post_receive(key), this);
   }
@@ -204,7 +212,7 @@ std::size_t Comm::wait_any(const std::vector<RecvHandle>& recvs) {
     // The choice SimGrid made in the recorded step, which had the same transfers.
     const std::size_t i = owner->next_recorded_choice(recvs.size());
     if (!recvs[i].valid()) throw std::logic_error("replay: wait_any chose a handle that is not pending");
-    owner->tape_.chosen.push_back(static_cast<std::uint32_t>(i));
+    owner->tape_.chosen.push_back(static_cast<std::uint32_t>(i));  // replaying implies recording
     return i;
   }
   std::vector<sg4::CommPtr> comms;
@@ -218,7 +226,7 @@ std::size_t Comm::wait_any(const std::vector<RecvHandle>& recvs) {
   const ssize_t done = sg4::Comm::wait_any(comms);
   if (done < 0) throw std::runtime_error("Comm::wait_any failed");
   const std::size_t chosen = index[static_cast<std::size_t>(done)];
-  if (owner) owner->tape_.chosen.push_back(static_cast<std::uint32_t>(chosen));
+  if (owner && owner->recording_) owner->tape_.chosen.push_back(static_cast<std::uint32_t>(chosen));
   return chosen;
 }
 

@@ -127,6 +127,9 @@ class Comm {
     next_chosen_ = 0;
   }
   bool replaying() const { return local_ != nullptr; }
+  // Whether to keep the tape at all: only a run that may replay reads it (an unread tape would
+  // also grow with every wait_any).
+  void record_steps(bool on) { recording_ = on; }
   // Work charged to the rank's host (flops) enters the record too: a step that computes otherwise
   // takes another time.
   void note_work(double flops) const;
@@ -156,6 +159,7 @@ class Comm {
   };
 
   friend class RecvHandle;
+  void check_peer(int peer) const;
   void note_post(std::uint64_t kind, int peer, int channel, std::uint64_t bytes) const;
   void note_received(const sg4::Comm& transfer);
   std::size_t next_recorded_choice(std::size_t handles);
@@ -163,6 +167,7 @@ class Comm {
   int rank_;
   int size_;
   CommCounters counters_;
+  bool recording_ = false;
   mutable StepTape tape_;  // recording what happened is not a change of the Comm
   LocalNetwork* local_ = nullptr;
   const std::vector<std::uint32_t>* chosen_ = nullptr;

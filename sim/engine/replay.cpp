@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
-#include <stdexcept>
 
 XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(aggsim_engine);
 
@@ -64,11 +63,7 @@ void ReplayBook::finish(int rank, int step, int repeats, Comm& comm) {
   }
   if (++replayed_[step] < ranks_) return;
   // Every rank started this step where the record says, relative to each other.
-  double first = std::numeric_limits<double>::infinity(), first_was = first;
-  for (int r = 0; r < ranks_; ++r) {
-    first = std::min(first, log_.at(r, step).start);
-    first_was = std::min(first_was, log_.at(r, repeats).start);
-  }
+  const double first = earliest_start(step), first_was = earliest_start(repeats);
   const double tol = tolerance(step);
   for (int r = 0; r < ranks_; ++r)
     if (std::abs((log_.at(r, step).start - first) - (log_.at(r, repeats).start - first_was)) > tol)
@@ -108,6 +103,12 @@ bool ReplayBook::idle_start(int step) const {
   return true;
 }
 
+double ReplayBook::earliest_start(int step) const {
+  double first = std::numeric_limits<double>::infinity();
+  for (int r = 0; r < ranks_; ++r) first = std::min(first, log_.at(r, step).start);
+  return first;
+}
+
 // Rounding of the absolute clock: a few ulps of the step's latest time.
 double ReplayBook::tolerance(int step) const {
   double latest = 1e-9;
@@ -120,11 +121,7 @@ bool ReplayBook::same_step(int a, int b) const {
   const StepRecord& rb = simulated_.at(b);
   const double tol = tolerance(std::max(a, b));
   const auto near = [tol](double u, double v) { return std::abs(u - v) <= tol; };
-  double first_a = std::numeric_limits<double>::infinity(), first_b = first_a;
-  for (int r = 0; r < ranks_; ++r) {
-    first_a = std::min(first_a, log_.at(r, a).start);
-    first_b = std::min(first_b, log_.at(r, b).start);
-  }
+  const double first_a = earliest_start(a), first_b = earliest_start(b);
   for (int r = 0; r < ranks_; ++r) {
     const RankStepRecord& x = log_.at(r, a);
     const RankStepRecord& y = log_.at(r, b);

@@ -53,6 +53,7 @@ class ReplayBook {
   void close(int step);
   bool idle_start(int step) const;
   bool same_step(int a, int b) const;
+  double earliest_start(int step) const;  // of any rank
   double tolerance(int step) const;
   [[noreturn]] void diverged(int rank, int step, int repeats, const std::string& what) const;
 

@@ -307,6 +307,7 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
     st->ctx.world = sc.ranks;
     st->ctx.comm = &st->comm;
     st->comm.set_tracer(tracer.get());
+    st->comm.record_steps(replay.refusal().empty());
     st->comm.set_reduce_flops_per_byte(
         sc.compute.reduce_speed.flops_per_byte(hosts[static_cast<std::size_t>(r)]->get_speed()));
     st->ctx.host = hosts[static_cast<std::size_t>(r)];
