@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -42,6 +43,29 @@ PayloadPool& payload_pool() {
   return pool;
 }
 
+// A message that carries nothing but its size (every message with math off) travels with no
+// payload object: the pointer handed to SimGrid is the size itself, shifted left and tagged in its
+// low bit, which a real (aligned) Payload* never has.
+constexpr std::uint64_t kSizeOnlyLimit = std::uint64_t{1} << 62;
+static_assert(sizeof(std::uintptr_t) >= sizeof(std::uint64_t), "a size travels in a pointer");
+
+bool size_only(const Payload& p) {
+  return p.values.size() == 0 && p.indices.empty() && p.scales.size() == 0 && p.codes.empty() && p.tag == 0 &&
+         p.seed == 0 && p.wire_bytes < kSizeOnlyLimit;
+}
+
+void* size_only_pointer(std::uint64_t wire_bytes) {
+  return reinterpret_cast<void*>(static_cast<std::uintptr_t>((wire_bytes << 1) | 1));
+}
+
+Payload take_payload(Payload* received) {
+  const auto bits = reinterpret_cast<std::uintptr_t>(received);
+  if ((bits & 1) == 0) return payload_pool().release(received);
+  Payload size_only;
+  size_only.wire_bytes = static_cast<std::uint64_t>(bits >> 1);
+  return size_only;
+}
+
 // The transfer's own start and end (not when it was posted or waited for).
 void record(Tracer* tracer, CommSpan span, const sg4::Comm& comm) {
   span.start = comm.get_start_time();
@@ -71,7 +95,7 @@ Payload RecvHandle::wait() {
   if (!comm_) throw std::logic_error("RecvHandle::wait on an empty or already waited handle");
   comm_->wait();
   if (owner_) owner_->note_received(*comm_);
-  Payload received = payload_pool().release(*slot_);
+  Payload received = take_payload(*slot_);
   pool_->release(slot_);
   slot_ = nullptr;
   if (tracer_) {
@@ -153,7 +177,9 @@ SendHandle Comm::isend(int dst, Payload payload, int channel) {
     local_->send(LocalNetwork::key(rank_, dst, channel), dst, std::move(payload));
     return SendHandle();
   }
-  Payload* in_flight = payload_pool().acquire(std::move(payload));  // the receiver moves it out
+  // The receiver moves the payload out of its pooled object.
+  void* in_flight =
+      size_only(payload) ? size_only_pointer(bytes) : payload_pool().acquire(std::move(payload));
   BoxEntry& out = box(rank_, dst, channel);
   return SendHandle(out.box->put_async(in_flight, bytes), tracer_,
                     CommSpan{rank_, CommDirection::send, dst, bytes, 0, 0, channel, out.posted++});
