@@ -16,6 +16,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
+#include "sim/engine/simulation.hpp"
 
 namespace aggsim::cli {
 
@@ -86,6 +87,11 @@ int bench_command(const BenchOptions& options) {
       ranks - 1);
   const std::string network_cfg =
       network == "alpha_beta" ? "--cfg=network/model:CM02" : "--cfg=network/model:LV08";
+  // The completion precision aggsim's lv08 preset sets on this platform (10 Gb/s, one rank a host),
+  // so that both programs merge the same flow completions.
+  const std::string precision_cfg =
+      network == "alpha_beta" ? "--cfg=surf/precision:1e-9"
+                              : fmt::format("--cfg=surf/precision:{:.17g}", lv08_completion_precision(10e9 / 8, 1));
 
   fmt::print("ring all-reduce, {} ranks, {} gradient, network {}, best of {} (messages/s per cpu second)\n",
              ranks, units::format_bytes(bytes), network, repeat);
@@ -96,7 +102,7 @@ int bench_command(const BenchOptions& options) {
     Measured best;
     for (int i = 0; i < repeat; ++i) {
       Measured m = measure(argv, dir / "stdout.txt");
-      if (i == 0 || m.wall_s < best.wall_s) best = m;
+      if (i == 0 || m.cpu_s < best.cpu_s) best = m;  // CPU: what other load on the machine inflates least
     }
     return best;
   };
@@ -104,7 +110,7 @@ int bench_command(const BenchOptions& options) {
   double bare_cpu = 0;
   {
     const Measured m = best_of({reference, platform.string(), std::to_string(ranks), std::to_string(bytes),
-                                network_cfg, "--cfg=contexts/factory:raw", "--log=xbt_cfg.thres:warning"});
+                                network_cfg, precision_cfg, "--cfg=contexts/factory:raw", "--log=xbt_cfg.thres:warning"});
     double sim_time = 0;
     long messages = 0;
     std::istringstream(m.out) >> sim_time >> messages;
@@ -112,11 +118,14 @@ int bench_command(const BenchOptions& options) {
     fmt::print("{:<20} {:>9.3f} {:>9.3f} {:>11.1f} {:>10} {:>12.0f} {:>12.6f}\n", "bare SimGrid", m.wall_s,
                m.cpu_s, m.peak_rss_mb, messages, static_cast<double>(messages) / m.cpu_s, sim_time);
   }
+  // Reductions are free (reduce_speed: 0), as in the bare program: both simulate the same transfers
+  // and nothing else, so their simulated times agree.
   for (const bool math : {false, true}) {
     const fs::path scenario = dir / "bench.yaml";
     std::ofstream(scenario) << fmt::format(
         "name: bench\nseed: 1\nranks: {}\nsteps: 1\nplatform: {{file: {}}}\nnetwork: {}\n"
-        "model: {{size: {}B, proxy_dim: 4096, math: {}}}\nalgorithm: {{name: ring_allreduce, op: avg}}\n",
+        "model: {{size: {}B, proxy_dim: 4096, math: {}}}\nalgorithm: {{name: ring_allreduce, op: avg}}\n"
+        "compute: {{reduce_speed: 0}}\n",
         ranks, platform.string(), network, bytes, math ? "on" : "off");
     // --force: the two runs (math off, then on) are different scenarios in the same folder.
     const Measured m = best_of(

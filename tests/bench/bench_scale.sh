@@ -4,7 +4,8 @@
 # bytes) over the ranks. Ring, halving-doubling, double binary tree and the parameter server run
 # on a non-blocking cluster of single-GPU hosts (10 Gb/s, 1 us), beside the bare SimGrid ring
 # (tests/bench/bare_ring.cpp) on the same platform file; hierarchical all-reduce and gossipgrad run
-# on 8-GPU nodes (100 Gb/s NIC per node). Not run by ctest. One run at a time; prints Markdown.
+# on 8-GPU nodes (100 Gb/s NIC per node). Reductions are free (reduce_speed: 0), as in the bare
+# program. Not run by ctest. One run at a time; prints Markdown.
 #   tests/bench/bench_scale.sh [BUILD_DIR] > table.md
 # Environment: RANKS ("1024"), SIZES ("100MiB 100MB"), ALGORITHMS (subset, in order), TIMEOUT
 # (seconds per run, 1800).
@@ -62,6 +63,7 @@ platform: $platform
 network: lv08
 model: {size: $size, math: off}
 algorithm: {name: $alg}
+compute: {reduce_speed: 0}
 YAML
         rm -rf "$work/run"
         read -r cpu rss < <(measure "$aggsim" run "$work/s.yaml" --out "$work/run" -q)
