@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <stdexcept>
+
 #include "sim/workload/synthetic_gradient.hpp"
 
 // Step boundaries and each rank's aggregation, at verbose level: Release builds (NDEBUG) compile
@@ -32,7 +34,10 @@ Eigen::VectorXf local_values(RankState& st, const RunShared& run, int step) {
   return st.trainer->weights();
 }
 
-void cut_into_buckets(RankState& st, const RunShared& run, const Eigen::VectorXf& values) {
+// The buckets take copies of their segments of `values`, which gives up its storage while they are
+// aggregated; join_buckets rebuilds it from the buckets, which tile it, and empties them. So a rank
+// holds one copy of its gradient at a time, not two (at thousands of ranks, a vector a rank less).
+void cut_into_buckets(RankState& st, const RunShared& run, Eigen::VectorXf& values) {
   st.buckets.resize(run.plan.buckets.size());
   for (std::size_t b = 0; b < run.plan.buckets.size(); ++b) {
     const Bucket& plan = run.plan.buckets[b];
@@ -44,14 +49,21 @@ void cut_into_buckets(RankState& st, const RunShared& run, const Eigen::VectorXf
     g.wire_shape = plan.wire_shape;
     g.proxy_layout = values.size() ? plan.proxy_layout : WireLayout{};
   }
+  values.resize(0);
 }
 
-void join_buckets(const RankState& st, const RunShared& run, Eigen::VectorXf& values) {
-  if (!values.size()) return;
+void join_buckets(RankState& st, const RunShared& run, Eigen::Index size, Eigen::VectorXf& values) {
+  if (size == 0) return;
+  values.resize(size);
+  Eigen::Index covered = 0;
   for (std::size_t b = 0; b < run.plan.buckets.size(); ++b) {
     const Range& r = run.plan.buckets[b].proxy;
     values.segment(r.begin, r.count) = st.buckets[b].values;
+    st.buckets[b].values.resize(0);
+    covered += r.count;
   }
+  if (covered != size)
+    throw std::logic_error(fmt::format("the step plan's buckets cover {} of {} values", covered, size));
 }
 
 // Aggregates every bucket of this step in order, waiting for each to be released when pipelined.
@@ -126,6 +138,7 @@ void run_compute(RankState& st, const RunShared& run) {
     const bool measured = run.math && values.size() > 0;
     const Eigen::VectorXf before =
         (run.hooks.after_aggregate && communicates) || measured ? values : Eigen::VectorXf();
+    const Eigen::Index size = values.size();
     if (communicates) cut_into_buckets(st, run, values);
     compute_step(st, run, step, communicates);
     rec.compute_end = sg4::Engine::get_clock();
@@ -137,7 +150,7 @@ void run_compute(RankState& st, const RunShared& run) {
       aggregate_step(st, run, step);
     if (repeats >= 0) run.replay->end_replayed(st.ctx.rank, step, repeats, st.comm);
     if (communicates) {
-      join_buckets(st, run, values);
+      join_buckets(st, run, size, values);
       if (run.hooks.after_aggregate) run.hooks.after_aggregate(st.ctx.rank, step, before, values);
     }
     if (measured) {
