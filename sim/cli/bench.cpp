@@ -78,20 +78,22 @@ int bench_command(const BenchOptions& options) {
 
   const fs::path dir = fs::temp_directory_path() / fmt::format("aggsim-bench-{}", ::getpid());
   fs::create_directories(dir);
-  // Both programs load the same platform file: a non-blocking cluster, one link per host.
+  // Both programs load the same platform file: a non-blocking cluster, one 10 Gb/s link per host.
+  constexpr double kLinkBytesPerSecond = 10e9 / 8;
   const fs::path platform = dir / "platform.xml";
   std::ofstream(platform) << fmt::format(
       "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
       "<platform version=\"4.1\">\n  <cluster id=\"bench\" prefix=\"host-\" radical=\"0-{}\" suffix=\"\" "
-      "speed=\"100Gf\" bw=\"10Gbps\" lat=\"1us\" sharing_policy=\"SPLITDUPLEX\"/>\n</platform>\n",
-      ranks - 1);
+      "speed=\"100Gf\" bw=\"{:.0f}Bps\" lat=\"1us\" sharing_policy=\"SPLITDUPLEX\"/>\n</platform>\n",
+      ranks - 1, kLinkBytesPerSecond);
   const std::string network_cfg =
       network == "alpha_beta" ? "--cfg=network/model:CM02" : "--cfg=network/model:LV08";
-  // The completion precision aggsim's lv08 preset sets on this platform (10 Gb/s, one rank a host),
-  // so that both programs merge the same flow completions.
+  // The completion precision aggsim's lv08 preset sets on this platform (one rank a host), so that
+  // both programs merge the same flow completions.
   const std::string precision_cfg =
-      network == "alpha_beta" ? "--cfg=surf/precision:1e-9"
-                              : fmt::format("--cfg=surf/precision:{:.17g}", lv08_completion_precision(10e9 / 8, 1));
+      network == "alpha_beta"
+          ? "--cfg=surf/precision:1e-9"
+          : fmt::format("--cfg=surf/precision:{:.17g}", lv08_completion_precision(kLinkBytesPerSecond, 1));
 
   fmt::print("ring all-reduce, {} ranks, {} gradient, network {}, best of {} (messages/s per cpu second)\n",
              ranks, units::format_bytes(bytes), network, repeat);
@@ -109,8 +111,9 @@ int bench_command(const BenchOptions& options) {
 
   double bare_cpu = 0;
   {
-    const Measured m = best_of({reference, platform.string(), std::to_string(ranks), std::to_string(bytes),
-                                network_cfg, precision_cfg, "--cfg=contexts/factory:raw", "--log=xbt_cfg.thres:warning"});
+    const Measured m =
+        best_of({reference, platform.string(), std::to_string(ranks), std::to_string(bytes), network_cfg,
+                 precision_cfg, "--cfg=contexts/factory:raw", "--log=xbt_cfg.thres:warning"});
     double sim_time = 0;
     long messages = 0;
     std::istringstream(m.out) >> sim_time >> messages;

@@ -148,7 +148,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(2, 1 << 20))
       ->capture_default_str();
   bench->add_option("--size", bench_options.size, "modeled gradient size")->capture_default_str();
-  bench->add_option("--repeat", bench_options.repeat, "runs per configuration; the one with the least CPU time is reported")
+  bench
+      ->add_option("--repeat", bench_options.repeat,
+                   "runs per configuration; the one with the least CPU time is reported")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
   bench->add_option("--reference", bench_options.reference,

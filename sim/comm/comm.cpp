@@ -61,9 +61,9 @@ void* size_only_pointer(std::uint64_t wire_bytes) {
 Payload take_payload(Payload* received) {
   const auto bits = reinterpret_cast<std::uintptr_t>(received);
   if ((bits & 1) == 0) return payload_pool().release(received);
-  Payload size_only;
-  size_only.wire_bytes = static_cast<std::uint64_t>(bits >> 1);
-  return size_only;
+  Payload bare;
+  bare.wire_bytes = static_cast<std::uint64_t>(bits >> 1);
+  return bare;
 }
 
 // The transfer's own start and end (not when it was posted or waited for).
