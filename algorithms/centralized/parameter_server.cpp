@@ -126,10 +126,10 @@ class SyncParameterServer final : public Aggregator {
       if (s != me && !roles_.is_worker(me)) continue;
       if (s == me) serve_into(ctx, grad, own_push);
       Group tree;
-      tree.ranks.push_back(s);
+      tree.add(s);
       for (int w = 0; w < roles_.workers(); ++w)
-        if (roles_.worker_rank(w) != s) tree.ranks.push_back(roles_.worker_rank(w));
-      tree.me = static_cast<int>(std::find(tree.ranks.begin(), tree.ranks.end(), me) - tree.ranks.begin());
+        if (roles_.worker_rank(w) != s) tree.add(roles_.worker_rank(w));
+      tree.me = tree.index_of(me);
       binomial_broadcast(*ctx.comm, tree, grad, shard_of(grad, roles_.servers, s).view, 0, 1, kPullChannel);
     }
   }

@@ -59,7 +59,7 @@ class HierarchicalAllreduce final : public Aggregator {
   HierarchicalAllreduce(ReduceOp op, GroupAllreduce inter) : op_(op), inter_(std::move(inter)) {}
 
   void aggregate(RankContext& ctx, Gradient& grad) override {
-    if (local_.ranks.empty()) build_groups(ctx);
+    if (local_.empty()) build_groups(ctx);
     two_level_allreduce(*ctx.comm, local_, across_, grad, op_, ctx.world, inter_);
   }
 
@@ -69,9 +69,8 @@ class HierarchicalAllreduce final : public Aggregator {
     for (std::size_t n = 0; n < nodes.size(); ++n)
       for (std::size_t i = 0; i < nodes[n].size(); ++i)
         if (nodes[n][i] == ctx.rank) {
-          local_.ranks = nodes[n];
-          local_.me = static_cast<int>(i);
-          for (const auto& other : nodes) across_.ranks.push_back(other[i]);
+          local_ = Group(nodes[n], static_cast<int>(i));
+          for (const auto& other : nodes) across_.add(other[i]);
           across_.me = static_cast<int>(n);
         }
   }

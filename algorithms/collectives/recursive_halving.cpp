@@ -48,7 +48,7 @@ Fold fold_in(Comm& comm, const Group& group, Gradient& g, const ChunkView& seg, 
   const int core_size = largest_power_of_two_at_most(n), extra = n - core_size;
   Fold f;
   for (int k = 0; k < core_size; ++k)
-    f.core.ranks.push_back(group.rank_at(k < extra ? 2 * k + 1 : k + extra));
+    f.core.add(group.rank_at(k < extra ? 2 * k + 1 : k + extra));
   if (i < 2 * extra && i % 2 == 0) {
     comm.send(group.rank_at(i + 1), dense_chunk_payload(g, seg));
     return f;

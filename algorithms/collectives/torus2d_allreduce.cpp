@@ -29,11 +29,8 @@ class Torus2dAllreduce final : public Aggregator {
 
   void aggregate(RankContext& ctx, Gradient& grad) override {
     const int cols = ctx.world / rows_, row = ctx.rank / cols, col = ctx.rank % cols;
-    Group along_row, along_col;
-    for (int c = 0; c < cols; ++c) along_row.ranks.push_back(row * cols + c);
-    for (int r = 0; r < rows_; ++r) along_col.ranks.push_back(r * cols + col);
-    along_row.me = col;
-    along_col.me = row;
+    const Group along_row = Group::strided(row * cols, 1, cols, col);
+    const Group along_col = Group::strided(col, cols, rows_, row);
     two_level_allreduce(*ctx.comm, along_row, along_col, grad, op_, ctx.world, ring_allreduce);
   }
 

@@ -71,9 +71,8 @@ class GossipLayout {
   }
 
   Group local_group(int rank) const {
-    Group g;
-    g.ranks = members_[static_cast<std::size_t>(group_of_rank_[static_cast<std::size_t>(rank)])];
-    g.me = static_cast<int>(std::find(g.ranks.begin(), g.ranks.end(), rank) - g.ranks.begin());
+    Group g(members_[static_cast<std::size_t>(group_of_rank_[static_cast<std::size_t>(rank)])]);
+    g.me = g.index_of(rank);
     return g;
   }
   int group_of(int rank) const { return group_of_rank_[static_cast<std::size_t>(rank)]; }

@@ -56,9 +56,7 @@ BlockRun run_block(int p, int proxy_dim, double bytes,
     for (int r = 0; r < p; ++r)
       sg4::Actor::create("rank", hosts[static_cast<std::size_t>(r)], [&, r] {
         Comm comm(r, p);
-        Group group;
-        for (int i = 0; i < p; ++i) group.ranks.push_back(i);
-        group.me = r;
+        const Group group = Group::strided(0, 1, p, r);
         Gradient g = flat_gradient(input_of(r, proxy_dim), static_cast<std::uint64_t>(bytes / 4));
         block(comm, group, g);
         out[static_cast<std::size_t>(r)] = g.values;
