@@ -13,6 +13,8 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <memory>
+#include <utility>
 
 #include "algorithms/collectives/allreduce.hpp"
 #include "algorithms/registry.hpp"
@@ -54,9 +56,24 @@ std::vector<std::vector<int>> ranks_by_node(const RankLayout* layout, int world)
   return nodes;
 }
 
+// Each rank's node and its position there, computed once for all ranks: found rank by rank, it
+// would cost O(p) per rank and aggregator (p^2 in all).
+struct NodeTable {
+  std::vector<std::vector<int>> nodes;     // ranks of each node, nodes by first rank
+  std::vector<std::pair<int, int>> place;  // by rank: {node index, local index}
+
+  NodeTable(const RankLayout* layout, int world) : nodes(ranks_by_node(layout, world)) {
+    place.resize(static_cast<std::size_t>(world));
+    for (std::size_t n = 0; n < nodes.size(); ++n)
+      for (std::size_t i = 0; i < nodes[n].size(); ++i)
+        place[static_cast<std::size_t>(nodes[n][i])] = {static_cast<int>(n), static_cast<int>(i)};
+  }
+};
+
 class HierarchicalAllreduce final : public Aggregator {
  public:
-  HierarchicalAllreduce(ReduceOp op, GroupAllreduce inter) : op_(op), inter_(std::move(inter)) {}
+  HierarchicalAllreduce(ReduceOp op, GroupAllreduce inter, std::shared_ptr<const NodeTable> table)
+      : op_(op), inter_(std::move(inter)), table_(std::move(table)) {}
 
   void aggregate(RankContext& ctx, Gradient& grad) override {
     if (local_.empty()) build_groups(ctx);
@@ -65,18 +82,15 @@ class HierarchicalAllreduce final : public Aggregator {
 
  private:
   void build_groups(const RankContext& ctx) {
-    const auto nodes = ranks_by_node(ctx.layout, ctx.world);
-    for (std::size_t n = 0; n < nodes.size(); ++n)
-      for (std::size_t i = 0; i < nodes[n].size(); ++i)
-        if (nodes[n][i] == ctx.rank) {
-          local_ = Group(nodes[n], static_cast<int>(i));
-          for (const auto& other : nodes) across_.add(other[i]);
-          across_.me = static_cast<int>(n);
-        }
+    const auto [node, index] = table_->place.at(static_cast<std::size_t>(ctx.rank));
+    local_ = Group(table_->nodes[static_cast<std::size_t>(node)], index);
+    for (const auto& other : table_->nodes) across_.add(other[static_cast<std::size_t>(index)]);
+    across_.me = node;
   }
 
   ReduceOp op_;
   GroupAllreduce inter_;
+  std::shared_ptr<const NodeTable> table_;
   Group local_, across_;
 };
 
@@ -95,11 +109,12 @@ AlgorithmInfo hierarchical_allreduce_entry() {
   info.reduces_in_flight = true;
   info.consensus = true;
   info.prepare = [](const AlgorithmConfig& cfg) {
-    if (cfg.layout) ranks_by_node(cfg.layout, cfg.world);  // the platform's nodes must hold equal shares
-    return independent_ranks(cfg, [](const AlgorithmConfig& c) {
+    // Throws when the platform's nodes hold unequal shares.
+    auto table = std::make_shared<const NodeTable>(cfg.layout, cfg.world);
+    return independent_ranks(cfg, [table](const AlgorithmConfig& c) {
       const int inter_chunks = static_cast<int>(c.params.integer("inter_chunks"));
-      return std::make_unique<HierarchicalAllreduce>(c.op,
-                                                     inter_algorithm(c.params.text("inter"), inter_chunks));
+      return std::make_unique<HierarchicalAllreduce>(
+          c.op, inter_algorithm(c.params.text("inter"), inter_chunks), table);
     });
   };
   return info;
