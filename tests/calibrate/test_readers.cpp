@@ -65,6 +65,19 @@ TEST_CASE("nccl-tests: root/#wrong columns, Group in rank lines, hosts counted a
   CHECK(f.rows[1].source == "log.txt:16");
 }
 
+TEST_CASE("nccl-tests: 0-byte rows (all_gather below one element per rank) time nothing and are left out",
+          "[readers]") {
+  std::string text = kNewFormat;
+  const std::string first_row = "        1024            64";
+  text.insert(text.find(first_row),
+              "           0             0     float    none      -1     0.25    0.00    0.00      0     0.23    0.00    0.00      0\n");
+  const auto f = parse_measurements(text, "log.txt", {});
+  REQUIRE(f.rows.size() == 2);
+  CHECK(f.skipped.empty());
+  CHECK(f.rows[0].bytes == 1024);
+  CHECK(f.rows[0].source == "log.txt:16");
+}
+
 TEST_CASE("nccl-tests: old columns (error, no root) and a -g 8 run in one process", "[readers]") {
   const auto f = parse_measurements(kOldFormat, "runs/all_reduce_perf_g8.txt", {});
   REQUIRE(f.rows.size() == 2);
