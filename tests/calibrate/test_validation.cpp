@@ -123,6 +123,33 @@ TEST_CASE(
     CHECK(both.simulated[i] == Approx(both.simulated[13 + i]).epsilon(1e-3));
 }
 
+TEST_CASE("InfiniBand, 4 x 8 H100: one node and four nodes of all-reduce predict four nodes of all-gather",
+          "[validation]") {
+  const auto p = calibrate_and_predict(
+      "voltagepark_h100.yaml", {"voltagepark_h100_1node_all_reduce.log", "voltagepark_h100_4node_all_reduce.log"},
+      {"voltagepark_h100_4node_all_gather.log"});
+  REQUIRE(p.errors.size() == 25);  // 512 B - 8 GiB (the 0-byte rows time nothing)
+  CHECK(p.geometric_mean > 0.12);
+  CHECK(p.geometric_mean <= 0.16);  // README: 14.3 %
+  // 512 MiB - 8 GiB: both collectives run NCCL's ring at the NICs' rate.
+  for (std::size_t i = 20; i < 25; ++i) CHECK(std::fabs(p.errors[i]) < 0.05);
+  // 1 - 128 MiB: the factors fitted on all-reduce carry whatever faster algorithm NCCL chose for it
+  // there; the all-gather is slower than the all-reduce of the same size at 4 MiB.
+  for (std::size_t i = 11; i < 19; ++i) CHECK(p.errors[i] < -0.25);
+  // Up to 32 KiB: the all-reduce's latency (NCCL's tree) is below what a 31-step ring can take.
+  for (std::size_t i = 0; i < 7; ++i) CHECK(p.errors[i] > 0.3);
+}
+
+TEST_CASE("InfiniBand, 4 x 8 H100: one node alone does not predict four nodes", "[validation]") {
+  const auto p = calibrate_and_predict("voltagepark_h100.yaml", {"voltagepark_h100_1node_all_reduce.log"},
+                                       {"voltagepark_h100_4node_all_reduce.log"});
+  REQUIRE(p.errors.size() == 31);
+  CHECK(p.geometric_mean > 1.0);  // README: 180 %
+  // Small sizes: 62 ring steps against NCCL's tree; large ones: the nominal NIC rate, never measured.
+  for (std::size_t i = 0; i < 7; ++i) CHECK(p.errors[i] > 5.0);
+  for (std::size_t i = 25; i < 31; ++i) CHECK(p.errors[i] < -0.1);
+}
+
 TEST_CASE("calibrated bandwidth factors scale a shared NIC's capacity, not each flow's bound",
           "[validation]") {
   // One parameter server (rank 0, node 0): with 4 GPUs per node, the 4 workers of node 1 push and
