@@ -123,6 +123,21 @@ TEST_CASE(
     CHECK(both.simulated[i] == Approx(both.simulated[13 + i]).epsilon(1e-3));
 }
 
+TEST_CASE("InfiniBand, A100-PCIe: all-reduce on one node and on two predicts the other collectives",
+          "[validation]") {
+  const auto p = calibrate_and_predict(
+      "a100_ib.yaml", {"a100_ib_1node_all_reduce.log", "a100_ib_2node_all_reduce.log"},
+      {"a100_ib_2node_all_gather.log", "a100_ib_2node_reduce_scatter.log", "a100_ib_2node_sendrecv.log",
+       "a100_ib_1node_all_gather.log"});
+  REQUIRE(p.errors.size() == 4 * 23);  // 1 GiB - 12 GiB in 500 MiB steps, four held-out tables
+  CHECK(p.geometric_mean <= 0.025);  // README: 2.0 %
+  for (double e : p.errors) CHECK(std::fabs(e) < 0.1);
+  // The all-gather across nodes is the worst (README: 7.0 %): NCCL's 2-node all-gather reaches
+  // 13.6 GB/s busbw where its all-reduce reaches 14.3 GB/s.
+  const std::vector<double> all_gather(p.errors.begin(), p.errors.begin() + 23);
+  CHECK(geometric_mean(all_gather) > 0.05);
+}
+
 TEST_CASE("InfiniBand, 4 x 8 H100: one node and four nodes of all-reduce predict four nodes of all-gather",
           "[validation]") {
   const auto p = calibrate_and_predict(
