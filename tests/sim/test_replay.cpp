@@ -162,6 +162,32 @@ TEST_CASE("Replay with math off (no payload data) gives a full simulation's figu
   check_steps(full, replayed, a["sim_time_s"].get<double>());
 }
 
+TEST_CASE("Steps that differ by the rounding of the absolute clock only are replayed", "[replay]") {
+  // 64 ranks on 8 nodes: the full simulation's steps 1, 2 and 3 last 392, 460 and 12 ulps of the
+  // clock longer or shorter than the step before (below 1e-13 of the step): one simulated step more
+  // than needed when equality allowed 64 ulps of the clock in all (3 steps replayed of 8, not 4).
+  const auto dir = fresh_dir("replay-rounding");
+  const std::string yaml =
+      "name: rounding\nranks: 64\nsteps: 8\n"
+      "platform: {topology: cluster, nodes: 8, gpus_per_node: 8, bandwidth: 100Gbps, latency: 2us, speed: 100Tf}\n"
+      "model: {layers: " AGGSIM_SOURCE_DIR
+      "/scenarios/models/resnet50.yaml, batch: 32}\n"
+      "algorithm: {name: ring_allreduce, granularity: layer, bucket: 25MB}\n";
+  const auto full = run(dir, "full", yaml + "engine: {replay: false}\n");
+  const auto replayed = run(dir, "replayed", yaml);
+  const auto a = nlohmann::json::parse(read_file(full / "summary.json"));
+  const auto b = nlohmann::json::parse(read_file(replayed / "summary.json"));
+  // Rounding only: each step (rows 2..8 are steps 1..7) within 1e-12 of the clock of the one before.
+  const auto steps = parse_csv(read_file(full / "steps.csv"));
+  REQUIRE(steps[0][1] == "step_time_s");
+  REQUIRE(steps[0][4] == "end_time_s");
+  for (std::size_t row = 2; row < steps.size(); ++row)
+    CHECK(std::abs(std::stod(steps[row][1]) - std::stod(steps[row - 1][1])) <= 1e-12 * std::stod(steps[row][4]));
+  CHECK(b["steps_replayed"].get<int>() >= 4);
+  check_summary(a, b);
+  check_steps(full, replayed, a["sim_time_s"].get<double>());
+}
+
 TEST_CASE("Runs replay cannot repeat are simulated in full and byte-identical", "[replay]") {
   struct Case {
     const char* what;
