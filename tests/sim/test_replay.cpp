@@ -164,7 +164,7 @@ TEST_CASE("Replay with math off (no payload data) gives a full simulation's figu
 
 TEST_CASE("Steps that differ by the rounding of the absolute clock only are replayed", "[replay]") {
   // 64 ranks on 8 nodes: the full simulation's steps 1, 2 and 3 last 392, 460 and 12 ulps of the
-  // clock longer or shorter than the step before (below 1e-13 of the step): one simulated step more
+  // clock longer or shorter than the step before (below 1e-13 of the clock): one simulated step more
   // than needed when equality allowed 64 ulps of the clock in all (3 steps replayed of 8, not 4).
   const auto dir = fresh_dir("replay-rounding");
   const std::string yaml =
