@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "algorithms/collectives/allreduce.hpp"
+#include "algorithms/collectives/ring.hpp"
 #include "algorithms/registry.hpp"
 
 namespace aggsim {
@@ -70,14 +71,71 @@ struct NodeTable {
   }
 };
 
+// Where the ranks of one node hand their shards to the node's first rank, which runs the g
+// inter-node rings as one (node_flows: merged). A rank aggregates its buckets one after another,
+// and no rank leaves a meeting before all have arrived, so one meeting a node serves every bucket.
+struct NodeMeeting {
+  sg4::BarrierPtr barrier;  // made by the first rank to arrive (SimGrid objects need the engine)
+  ShardBundle bundle;       // by local index
+};
+
+// Whether the run merges each node's inter-node rings into one (node_flows). Throws ParamError when
+// `merged` is asked for and refused.
+bool merge_node_flows(const AlgorithmConfig& cfg, const NodeTable& table) {
+  const std::string mode = cfg.params.text("node_flows");
+  if (mode == "separate") return false;
+  std::string why;
+  if (cfg.params.text("inter") != "ring")
+    why = fmt::format("the inter-node rings are merged, and inter is {}, not ring", cfg.params.text("inter"));
+  else if (table.nodes.size() < 2 || table.nodes.front().size() < 2)
+    return false;  // one ring per node pair already: nothing to merge
+  else if (cfg.merged_node_flows_refusal)
+    why = cfg.merged_node_flows_refusal();
+  else
+    return false;  // the scenario is loading: the platform is checked when the run is prepared
+  if (why.empty()) return true;
+  if (mode == "merged")
+    throw ParamError("node_flows",
+                     "node_flows: merged would not give the times of separate flows here: " + why +
+                         " (use node_flows: separate, or auto, which falls back to it)");
+  return false;
+}
+
 class HierarchicalAllreduce final : public Aggregator {
  public:
-  HierarchicalAllreduce(ReduceOp op, GroupAllreduce inter, std::shared_ptr<const NodeTable> table)
-      : op_(op), inter_(std::move(inter)), table_(std::move(table)) {}
+  HierarchicalAllreduce(ReduceOp op, GroupAllreduce inter, std::shared_ptr<const NodeTable> table,
+                        std::shared_ptr<std::vector<NodeMeeting>> meetings)
+      : op_(op), inter_(std::move(inter)), table_(std::move(table)), meetings_(std::move(meetings)) {}
 
   void aggregate(RankContext& ctx, Gradient& grad) override {
     if (local_.empty()) build_groups(ctx);
-    two_level_allreduce(*ctx.comm, local_, across_, grad, op_, ctx.world, inter_);
+    if (!meetings_ || local_.size() == 1) {
+      two_level_allreduce(*ctx.comm, local_, across_, grad, op_, ctx.world, inter_);
+      return;
+    }
+    // node_flows: merged. The same steps as two_level_allreduce with a ring between nodes, but the
+    // node's first rank carries every local rank's shard in each inter-node message.
+    ring_reduce_scatter(*ctx.comm, local_, grad, op_);
+    const ChunkView owned = chunk_of(grad, local_.size(), ring_owned_chunk(local_.me, local_.size()));
+    Gradient shard = flat_gradient(grad.values.segment(owned.proxy.begin, owned.proxy.count),
+                                   static_cast<std::uint64_t>(owned.wire.count));
+    NodeMeeting& meeting = (*meetings_)[static_cast<std::size_t>(node_)];
+    if (!meeting.barrier) {
+      const auto g = static_cast<std::size_t>(local_.size());
+      meeting.barrier = sg4::Barrier::create(static_cast<unsigned>(g));
+      meeting.bundle.shards.resize(g);
+      meeting.bundle.comms.resize(g);
+      meeting.bundle.hosts.resize(g);
+    }
+    const auto me = static_cast<std::size_t>(local_.me);
+    meeting.bundle.shards[me] = &shard;
+    meeting.bundle.comms[me] = ctx.comm;
+    meeting.bundle.hosts[me] = ctx.host;
+    meeting.barrier->wait();
+    if (local_.me == 0) bundled_ring_allreduce(*ctx.comm, across_, meeting.bundle, op_, ctx.world);
+    meeting.barrier->wait();
+    grad.values.segment(owned.proxy.begin, owned.proxy.count) = shard.values;
+    ring_allgather(*ctx.comm, local_, grad);
   }
 
  private:
@@ -86,12 +144,15 @@ class HierarchicalAllreduce final : public Aggregator {
     local_ = Group(table_->nodes[static_cast<std::size_t>(node)], index);
     for (const auto& other : table_->nodes) across_.add(other[static_cast<std::size_t>(index)]);
     across_.me = node;
+    node_ = node;
   }
 
   ReduceOp op_;
   GroupAllreduce inter_;
   std::shared_ptr<const NodeTable> table_;
+  std::shared_ptr<std::vector<NodeMeeting>> meetings_;  // null: one ring per local index
   Group local_, across_;
+  int node_ = 0;
 };
 
 }  // namespace
@@ -105,17 +166,27 @@ AlgorithmInfo hierarchical_allreduce_entry() {
           .one_of({"ring", "halving_doubling", "recursive_doubling", "tree", "double_binary_tree"}),
       ParamSpec("inter_chunks", ParamKind::integer, "1",
                 "pipelining pieces when inter is tree or double_binary_tree")
-          .between(1, 1 << 20)};
+          .between(1, 1 << 20),
+      ParamSpec("node_flows", ParamKind::choice, "auto",
+                "inter-node rings simulated as one transfer per local rank (separate) or as one per node "
+                "carrying every local rank's shard (merged: g times fewer transfers, the same results; "
+                "refused where the platform or network would time one flow otherwise); auto: merged "
+                "where allowed, else separate")
+          .one_of({"auto", "separate", "merged"})};
   info.reduces_in_flight = true;
   info.consensus = true;
   info.prepare = [](const AlgorithmConfig& cfg) {
     // Throws when the platform's nodes hold unequal shares.
     auto table = std::make_shared<const NodeTable>(cfg.layout, cfg.world);
-    return independent_ranks(cfg, [table](const AlgorithmConfig& c) {
+    const bool merged = merge_node_flows(cfg, *table);
+    auto meetings = merged ? std::make_shared<std::vector<NodeMeeting>>(table->nodes.size()) : nullptr;
+    AlgorithmRun run = independent_ranks(cfg, [table, meetings](const AlgorithmConfig& c) {
       const int inter_chunks = static_cast<int>(c.params.integer("inter_chunks"));
       return std::make_unique<HierarchicalAllreduce>(
-          c.op, inter_algorithm(c.params.text("inter"), inter_chunks), table);
+          c.op, inter_algorithm(c.params.text("inter"), inter_chunks), table, meetings);
     });
+    run.summary_fields = [merged] { return std::vector<SummaryField>{{"node_flows_merged", merged ? 1.0 : 0.0}}; };
+    return run;
   };
   return info;
 }

@@ -1,5 +1,7 @@
 #pragma once
 // Ring building blocks (reusable by hierarchical and 2D-torus schemes).
+#include <vector>
+
 #include "algorithms/collectives/group.hpp"
 
 namespace aggsim {
@@ -10,6 +12,20 @@ void ring_reduce_scatter(Comm& comm, const Group& group, Gradient& grad, const R
 // All-gather over a ring: member i starts owning chunk ring_owned_chunk(i, n); afterwards every
 // member holds every chunk.
 void ring_allgather(Comm& comm, const Group& group, Gradient& grad);
+
+// Several rings over the same members, run by one actor as one: member i holds `shards[k]` for
+// ring k (ring k's member i is rank k of node i, say), all of the same wire size, and each step
+// sends one message carrying chunk c of every shard (the sum of their wire sizes). Every shard is
+// reduced exactly as ring_allreduce would reduce it on its own ring: same chunks, same order, the
+// same finalize. Reductions are charged to each shard's own rank and host (charge_reduce_together),
+// and each message's bytes to the rank whose shard they carry (bytes and messages as with g rings).
+struct ShardBundle {
+  std::vector<Gradient*> shards;
+  std::vector<Comm*> comms;        // shard k's rank's Comm (its reduce cost and counters, its tape)
+  std::vector<sg4::Host*> hosts;   // shard k's rank's host
+};
+void bundled_ring_allreduce(Comm& comm, const Group& group, const ShardBundle& bundle, const ReduceOp& op,
+                            int world);
 
 inline int ring_owned_chunk(int index, int n) {
   return (index + 1) % n;

@@ -22,4 +22,24 @@ void charge_reduce(const Comm& comm, std::uint64_t wire_bytes) {
   work(&comm, comm.rank(), comm.reduce_flops_per_byte() * static_cast<double>(wire_bytes), "reduce");
 }
 
+void charge_reduce_together(const std::vector<Comm*>& comms, const std::vector<sg4::Host*>& hosts,
+                            const std::vector<std::uint64_t>& wire_bytes) {
+  std::vector<sg4::ExecPtr> execs(comms.size());
+  for (std::size_t k = 0; k < comms.size(); ++k) {
+    const double flops = comms[k]->reduce_flops_per_byte() * static_cast<double>(wire_bytes[k]);
+    if (flops <= 0) continue;
+    comms[k]->note_work(flops);
+    if (comms[k]->replaying()) continue;  // a replayed step's timing comes from the one it repeats
+    execs[k] = sg4::this_actor::exec_init(flops);
+    execs[k]->set_host(hosts[k]);
+    execs[k]->start();
+  }
+  for (std::size_t k = 0; k < comms.size(); ++k) {
+    if (!execs[k]) continue;
+    execs[k]->wait();
+    if (comms[k]->tracer())
+      comms[k]->tracer()->work({comms[k]->rank(), "reduce", execs[k]->get_start_time(), execs[k]->get_finish_time()});
+  }
+}
+
 }  // namespace aggsim

@@ -49,4 +49,10 @@ struct RankContext {
 // wire size of what it reduces, so the cost is the same with the math plane on or off.
 void charge_reduce(const Comm& comm, std::uint64_t wire_bytes);
 
+// Reductions of several ranks done by one actor for them (a node's bundled transfers): rank k's
+// `wire_bytes[k]` charged to its own host `hosts[k]` (its Comm's reduce cost), all at once, and the
+// caller waits for the last. Each host spends what charge_reduce would charge there.
+void charge_reduce_together(const std::vector<Comm*>& comms, const std::vector<sg4::Host*>& hosts,
+                            const std::vector<std::uint64_t>& wire_bytes);
+
 }  // namespace aggsim

@@ -167,6 +167,13 @@ void Comm::note_received(const sg4::Comm& transfer) {
   tape_.last_end = std::max(tape_.last_end, transfer.get_finish_time());
 }
 
+void Comm::count_as_sent_by(Comm& other, std::uint64_t bytes) {
+  // A saturated counter stays saturated (sim/core/checked.hpp).
+  if (counters_.bytes_sent != std::numeric_limits<std::uint64_t>::max()) counters_.bytes_sent -= bytes;
+  add_saturating(other.counters_.bytes_sent, bytes);
+  add_saturating(other.counters_.messages_sent, 1);
+}
+
 SendHandle Comm::isend(int dst, Payload payload, int channel) {
   const std::uint64_t bytes = payload.wire_bytes;
   add_saturating(counters_.bytes_sent, bytes);

@@ -137,6 +137,9 @@ class Comm {
   StepTape take_tape() { return std::exchange(tape_, StepTape{}); }
 
   const CommCounters& counters() const { return counters_; }
+  // One transfer of this rank carried `bytes` of `other`'s (a node's rings merged into one flow):
+  // they, and one message, count as sent by `other`, as they would have been on its own.
+  void count_as_sent_by(Comm& other, std::uint64_t bytes);
   // Timeline recording (output.trace); null when off.
   void set_tracer(Tracer* tracer) { tracer_ = tracer; }
   Tracer* tracer() const { return tracer_; }

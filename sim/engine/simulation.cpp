@@ -10,6 +10,7 @@
 #include "algorithms/registry.hpp"
 #include "sim/core/checked.hpp"
 #include "sim/core/error.hpp"
+#include "sim/engine/merged_flows.hpp"
 #include "sim/engine/network_factors.hpp"
 #include "sim/engine/rank_actor.hpp"
 #include "sim/metrics/link_usage.hpp"
@@ -250,7 +251,11 @@ PreparedRun::PreparedRun(const Scenario& sc, const std::vector<std::string>& sim
   layout = layout_of(hosts);
   config = algorithm_config(sc);
   config.layout = &layout;
+  config.merged_node_flows_refusal = [this, &sc, simgrid_args] {
+    return merged_node_flows_refusal(sc, hosts, layout, simgrid_args);
+  };
   algorithm = prepare_algorithm(sc, config);
+  config.merged_node_flows_refusal = nullptr;  // it holds the scenario, which may not outlive this
 }
 
 PreparedRun::~PreparedRun() = default;

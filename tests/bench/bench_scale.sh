@@ -8,7 +8,8 @@
 # program. Not run by ctest. One run at a time; prints Markdown.
 #   tests/bench/bench_scale.sh [BUILD_DIR] > table.md
 # Environment: RANKS ("1024"), SIZES ("100MiB 100MB"), ALGORITHMS (subset, in order), TIMEOUT
-# (seconds per run, 1800).
+# (seconds per run, 1800), NODE_FLOWS (hierarchical_allreduce's node_flows: separate | merged;
+# unset: the default, separate).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
@@ -54,6 +55,10 @@ XML
             platform="{topology: cluster, hosts: $p, gpus_per_node: 8, bandwidth: 100Gbps, latency: 1us}" ;;
           *) platform="{file: $xml}" ;;
         esac
+        algorithm="{name: $alg}"
+        if [ "$alg" = hierarchical_allreduce ] && [ -n "${NODE_FLOWS:-}" ]; then
+          algorithm="{name: $alg, node_flows: $NODE_FLOWS}"
+        fi
         cat >"$work/s.yaml" <<YAML
 name: scale
 seed: 1
@@ -62,7 +67,7 @@ steps: 1
 platform: $platform
 network: lv08
 model: {size: $size, math: off}
-algorithm: {name: $alg}
+algorithm: $algorithm
 compute: {reduce_speed: 0}
 YAML
         rm -rf "$work/run"

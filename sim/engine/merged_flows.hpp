@@ -1,0 +1,35 @@
+#pragma once
+// When one flow may stand for several, and nothing is lost by it (no trace, which shows each rank's
+// transfers) (hierarchical_allreduce's `node_flows: merged`): the g ranks
+// of a node each send an equal part to the rank of the same local index on the next node, at the
+// same time, and the node's first rank sends all g parts as one flow instead. Under SimGrid's flow
+// models (max-min sharing; LV08 and the alpha_beta preset) that flow takes exactly the time of the
+// g separate ones when
+//   - the factors do not depend on the size (no calibration tables, no --cfg=network/... flags),
+//   - the g routes have the same latency and share the narrowest link of their shared part, every
+//     link a route has alone is at least as wide as that link, and these links match rank by rank
+//     (so g flows get g equal shares of the shared link, which the merged flow gets whole),
+//   - the TCP window bound (network/TCP-gamma / (2 x latency)) does not cap the merged flow below
+//     that link, and LV08's bandwidth factor does not either: with every node sending and
+//     receiving at once (a ring), the link gives a flow at most 1 / 1.05 of itself, the 0.05 being
+//     the reverse ACK load, under LV08's factor 0.97,
+//   - the ranks of a node reduce at the same speed (compute.reduce_speed charged on equal hosts).
+// tests/sim/test_merged_node_flows.cpp checks times against separate flows; README, "Merged node flows".
+#include <string>
+#include <vector>
+
+#include "sim/api/rank_layout.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace simgrid::s4u {
+class Host;
+}
+
+namespace aggsim {
+
+// "" when merged node flows keep the times of separate ones on this platform and network, else the
+// first reason why not (naming the nodes and links).
+std::string merged_node_flows_refusal(const Scenario& sc, const std::vector<simgrid::s4u::Host*>& hosts,
+                                      const RankLayout& layout, const std::vector<std::string>& simgrid_args);
+
+}  // namespace aggsim
