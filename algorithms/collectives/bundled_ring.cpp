@@ -34,8 +34,9 @@ Payload exchange(Comm& comm, const ShardBundle& bundle, int n, int out, int righ
   Payload sent = bundle_chunks(bundle, n, out);
   Payload received = comm.sendrecv(right, std::move(sent), left);
   for (std::size_t k = 1; k < bundle.shards.size(); ++k)
-    comm.count_as_sent_by(*bundle.comms[k], static_cast<std::uint64_t>(chunk_of(*bundle.shards[k], n, out).wire.count) *
-                                               kFloatBytes);
+    comm.count_as_sent_by(
+        *bundle.comms[k],
+        static_cast<std::uint64_t>(chunk_of(*bundle.shards[k], n, out).wire.count) * kFloatBytes);
   return received;
 }
 
@@ -54,7 +55,8 @@ void bundled_ring_allreduce(Comm& comm, const Group& group, const ShardBundle& b
       for (std::size_t k = 0; k < shards; ++k) {
         Gradient& g = *bundle.shards[k];
         const ChunkView in = chunk_of(g, n, mod(me - s - 1, n));
-        op.combine(g.values.segment(in.proxy.begin, in.proxy.count), received.values.segment(at, in.proxy.count));
+        op.combine(g.values.segment(in.proxy.begin, in.proxy.count),
+                   received.values.segment(at, in.proxy.count));
         at += in.proxy.count;
         reduced[k] = static_cast<std::uint64_t>(in.wire.count) * kFloatBytes;
       }

@@ -96,8 +96,8 @@ bool merge_node_flows(const AlgorithmConfig& cfg, const NodeTable& table) {
   if (why.empty()) return true;
   if (mode == "merged")
     throw ParamError("node_flows",
-                     "node_flows: merged would not give the times of separate flows here: " + why +
-                         " (use node_flows: separate, or auto, which falls back to it)");
+                     "merged: one flow per node would not take the time of separate flows here: " + why +
+                         " (use separate, or auto, which falls back to it)");
   return false;
 }
 
@@ -185,7 +185,9 @@ AlgorithmInfo hierarchical_allreduce_entry() {
       return std::make_unique<HierarchicalAllreduce>(
           c.op, inter_algorithm(c.params.text("inter"), inter_chunks), table, meetings);
     });
-    run.summary_fields = [merged] { return std::vector<SummaryField>{{"node_flows_merged", merged ? 1.0 : 0.0}}; };
+    run.summary_fields = [merged] {
+      return std::vector<SummaryField>{{"node_flows_merged", merged ? 1.0 : 0.0}};
+    };
     return run;
   };
   return info;

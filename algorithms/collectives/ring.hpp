@@ -21,8 +21,8 @@ void ring_allgather(Comm& comm, const Group& group, Gradient& grad);
 // and each message's bytes to the rank whose shard they carry (bytes and messages as with g rings).
 struct ShardBundle {
   std::vector<Gradient*> shards;
-  std::vector<Comm*> comms;        // shard k's rank's Comm (its reduce cost and counters, its tape)
-  std::vector<sg4::Host*> hosts;   // shard k's rank's host
+  std::vector<Comm*> comms;       // shard k's rank's Comm (its reduce cost and counters, its tape)
+  std::vector<sg4::Host*> hosts;  // shard k's rank's host
 };
 void bundled_ring_allreduce(Comm& comm, const Group& group, const ShardBundle& bundle, const ReduceOp& op,
                             int world);

@@ -38,7 +38,8 @@ void charge_reduce_together(const std::vector<Comm*>& comms, const std::vector<s
     if (!execs[k]) continue;
     execs[k]->wait();
     if (comms[k]->tracer())
-      comms[k]->tracer()->work({comms[k]->rank(), "reduce", execs[k]->get_start_time(), execs[k]->get_finish_time()});
+      comms[k]->tracer()->work(
+          {comms[k]->rank(), "reduce", execs[k]->get_start_time(), execs[k]->get_finish_time()});
   }
 }
 

@@ -47,13 +47,15 @@ std::string pair_refusal(const std::vector<sg4::Host*>& hosts, const std::vector
   const std::size_t g = from.size();
   std::vector<Route> routes;
   for (std::size_t k = 0; k < g; ++k)
-    routes.push_back(route_between(hosts[static_cast<std::size_t>(from[k])], hosts[static_cast<std::size_t>(to[k])]));
+    routes.push_back(
+        route_between(hosts[static_cast<std::size_t>(from[k])], hosts[static_cast<std::size_t>(to[k])]));
   const auto where = fmt::format("from {} to {}", hosts[static_cast<std::size_t>(from[0])]->get_cname(),
                                  hosts[static_cast<std::size_t>(to[0])]->get_cname());
   for (std::size_t k = 1; k < g; ++k)
     if (routes[k].latency != routes[0].latency)
       return fmt::format("the routes {} and from {} have different latencies ({} s and {} s)", where,
-                         hosts[static_cast<std::size_t>(from[k])]->get_cname(), routes[0].latency, routes[k].latency);
+                         hosts[static_cast<std::size_t>(from[k])]->get_cname(), routes[0].latency,
+                         routes[k].latency);
   auto in_every_route = [&](const sg4::Link* link) {
     return std::all_of(routes.begin(), routes.end(), [&](const Route& r) {
       return std::find(r.links.begin(), r.links.end(), link) != r.links.end();
@@ -64,7 +66,8 @@ std::string pair_refusal(const std::vector<sg4::Host*>& hosts, const std::vector
   for (std::size_t k = 0; k < g; ++k)
     for (const sg4::Link* link : routes[k].links) {
       if (in_every_route(link)) {
-        if (narrowest_shared < 0 || link->get_bandwidth() < narrowest_shared) narrowest_shared = link->get_bandwidth();
+        if (narrowest_shared < 0 || link->get_bandwidth() < narrowest_shared)
+          narrowest_shared = link->get_bandwidth();
       } else {
         own_bandwidths[k].push_back(link->get_bandwidth());
       }
@@ -77,21 +80,24 @@ std::string pair_refusal(const std::vector<sg4::Host*>& hosts, const std::vector
                          hosts[static_cast<std::size_t>(from[k])]->get_cname());
     for (double bw : own_bandwidths[k])
       if (bw < narrowest_shared)
-        return fmt::format("a link only one route {} crosses ({} B/s) is narrower than the link the routes "
-                           "share ({} B/s): one flow would be slower than {} on it",
-                           where, bw, narrowest_shared, g);
+        return fmt::format(
+            "a link only one route {} crosses ({} B/s) is narrower than the link the routes "
+            "share ({} B/s): one flow would be slower than {} on it",
+            where, bw, narrowest_shared, g);
   }
   if (gamma > 0 && routes[0].latency > 0 && gamma / (2 * routes[0].latency) < narrowest_shared * factor)
-    return fmt::format("the TCP window bound (network/TCP-gamma {} B over twice the {} s latency {}) caps one "
-                       "flow below the shared link's {} B/s",
-                       gamma, routes[0].latency, where, narrowest_shared);
+    return fmt::format(
+        "the TCP window bound (network/TCP-gamma {} B over twice the {} s latency {}) caps one "
+        "flow below the shared link's {} B/s",
+        gamma, routes[0].latency, where, narrowest_shared);
   return "";
 }
 
 }  // namespace
 
 std::string merged_node_flows_refusal(const Scenario& sc, const std::vector<sg4::Host*>& hosts,
-                                      const RankLayout& layout, const std::vector<std::string>& simgrid_args) {
+                                      const RankLayout& layout,
+                                      const std::vector<std::string>& simgrid_args) {
   if (sc.output.trace) return "output.trace records each rank's own transfers";
   if (sc.network == NetworkPreset::ns3)
     return "network: ns3 models each TCP connection, and one connection is not eight";
@@ -115,7 +121,8 @@ std::string merged_node_flows_refusal(const Scenario& sc, const std::vector<sg4:
     const auto& to = nodes[(n + 1) % nodes.size()];
     if (reductions_charged)
       for (int r : from)
-        if (hosts[static_cast<std::size_t>(r)]->get_speed() != hosts[static_cast<std::size_t>(from[0])]->get_speed())
+        if (hosts[static_cast<std::size_t>(r)]->get_speed() !=
+            hosts[static_cast<std::size_t>(from[0])]->get_speed())
           return fmt::format("hosts {} and {} reduce at different speeds (compute.reduce_speed)",
                              hosts[static_cast<std::size_t>(from[0])]->get_cname(),
                              hosts[static_cast<std::size_t>(r)]->get_cname());

@@ -5,15 +5,14 @@
 // default (auto) identical to merged where it is allowed. Where the conditions fail, merged is
 // refused naming the key and the reason, and auto runs the separate flows.
 #include <catch2/catch.hpp>
-#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "support/cli.hpp"
 #include "support/csv.hpp"
+#include "support/same_outputs.hpp"
 
 using namespace aggsim::test;
 namespace fs = std::filesystem;
@@ -21,21 +20,9 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string scenario(const std::string& body, const std::string& node_flows) {
-  return "name: merged\nseed: 11\n" + body + "algorithm: {name: hierarchical_allreduce, node_flows: " + node_flows +
-         "}\n";
+  return "name: merged\nseed: 11\n" + body +
+         "algorithm: {name: hierarchical_allreduce, node_flows: " + node_flows + "}\n";
 }
-
-fs::path run(const fs::path& dir, const std::string& name, const std::string& yaml) {
-  write_file(dir / (name + ".yaml"), yaml);
-  const auto r = run_aggsim({"run", name + ".yaml", "--out", name, "-q"}, dir);
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  return dir / name;
-}
-
-const std::set<std::string> kTimeColumns = {"step_time_s", "comm_time_s", "compute_time_s", "end_time_s",
-                                            "exposed_comm_time_s"};
-const std::set<std::string> kBandwidthColumns = {"algbw_GBps", "busbw_GBps"};
 
 }  // namespace
 
@@ -44,77 +31,47 @@ TEST_CASE("Merged node flows take the time of separate ones and leave every vect
   struct Case {
     const char* what;
     std::string body;
-    int aggregations_per_step;  // 0: several buckets
+    bool buckets = false;  // DDP buckets by layer (several aggregations a step)
   };
   const std::vector<Case> cases = {
       {"4 x 8 GPUs, 100 MiB, LV08, reductions charged",
        "ranks: 32\nsteps: 3\nplatform: {topology: cluster, nodes: 4, gpus_per_node: 8, bandwidth: 100Gbps, "
-       "latency: 1us}\nmodel: {size: 100MiB}\n",
-       1},
+       "latency: 1us}\nmodel: {size: 100MiB}\n"},
       {"5 x 4 GPUs, 10^8 B (uneven chunks), LV08",
        "ranks: 20\nsteps: 2\nplatform: {topology: cluster, nodes: 5, gpus_per_node: 4, bandwidth: 25Gbps, "
-       "latency: 2us}\nmodel: {size: 100MB}\n",
-       1},
+       "latency: 2us}\nmodel: {size: 100MB}\n"},
       {"3 x 2 GPUs, an odd size, alpha_beta, reductions free",
        "ranks: 6\nsteps: 2\nplatform: {topology: cluster, nodes: 3, gpus_per_node: 2}\nnetwork: alpha_beta\n"
-       "model: {size: 1000003B}\ncompute: {reduce_speed: 0}\n",
-       1},
+       "model: {size: 1000003B}\ncompute: {reduce_speed: 0}\n"},
       {"fat tree of 8 x 2 GPUs",
        "ranks: 16\nsteps: 2\nplatform: {topology: fat_tree, nodes: 8, levels: 3, gpus_per_node: 2}\n"
-       "model: {size: 10MB}\n",
-       1},
-      {"the shipped DGX file (4 x 8 GPUs)",
-       "ranks: 32\nsteps: 2\nplatform: {file: " AGGSIM_SOURCE_DIR "/platforms/dgx_4x8.xml}\nmodel: {size: 64MB}\n",
-       1},
+       "model: {size: 10MB}\n"},
+      {"the shipped DGX file (4 x 8 GPUs)", "ranks: 32\nsteps: 2\nplatform: {file: " AGGSIM_SOURCE_DIR
+                                            "/platforms/dgx_4x8.xml}\nmodel: {size: 64MB}\n"},
       {"ResNet-50 buckets, MLP workload, replayed steps",
        "ranks: 16\nsteps: 8\nplatform: {topology: cluster, nodes: 4, gpus_per_node: 4, bandwidth: 100Gbps, "
        "latency: 2us, speed: 100Tf}\nmodel: {layers: " AGGSIM_SOURCE_DIR
-       "/scenarios/models/resnet50.yaml, batch: 32}\nworkload: {problem: mlp, dim: 16, hidden: 24, classes: 4, "
+       "/scenarios/models/resnet50.yaml, batch: 32}\nworkload: {problem: mlp, dim: 16, hidden: 24, classes: "
+       "4, "
        "batch: 8, lr: 0.05, eval_every: 2}\n",
-       0},
+       true},
   };
   for (const Case& c : cases) {
     SECTION(c.what) {
       const auto dir = fresh_dir("merged-flows");
-      const std::string extra = c.aggregations_per_step == 0 ? ", granularity: layer, bucket: 25MB" : "";
+      const std::string extra = c.buckets ? ", granularity: layer, bucket: 25MB" : "";
       const auto yaml = [&](const std::string& nf) { return scenario(c.body, nf + extra); };
-      const auto separate = run(dir, "separate", yaml("separate"));
-      const auto merged = run(dir, "merged", yaml("merged"));
-      const auto a = parse_csv(read_file(separate / "steps.csv"));
-      const auto b = parse_csv(read_file(merged / "steps.csv"));
-      REQUIRE(a.size() == b.size());
-      REQUIRE(a[0] == b[0]);
+      const auto separate = run_named(dir, "separate", yaml("separate"));
+      const auto merged = run_named(dir, "merged", yaml("merged"));
       const auto sa = nlohmann::json::parse(read_file(separate / "summary.json"));
       const auto sb = nlohmann::json::parse(read_file(merged / "summary.json"));
-      const double sim_time = sa["sim_time_s"].get<double>();
-      for (std::size_t row = 1; row < a.size(); ++row)
-        for (std::size_t col = 0; col < a[0].size(); ++col) {
-          const std::string& column = a[0][col];
-          INFO("step " << a[row][0] << ", " << column << ": " << a[row][col] << " vs " << b[row][col]);
-          if (kTimeColumns.count(column)) {
-            CHECK(std::abs(std::stod(a[row][col]) - std::stod(b[row][col])) <= 1e-9 * sim_time);
-          } else if (kBandwidthColumns.count(column) && !a[row][col].empty()) {
-            CHECK(std::abs(std::stod(a[row][col]) / std::stod(b[row][col]) - 1) <= 1e-9);
-          } else {
-            CHECK(a[row][col] == b[row][col]);
-          }
-        }
-      for (const auto& [key, value] : sa.items()) {
-        INFO(key << ": " << value << " vs " << sb[key]);
-        if (key == "node_flows_merged") {
-          CHECK(value == 0.0);
-          CHECK(sb[key] == 1.0);
-        } else if (key == "sim_time_s" || key == "mean_step_time_s" || key == "exposed_comm_time_s") {
-          CHECK(std::abs(value.get<double>() - sb[key].get<double>()) <= 1e-9 * sim_time);
-        } else if (key == "algbw_GBps" || key == "busbw_GBps") {
-          CHECK(std::abs(value.get<double>() / sb[key].get<double>() - 1) <= 1e-9);
-        } else {
-          CHECK(value == sb[key]);
-        }
-      }
-      if (c.aggregations_per_step == 0) CHECK(sb["steps_replayed"].get<int>() > 0);
+      check_same_steps(separate, merged, sa["sim_time_s"].get<double>());
+      check_same_summary(sa, sb, {"node_flows_merged"});
+      CHECK(sa["node_flows_merged"] == 0.0);
+      CHECK(sb["node_flows_merged"] == 1.0);
+      if (c.buckets) CHECK(sb["steps_replayed"].get<int>() > 0);
       // The default merges wherever merged is allowed: the same files to the byte.
-      const auto by_default = run(dir, "auto", yaml("auto"));
+      const auto by_default = run_named(dir, "auto", yaml("auto"));
       CHECK(read_file(by_default / "steps.csv") == read_file(merged / "steps.csv"));
       CHECK(read_file(by_default / "summary.json") == read_file(merged / "summary.json"));
     }
@@ -140,11 +97,13 @@ TEST_CASE("Merged node flows are refused where one flow would not take the time 
                  "intra_bandwidth: 1Gbps}\n",
        "narrower than the link the routes share"},
       {"the TCP window caps one flow (1 ms latency)",
-       cluster + "platform: {topology: cluster, nodes: 2, gpus_per_node: 4, bandwidth: 100Gbps, latency: 1ms}\n",
+       cluster +
+           "platform: {topology: cluster, nodes: 2, gpus_per_node: 4, bandwidth: 100Gbps, latency: 1ms}\n",
        "TCP window bound"},
       {"a GPU of another speed, reductions charged",
-       cluster + "platform: {topology: cluster, nodes: 2, gpus_per_node: 4, overrides: [{hosts: node-0-gpu-1, "
-                 "speed: 1Tf}]}\n",
+       cluster +
+           "platform: {topology: cluster, nodes: 2, gpus_per_node: 4, overrides: [{hosts: node-0-gpu-1, "
+           "speed: 1Tf}]}\n",
        "reduce at different speeds"},
       {"a trace, which shows each rank's transfers",
        cluster + "platform: {topology: cluster, nodes: 2, gpus_per_node: 4}\noutput: {trace: true}\n",

@@ -14,6 +14,7 @@
 #include "sim/metrics/math_log.hpp"
 #include "support/cli.hpp"
 #include "support/csv.hpp"
+#include "support/same_outputs.hpp"
 
 using namespace aggsim::test;
 namespace fs = std::filesystem;
@@ -37,55 +38,16 @@ std::string scenario(const std::string& extra, int steps = 10, bool math = true)
 }
 
 fs::path run(const fs::path& dir, const std::string& name, const std::string& yaml) {
-  write_file(dir / (name + ".yaml"), yaml);
-  const auto r = run_aggsim({"run", name + ".yaml", "--out", name, "-q"}, dir);
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  return dir / name;
+  return run_named(dir, name, yaml);
 }
-
-const std::set<std::string> kTimeColumns = {"step_time_s", "comm_time_s", "compute_time_s", "end_time_s",
-                                            "exposed_comm_time_s"};
-const std::set<std::string> kBandwidthColumns = {"algbw_GBps", "busbw_GBps"};
 
 // The README's bound: times within 1e-9 of the simulated time, bandwidths within 1e-9 relative.
 void check_steps(const fs::path& full, const fs::path& replayed, double sim_time) {
-  const auto a = parse_csv(read_file(full / "steps.csv"));
-  const auto b = parse_csv(read_file(replayed / "steps.csv"));
-  REQUIRE(a.size() == b.size());
-  REQUIRE(a[0] == b[0]);
-  for (std::size_t row = 1; row < a.size(); ++row)
-    for (std::size_t c = 0; c < a[0].size(); ++c) {
-      const std::string& column = a[0][c];
-      INFO("step " << a[row][0] << ", " << column << ": " << a[row][c] << " vs " << b[row][c]);
-      if (kTimeColumns.count(column))
-        CHECK(std::abs(std::stod(a[row][c]) - std::stod(b[row][c])) <= 1e-9 * sim_time);
-      else if (kBandwidthColumns.count(column) && !a[row][c].empty())
-        CHECK(std::abs(std::stod(a[row][c]) / std::stod(b[row][c]) - 1) <= 1e-9);
-      else
-        CHECK(a[row][c] == b[row][c]);
-    }
+  check_same_steps(full, replayed, sim_time);
 }
 
 void check_summary(const nlohmann::json& full, const nlohmann::json& replayed) {
-  const double sim_time = full["sim_time_s"].get<double>();
-  for (const auto& [key, value] : full.items()) {
-    INFO(key << ": " << value << " vs " << replayed[key]);
-    if (key == "steps_replayed" || key == "replay_refused") continue;
-    if (key == "sim_time_s" || key == "mean_step_time_s" || key == "exposed_comm_time_s" ||
-        key == "time_to_target_s") {
-      if (value.is_null()) {
-        CHECK(replayed[key].is_null());
-      } else {
-        CHECK(std::abs(value.get<double>() - replayed[key].get<double>()) <= 1e-9 * sim_time);
-      }
-    } else if (key == "algbw_GBps" || key == "busbw_GBps") {
-      if (!value.is_null()) CHECK(std::abs(value.get<double>() / replayed[key].get<double>() - 1) <= 1e-9);
-    } else {
-      CHECK(value == replayed[key]);
-    }
-  }
-  CHECK(full.size() == replayed.size());
+  check_same_summary(full, replayed, {"steps_replayed", "replay_refused"});
 }
 
 }  // namespace
@@ -169,7 +131,8 @@ TEST_CASE("Steps that differ by the rounding of the absolute clock only are repl
   const auto dir = fresh_dir("replay-rounding");
   const std::string yaml =
       "name: rounding\nranks: 64\nsteps: 8\n"
-      "platform: {topology: cluster, nodes: 8, gpus_per_node: 8, bandwidth: 100Gbps, latency: 2us, speed: 100Tf}\n"
+      "platform: {topology: cluster, nodes: 8, gpus_per_node: 8, bandwidth: 100Gbps, latency: 2us, speed: "
+      "100Tf}\n"
       "model: {layers: " AGGSIM_SOURCE_DIR
       "/scenarios/models/resnet50.yaml, batch: 32}\n"
       "algorithm: {name: ring_allreduce, granularity: layer, bucket: 25MB}\n";
@@ -182,7 +145,8 @@ TEST_CASE("Steps that differ by the rounding of the absolute clock only are repl
   REQUIRE(steps[0][1] == "step_time_s");
   REQUIRE(steps[0][4] == "end_time_s");
   for (std::size_t row = 2; row < steps.size(); ++row)
-    CHECK(std::abs(std::stod(steps[row][1]) - std::stod(steps[row - 1][1])) <= 1e-12 * std::stod(steps[row][4]));
+    CHECK(std::abs(std::stod(steps[row][1]) - std::stod(steps[row - 1][1])) <=
+          1e-12 * std::stod(steps[row][4]));
   CHECK(b["steps_replayed"].get<int>() >= 4);
   check_summary(a, b);
   check_steps(full, replayed, a["sim_time_s"].get<double>());
