@@ -136,8 +136,9 @@ void run_compute(RankState& st, const RunShared& run) {
     Eigen::VectorXf values = local_values(st, run, step);
     const bool communicates = run.log.communicates(step);
     const bool measured = run.math && values.size() > 0;
-    const Eigen::VectorXf before =
-        (run.hooks.after_aggregate && communicates) || measured ? values : Eigen::VectorXf();
+    // The math log takes the input now: no rank keeps a copy of it while it aggregates.
+    if (measured) run.math->report_input(st.ctx.rank, step, values);
+    const Eigen::VectorXf before = run.hooks.after_aggregate && communicates ? values : Eigen::VectorXf();
     const Eigen::Index size = values.size();
     if (communicates) cut_into_buckets(st, run, values);
     compute_step(st, run, step, communicates);
@@ -155,7 +156,7 @@ void run_compute(RankState& st, const RunShared& run) {
     }
     if (measured) {
       // A local step reports too (rank_spread); it compressed nothing.
-      run.math->report(st.ctx.rank, step, before, values, st.compression_of_step[step]);
+      run.math->report_result(st.ctx.rank, step, values, st.compression_of_step[step]);
       st.compression_of_step.erase(step);
     }
     apply_step(st, run, step, values);

@@ -1,11 +1,13 @@
 #pragma once
 // What the math plane did to the vectors, step by step, without a training workload: how far the
 // aggregate is from the exact reduction of the ranks' inputs, what compression did to each rank's
-// own vector, and how far the ranks are from agreeing. Ranks report their input and result once
-// per step; a step's figures are computed, and its vectors freed, when its last rank has reported.
+// own vector, and how far the ranks are from agreeing. Ranks report their input once per step when
+// they have it, and their result when the step is done; a step's figures are computed, and its
+// vectors freed, when its last rank has reported both.
 #include <Eigen/Core>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -46,26 +48,51 @@ class MathLog {
   // `contributes[r]`: rank r's input enters the reduction and its result is one of the ranks'
   // (false for a dedicated parameter server, which holds no gradient of its own).
   MathLog(int steps, ExactReduction rule, std::vector<bool> contributes);
-  // Rank `rank`'s input and result of step `step`, and what its compressor did (empty tally: none).
+  // Rank `rank`'s input of step `step`, before its aggregation: folded into the exact reduction at
+  // once when every lower rank's is in (ranks starting a step together mostly report in rank order),
+  // else copied until then. So ranks need not keep a copy of their input while they aggregate.
+  void report_input(int rank, int step, const Eigen::VectorXf& input);
+  // Rank `rank`'s result of step `step`, and what its compressor did (empty tally: none). The
+  // result is copied unless it is bit for bit the step's first reported one: after an all-reduce
+  // every rank's is, and the log then holds one result a step, not one a rank.
+  void report_result(int rank, int step, const Eigen::VectorXf& result, const CompressionTally& compression);
+  // Both at once.
   void report(int rank, int step, const Eigen::VectorXf& input, const Eigen::VectorXf& result,
-              const CompressionTally& compression);
+              const CompressionTally& compression) {
+    report_input(rank, step, input);
+    report_result(rank, step, result, compression);
+  }
   // Figures of every step all ranks have reported; nullopt for the others (math off).
   std::vector<std::optional<StepMath>> steps() const;
 
  private:
-  struct Report {
+  using SharedResult = std::shared_ptr<const Eigen::VectorXf>;
+  struct Input {
     bool contributes = false;
-    Eigen::VectorXf input, result;  // a contributing rank's
+    const Eigen::VectorXf* borrowed = nullptr;  // the caller's, when folded within report_input
+    Eigen::VectorXf copy;                       // else a copy
+    const Eigen::VectorXf& values() const { return borrowed ? *borrowed : copy; }
+  };
+  struct Result {
+    SharedResult values;  // a contributing rank's
     CompressionTally compression;
   };
   struct Pending {
-    InRankOrder<Report> order;  // sums in rank order, so their rounding is the same in every run
-    Eigen::VectorXd exact;      // running sum, min or max of the contributing inputs
-    std::vector<Eigen::VectorXf> results;
+    // Both fold in rank order, so sums round the same way in every run.
+    InRankOrder<Input> inputs;
+    InRankOrder<Result> results_in_order;
+    Eigen::VectorXd exact;  // running sum, min or max of the contributing inputs
+    SharedResult first;     // the first result reported, shared by the reports equal to it
+    // The contributing ranks' results in rank order, as runs of bit-identical vectors (vector,
+    // ranks): the mean still adds every rank's in turn.
+    std::vector<std::pair<SharedResult, int>> results;
     double compress_sum = 0;
     int compressing = 0;
   };
-  void fold(Pending& p, Report& r) const;
+  Pending& pending(int rank, int step);
+  void fold_input(Pending& p, const Input& in) const;
+  void fold_result(Pending& p, Result& r) const;
+  void complete_if_done(int step, Pending& p);
   void complete(int step, Pending& p);
 
   ExactReduction rule_;

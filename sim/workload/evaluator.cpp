@@ -1,5 +1,7 @@
 #include "sim/workload/evaluator.hpp"
 
+#include "sim/core/same_bits.hpp"
+
 namespace aggsim {
 
 Evaluator::Evaluator(const Workload& workload, int world, int steps, bool report_spread)
@@ -11,8 +13,11 @@ bool Evaluator::due(int step) const {
 
 void Evaluator::contribute(int step, int rank, const Eigen::VectorXf& weights) {
   Pending& p = pending_[step];
-  p.order.add(rank, weights, [&p](const Eigen::VectorXf& in_order) {
-    const Eigen::VectorXd w = in_order.cast<double>();
+  auto shared =
+      p.first && same_bits(*p.first, weights) ? p.first : std::make_shared<const Eigen::VectorXf>(weights);
+  if (!p.first) p.first = shared;
+  p.order.add(rank, std::move(shared), [&p](const std::shared_ptr<const Eigen::VectorXf>& in_order) {
+    const Eigen::VectorXd w = in_order->cast<double>();
     if (p.sum.size() == 0) p.sum = Eigen::VectorXd::Zero(w.size());
     p.sum += w;
     p.sum_squared_norms += w.squaredNorm();

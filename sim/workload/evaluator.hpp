@@ -7,6 +7,7 @@
 // finished before a lower rank).
 #include <Eigen/Core>
 #include <map>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -32,7 +33,11 @@ class Evaluator {
 
  private:
   struct Pending {
-    InRankOrder<Eigen::VectorXf> order;  // sums in rank order: the same rounding in every run
+    // Sums in rank order, the same rounding in every run. A rank whose weights are bit for bit the
+    // first reported ones shares that copy (after an all-reduce all do): one copy a step, not one
+    // a rank waiting for a lower one.
+    InRankOrder<std::shared_ptr<const Eigen::VectorXf>> order;
+    std::shared_ptr<const Eigen::VectorXf> first;
     Eigen::VectorXd sum;
     double sum_squared_norms = 0;
   };
