@@ -1,6 +1,7 @@
 // hierarchical_allreduce's `node_flows: merged` (sim/engine/merged_flows.hpp) against the same
 // scenario with separate flows, the slow path it stands for: every time within 1e-9 of the
-// simulated time (README, "Merged node flows"; so far they have been equal to the last bit), every
+// simulated time, plus, where chunks split unevenly, the lv08 preset's completion precision for each
+// inter-node ring step (README, "Merged node flows"; most cases are equal to the last bit), every
 // other figure byte-identical (bytes and messages count each rank's share as its own), and the
 // default (auto) identical to merged where it is allowed. Where the conditions fail, merged is
 // refused naming the key and the reason, and auto runs the separate flows.
@@ -32,6 +33,10 @@ TEST_CASE("Merged node flows take the time of separate ones and leave every vect
     const char* what;
     std::string body;
     bool buckets = false;  // DDP buckets by layer (several aggregations a step)
+    // Seconds the times may differ by beyond 1e-9 of the simulated time: with unevenly split chunks,
+    // the lv08 preset's completion precision (8 B x g / the slowest link) for each of the 2 (N - 1)
+    // inter-node ring steps of each aggregation (README, "Merged node flows").
+    double extra = 0;
   };
   const std::vector<Case> cases = {
       {"4 x 8 GPUs, 100 MiB, LV08, reductions charged",
@@ -55,6 +60,15 @@ TEST_CASE("Merged node flows take the time of separate ones and leave every vect
        "4, "
        "batch: 8, lr: 0.05, eval_every: 2}\n",
        true},
+      {"torus of 16 x 4 GPUs, an uneven size",
+       "ranks: 64\nsteps: 2\nplatform: {topology: torus, nodes: 16, gpus_per_node: 4, bandwidth: 50Gbps}\n"
+       "model: {size: 30000007B}\n"},
+      // Here the times differ: by 1.1e-9 s in the first step (0.0132 s).
+      {"dragonfly of 18 x 4 GPUs, an uneven size",
+       "ranks: 72\nsteps: 2\nplatform: {topology: dragonfly, nodes: 18, gpus_per_node: 4, bandwidth: "
+       "50Gbps}\n"
+       "model: {size: 30000007B}\n",
+       false, 2 * (2 * 17) * (8.0 * 4 / 6.25e9)},
   };
   for (const Case& c : cases) {
     SECTION(c.what) {
@@ -65,8 +79,8 @@ TEST_CASE("Merged node flows take the time of separate ones and leave every vect
       const auto merged = run_named(dir, "merged", yaml("merged"));
       const auto sa = nlohmann::json::parse(read_file(separate / "summary.json"));
       const auto sb = nlohmann::json::parse(read_file(merged / "summary.json"));
-      check_same_steps(separate, merged, sa["sim_time_s"].get<double>());
-      check_same_summary(sa, sb, {"node_flows_merged"});
+      check_same_steps(separate, merged, sa["sim_time_s"].get<double>(), c.extra);
+      check_same_summary(sa, sb, {"node_flows_merged"}, c.extra);
       CHECK(sa["node_flows_merged"] == 0.0);
       CHECK(sb["node_flows_merged"] == 1.0);
       if (c.buckets) CHECK(sb["steps_replayed"].get<int>() > 0);
