@@ -236,6 +236,25 @@ void prepare_run_folder(const RunFolderRequest& request) {
   check_writable(request.dir);
 }
 
+namespace {
+
+// Whether process `pid` (of this host) may still write: it exists, and is not a zombie. A killed
+// writer stays a zombie until its parent reaps it, and a killed sweep runner's children may wait long
+// for that (their new parent need not reap at once), yet they write nothing any more.
+bool still_running(long pid) {
+  if (pid == ::getpid()) return true;
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;  // no /proc: trust kill()
+  const auto name_end = line.rfind(')');       // "pid (name) state ...", the name may hold spaces
+  if (name_end == std::string::npos || name_end + 2 >= line.size()) return true;
+  const char state = line[name_end + 2];
+  return state != 'Z' && state != 'X';
+}
+
+}  // namespace
+
 void remove_stale_temporaries(const fs::path& folder) {
   std::error_code ec;
   if (!fs::is_directory(folder, ec)) return;
@@ -253,8 +272,7 @@ void remove_stale_temporaries(const fs::path& folder) {
       const std::string pid_text = owner.substr(dash + 1);
       if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos) continue;
       const long pid = std::strtol(pid_text.c_str(), nullptr, 10);
-      const bool alive = pid == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
-      if (!alive) stale.push_back(entry.path());
+      if (!still_running(pid)) stale.push_back(entry.path());
     }
   }
   for (const auto& p : stale) fs::remove_all(p, ec);
