@@ -30,10 +30,11 @@ struct AlgorithmConfig {
   std::uint64_t seed = 0;  // the scenario seed (e.g. for a random graph every rank must agree on)
   const CompressorInfo* compressor = nullptr;  // the scenario's compressor (`none` when absent)
   Params compressor_params;
-  // Why one flow from each node's first rank to the next node's (nodes of the layout in order, a
-  // ring) would not take the time of one flow from each of the node's ranks to the rank of the same
-  // local index there ("" when it would: sim/engine/merged_flows.hpp). Null while the scenario loads.
-  std::function<std::string()> merged_node_flows_refusal = {};
+  // Why, with `nodes` the ranks of each node (in ring order), one flow from each node's first rank
+  // to the next node's would not take the time of one flow from each of the node's ranks to the
+  // rank of the same local index there ("" when it would: sim/engine/merged_flows.hpp). Null while
+  // the scenario loads.
+  std::function<std::string(const std::vector<std::vector<int>>& nodes)> merged_node_flows_refusal = {};
 
   // A new compressor as the scenario configures it (each rank owns its own).
   std::unique_ptr<Compressor> make_compressor() const;

@@ -5,14 +5,11 @@
 // ranks end with identical bits. Payloads are never added in flight, so any compressor works.
 // Under alpha-beta, with equal encoded sizes B: encode + (p-1)(alpha + B/beta) + p decodes.
 // Payload sizes may differ per rank (threshold, ATOMO); each transfer carries its own size.
+#include "algorithms/collectives/ring.hpp"
 #include "algorithms/registry.hpp"
 
 namespace aggsim {
 namespace {
-
-int mod(int a, int n) {
-  return ((a % n) + n) % n;
-}
 
 class Allgather final : public Aggregator {
  public:
@@ -22,7 +19,7 @@ class Allgather final : public Aggregator {
   void aggregate(RankContext& ctx, Gradient& grad) override {
     const int p = ctx.world, me = ctx.rank;
     const TensorDesc t = TensorDesc::of(grad);
-    const int right = mod(me + 1, p), left = mod(me - 1, p);
+    const int right = ring_position(me + 1, p), left = ring_position(me - 1, p);
     if (grad.values.size() == 0) {
       // math off: only the sizes travel, so keep just the payload in hand instead of p slots
       // (p^2 payload headers over all ranks: 1.7 GB at 4,096 ranks).
@@ -35,8 +32,8 @@ class Allgather final : public Aggregator {
     std::vector<Payload> slots(static_cast<std::size_t>(p));
     slots[static_cast<std::size_t>(me)] = compress_on_rank(ctx, *compressor_, grad.values, t);
     for (int s = 0; s < p - 1; ++s) {
-      const Payload& out = slots[static_cast<std::size_t>(mod(me - s, p))];
-      slots[static_cast<std::size_t>(mod(me - s - 1, p))] = ctx.comm->sendrecv(right, out, left);
+      const Payload& out = slots[static_cast<std::size_t>(ring_position(me - s, p))];
+      slots[static_cast<std::size_t>(ring_position(me - s - 1, p))] = ctx.comm->sendrecv(right, out, left);
     }
     charge_decode(ctx, *compressor_, t, p);
     charge_reduce(*ctx.comm, reduced_bytes(grad, p));

@@ -8,10 +8,6 @@ namespace aggsim {
 
 namespace {
 
-int mod(int a, int n) {
-  return ((a % n) + n) % n;
-}
-
 // Chunk `c` of every shard, back to back, with the sum of their wire sizes.
 Payload bundle_chunks(const ShardBundle& bundle, int n, int c) {
   Payload p;
@@ -46,34 +42,30 @@ void bundled_ring_allreduce(Comm& comm, const Group& group, const ShardBundle& b
                             int world) {
   const int n = group.size(), me = group.me;
   const std::size_t shards = bundle.shards.size();
-  if (n > 1) {
-    const int right = group.rank_at(mod(me + 1, n)), left = group.rank_at(mod(me - 1, n));
-    std::vector<std::uint64_t> reduced(shards);
-    for (int s = 0; s < n - 1; ++s) {  // reduce-scatter
-      const Payload received = exchange(comm, bundle, n, mod(me - s, n), right, left);
-      Eigen::Index at = 0;
-      for (std::size_t k = 0; k < shards; ++k) {
-        Gradient& g = *bundle.shards[k];
-        const ChunkView in = chunk_of(g, n, mod(me - s - 1, n));
-        op.combine(g.values.segment(in.proxy.begin, in.proxy.count),
-                   received.values.segment(at, in.proxy.count));
-        at += in.proxy.count;
-        reduced[k] = static_cast<std::uint64_t>(in.wire.count) * kFloatBytes;
-      }
-      charge_reduce_together(bundle.comms, bundle.hosts, reduced);
+  const int right = group.rank_at(ring_position(me + 1, n)), left = group.rank_at(ring_position(me - 1, n));
+  std::vector<std::uint64_t> reduced(shards);
+  for (int s = 0; s < n - 1; ++s) {  // reduce-scatter
+    const Payload received = exchange(comm, bundle, n, ring_position(me - s, n), right, left);
+    Eigen::Index at = 0;
+    for (std::size_t k = 0; k < shards; ++k) {
+      Gradient& g = *bundle.shards[k];
+      const ChunkView in = chunk_of(g, n, ring_position(me - s - 1, n));
+      op.combine(g.values.segment(in.proxy.begin, in.proxy.count),
+                 received.values.segment(at, in.proxy.count));
+      at += in.proxy.count;
+      reduced[k] = static_cast<std::uint64_t>(in.wire.count) * kFloatBytes;
     }
+    charge_reduce_together(bundle.comms, bundle.hosts, reduced);
   }
   for (Gradient* g : bundle.shards) {
     const ChunkView owned = chunk_of(*g, n, ring_owned_chunk(me, n));
     op.finalize(g->values.segment(owned.proxy.begin, owned.proxy.count), world);
   }
-  if (n == 1) return;
-  const int right = group.rank_at(mod(me + 1, n)), left = group.rank_at(mod(me - 1, n));
   for (int s = 0; s < n - 1; ++s) {  // all-gather
-    const Payload received = exchange(comm, bundle, n, mod(me - s + 1, n), right, left);
+    const Payload received = exchange(comm, bundle, n, ring_position(me - s + 1, n), right, left);
     Eigen::Index at = 0;
     for (Gradient* g : bundle.shards) {
-      const ChunkView in = chunk_of(*g, n, mod(me - s, n));
+      const ChunkView in = chunk_of(*g, n, ring_position(me - s, n));
       g->values.segment(in.proxy.begin, in.proxy.count) = received.values.segment(at, in.proxy.count);
       at += in.proxy.count;
     }

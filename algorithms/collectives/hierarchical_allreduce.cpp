@@ -90,7 +90,7 @@ bool merge_node_flows(const AlgorithmConfig& cfg, const NodeTable& table) {
   else if (table.nodes.size() < 2 || table.nodes.front().size() < 2)
     return false;  // one ring per node pair already: nothing to merge
   else if (cfg.merged_node_flows_refusal)
-    why = cfg.merged_node_flows_refusal();
+    why = cfg.merged_node_flows_refusal(table.nodes);
   else
     return false;  // the scenario is loading: the platform is checked when the run is prepared
   if (why.empty()) return true;

@@ -27,6 +27,11 @@ struct ShardBundle {
 void bundled_ring_allreduce(Comm& comm, const Group& group, const ShardBundle& bundle, const ReduceOp& op,
                             int world);
 
+// Position `a` on a ring of n (a may be negative or n and above): the left neighbour of 0 is n-1.
+inline int ring_position(int a, int n) {
+  return ((a % n) + n) % n;
+}
+
 inline int ring_owned_chunk(int index, int n) {
   return (index + 1) % n;
 }

@@ -10,19 +10,13 @@
 
 namespace aggsim {
 
-namespace {
-int mod(int a, int n) {
-  return ((a % n) + n) % n;
-}
-}  // namespace
-
 void ring_reduce_scatter(Comm& comm, const Group& group, Gradient& grad, const ReduceOp& op) {
   const int n = group.size(), me = group.me;
   if (n == 1) return;
-  const int right = group.rank_at(mod(me + 1, n)), left = group.rank_at(mod(me - 1, n));
+  const int right = group.rank_at(ring_position(me + 1, n)), left = group.rank_at(ring_position(me - 1, n));
   for (int s = 0; s < n - 1; ++s) {
-    const ChunkView out = chunk_of(grad, n, mod(me - s, n));
-    const ChunkView in = chunk_of(grad, n, mod(me - s - 1, n));
+    const ChunkView out = chunk_of(grad, n, ring_position(me - s, n));
+    const ChunkView in = chunk_of(grad, n, ring_position(me - s - 1, n));
     Payload received = comm.sendrecv(right, dense_chunk_payload(grad, out), left);
     combine_into(comm, grad, in, received, op);
   }
@@ -31,10 +25,10 @@ void ring_reduce_scatter(Comm& comm, const Group& group, Gradient& grad, const R
 void ring_allgather(Comm& comm, const Group& group, Gradient& grad) {
   const int n = group.size(), me = group.me;
   if (n == 1) return;
-  const int right = group.rank_at(mod(me + 1, n)), left = group.rank_at(mod(me - 1, n));
+  const int right = group.rank_at(ring_position(me + 1, n)), left = group.rank_at(ring_position(me - 1, n));
   for (int s = 0; s < n - 1; ++s) {
-    const ChunkView out = chunk_of(grad, n, mod(me - s + 1, n));
-    const ChunkView in = chunk_of(grad, n, mod(me - s, n));
+    const ChunkView out = chunk_of(grad, n, ring_position(me - s + 1, n));
+    const ChunkView in = chunk_of(grad, n, ring_position(me - s, n));
     Payload received = comm.sendrecv(right, dense_chunk_payload(grad, out), left);
     grad.values.segment(in.proxy.begin, in.proxy.count) = received.values;
   }

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 #include <simgrid/s4u.hpp>
 #include <xbt/config.hpp>
 
@@ -16,6 +15,10 @@ namespace {
 // SimGrid's weight of a flow's reverse (ACK) traffic under crosstraffic, and LV08's bandwidth factor.
 constexpr double kReverseWeight = 0.05;
 constexpr double kLv08BandwidthFactor = 0.97;
+// The share of a link a ring's merged flow gets under LV08, beside its reverse traffic.
+constexpr double kLv08RingShare = 1 / (1 + kReverseWeight);
+static_assert(kLv08BandwidthFactor >= kLv08RingShare,
+              "LV08 would cap one flow below its share of a link, and a merged flow would be slower");
 
 struct Route {
   std::vector<sg4::Link*> links;
@@ -28,22 +31,9 @@ Route route_between(const sg4::Host* from, const sg4::Host* to) {
   return r;
 }
 
-// The ranks of each node, nodes by first rank (as hierarchical_allreduce orders them).
-std::vector<std::vector<int>> nodes_of(const RankLayout& layout, int ranks) {
-  std::vector<std::vector<int>> nodes;
-  std::map<int, std::size_t> index;
-  for (int r = 0; r < ranks; ++r) {
-    const int node = layout.node_of_rank.empty() ? r : layout.node_of_rank.at(static_cast<std::size_t>(r));
-    auto it = index.emplace(node, nodes.size()).first;
-    if (it->second == nodes.size()) nodes.emplace_back();
-    nodes[it->second].push_back(r);
-  }
-  return nodes;
-}
-
 // Why the flows from the ranks of `from` to those of `to` (local index k to k) may not be merged.
 std::string pair_refusal(const std::vector<sg4::Host*>& hosts, const std::vector<int>& from,
-                         const std::vector<int>& to, double gamma, double factor) {
+                         const std::vector<int>& to, double gamma, double share) {
   const std::size_t g = from.size();
   std::vector<Route> routes;
   for (std::size_t k = 0; k < g; ++k)
@@ -85,7 +75,7 @@ std::string pair_refusal(const std::vector<sg4::Host*>& hosts, const std::vector
             "share ({} B/s): one flow would be slower than {} on it",
             where, bw, narrowest_shared, g);
   }
-  if (gamma > 0 && routes[0].latency > 0 && gamma / (2 * routes[0].latency) < narrowest_shared * factor)
+  if (gamma > 0 && routes[0].latency > 0 && gamma / (2 * routes[0].latency) < narrowest_shared * share)
     return fmt::format(
         "the TCP window bound (network/TCP-gamma {} B over twice the {} s latency {}) caps one "
         "flow below the shared link's {} B/s",
@@ -96,7 +86,7 @@ std::string pair_refusal(const std::vector<sg4::Host*>& hosts, const std::vector
 }  // namespace
 
 std::string merged_node_flows_refusal(const Scenario& sc, const std::vector<sg4::Host*>& hosts,
-                                      const RankLayout& layout,
+                                      const std::vector<std::vector<int>>& nodes,
                                       const std::vector<std::string>& simgrid_args) {
   if (sc.output.trace) return "output.trace records each rank's own transfers";
   if (sc.network == NetworkPreset::ns3)
@@ -106,14 +96,11 @@ std::string merged_node_flows_refusal(const Scenario& sc, const std::vector<sg4:
   for (const auto& arg : simgrid_args)
     if (arg.rfind("--cfg=network/", 0) == 0)
       return fmt::format("{} changes the network model this check assumes", arg);
-  // The share of a link the merged flow gets, against the cap on one flow: LV08 caps a flow at 0.97
-  // of its narrowest link, and its reverse traffic leaves it at most 1 / 1.05 of a link.
+  // The share of a link the merged flow gets: LV08 caps a flow at 0.97 of its narrowest link, and
+  // its reverse traffic leaves it at most 1 / 1.05 of a link (the static_assert above).
   const bool lv08 = sc.network == NetworkPreset::lv08;
-  const double share = lv08 ? 1 / (1 + kReverseWeight) : 1.0;
-  if (lv08 && kLv08BandwidthFactor < share)
-    return "LV08's bandwidth factor caps one flow below its share of a link";
+  const double share = lv08 ? kLv08RingShare : 1.0;
   const double gamma = lv08 ? simgrid::config::get_value<double>("network/TCP-gamma") : 0.0;
-  const auto nodes = nodes_of(layout, static_cast<int>(hosts.size()));
   if (nodes.size() < 2 || nodes.front().size() < 2) return "";
   const bool reductions_charged = sc.compute.reduce_speed.flops_per_byte(1.0) > 0;
   for (std::size_t n = 0; n < nodes.size(); ++n) {

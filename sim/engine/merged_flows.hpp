@@ -22,7 +22,6 @@
 #include <string>
 #include <vector>
 
-#include "sim/api/rank_layout.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace simgrid::s4u {
@@ -32,8 +31,10 @@ class Host;
 namespace aggsim {
 
 // "" when merged node flows keep the times of separate ones on this platform and network, else the
-// first reason why not (naming the nodes and links).
+// first reason why not (naming the nodes and links). `nodes`: the ranks of each node, each node
+// sending to the next (the last to the first), rank k of one to rank k of the next.
 std::string merged_node_flows_refusal(const Scenario& sc, const std::vector<simgrid::s4u::Host*>& hosts,
-                                      const RankLayout& layout, const std::vector<std::string>& simgrid_args);
+                                      const std::vector<std::vector<int>>& nodes,
+                                      const std::vector<std::string>& simgrid_args);
 
 }  // namespace aggsim

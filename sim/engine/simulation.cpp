@@ -251,8 +251,8 @@ PreparedRun::PreparedRun(const Scenario& sc, const std::vector<std::string>& sim
   layout = layout_of(hosts);
   config = algorithm_config(sc);
   config.layout = &layout;
-  config.merged_node_flows_refusal = [this, &sc, simgrid_args] {
-    return merged_node_flows_refusal(sc, hosts, layout, simgrid_args);
+  config.merged_node_flows_refusal = [this, &sc, simgrid_args](const std::vector<std::vector<int>>& nodes) {
+    return merged_node_flows_refusal(sc, hosts, nodes, simgrid_args);
   };
   algorithm = prepare_algorithm(sc, config);
   config.merged_node_flows_refusal = nullptr;  // it holds the scenario, which may not outlive this

@@ -39,9 +39,7 @@ void MathLog::report_result(int rank, int step, const Eigen::VectorXf& result,
   Pending& p = pending(rank, step);
   Result r;
   if (contributes_[static_cast<std::size_t>(rank)]) {
-    r.values =
-        p.first && same_bits(*p.first, result) ? p.first : std::make_shared<const Eigen::VectorXf>(result);
-    if (!p.first) p.first = r.values;
+    r.values = share_if_same(p.first, result);
   }
   r.compression = compression;
   p.results_in_order.add(rank, std::move(r), [&](Result& in_order) { fold_result(p, in_order); });

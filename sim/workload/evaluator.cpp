@@ -13,15 +13,13 @@ bool Evaluator::due(int step) const {
 
 void Evaluator::contribute(int step, int rank, const Eigen::VectorXf& weights) {
   Pending& p = pending_[step];
-  auto shared =
-      p.first && same_bits(*p.first, weights) ? p.first : std::make_shared<const Eigen::VectorXf>(weights);
-  if (!p.first) p.first = shared;
-  p.order.add(rank, std::move(shared), [&p](const std::shared_ptr<const Eigen::VectorXf>& in_order) {
-    const Eigen::VectorXd w = in_order->cast<double>();
-    if (p.sum.size() == 0) p.sum = Eigen::VectorXd::Zero(w.size());
-    p.sum += w;
-    p.sum_squared_norms += w.squaredNorm();
-  });
+  p.order.add(rank, share_if_same(p.first, weights),
+              [&p](const std::shared_ptr<const Eigen::VectorXf>& in_order) {
+                const Eigen::VectorXd w = in_order->cast<double>();
+                if (p.sum.size() == 0) p.sum = Eigen::VectorXd::Zero(w.size());
+                p.sum += w;
+                p.sum_squared_norms += w.squaredNorm();
+              });
   if (p.order.folded() < world_) return;
 
   const Eigen::VectorXd mean = p.sum / world_;
