@@ -129,18 +129,23 @@ void Comm::check_peer(int peer) const {
     throw std::out_of_range(fmt::format("rank {} addressed peer outside [0, {})", rank_, size_));
 }
 
-Comm::BoxEntry& Comm::box(int src, int dst, int channel) {
-  check_peer(src);
-  check_peer(dst);
-  const int peer = src == rank_ ? dst : src;
+Comm::BoxEntry& Comm::box(int peer, bool sending, int channel) {
+  check_peer(peer);
   const std::uint64_t key = (static_cast<std::uint64_t>(channel) << 40) ^
-                            (static_cast<std::uint64_t>(src == rank_) << 39) ^
-                            static_cast<std::uint64_t>(peer);
-  const auto it = std::lower_bound(boxes_.begin(), boxes_.end(), key,
-                                   [](const BoxEntry& e, std::uint64_t k) { return e.key < k; });
-  if (it != boxes_.end() && it->key == key) return *it;
-  auto* mb = sg4::Mailbox::by_name(fmt::format("{}>{}#{}", src, dst, channel));
-  return *boxes_.insert(it, BoxEntry{key, mb});
+                            (static_cast<std::uint64_t>(sending) << 39) ^ static_cast<std::uint64_t>(peer);
+  // Most algorithms send to one peer and receive from another, step after step: try the last
+  // mailbox used in this direction before searching.
+  std::size_t& hint = sending ? last_send_box_ : last_recv_box_;
+  if (hint < boxes_.size() && boxes_[hint].key == key) return boxes_[hint];
+  auto it = std::lower_bound(boxes_.begin(), boxes_.end(), key,
+                             [](const BoxEntry& e, std::uint64_t k) { return e.key < k; });
+  if (it == boxes_.end() || it->key != key) {
+    const int src = sending ? rank_ : peer, dst = sending ? peer : rank_;
+    auto* mb = sg4::Mailbox::by_name(fmt::format("{}>{}#{}", src, dst, channel));
+    it = boxes_.insert(it, BoxEntry{key, mb});
+  }
+  hint = static_cast<std::size_t>(it - boxes_.begin());
+  return *it;
 }
 
 // Folds one post into the step's tape (FNV-1a over its fields).
@@ -184,10 +189,10 @@ SendHandle Comm::isend(int dst, Payload payload, int channel) {
     local_->send(LocalNetwork::key(rank_, dst, channel), dst, std::move(payload));
     return SendHandle();
   }
+  BoxEntry& out = box(dst, true, channel);  // first: a bad peer throws before the payload is pooled
   // The receiver moves the payload out of its pooled object.
   void* in_flight =
       size_only(payload) ? size_only_pointer(bytes) : payload_pool().acquire(std::move(payload));
-  BoxEntry& out = box(rank_, dst, channel);
   return SendHandle(out.box->put_async(in_flight, bytes), tracer_,
                     CommSpan{rank_, CommDirection::send, dst, bytes, 0, 0, channel, out.posted++});
 }
@@ -204,7 +209,7 @@ RecvHandle Comm::irecv(int src, int channel) {
     return RecvHandle(local_, key, local_->post_receive(key), this);
   }
   Payload** slot = slots_.acquire();
-  BoxEntry& in = box(src, rank_, channel);
+  BoxEntry& in = box(src, false, channel);
   auto comm = in.box->get_async<Payload>(slot);
   RecvHandle handle(std::move(comm), slot, &slots_, tracer_,
                     CommSpan{rank_, CommDirection::recv, src, 0, 0, 0, channel, in.posted++});

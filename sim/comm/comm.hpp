@@ -150,7 +150,8 @@ class Comm {
 
  private:
   struct BoxEntry;
-  BoxEntry& box(int src, int dst, int channel);
+  // The mailbox to (sending) or from `peer` on `channel`, created on first use.
+  BoxEntry& box(int peer, bool sending, int channel);
 
   // This rank's mailboxes, sorted by key (channel, direction, peer) for a binary search: most ranks
   // talk to a handful of peers, a server to all of them; a table indexed by peer would cost
@@ -178,6 +179,7 @@ class Comm {
   Tracer* tracer_ = nullptr;
   double reduce_flops_per_byte_ = 0;
   std::vector<BoxEntry> boxes_;
+  std::size_t last_send_box_ = 0, last_recv_box_ = 0;  // where box() found its last answer
   SlotPool slots_;
 };
 
