@@ -12,6 +12,12 @@
 #include "sim/output/run_folder.hpp"
 #include "sim/platform/ns3_environment.hpp"
 
+#ifdef AGGSIM_MIMALLOC
+// C++ new and delete straight to mimalloc, for SimGrid's objects too (see CMakeLists.txt).
+#include <mimalloc-new-delete.h>
+#include <mimalloc.h>
+#endif
+
 namespace {
 
 // SimGrid's own --cfg=... and --log=... flags pass through untouched; CLI11 sees the rest.
@@ -55,6 +61,22 @@ void show_simgrid_help_if_asked(const std::vector<std::string>& args,
   std::exit(0);  // not reached for the flags above (SimGrid exits); harmless otherwise
 }
 
+// The allocator that serves malloc in this process, as `--version` reports it: whether the
+// build's allocator really took over (it must come before the C library when the program is linked).
+std::string allocator_in_use() {
+#ifdef AGGSIM_MIMALLOC
+  void* probe = std::malloc(64);
+  const bool active = mi_is_in_heap_region(probe);
+  std::free(probe);
+  const int v = mi_version();
+  if (active) return fmt::format("mimalloc {}.{}.{}", v / 100, v / 10 % 10, v % 10);
+  return fmt::format("not mimalloc {}.{}.{}, which is linked but does not serve malloc", v / 100, v / 10 % 10,
+                     v % 10);
+#else
+  return "the C library's malloc";
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -66,7 +88,8 @@ int main(int argc, char** argv) {
 
   CLI::App app{"aggsim: discrete-event simulation of gradient aggregation in distributed training", "aggsim"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", AGGSIM_VERSION);
+  app.set_version_flag("--version",
+                       fmt::format("aggsim {}, allocator: {}", AGGSIM_VERSION, allocator_in_use()));
   app.footer(
       "SimGrid flags (--cfg=..., --log=...) are passed through to SimGrid; --cfg=help and --log=help list "
       "them.");
