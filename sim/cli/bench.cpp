@@ -118,7 +118,7 @@ int bench_command(const BenchOptions& options) {
 #ifdef AGGSIM_BARE_RING_MIMALLOC_BIN
   if (options.reference.empty()) references.emplace_back("bare, mimalloc", AGGSIM_BARE_RING_MIMALLOC_BIN);
 #endif
-  double bare_cpu = 0;
+  double bare_cpu = 0;  // the first reference's: the C library's malloc
   for (const auto& [label, program] : references) {
     std::vector<std::string> argv = {program, platform.string(), std::to_string(ranks),
                                      std::to_string(bytes)};
@@ -128,7 +128,7 @@ int bench_command(const BenchOptions& options) {
     double sim_time = 0;
     long messages = 0;
     std::istringstream(m.out) >> sim_time >> messages;
-    if (bare_cpu == 0) bare_cpu = m.cpu_s;
+    if (&program == &references.front().second) bare_cpu = m.cpu_s;
     fmt::print("{:<20} {:>9.3f} {:>9.3f} {:>11.1f} {:>10} {:>12.0f} {:>12.6f}  {:.2f}x\n", label, m.wall_s,
                m.cpu_s, m.peak_rss_mb, messages, static_cast<double>(messages) / m.cpu_s, sim_time,
                m.cpu_s / bare_cpu);

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <simgrid/s4u/Engine.hpp>
 
@@ -65,13 +66,12 @@ void show_simgrid_help_if_asked(const std::vector<std::string>& args,
 // build's allocator really took over (it must come before the C library when the program is linked).
 std::string allocator_in_use() {
 #ifdef AGGSIM_MIMALLOC
+  const int v = mi_version();
+  const std::string mimalloc = fmt::format("mimalloc {}.{}.{}", v / 100, v / 10 % 10, v % 10);
   void* probe = std::malloc(64);
   const bool active = mi_is_in_heap_region(probe);
   std::free(probe);
-  const int v = mi_version();
-  if (active) return fmt::format("mimalloc {}.{}.{}", v / 100, v / 10 % 10, v % 10);
-  return fmt::format("not mimalloc {}.{}.{}, which is linked but does not serve malloc", v / 100, v / 10 % 10,
-                     v % 10);
+  return active ? mimalloc : fmt::format("not {}, which is linked but does not serve malloc", mimalloc);
 #else
   return "the C library's malloc";
 #endif
@@ -88,8 +88,9 @@ int main(int argc, char** argv) {
 
   CLI::App app{"aggsim: discrete-event simulation of gradient aggregation in distributed training", "aggsim"};
   app.require_subcommand(1);
-  app.set_version_flag("--version",
-                       fmt::format("aggsim {}, allocator: {}", AGGSIM_VERSION, allocator_in_use()));
+  app.set_version_flag("--version", std::function<std::string()>([] {  // probes the allocator only when asked
+                         return fmt::format("aggsim {}, allocator: {}", AGGSIM_VERSION, allocator_in_use());
+                       }));
   app.footer(
       "SimGrid flags (--cfg=..., --log=...) are passed through to SimGrid; --cfg=help and --log=help list "
       "them.");

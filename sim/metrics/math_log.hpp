@@ -56,12 +56,6 @@ class MathLog {
   // result is copied unless it is bit for bit the step's first reported one: after an all-reduce
   // every rank's is, and the log then holds one result a step, not one a rank.
   void report_result(int rank, int step, const Eigen::VectorXf& result, const CompressionTally& compression);
-  // Both at once.
-  void report(int rank, int step, const Eigen::VectorXf& input, const Eigen::VectorXf& result,
-              const CompressionTally& compression) {
-    report_input(rank, step, input);
-    report_result(rank, step, result, compression);
-  }
   // Figures of every step all ranks have reported; nullopt for the others (math off).
   std::vector<std::optional<StepMath>> steps() const;
 

@@ -261,7 +261,8 @@ TEST_CASE("The math log's figures do not depend on the order ranks report in", "
     for (int r : order) {
       aggsim::CompressionTally t;
       t.add(1.0 / (r + 3), 1.0 + r);
-      log.report(r, 0, in[static_cast<std::size_t>(r)], out[static_cast<std::size_t>(r)], t);
+      log.report_input(r, 0, in[static_cast<std::size_t>(r)]);
+      log.report_result(r, 0, out[static_cast<std::size_t>(r)], t);
     }
     return log.steps().at(0).value();
   };
