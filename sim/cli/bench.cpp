@@ -119,19 +119,24 @@ int bench_command(const BenchOptions& options) {
   if (options.reference.empty()) references.emplace_back("bare, mimalloc", AGGSIM_BARE_RING_MIMALLOC_BIN);
 #endif
   double bare_cpu = 0;  // the first reference's: the C library's malloc
-  for (const auto& [label, program] : references) {
+  auto print_row = [&bare_cpu](const std::string& label, const Measured& m, std::uint64_t messages,
+                               double sim_time) {
+    fmt::print("{:<20} {:>9.3f} {:>9.3f} {:>11.1f} {:>10} {:>12.0f} {:>12.6f}  {:.2f}x\n", label, m.wall_s,
+               m.cpu_s, m.peak_rss_mb, messages, static_cast<double>(messages) / m.cpu_s, sim_time,
+               m.cpu_s / bare_cpu);
+  };
+  for (std::size_t i = 0; i < references.size(); ++i) {
+    const auto& [label, program] = references[i];
     std::vector<std::string> argv = {program, platform.string(), std::to_string(ranks),
                                      std::to_string(bytes)};
     argv.insert(argv.end(), network_cfg.begin(), network_cfg.end());
     argv.insert(argv.end(), {precision_cfg, "--cfg=contexts/factory:raw", "--log=xbt_cfg.thres:warning"});
     const Measured m = best_of(argv);
     double sim_time = 0;
-    long messages = 0;
+    std::uint64_t messages = 0;
     std::istringstream(m.out) >> sim_time >> messages;
-    if (&program == &references.front().second) bare_cpu = m.cpu_s;
-    fmt::print("{:<20} {:>9.3f} {:>9.3f} {:>11.1f} {:>10} {:>12.0f} {:>12.6f}  {:.2f}x\n", label, m.wall_s,
-               m.cpu_s, m.peak_rss_mb, messages, static_cast<double>(messages) / m.cpu_s, sim_time,
-               m.cpu_s / bare_cpu);
+    if (i == 0) bare_cpu = m.cpu_s;
+    print_row(label, m, messages, sim_time);
   }
   // Reductions are free (reduce_speed: 0), as in the bare program: both simulate the same transfers
   // and nothing else, so their simulated times agree.
@@ -146,11 +151,8 @@ int bench_command(const BenchOptions& options) {
     const Measured m = best_of(
         {self_path(), "run", scenario.string(), "--out", (dir / "run").string(), "--quiet", "--force"});
     const auto summary = nlohmann::json::parse(std::ifstream(dir / "run" / "summary.json"));
-    const auto messages = summary["messages"].get<std::uint64_t>();
-    fmt::print("{:<20} {:>9.3f} {:>9.3f} {:>11.1f} {:>10} {:>12.0f} {:>12.6f}  {:.2f}x\n",
-               math ? "aggsim (math on)" : "aggsim (math off)", m.wall_s, m.cpu_s, m.peak_rss_mb, messages,
-               static_cast<double>(messages) / m.cpu_s, summary["sim_time_s"].get<double>(),
-               m.cpu_s / bare_cpu);
+    print_row(math ? "aggsim (math on)" : "aggsim (math off)", m, summary["messages"].get<std::uint64_t>(),
+              summary["sim_time_s"].get<double>());
   }
   fs::remove_all(dir);
   return 0;
