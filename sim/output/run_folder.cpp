@@ -213,11 +213,25 @@ void check_writable(const fs::path& dir) {
 
 namespace {
 
+// resolved.yaml without its comment lines (what the run wrote about the platform beside the
+// scenario, such as its effective link costs): the scenario alone.
+std::string without_comment_lines(const std::string& text) {
+  std::string out;
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    std::size_t end = text.find('\n', begin);
+    end = end == std::string::npos ? text.size() : end + 1;
+    if (text[begin] != '#') out.append(text, begin, end - begin);
+    begin = end;
+  }
+  return out;
+}
+
 void check_same_run(const RunFolderRequest& request) {
   if (request.replace_different) return;
   const fs::path old = request.dir / "resolved.yaml";
   if (!fs::exists(request.dir / folder_marker(FolderKind::run))) return;  // new or empty folder
-  if (fs::is_regular_file(old) && read_all(old) == request.resolved_yaml) return;
+  if (fs::is_regular_file(old) && without_comment_lines(read_all(old)) == request.resolved_yaml) return;
   throw InputError(fmt::format(
       "{}: already holds the run of a different scenario (its resolved.yaml differs from this run's); "
       "rerun with --force to replace it, or choose another folder with --out DIR",
