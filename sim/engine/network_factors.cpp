@@ -34,6 +34,12 @@ void install_fabric_factors(sg4::Engine& engine) {
   model->set_bw_factor_cb(factor(kLv08BandwidthFactor));
 }
 
+void install_zero_latency(sg4::Engine& engine) {
+  engine.get_netzone_root()->get_network_model()->set_lat_factor_cb(
+      [](double, const sg4::Host*, const sg4::Host*, const std::vector<sg4::Link*>&,
+         const std::unordered_set<sg4::NetZone*>&) { return 0.0; });
+}
+
 std::optional<RouteFactors> route_factors(const Scenario& sc, bool same_node_route) {
   if (sc.calibration && (!sc.calibration->intra.empty() || !sc.calibration->inter.empty()))
     return std::nullopt;

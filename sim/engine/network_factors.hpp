@@ -23,6 +23,10 @@ constexpr double kLv08BandwidthFactor = 0.97;
 // bandwidth as written. Call once the platform is loaded.
 void install_fabric_factors(simgrid::s4u::Engine& engine);
 
+// Every transfer of the run without latency (AlgorithmRun::pieces_pay_latency); call after the
+// other factors are installed: their bandwidth factors stay.
+void install_zero_latency(simgrid::s4u::Engine& engine);
+
 // The latency and bandwidth factors a transfer between two hosts gets from the scenario's network
 // (1 and 1 where the platform's values hold as written), for reports; nullopt when they depend on
 // the size (a calibration) or no factor applies (ns-3 simulates packets).

@@ -35,9 +35,11 @@ std::vector<std::string> network_preset_config(NetworkPreset preset) {
   switch (preset) {
     case NetworkPreset::lv08:
       return {"network/model:LV08"};
-    // Latency + size/bandwidth exactly: no TCP window bound, no reverse ACK traffic.
+    // Latency + size/bandwidth exactly: no reverse ACK traffic, and a TCP window so large that its
+    // bound (gamma / 2 latency: 5e17 B/s at 1 ms) never applies. Not 0, which SimGrid 3.32's CM02
+    // takes as "no bound at all" and then ignores a transfer's own rate cap (Comm::set_rate).
     case NetworkPreset::alpha_beta:
-      return {"network/model:CM02", "network/TCP-gamma:0", "network/crosstraffic:0"};
+      return {"network/model:CM02", "network/TCP-gamma:1e15", "network/crosstraffic:0"};
     case NetworkPreset::ns3:
       return {"network/model:ns-3"};
     case NetworkPreset::auto_by_fabric:  // resolved by effective_network() first
@@ -266,10 +268,12 @@ PreparedRun::PreparedRun(const Scenario& sc, const std::vector<std::string>& sim
   link_classes = effective_link_classes(sc, hosts, layout);
   config = algorithm_config(sc);
   config.layout = &layout;
+  config.hosts = &hosts;
   config.merged_node_flows_refusal = [this, &sc, simgrid_args](const std::vector<std::vector<int>>& nodes) {
     return merged_node_flows_refusal(sc, hosts, nodes, simgrid_args);
   };
   algorithm = prepare_algorithm(sc, config);
+  if (algorithm.pieces_pay_latency) install_zero_latency(*engine);
   config.merged_node_flows_refusal = nullptr;  // it holds the scenario, which may not outlive this
 }
 

@@ -507,6 +507,7 @@ AlgorithmConfig algorithm_config(const Scenario& sc) {
   config.op = sc.algorithm.op;
   config.params = sc.algorithm.params;
   config.world = sc.ranks;
+  config.math = sc.model.math;
   config.seed = sc.seed;
   config.compressor = sc.compression.entry;
   config.compressor_params = sc.compression.params;
