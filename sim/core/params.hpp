@@ -24,7 +24,9 @@ enum class ParamKind {
   duration,      // "1us", "2ms"; stored as seconds
   speed,         // "100Gf"; stored as flop/s
   integer_list,  // [2, 4, 8]
-  rows           // rows of numbers: [[0, 1], [1, 2, 0.5]] (edge lists, small tables)
+  rows,          // rows of numbers: [[0, 1], [1, 2, 0.5]] (edge lists, small tables)
+  files          // an input file or a list of them, each found like platform files (relative to
+                 // the working folder, else to the scenario's); stored as the paths found
 };
 
 struct ParamSpec {
@@ -61,8 +63,8 @@ struct ParamSpec {
 };
 
 using NumberRows = std::vector<std::vector<double>>;
-using ParamValue =
-    std::variant<bool, std::int64_t, double, std::string, std::vector<std::int64_t>, NumberRows>;
+using ParamValue = std::variant<bool, std::int64_t, double, std::string, std::vector<std::int64_t>,
+                                NumberRows, std::vector<std::string>>;
 
 class Params {
  public:
@@ -77,6 +79,9 @@ class Params {
     return std::get<std::vector<std::int64_t>>(at(key));
   }
   const NumberRows& rows(const std::string& key) const { return std::get<NumberRows>(at(key)); }
+  const std::vector<std::string>& files(const std::string& key) const {
+    return std::get<std::vector<std::string>>(at(key));
+  }
   const std::map<std::string, ParamValue>& all() const { return values_; }
 
  private:
