@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "algorithms/compression/compressor.hpp"
@@ -47,10 +49,12 @@ struct AlgorithmConfig {
 };
 
 // An extra figure an algorithm reports in summary.json (e.g. a graph's spectral gap); NaN is
-// written as null.
+// written as null. A field may instead hold a text, or an object of named figures (in order).
 struct SummaryField {
   std::string key;
   double value = 0;
+  std::optional<std::string> text = {};
+  std::optional<std::vector<std::pair<std::string, double>>> object = {};
 };
 
 // Host names the first ranks run on, in rank order (e.g. a parameter server's servers); the other
