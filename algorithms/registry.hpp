@@ -102,6 +102,9 @@ struct AlgorithmInfo {
   std::function<AlgorithmRun(const AlgorithmConfig&)> prepare;
   // Optional: pins ranks to named hosts (the default maps rank i to the i-th host in natural order).
   std::function<RankPlacement(const Params&)> placement = {};
+  // Optional: the one rank count the algorithm runs on (an MSCCL program's GPUs); calibrate and
+  // compare refuse measurements at any other. May throw InputError (an unreadable program).
+  std::function<int(const Params&)> fixed_ranks = {};
 };
 
 // An algorithm whose ranks share nothing: each rank's aggregator comes from `make(config)`. Its
