@@ -9,6 +9,7 @@
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/scenario/workload_loader.hpp"
 #include "sim/workload/options.hpp"
+#include "support/algorithm_keys.hpp"
 #include "support/cli.hpp"
 #include "support/reduction_check.hpp"
 
@@ -127,7 +128,7 @@ TEST_CASE("aggsim list prints exactly the algorithms and compressors the loader 
   CHECK(compressors.size() >= 11);
   for (const auto& name : algorithms) {
     INFO("algorithm " << name);
-    CHECK(validates(kPlatform + "algorithm: {name: " + name + "}\n"));
+    CHECK(validates(kPlatform + "algorithm: {name: " + name + required_algorithm_keys(name, 4) + "}\n"));
   }
   for (const auto& name : compressors) {
     INFO("compressor " << name);
