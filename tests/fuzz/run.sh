@@ -12,18 +12,20 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-60}
 build=${AGGSIM_FUZZ_BUILD:-build-sanitize}
 # AGGSIM_SANITIZE_PREBUILT=1: the tree is already built (ctest builds it once, in a setup test).
-[ "${AGGSIM_SANITIZE_PREBUILT:-0}" = 1 ] || tests/sanitize/configure.sh "$build" fuzz_scenario fuzz_platform_xml
+[ "${AGGSIM_SANITIZE_PREBUILT:-0}" = 1 ] || tests/sanitize/configure.sh "$build" fuzz_scenario fuzz_platform_xml fuzz_msccl_program
 
 corpus="$build/fuzz-corpus"
-mkdir -p "$corpus/scenario-seeds" "$corpus/platform-seeds" "$corpus/scenario" "$corpus/platform"
+mkdir -p "$corpus/scenario-seeds" "$corpus/platform-seeds" "$corpus/scenario" "$corpus/platform" \
+  "$corpus/msccl_program-seeds" "$corpus/msccl_program"
 find scenarios -name '*.yaml' -exec cp {} "$corpus/scenario-seeds/" \;
 cp tests/fuzz/regressions/scenario/* "$corpus/scenario-seeds/" 2>/dev/null || true
 cp platforms/*.xml "$corpus/platform-seeds/"
 cp tests/fuzz/regressions/platform/* "$corpus/platform-seeds/" 2>/dev/null || true
+cp algorithms/msccl/programs/*.xml tests/data/msccl/*.xml "$corpus/msccl_program-seeds/"
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-for target in scenario platform_xml; do
+for target in scenario platform_xml msccl_program; do
   seeds="$corpus/${target%_xml}-seeds"
   work="$corpus/${target%_xml}"
   echo "fuzzing $target for ${seconds} s"
