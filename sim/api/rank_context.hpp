@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/api/collective_call.hpp"
 #include "sim/api/rank_layout.hpp"
 #include "sim/comm/comm.hpp"
 #include "sim/core/random.hpp"
@@ -21,6 +22,9 @@ struct RankContext {
   // Where compressors add what they did to this rank's vectors this step (compress_error); null
   // when nothing measures it.
   CompressionTally* compression = nullptr;
+  // The current aggregation call's record of how it ran (sim/api/collective_call.hpp); an algorithm
+  // that chooses an algorithm, protocol or channel count per call fills it in. Null outside a call.
+  CollectiveChoice* choice = nullptr;
 
   // A stream private to this rank, step and purpose.
   Rng rng(Stream purpose, std::uint64_t extra = 0) const {

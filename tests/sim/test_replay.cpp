@@ -44,6 +44,7 @@ fs::path run(const fs::path& dir, const std::string& name, const std::string& ya
 // The README's bound: times within 1e-9 of the simulated time, bandwidths within 1e-9 relative.
 void check_steps(const fs::path& full, const fs::path& replayed, double sim_time) {
   check_same_steps(full, replayed, sim_time);
+  check_same_collectives(full, replayed, sim_time);  // replayed steps have their calls' rows too
 }
 
 void check_summary(const nlohmann::json& full, const nlohmann::json& replayed) {
@@ -195,7 +196,7 @@ TEST_CASE("Runs replay cannot repeat are simulated in full and byte-identical", 
       a.erase("replay_refused");
       b.erase("replay_refused");
       CHECK(a == b);
-      for (const char* file : {"steps.csv", "trace.json", "links.csv"}) {
+      for (const char* file : {"steps.csv", "collectives.csv", "trace.json", "links.csv"}) {
         INFO(file);
         CHECK(fs::exists(full / file) == fs::exists(again / file));
         if (fs::exists(full / file)) CHECK(read_file(full / file) == read_file(again / file));
