@@ -206,9 +206,21 @@ std::vector<const OutputTable*> tables() {
   return {&steps_table(), &collectives_table(), &summary_table(), &results_table()};
 }
 
+// A Markdown table cell: `|` escaped, and `<`, `>` outside code spans (else read as HTML tags).
 std::string cell_text(const std::string& s) {
   std::string out;
-  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  bool code = false;
+  for (char c : s) {
+    if (c == '`') code = !code;
+    if (c == '|')
+      out += "\\|";
+    else if (!code && c == '<')
+      out += "&lt;";
+    else if (!code && c == '>')
+      out += "&gt;";
+    else
+      out += c;
+  }
   return out;
 }
 
