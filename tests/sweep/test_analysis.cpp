@@ -306,14 +306,38 @@ sweep:
   }
 }
 
+namespace {
+
+// Renders `html` in headless Chromium into `png` (the flags keep it off the network and out of the
+// user's profile); returns the share of the page's pixels that are not white.
+double render_in_chromium(const fs::path& html, const fs::path& png, const fs::path& work) {
+  const std::string cmd = fmt::format(
+      "/usr/bin/chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+      "--disable-background-networking "
+      "--disable-component-update --disable-sync --user-data-dir={} --window-size=1200,3000 "
+      "--screenshot={} file://{} > {} 2>&1",
+      shell_quote((work / "profile").string()), shell_quote(png.string()), shell_quote(html.string()),
+      shell_quote((work / "chromium.log").string()));
+  INFO(read_file(work / "chromium.log"));
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  check_png(png, 50000);
+  const std::string measure = fmt::format(
+      "-c \"import matplotlib.image as m; a = m.imread('{}')[..., :3]; print((a.min(axis=2) < 0.9).mean())\"",
+      png.string());
+  REQUIRE(std::system(fmt::format("{} {} > {} 2>&1", kPython, measure, shell_quote((work / "ink").string()))
+                          .c_str()) == 0);
+  return std::stod(read_file(work / "ink"));
+}
+
+}  // namespace
+
 TEST_CASE("the report renders in headless Chromium with its figures drawn", "[analysis][chromium]") {
   std::string why;
   if (!python_ready(why)) {
     WARN(why);
     return;
   }
-  const char* chromium = "/usr/bin/chromium";
-  if (!fs::exists(chromium)) {
+  if (!fs::exists("/usr/bin/chromium")) {
     WARN("SKIPPED: /usr/bin/chromium is missing (Debian package chromium, installed by .ci/setup)");
     return;
   }
@@ -324,26 +348,21 @@ TEST_CASE("the report renders in headless Chromium with its figures drawn", "[an
           0);
   std::string log;
   REQUIRE(python("report.py " + shell_quote(out.string()), log) == 0);
-  // The flags keep Chromium off the network and out of the user's profile.
-  const fs::path shot = dir / "report.png";
-  const std::string cmd = fmt::format(
-      "{} --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
-      "--disable-background-networking "
-      "--disable-component-update --disable-sync --user-data-dir={} --window-size=1200,3000 "
-      "--screenshot={} file://{} > {} 2>&1",
-      chromium, shell_quote((dir / "profile").string()), shell_quote(shot.string()),
-      shell_quote((out / "report.html").string()), shell_quote((dir / "chromium.log").string()));
-  INFO(read_file(dir / "chromium.log"));
-  REQUIRE(std::system(cmd.c_str()) == 0);
-  check_png(shot, 50000);
   // Drawn, not blank: a good share of the page's pixels are not white (figures and table).
-  const std::string measure = fmt::format(
-      "-c \"import matplotlib.image as m; a = m.imread('{}')[..., :3]; print((a.min(axis=2) < 0.9).mean())\"",
-      shot.string());
-  REQUIRE(std::system(fmt::format("{} {} > {} 2>&1", kPython, measure, shell_quote((dir / "ink").string()))
-                          .c_str()) == 0);
-  const double ink = std::stod(read_file(dir / "ink"));
-  CHECK(ink > 0.05);
+  CHECK(render_in_chromium(out / "report.html", dir / "report.png", dir) > 0.05);
+  // A run's page: its summary as a table, and a 40-rank timeline by phase.
+  write_file(dir / "run.yaml", R"(name: traced
+ranks: 40
+steps: 2
+platform: {topology: cluster, hosts: 40, bandwidth: 10Gbps, latency: 1us}
+model: {size: 4MB, math: off}
+algorithm: {name: ring_allreduce}
+output: {trace: true}
+)");
+  REQUIRE(run_aggsim({"run", "run.yaml", "--out", "run", "-q"}, dir).exit_code == 0);
+  REQUIRE(python("report.py " + shell_quote((dir / "run").string()), log) == 0);
+  CHECK_THAT(read_file(dir / "run/report.html"), Catch::Contains("<img src='figures/timeline.png'"));
+  CHECK(render_in_chromium(dir / "run/report.html", dir / "run.png", dir) > 0.05);
 }
 
 namespace {
