@@ -128,7 +128,7 @@ def breakdown(source, out, max_bars=40):
             comm.append(part["comm_time_s"].mean())
             exposed.append(part["exposed_comm_time_s"].mean())
             runs.append(len(part))
-        title = f"Step time breakdown: {run_name(source)}"
+        title = f"Step time breakdown: {run_name(source)}" + (f" (means over {size} steps)" if size > 1 else "")
     bars = {"label": labels, "step_s": step, "compute_s": [], "exposed_comm_s": [], "overlap_s": [], "other_s": [],
             "runs": runs}
     for st, c, m, e in zip(step, compute, comm, exposed):
