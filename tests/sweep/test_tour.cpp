@@ -1,4 +1,4 @@
-// The first session of analysis/README.md ("A first session, from any folder"), run from a
+// The first tour of analysis/README.md ("A first tour, from any folder"), run from a
 // temporary folder that holds nothing: shipped scenarios, platforms and layer tables are found by
 // path and by name, a sweep comes from --grid, and the report is drawn.
 #include <fmt/format.h>
@@ -25,7 +25,7 @@ int shell(const std::string& command, const fs::path& cwd, std::string& log) {
 
 }  // namespace
 
-TEST_CASE("the first session of analysis/README.md runs from an empty folder", "[analysis][tour]") {
+TEST_CASE("the first tour of analysis/README.md runs from an empty folder", "[analysis][tour]") {
   const auto dir = fresh_dir("tour");
   const std::string aggsim = shell_quote(AGGSIM_BIN);
   const std::string report =
