@@ -81,6 +81,10 @@ def _readable_log_axis(axis, values, base=10, formatter=None):
     fmt = formatter or (lambda v, _: f"{v:g}")
     if base == 2:
         axis.set_major_locator(ticker.LogLocator(base=2))
+    elif vals and max(vals) / min(vals) < 3:
+        # Less than a factor of 3: even 1, 2, 5 per decade could leave one label; linear steps do not.
+        ticks = [t for t in ticker.MaxNLocator(6).tick_values(min(vals), max(vals)) if t > 0]
+        axis.set_major_locator(ticker.FixedLocator(ticks))
     elif vals and max(vals) / min(vals) < 100:
         axis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     axis.set_major_formatter(ticker.FuncFormatter(fmt))
