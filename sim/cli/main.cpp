@@ -9,6 +9,7 @@
 
 #include "sim/cli/calibrate_command.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/cli/perf_command.hpp"
 #include "sim/core/error.hpp"
 #include "sim/output/run_folder.hpp"
 #include "sim/platform/ns3_environment.hpp"
@@ -174,6 +175,8 @@ int main(int argc, char** argv) {
   add_sweep_verb("merge", "merge the finished points' summary.json into results.csv");
   aggsim::cli::MeasuredOptions measured_options;
   const auto [calibrate, compare] = aggsim::cli::add_measured_verbs(app, measured_options);
+  aggsim::cli::PerfCommandOptions perf_options;
+  CLI::App* perf = aggsim::cli::add_perf_verb(app, perf_options);
   aggsim::cli::BenchOptions bench_options;
   CLI::App* bench = app.add_subcommand(
       "bench",
@@ -221,6 +224,10 @@ int main(int argc, char** argv) {
     measured_options.simgrid_args = options.simgrid_args;
     if (*calibrate) return aggsim::cli::calibrate_command(measured_options);
     if (*compare) return aggsim::cli::compare_command(measured_options);
+    if (*perf) {
+      perf_options.simgrid_args = options.simgrid_args;
+      return aggsim::cli::perf_command(perf_options);
+    }
     if (*list) return aggsim::cli::list_command(list_options);
     if (*bench) return aggsim::cli::bench_command(bench_options);
   } catch (const aggsim::InputError& e) {
