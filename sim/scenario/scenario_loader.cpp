@@ -554,6 +554,7 @@ AlgorithmConfig algorithm_config(const Scenario& sc) {
   config.params = sc.algorithm.params;
   config.world = sc.ranks;
   config.math = sc.model.math;
+  if (sc.calibration && sc.calibration->nccl) config.protocol_costs = *sc.calibration->nccl;
   config.seed = sc.seed;
   config.compressor = sc.compression.entry;
   config.compressor_params = sc.compression.params;
