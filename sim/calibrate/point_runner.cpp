@@ -65,10 +65,27 @@ pid_t spawn(const PointRunOptions& options, const std::vector<std::string>& sets
   return pid;
 }
 
+// The algorithm/protocol pair most of the run's calls used (nccl_calls_<algorithm>_<protocol>).
+std::string main_choice(const nlohmann::json& summary) {
+  const std::string prefix = "nccl_calls_";
+  std::string best;
+  double most = 0;
+  for (const auto& [key, value] : summary.items()) {
+    if (key.rfind(prefix, 0) != 0 || !value.is_number() || value.get<double>() <= most) continue;
+    most = value.get<double>();
+    const std::string pair = key.substr(prefix.size());
+    const auto cut = pair.rfind('_');
+    best = pair.substr(0, cut) + "/" + pair.substr(cut + 1);
+  }
+  return best;
+}
+
 }  // namespace
 
 std::vector<double> run_points(const PointRunOptions& options,
-                               const std::vector<std::vector<std::string>>& sets) {
+                               const std::vector<std::vector<std::string>>& sets,
+                               std::vector<std::string>* choices) {
+  if (choices) choices->assign(sets.size(), "");
   const ScratchDir scratch;
   std::vector<double> times(sets.size(), 0.0);
   std::map<pid_t, std::size_t> running;
@@ -94,7 +111,9 @@ std::vector<double> run_points(const PointRunOptions& options,
     running.erase(it);
     const fs::path summary = scratch.path / fmt::format("p{}", i) / "summary.json";
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && fs::exists(summary)) {
-      times[i] = nlohmann::json::parse(read_text(summary)).at("sim_time_s").get<double>();
+      const auto json = nlohmann::json::parse(read_text(summary));
+      times[i] = json.at("sim_time_s").get<double>();
+      if (choices) (*choices)[i] = main_choice(json);
       continue;
     }
     if (failure.empty()) {  // keep the first failure; let the others finish

@@ -77,6 +77,10 @@ void check_simgrid_args(const std::vector<std::string>& user_args) {
 std::unique_ptr<sg4::Engine> make_engine(const Scenario& sc, const std::vector<std::string>& user_args) {
   std::vector<std::string> args = {"aggsim", "--cfg=contexts/factory:" AGGSIM_CONTEXT_FACTORY,
                                    "--log=xbt_cfg.thres:warning", "--log=root.fmt:[%10.6r]%e[%a@%h]%e%m%n"};
+  // Each actor's stack and its guard page are two memory mappings; Linux allows 65,530 by default,
+  // which two actors per rank (DDP buckets) exhaust at 16,384 ranks. Large runs go without guard
+  // pages (they only catch a stack overflow; results are the same).
+  if (sc.ranks >= 8192) args.push_back("--cfg=contexts/guard-size:0");
   for (const auto& c : network_preset_config(effective_network(sc))) args.push_back("--cfg=" + c);
   args.insert(args.end(), user_args.begin(), user_args.end());
   check_simgrid_args(user_args);
@@ -253,6 +257,36 @@ std::string replay_refusal(const Scenario& sc, const AlgorithmRun& algorithm) {
   return "";
 }
 
+// Each call's sizes: the bucket's dense fp32 bytes, and one rank's contribution as the scenario's
+// compressor encodes it (the formula on the modeled tensors: exact for fixed-size encodings, the
+// upper bound for threshold, the expected size for ATOMO).
+std::vector<CallSize> call_sizes(const StepPlan& plan, const AlgorithmConfig& config) {
+  const auto compressor = config.make_compressor();
+  std::vector<CallSize> out;
+  for (const Bucket& b : plan.buckets)
+    out.push_back({b.wire_elements * kFloatBytes, compressor->encoded_bytes(b.wire_shape)});
+  return out;
+}
+
+// "0-15", "2-15", "0,2-7": the ranks whose gradients a call reduces (all, unless the algorithm
+// leaves some out: a dedicated parameter server's servers).
+std::string rank_group(int ranks, const AlgorithmRun& algorithm, int& size) {
+  std::string out;
+  size = 0;
+  for (int r = 0; r < ranks;) {
+    if (algorithm.contributes && !algorithm.contributes(r)) {
+      ++r;
+      continue;
+    }
+    int last = r;
+    while (last + 1 < ranks && (!algorithm.contributes || algorithm.contributes(last + 1))) ++last;
+    out += (out.empty() ? "" : ",") + (last == r ? std::to_string(r) : fmt::format("{}-{}", r, last));
+    size += last - r + 1;
+    r = last + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 PreparedRun::PreparedRun(const Scenario& sc, const std::vector<std::string>& simgrid_args, bool link_load)
@@ -311,19 +345,24 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
                                             !sc.algorithm.entry->consensus || sc.algorithm.every > 1);
   }
   const std::unique_ptr<MathLog> math_log = make_math_log(sc, prepared.algorithm);
-  ReplayBook replay(result.log, sc.algorithm.every, replay_refusal(sc, prepared.algorithm));
-  const RunShared run{
-      sc,
+  StepPlan plan =
       make_step_plan(modeled_layers(sc.model), bucketing(sc.algorithm), sc.algorithm.bucket_bytes,
-                     workload ? workload->problem->tensors() : std::vector<TensorInfo>{}, sc.model.proxy_dim),
-      ComputeModel(sc.compute.speed, straggler_options(sc.compute.straggler), sc.seed),
-      workload.get(),
-      evaluator.get(),
-      result.log,
-      hooks,
-      math_log.get(),
-      steps_done,
-      &replay};
+                     workload ? workload->problem->tensors() : std::vector<TensorInfo>{}, sc.model.proxy_dim);
+  result.calls = CollectiveLog(static_cast<int>(plan.buckets.size()));
+  result.call_sizes = call_sizes(plan, prepared.config);
+  result.rank_group = rank_group(sc.ranks, prepared.algorithm, result.group_size);
+  ReplayBook replay(result.log, result.calls, sc.algorithm.every, replay_refusal(sc, prepared.algorithm));
+  const RunShared run{sc,
+                      std::move(plan),
+                      ComputeModel(sc.compute.speed, straggler_options(sc.compute.straggler), sc.seed),
+                      workload.get(),
+                      evaluator.get(),
+                      result.log,
+                      result.calls,
+                      hooks,
+                      math_log.get(),
+                      steps_done,
+                      &replay};
   std::vector<std::unique_ptr<RankState>> ranks;
   ranks.reserve(static_cast<std::size_t>(sc.ranks));
   for (int r = 0; r < sc.ranks; ++r) {
