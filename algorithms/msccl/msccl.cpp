@@ -112,10 +112,12 @@ AlgorithmInfo msccl_entry() {
       "an MSCCL algorithm file (MSCCL-IR XML from msccl-tools): checked for deadlocks and an exact result, "
       "then run threadblock by threadblock with NCCL's protocol costs";
   info.params = {
-      ParamSpec("program", ParamKind::files, "",
-                "the MSCCL XML file, or a list of them chosen per call by their minBytes/maxBytes (relative "
-                "paths as for platform files)")
-          .needed(),
+      ParamSpec(
+          "program", ParamKind::files, "",
+          "the MSCCL XML file, or a list of them chosen per call by their minBytes/maxBytes (found like "
+          "platform files; a bare name is a shipped program, e.g. ring_allreduce_8)")
+          .needed()
+          .shipped_as(DataKind::msccl_program),
       ParamSpec(
           "wrong_result", ParamKind::choice, "refuse",
           "a program that leaves any rank with a wrong result: refuse it, or run it anyway (the verdict "

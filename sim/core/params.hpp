@@ -11,6 +11,8 @@
 #include <variant>
 #include <vector>
 
+#include "sim/core/data_files.hpp"
+
 namespace aggsim {
 
 enum class ParamKind {
@@ -51,6 +53,11 @@ struct ParamSpec {
     choices = std::move(values);
     return *this;
   }
+  // For `files`: a bare name names a shipped file of this kind (sim/core/data_files.hpp).
+  ParamSpec& shipped_as(DataKind k) {
+    data_kind = k;
+    return *this;
+  }
   // How the key reference names the type when the loader reads the value its own way (a list or a
   // mapping, a keyword or a unit).
   ParamSpec& shown_as(std::string type) {
@@ -67,6 +74,7 @@ struct ParamSpec {
   double max = 1e300;
   std::vector<std::string> choices;
   std::string shown_type;  // empty: param_kind_name(kind)
+  DataKind data_kind = DataKind::other;  // files: the shipped files a bare name names
 };
 
 using NumberRows = std::vector<std::vector<double>>;

@@ -89,10 +89,10 @@ ParamValue YamlValue::param(const ParamSpec& spec) const {
     std::vector<std::string> out;
     if (node_.IsSequence()) {
       for (std::size_t i = 0; i < node_.size(); ++i)
-        out.push_back(find_input_file(item(i), spec.key, source_->file));
+        out.push_back(find_input_file(item(i), spec.key, source_->file, spec.data_kind));
       if (out.empty()) fail("must not be an empty list");
     } else {
-      out.push_back(find_input_file(*this, spec.key, source_->file));
+      out.push_back(find_input_file(*this, spec.key, source_->file, spec.data_kind));
     }
     return out;
   }

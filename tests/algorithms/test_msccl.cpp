@@ -193,6 +193,19 @@ TEST_CASE("the shipped programs pass every check and give every rank the exact r
     }
 }
 
+TEST_CASE("a shipped program is found by its bare name, from any folder", "[msccl]") {
+  const auto dir = fresh_dir("msccl-name");
+  write_file(dir / "s.yaml", scenario(8, kCluster8, "{name: msccl, program: ring_allreduce_8}"));
+  const CliResult r = run_aggsim({"validate", "s.yaml"}, dir);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  write_file(dir / "s.yaml", scenario(8, kCluster8, "{name: msccl, program: ring_allreduce_88}"));
+  const CliResult typo = run_aggsim({"validate", "s.yaml"}, dir);
+  CHECK(typo.exit_code == 2);
+  CHECK_THAT(typo.err, Catch::Contains("program file not found") && Catch::Contains("ring_allreduce_8"));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("the broken program is refused naming the first wrong rank, chunk and what it holds", "[msccl]") {
   // Rank 5 reduces chunk 5 from its own input and the other ranks' copies, but reads rank 2's slot
   // where rank 6's should be; the all-pairs broadcast then gives every rank that chunk: rank 0 is
