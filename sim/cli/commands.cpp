@@ -14,6 +14,7 @@
 #include "sim/platform/topology.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/scenario/workload_loader.hpp"
+#include "sim/sweep/local_runner.hpp"
 #include "sim/workload/options.hpp"
 
 namespace aggsim::cli {
@@ -91,6 +92,7 @@ bool wants_heartbeat(const RunOptions& options) {
 }  // namespace
 
 int run_command(const RunOptions& options) {
+  stop_with_sweep_parent();  // a point of calibrate or compare ends with its parent, even a killed one
   const Scenario sc = load_scenario(options.scenario, options.overrides);
   print_dropped_keys(sc);
   const std::string dir = output_dir(sc, options);

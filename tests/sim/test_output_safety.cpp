@@ -11,6 +11,7 @@
 #include <map>
 #include <thread>
 
+#include "sim/output/temporary.hpp"
 #include "support/cli.hpp"
 
 using namespace aggsim::test;
@@ -193,24 +194,33 @@ TEST_CASE("temporaries of dead processes are removed, live or other hosts' ones 
           "[outputs][safety]") {
   const auto dir = fresh_dir("safety-stale");
   write_file(dir / "s.yaml", kScenario);
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  std::string me(host);
-  for (char& c : me)
-    if (c == '/' || c == '-') c = '_';
-  const pid_t dead = fork();  // a pid that surely belongs to no process now
-  if (dead == 0) _exit(0);
+  // A temporary of a process that ended without removing it (as a SIGKILL leaves it).
+  std::fflush(nullptr);
+  const pid_t dead = fork();
+  if (dead == 0) {
+    new aggsim::Temporary(dir, "run");
+    _exit(0);
+  }
   waitpid(dead, nullptr, 0);
-  const std::string stale_tmp = ".run.tmp-" + me + "-" + std::to_string(dead);
-  const std::string stale_old = ".run.old-" + me + "-" + std::to_string(dead);
-  const std::string live = ".run.tmp-" + me + "-" + std::to_string(getpid());
-  const std::string other = ".run.tmp-otherhost-" + std::to_string(dead);
-  for (const auto& name : {stale_tmp, stale_old, live, other}) write_file(dir / name / "summary.json", "{}");
+  const auto ours = [&](const std::string& name) {
+    std::vector<fs::path> found;
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().filename().string().rfind("." + name + ".tmp-", 0) == 0) found.push_back(e.path());
+    return found;
+  };
+  REQUIRE(ours("run").size() == 1);
+  const fs::path stale = ours("run").front();
+  // The same temporary as another host's: its name says so, and its process may still run there.
+  std::string other_name = stale.filename().string();
+  const auto at = other_name.find(".tmp-") + 5;
+  other_name.replace(at, other_name.find('-', at) - at, "otherhost");
+  fs::create_directory(dir / other_name);
+  fs::copy(stale, dir / other_name, fs::copy_options::recursive);
+  const aggsim::Temporary live(dir, "live");  // this process's: running
   REQUIRE(run_aggsim({"run", "s.yaml", "--out", "run"}, dir).exit_code == 0);
-  CHECK(!fs::exists(dir / stale_tmp));
-  CHECK(!fs::exists(dir / stale_old));
-  CHECK(fs::exists(dir / live));
-  CHECK(fs::exists(dir / other));
+  CHECK(!fs::exists(stale));
+  CHECK(fs::exists(live.path()));
+  CHECK(fs::exists(dir / other_name));
 }
 
 TEST_CASE("SIGINT or SIGTERM during a run leaves no temporary and no partial folder", "[outputs][safety]") {
