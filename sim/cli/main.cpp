@@ -9,6 +9,7 @@
 
 #include "sim/cli/calibrate_command.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/cli/option_errors.hpp"
 #include "sim/core/error.hpp"
 #include "sim/output/run_folder.hpp"
 #include "sim/platform/ns3_environment.hpp"
@@ -187,8 +188,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(reversed);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);  // prints help, version or the error
-    return code == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::cerr << "aggsim: error: " << aggsim::cli::option_error(e, args)
+              << "\nRun with --help for more information.\n";
+    return 2;
   }
   try {
     if (*run) return aggsim::cli::run_command(options);
@@ -209,8 +212,11 @@ int main(int argc, char** argv) {
   } catch (const std::filesystem::filesystem_error& e) {
     std::cerr << "aggsim: error: " << aggsim::path_error(e).what() << "\n";
     return 2;
+  } catch (const aggsim::SimulationError& e) {
+    std::cerr << "aggsim: error: " << e.what() << "\n";
+    return 1;
   } catch (const std::exception& e) {
-    std::cerr << "aggsim: internal error: " << e.what() << "\n";
+    std::cerr << "aggsim: internal error: " << aggsim::printable(e.what()) << "\n";
     return 1;
   }
   return 0;

@@ -40,9 +40,9 @@ namespace fs = std::filesystem;
 
 YAML::Node parse_document(const std::string& text, const std::string& label) {
   check_yaml_nesting(text, label);
-  YAML::Node doc = parse_yaml(text, label);
-  if (!doc.IsDefined() || doc.IsNull()) throw InputError(label + ": the scenario is empty");
-  return doc;
+  std::vector<std::string> keys = scenario_top_level_keys();
+  keys.push_back("sweep");  // a sweep file given to run or validate is told so
+  return parse_yaml(text, label, {"scenario", keys});
 }
 
 // Applies "a.b.c=value" by creating/replacing the key in the document tree.
@@ -316,8 +316,7 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
   sc.source_file = source->file;
   YamlMap top(YamlValue(doc, "", source));
   // A misspelt key is the likeliest mistake and explains later ones: report it first.
-  top.expect({"name", "description", "seed", "ranks", "steps", "platform", "network", "model", "algorithm",
-              "compression", "workload", "compute", "engine", "output", "calibration"});
+  top.expect(scenario_top_level_keys());
   top.finish();
 
   if (auto v = top.get("name"))
@@ -448,8 +447,6 @@ Scenario load_from(const std::string& text, const std::string& label,
     }
   }
   YAML::Node doc = parse_document(text, label);
-  if (!doc.IsMap())
-    throw InputError(label + ": a scenario must be a mapping of keys (seed, ranks, platform, ...)");
   if (sweep_file) {
     doc.remove("sweep");
   } else if (doc["sweep"]) {
@@ -466,6 +463,11 @@ Scenario load_from(const std::string& text, const std::string& label,
 }
 
 }  // namespace
+
+std::vector<std::string> scenario_top_level_keys() {
+  return {"name",      "description", "seed",     "ranks",   "steps",  "platform", "network",    "model",
+          "algorithm", "compression", "workload", "compute", "engine", "output",   "calibration"};
+}
 
 Scenario load_sweep_point_text(const std::string& text, const std::string& label,
                                const std::vector<std::string>& overrides) {

@@ -58,7 +58,7 @@ LayerSpec read_layer(const YamlValue& v) {
 void read_layer_table(const std::string& file, ModelSpec& spec) {
   const std::string text = read_input_file(file, "layer table");
   check_yaml_nesting(text, file);
-  YAML::Node doc = parse_yaml(text, file);
+  YAML::Node doc = parse_yaml(text, file, {"layer table", {"name", "layers", "source", "description"}});
   auto source = std::make_shared<YamlSource>();
   source->file = file;
   YamlMap top(YamlValue(doc, "", source));
@@ -114,6 +114,11 @@ ReduceSpeed read_reduce_speed(const YamlValue& v) {
     v.fail(
         fmt::format("must be host, 0 (free) or a rate in bytes per second such as 200GBps ({})", e.what()));
   }
+  if (r.bytes_per_s > 0 && r.bytes_per_s < units::kMinBandwidth)
+    v.fail(fmt::format(
+        "must be host, 0 (free) or at least 1Bps, the slowest reduction aggsim simulates: below it a step "
+        "can outlast the simulated clock (a reduction at 1e-300 B/s never ends) (got {} B/s)",
+        r.bytes_per_s));
   return r;
 }
 
