@@ -311,6 +311,20 @@ void check_every(YamlMap& alg, const Scenario& sc) {
         every));
 }
 
+// An asynchronous parameter server serves a bucket's pushes until every worker has sent its last
+// one, and a rank ends its buckets one after the other: with several buckets (granularity: layer)
+// the workers wait for a bucket whose server has not begun to serve, and the run deadlocks.
+void check_granularity(YamlMap& alg, const Scenario& sc) {
+  const Params& p = sc.algorithm.params;
+  if (sc.algorithm.name != "parameter_server" || sc.algorithm.granularity != Granularity::layer ||
+      !(p.has("asynchronous") && p.boolean("asynchronous")))
+    return;
+  alg.get("granularity")
+      ->fail(
+          "layer with asynchronous: true is not modelled (each bucket would be a server of its own, serving "
+          "only once the previous one has ended, so the run would deadlock); use granularity: model");
+}
+
 Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source) {
   Scenario sc;
   sc.source_file = source->file;
@@ -377,6 +391,7 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
     read_common_algorithm_keys(alg, sc.algorithm, info->consensus);
     sc.algorithm.params = alg.params(info->params);
     check_every(alg, sc);
+    check_granularity(alg, sc);
     for (const auto& spec : info->params)
       if (auto v = alg.get(spec.key)) sc.key_locations["algorithm." + spec.key] = v->location();
     alg.finish();
