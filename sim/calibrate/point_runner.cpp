@@ -41,8 +41,9 @@ std::string read_text(const fs::path& p) {
   return ss.str();
 }
 
-// SIGINT, SIGTERM and SIGHUP while points run: the batch stops its children and removes its scratch
-// folder, then the process ends by the same signal.
+// SIGINT, SIGTERM and SIGHUP while points run: the batch stops its children and throws
+// Interrupted, which removes its scratch folder (and the caller's temporaries) before main() ends
+// the process by the same signal.
 volatile std::sig_atomic_t g_signal = 0;
 extern "C" void on_point_batch_signal(int sig) {
   g_signal = sig;
@@ -130,14 +131,8 @@ std::vector<double> run_points(const PointRunOptions& options,
   bool input_failure = false;
   while ((next < sets.size() && failure.empty()) || !running.empty()) {
     if (g_signal) {
-      const int sig = g_signal;
       stop_children(running);
-      {
-        const HeldSignals held;
-        scratch.reset();  // the scratch folder goes before the process does
-      }
-      std::signal(sig, SIG_DFL);
-      ::raise(sig);
+      throw Interrupted(g_signal);  // the scratch folder and the caller's temporaries go on the way up
     }
     while (failure.empty() && next < sets.size() &&
            static_cast<int>(running.size()) < std::max(1, options.jobs)) {

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdlib>
 #include <functional>
 #include <iostream>
@@ -212,6 +213,10 @@ int main(int argc, char** argv) {
   } catch (const std::filesystem::filesystem_error& e) {
     std::cerr << "aggsim: error: " << aggsim::path_error(e).what() << "\n";
     return 2;
+  } catch (const aggsim::Interrupted& e) {
+    std::signal(e.signal(), SIG_DFL);  // its temporaries are gone: end as the signal would have
+    std::raise(e.signal());
+    return 128 + e.signal();
   } catch (const aggsim::SimulationError& e) {
     std::cerr << "aggsim: error: " << e.what() << "\n";
     return 1;

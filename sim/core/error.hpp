@@ -28,4 +28,15 @@ class SimulationError : public std::runtime_error {
   explicit SimulationError(const std::string& message) : std::runtime_error(printable(message)) {}
 };
 
+// SIGINT, SIGTERM or SIGHUP caught while a batch of child processes ran: thrown so that every
+// temporary on the way up is removed; main() then ends the process by the same signal.
+class Interrupted : public std::runtime_error {
+ public:
+  explicit Interrupted(int signal) : std::runtime_error("interrupted by a signal"), signal_(signal) {}
+  int signal() const { return signal_; }
+
+ private:
+  int signal_;
+};
+
 }  // namespace aggsim

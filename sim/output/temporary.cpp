@@ -133,6 +133,7 @@ std::string temporary_marker_text(const std::string& token) {
 }
 
 Temporary::Temporary(const fs::path& folder, const std::string& name) {
+  const HeldSignals held;  // a folder without its marker would prove nothing: make both or neither
   const std::string token = random_token();
   path_ = folder / fmt::format(".{}.tmp-{}-{}-{}", name.substr(0, kMaxNameInTemporary), host_name(),
                                ::getpid(), token);
