@@ -136,6 +136,58 @@ TEST_CASE("platforms SimGrid aborts on are refused at file:line before it sees t
                 {"no route", "'a'", "'b'"});
 }
 
+TEST_CASE("core, pstate, profiles and rates SimGrid aborts on are refused at file:line:col",
+          "[input][platform]") {
+  // SimGrid 3.32 aborted (exit 134) on core="0" and core="-3" in validate and run, and ended with
+  // "invalid platform: stoi" on core="99999999999".
+  for (const std::string core : {"0", "-3", "99999999999"})
+    platform_case(
+        "core " + core,
+        two_hosts("    <host id=\"c\" speed=\"1Gf\" core=\"" + core + "\"/>\n" + kLink +
+                  "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"),
+        {"p.xml:7:5: <host>: core=\"" + core + "\": must be a whole number of cores from 1 to 65536"});
+  platform_case(
+      "cluster core 0",
+      platform("  <cluster id=\"c\" prefix=\"h-\" radical=\"0-3\" suffix=\"\" speed=\"1Gf\" core=\"0\" "
+               "bw=\"1Gbps\" lat=\"1us\"/>\n"),
+      {"p.xml:4:3: <cluster>: core=\"0\""});
+  platform_case("pstate past the speeds",
+                two_hosts("    <host id=\"c\" speed=\"1Gf,2Gf\" pstate=\"2\"/>\n" + kLink +
+                          "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"),
+                {"p.xml:7:5: <host>: pstate=\"2\": must name one of the host's 2 speed(s) (0 to 1)"});
+  platform_case("a profile file (read by SimGrid, which aborts on a bad one and prints its lines)",
+                two_hosts("    <host id=\"c\" speed=\"1Gf\" speed_file=\"/etc/hostname\"/>\n" + kLink +
+                          "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"),
+                {"p.xml:7:5: <host>: speed_file: profile files are not supported"});
+  platform_case("an included file", platform("  <include file=\"/etc/hostname\"/>\n"),
+                {"p.xml:4:3: <include>: profiles and included files are not supported"});
+  platform_case("a deployment actor",
+                platform("  <zone id=\"z\" routing=\"Full\">\n    <host id=\"a\" speed=\"1Gf\"/>\n  </zone>\n"
+                         "  <actor host=\"a\" function=\"x\"/>\n"),
+                {"p.xml:7:3: <actor>: deployment elements do not belong in an aggsim platform"});
+  platform_case("a link of 1e-300 B/s (an infinite clock)",
+                two_hosts("    <link id=\"l\" bandwidth=\"1e-300Bps\" latency=\"1us\"/>\n"
+                          "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"),
+                {"p.xml:7:5: <link>: bandwidth=\"1e-300Bps\": must be at least 1Bps (8bps)"});
+  platform_case("a host of 1e-300 flop/s",
+                two_hosts("    <host id=\"c\" speed=\"1e-300f\"/>\n" + kLink +
+                          "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"),
+                {"p.xml:7:5: <host>: speed=\"1e-300f\": must be at least 1f"});
+  platform_case("a bandwidth beyond a double with its unit",
+                two_hosts("    <link id=\"l\" bandwidth=\"1e308GBps\" latency=\"1us\"/>\n"
+                          "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"),
+                {"p.xml:7:5: <link>: bandwidth=\"1e308GBps\": is too large"});
+  // What aggsim still accepts: 8 cores, the second of two speeds, the slowest link.
+  const auto dir = fresh_dir("hostile-xml-ok");
+  write_file(dir / "s.yaml", kXmlScenario);
+  write_file(dir / "p.xml", two_hosts("    <host id=\"c\" speed=\"1Gf,2Gf\" pstate=\"1\" core=\"8\"/>\n"
+                                      "    <link id=\"l\" bandwidth=\"8bps\" latency=\"1us\"/>\n"
+                                      "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"));
+  const auto r = run_aggsim({"validate", "s.yaml"}, dir);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+}
+
 TEST_CASE("input paths that are not regular files, or cannot be resolved, are input errors",
           "[input][files]") {
   const auto dir = fresh_dir("hostile-files");
