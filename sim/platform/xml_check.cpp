@@ -325,8 +325,8 @@ struct Checker {
     }
   }
 
-  // What SimGrid's std::stoi reads from an attribute ("4", " 4", "0.0" -> 0): std::nullopt when it
-  // reads nothing (SimGrid then reports the value itself); `fits` false when it would not fit an int.
+  // What SimGrid's std::stoi reads from an attribute ("4", " 4", "0.0" -> 0): `found` false when it
+  // reads nothing, `fits` false when it would not fit an int.
   struct LeadingInteger {
     bool found = false, fits = false;
     long long value = 0;
@@ -354,7 +354,7 @@ struct Checker {
   void check_counts(const XmlElement& e) {
     if ((e.name == "host" || e.name == "cluster") && e.attributes.count("core")) {
       const LeadingInteger core = leading_integer(e.attribute("core"));
-      if (core.found && (!core.fits || core.value < 1 || core.value > kMaxCores))
+      if (!core.found || !core.fits || core.value < 1 || core.value > kMaxCores)
         fail(e, fmt::format("core=\"{}\": must be a whole number of cores from 1 to {}", e.attribute("core"),
                             kMaxCores));
     }

@@ -376,7 +376,10 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
                       sc.platform.topology));
   }
 
-  if (auto v = top.get("calibration")) read_calibration_key(*v, sc, top.get("network").has_value());
+  if (auto v = top.get("calibration")) {
+    sc.key_locations["calibration"] = v->location();
+    read_calibration_key(*v, sc, top.get("network").has_value());
+  }
 
   read_model(top.get("model"), sc.model, source->file);
 

@@ -272,3 +272,62 @@ TEST_CASE("runs racing to the same folder all succeed and leave no temporary or 
   CHECK(temporaries(dir).empty());
   CHECK(fs::exists(dir / "run/summary.json"));
 }
+
+TEST_CASE("a folder is aggsim's only if its marker is a regular file with aggsim's text",
+          "[outputs][safety]") {
+  const auto dir = fresh_dir("safety-marker");
+  write_file(dir / "s.yaml", kScenario);
+  write_file(dir / "elsewhere/.aggsim-run",
+             "This folder was written by aggsim, which may replace it whole.\n");
+  // An empty marker (a person's `touch`, or an old run folder), a symbolic link to a genuine marker,
+  // a marker with other text: each folder holds someone's data.
+  write_file(dir / "empty/.aggsim-run", "");
+  write_file(dir / "linked/data.txt", "keep\n");
+  fs::create_symlink(dir / "elsewhere/.aggsim-run", dir / "linked/.aggsim-run");
+  write_file(dir / "other/.aggsim-run", "not aggsim\n");
+  for (const std::string folder : {"empty", "linked", "other"})
+    write_file(dir / folder / "data.txt", "keep\n");
+  const auto before = snapshot(dir);
+  for (const std::string folder : {"empty", "linked", "other"})
+    for (const bool force : {false, true}) {
+      INFO(folder << (force ? " --force" : ""));
+      std::vector<std::string> args = {"run", "s.yaml", "--out", folder};
+      if (force) args.push_back("--force");
+      const auto r = run_aggsim(args, dir);
+      check_refused(r, folder);
+      if (folder == "empty") {
+        CHECK_THAT(r.err, Catch::Contains("its .aggsim-run marker is empty"));
+        CHECK_THAT(r.err, Catch::Contains("confirm it with: echo 'This folder was written by aggsim' > '" +
+                                          folder + "/.aggsim-run'"));
+      } else {
+        CHECK_THAT(r.err, Catch::Contains("is a symbolic link, not a regular file, or does not hold aggsim's "
+                                          "marker text"));
+      }
+    }
+  // The sweep marker is held to the same rule.
+  write_file(dir / "sweep/.aggsim-sweep", "");
+  write_file(dir / "sweep/data.txt", "keep\n");
+  check_refused(run_aggsim({"sweep", "expand", "sw.yaml", "--out", "sweep"}, dir), "sweep");
+  fs::remove_all(dir / "sweep");
+  CHECK(snapshot(dir) == before);
+  // The confirmation the message gives makes the folder replaceable.
+  write_file(dir / "empty/.aggsim-run", "This folder was written by aggsim\n");
+  const auto r = run_aggsim({"run", "s.yaml", "--out", "empty", "--force"}, dir);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(fs::exists(dir / "empty/summary.json"));
+  CHECK(!fs::exists(dir / "empty/data.txt"));
+}
+
+TEST_CASE("run folders whose marker is empty stay readable: a sweep counts their points as done",
+          "[outputs][safety]") {
+  const auto dir = fresh_dir("safety-old-marker");
+  write_file(dir / "sw.yaml", std::string(kScenario) + "sweep:\n  grid:\n    ranks: [2, 4]\n");
+  REQUIRE(run_aggsim({"sweep", "run", "sw.yaml", "--out", "sweep", "--jobs", "1"}, dir).exit_code == 0);
+  for (const auto& e : fs::directory_iterator(dir / "sweep/runs"))
+    write_file(e.path() / ".aggsim-run", "");  // as an older tool left them
+  const auto merged = run_aggsim({"sweep", "merge", "sw.yaml", "--out", "sweep"}, dir);
+  INFO(merged.err);
+  CHECK(merged.exit_code == 0);
+  CHECK_THAT(merged.err, Catch::Contains("2 done, 0 failed, 0 pending"));
+}
