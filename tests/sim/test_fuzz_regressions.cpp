@@ -1,6 +1,7 @@
 // Inputs in tests/fuzz/regressions/ (which the fuzzers also replay on every run), each with the
-// error it must now give through the binary: once a crash, a stack overflow, an abort or an
-// internal error. Platform files are run through a two-rank scenario that names them.
+// error it must now give through the binary: once a crash, a stack overflow, an abort, an internal
+// error, a run that "succeeded" without a result, or an echoed secret. Platform files are run
+// through a two-rank scenario that names them, measurement logs through `compare`.
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <map>
@@ -28,9 +29,26 @@ TEST_CASE("every fuzz regression input is an input error with its expected messa
       {"scenario/block-nesting-200.yaml", {"block-nesting-200.yaml:65: nested more than 64 levels"}},
       {"scenario/size-2-to-the-63.yaml", {"size-2-to-the-63.yaml:3:15: model.size:", "below 2^63"}},
       {"scenario/not-utf8-name.yaml", {"not-utf8-name.yaml:1:10: the text is not valid UTF-8"}},
+      // SimGrid aborted (exit 134) on core 0 or less, and ended with "invalid platform: stoi" beyond an int.
+      {"platform/host-core-zero.xml", {":5:5: <host>:", "core=\"0\": must be a whole number of cores"}},
+      {"platform/host-core-negative.xml", {":5:5: <host>:", "core=\"-3\": must be a whole number of cores"}},
+      {"platform/host-core-beyond-int.xml",
+       {":5:5: <host>:", "core=\"99999999999\": must be a whole number"}},
+      // Ran with SimGrid's "Deadlock detected", exited 0 with sim_time_s: null.
+      {"platform/link-bandwidth-1e-300.xml", {":7:5: <link>:", "must be at least 1Bps"}},
+      {"scenario/reduce-speed-1e-300.yaml",
+       {"reduce-speed-1e-300.yaml:7:25: compute.reduce_speed:", "at least 1Bps"}},
+      // Printed its first line: "shadow-format:1:1: root:*:20228:...: unknown key".
+      {"scenario/shadow-format",
+       {"shadow-format:1:1: (top level): not a scenario", "the file's text is not shown"}},
+      // std::regex recursed once per character of the prefix: SIGSEGV.
+      {"measurement/launcher-prefix-300KB.log",
+       {"launcher-prefix-300KB.log:13: cannot tell which collective"}},
+      // "internal error: stoi".
+      {"measurement/rank-beyond-int.log", {"rank-beyond-int.log:4: the rank number", "beyond 4194304"}},
   };
   std::size_t seen = 0;
-  for (const char* kind : {"platform", "scenario"}) {
+  for (const char* kind : {"platform", "scenario", "measurement"}) {
     for (const auto& entry : fs::directory_iterator(root / kind)) {
       const std::string name = std::string(kind) + "/" + entry.path().filename().string();
       INFO(name);
@@ -44,13 +62,19 @@ TEST_CASE("every fuzz regression input is an input error with its expected messa
         write_file(scenario, "ranks: 2\nplatform: {file: " + entry.path().string() +
                                  "}\nalgorithm: {name: ring_allreduce}\n");
       }
-      for (const std::string verb : {"validate", "run"}) {
-        std::vector<std::string> args = {verb, scenario};
-        if (verb == "run") args.insert(args.end(), {"--out", (dir / "out").string()});
+      std::vector<std::vector<std::string>> commands = {{"validate", scenario},
+                                                        {"run", scenario, "--out", (dir / "out").string()}};
+      if (std::string(kind) == "measurement")
+        commands = {{"compare",
+                     (fs::path(AGGSIM_SOURCE_DIR) / "tests/data/calibration/roce_h100.yaml").string(),
+                     entry.path().string(), "--csv", (dir / "out").string()}};
+      for (const auto& args : commands) {
         const auto r = run_aggsim(args);
-        INFO(verb << ": " << r.err);
+        INFO(args[0] << ": " << r.err);
         CHECK(r.exit_code == 2);
         for (const auto& f : it->second) CHECK(r.err.find(f) != std::string::npos);
+        for (const std::string secret : {"root", "20228", "Zq8SecretHash"})
+          CHECK(r.err.find(secret) == std::string::npos);
         CHECK_FALSE(fs::exists(dir / "out"));
       }
       fs::remove_all(dir);
