@@ -194,7 +194,11 @@ void write_file_atomically(const fs::path& path, const std::string& content) {
   const fs::path parent = path.parent_path().empty() ? fs::path(".") : path.parent_path();
   fs::create_directories(parent);
   const Temporary tmp(parent, path.filename().string());
-  write_new_file(tmp.content(), content);
+  try {
+    write_new_file(tmp.content(), content);
+  } catch (const fs::filesystem_error& e) {
+    throw fs::filesystem_error("cannot write", path, e.code());  // the file meant, not the temporary
+  }
   std::error_code ec;
   const fs::file_status status = fs::symlink_status(path, ec);
   if (fs::exists(status) && !fs::is_regular_file(status))

@@ -257,6 +257,12 @@ struct Checker {
     } catch (const std::invalid_argument& err) {
       fail(e, err.what());
     }
+    // SimGrid reads a radical leniently (std::stoi: "1e308GBps" is host 1), then aborts when a
+    // topology needs more hosts than it got: a radical must be what it looks like.
+    if (radicals.empty())
+      fail(e, fmt::format("radical=\"{}\": must be numbers and ranges separated by commas, such as 0-15,20 "
+                          "(numbers below 10^9, each range from low to high)",
+                          e.attribute("radical")));
     for (long r : radicals)
       declare(netpoints, "host", e.attribute("prefix") + std::to_string(r) + e.attribute("suffix"), e);
     const std::string topology = e.attribute("topology").empty() ? "FLAT" : e.attribute("topology");
@@ -267,7 +273,7 @@ struct Checker {
       } catch (const std::invalid_argument& err) {
         fail(e, err.what());
       }
-      if (!radicals.empty() && leaves != static_cast<long>(radicals.size()))
+      if (leaves != static_cast<long>(radicals.size()))
         fail(e,
              fmt::format(
                  "topology {} with topo_parameters '{}' has {} leaves but radical '{}' names {} hosts",

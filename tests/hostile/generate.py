@@ -15,10 +15,17 @@ The same seed gives the same corpus. Families (each case's family is the first p
   xml      platform XML: zero/negative/NaN bandwidths, duplicate routes and ids, missing routes,
            deep zones, huge radicals, unknown elements, truncation, entities, junk
   layers   layer tables with absurd shapes, counts and FLOPs
+and the scripted families of scripted.py, each case with a case.json of commands and checks
+(run.py): mutants of the shipped scenarios, sweeps, platforms and measurement logs (shipped,
+sweep, platform, log), output targets (outputs), foreign files such as /etc/shadow's format at
+every file slot (secrets), look-alike temporaries (temps), Slurm scripts run with a fake sbatch
+(slurm), command-line paths (args), and kill -9 or a full disk, then the same command (faults).
 """
 import argparse
 import os
 import random
+
+import scripted
 
 BASES = {
     "ring": """seed: 3
@@ -322,8 +329,12 @@ def case_layers(rng):
     return "layers", BASES["layers"], layers
 
 
-FAMILIES = [("value", case_value, 0.30), ("keys", case_keys, 0.15), ("nesting", case_nesting, 0.06),
-            ("junk", case_junk, 0.12), ("path", case_path, 0.07), ("xml", case_xml, 0.22), ("layers", case_layers, 0.08)]
+# Scenario families (s.yaml, validated and run) and the scripted ones (scripted.py, a case.json
+# each); the weights sum to 1.
+FAMILIES = [("value", case_value, 0.20), ("keys", case_keys, 0.10), ("nesting", case_nesting, 0.04),
+            ("junk", case_junk, 0.08), ("path", case_path, 0.05), ("xml", case_xml, 0.14), ("layers", case_layers, 0.05)]
+SCRIPTED = {name for name, _, _ in scripted.FAMILIES}
+FAMILIES += scripted.FAMILIES
 
 
 def write(path, content):
@@ -334,7 +345,7 @@ def write(path, content):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--count", type=int, default=3000)
+    ap.add_argument("--count", type=int, default=5000)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     rng = random.Random(args.seed)
@@ -342,10 +353,13 @@ def main():
     weights = [w for _, _, w in FAMILIES]
     for n in range(args.count):
         name, make, _ = rng.choices(FAMILIES, weights)[0]
-        result = make(rng)
-        base, scenario = result[0], result[1]
         case = os.path.join(args.out, "%s-%04d" % (name, n))
         os.makedirs(case, exist_ok=True)
+        if name in SCRIPTED:
+            scripted.write_case(case, make(rng), write)
+            continue
+        result = make(rng)
+        base, scenario = result[0], result[1]
         # Hostile values are kept as bytes: non-UTF-8 must reach aggsim as it is.
         write(os.path.join(case, "s.yaml"), scenario.encode("latin-1", "ignore") if isinstance(scenario, str) and
               any(0x80 <= ord(c) <= 0xff for c in scenario) and rng.random() < 0.5 else scenario)

@@ -18,6 +18,9 @@ TEST_CASE("every fuzz regression input is an input error with its expected messa
   // file -> fragments expected on stderr
   const std::map<std::string, std::vector<std::string>> expected = {
       {"platform/radical-number-beyond-long.xml", {"radical"}},
+      // SimGrid read radical="1e308GBps" as host 1, then aborted (exit 134) building the dragonfly.
+      {"platform/dragonfly-radical-not-a-number.xml",
+       {":7:3: <cluster>: radical=\"1e308GBps\": must be numbers and ranges"}},
       {"platform/dragonfly-leaf-count-overflow.xml", {":4:3: <cluster>:", "262144 leaves"}},
       {"platform/zones-500-deep.xml", {":67:1: <zone>:", "at most 64 deep"}},
       // Took 80 s to check under ASan (the fuzzer's timeout) before clusters were capped.
