@@ -435,6 +435,7 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
 
   read_training(top, sc);
   check_math_memory(top, sc);
+  check_step_memory(top, sc);
 
   if (auto e = top.get("engine")) {
     YamlMap engine(*e);

@@ -4,11 +4,13 @@
 #include <unistd.h>
 
 #include <limits>
+#include <vector>
 
 #include "sim/core/checked.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/input_file.hpp"
 #include "sim/core/units.hpp"
+#include "sim/metrics/step_log.hpp"
 #include "sim/workload/problem.hpp"
 
 namespace aggsim {
@@ -320,6 +322,27 @@ void emit_training(YAML::Emitter& out, const Scenario& sc) {
           : rs.bytes_per_s > 0 ? fmt::format("{}Bps", rs.bytes_per_s)
                                : "0");
   out << YAML::EndMap;
+}
+
+// A step costs its summary, its block of rank records and its steps.csv row (18 columns, at least
+// 80 characters once the times are real numbers): 152 + 24 + 80 bytes, rounded down to 256, plus
+// 48 bytes a rank. The asserts keep that a lower bound if the records shrink.
+constexpr double kStepBytes = 256, kRankStepBytes = 48;
+static_assert(sizeof(StepSummary) + sizeof(std::vector<RankStepRecord>) + 80 >= kStepBytes);
+static_assert(sizeof(RankStepRecord) >= kRankStepBytes);
+
+void check_step_memory(const YamlMap& top, const Scenario& sc) {
+  const double per_step = kStepBytes + kRankStepBytes * static_cast<double>(sc.ranks);
+  const double bytes = per_step * static_cast<double>(sc.steps);
+  const std::uint64_t limit = math_memory_limit();
+  if (bytes <= static_cast<double>(limit)) return;
+  const YAML::Node given = top.value().node()["steps"];
+  const YamlValue at = given ? top.value().child("steps") : top.value();
+  at.fail(fmt::format(
+      "{} steps of {} ranks need at least {} for their per-step records (256 + 48 x ranks bytes a step, "
+      "kept as the steps complete), more than the {} aggsim allows on this machine (half its memory); "
+      "run fewer steps",
+      sc.steps, sc.ranks, units::format_bytes(bytes), units::format_bytes(static_cast<double>(limit))));
 }
 
 }  // namespace aggsim

@@ -329,12 +329,21 @@ TEST_CASE("memory that grows with steps or proxy_dim is bounded or refused with 
     INFO(r.err);
     CHECK(r.exit_code == 0);
   }
-  // steps: 10^9 used to allocate ranks x steps x 48 bytes (here 768 GB) before the first step. Under a
-  // 2 GB address-space limit the run must be simulating, not dead of bad_alloc, after a few seconds.
+  // steps: 10^9 of 16 ranks need at least 10^9 x (256 + 48 x 16) bytes of per-step records as they
+  // complete (a replayed run reaches millions of steps a minute: one was killed for memory after
+  // 37 s): refused at the key with the limit.
   s = kScenario;
   s.replace(s.find("steps: 1"), 8, "steps: 1000000000");
   s.replace(s.find("ranks: 4"), 8, "ranks: 16");
   s.replace(s.find("hosts: 4"), 8, "hosts: 16");
+  write_file(dir / "s.yaml", s);
+  expect_refused(dir, "s.yaml",
+                 {"s.yaml:3:8: steps: 1000000000 steps of 16 ranks need at least 1.02 TB",
+                  "aggsim allows on this machine (half its memory)"},
+                 {"s.yaml"});
+  // steps: 4 x 10^6 used to allocate ranks x steps x 48 bytes (here 3 GB) before the first step. Under
+  // a 2 GB address-space limit the run must be simulating, not dead of bad_alloc, after a few seconds.
+  s.replace(s.find("steps: 1000000000"), 17, "steps: 4000000");
   write_file(dir / "s.yaml", s);
   const std::string cmd = "cd " + shell_quote(dir.string()) + " && ulimit -v 2000000 && timeout 5 " +
                           shell_quote(AGGSIM_BIN) + " run s.yaml --out out -q --set model.math=off 2>err.txt";
