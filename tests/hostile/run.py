@@ -11,8 +11,8 @@ Slurm would, with a fake sbatch). For every command it checks:
   - the exit status is one the step allows (0 or 2 unless said otherwise): never a signal, an abort
     (134), exit 1 ("internal error") or a hang (killed after --timeout seconds), except for steps
     the case kills itself (kill -9) or runs under a file-size limit (a full disk);
-  - status 2 ends with a line "aggsim: error: ..." (SimGrid's warnings or a sweep's progress may
-    come before it) and nothing prints "internal error";
+  - status 2 ends with "aggsim: error: ..." (and its indented context lines and the usage hint;
+    SimGrid's warnings or a sweep's progress may come before it) and nothing prints "internal error";
   - no secret of the case (a fragment of a foreign file) appears on stdout or stderr;
 and after the case:
   - a `run` that fails leaves nothing behind, one that succeeds a complete output folder
@@ -177,16 +177,20 @@ def describe(status, timeout):
     return "exit %s" % status
 
 
-def last_line(text):
-    """What a command printed last (SimGrid's own warnings or a sweep's progress may come first)."""
+def ends_with_error(text):
+    """Whether the output ends with aggsim's error: a line "aggsim: error: ...", then only its
+    indented context lines and the usage hint. SimGrid's own warnings or a sweep's progress may come
+    before it."""
     lines = [l for l in text.splitlines() if l.strip()]
-    return lines[-1] if lines else ""
+    while lines and (lines[-1].startswith("  ") or lines[-1].startswith("Run with --help")):
+        lines.pop()
+    return bool(lines) and lines[-1].startswith("aggsim: error: ")
 
 
 def check_output(problems, label, status, out, err, ok, secrets):
     if status not in ok:
         problems.append("%s: %s %s" % (label, describe(status, 0), err.strip()[-300:]))
-    elif status == 2 and not last_line(err).startswith("aggsim: error: "):
+    elif status == 2 and not ends_with_error(err):
         problems.append("%s: exit 2 without 'aggsim: error:' last: %s" % (label, err[-300:]))
     if "internal error" in err:
         problems.append("%s: internal error: %s" % (label, err[-300:]))
