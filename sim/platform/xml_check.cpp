@@ -331,46 +331,35 @@ struct Checker {
     }
   }
 
-  // What SimGrid's std::stoi reads from an attribute ("4", " 4", "0.0" -> 0): `found` false when it
-  // reads nothing, `fits` false when it would not fit an int.
-  struct LeadingInteger {
-    bool found = false, fits = false;
-    long long value = 0;
-  };
-  static LeadingInteger leading_integer(const std::string& text) {
-    std::size_t i = 0;
-    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
-    const std::size_t sign = i;
-    if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
-    const std::size_t digits = i;
-    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-    LeadingInteger out;
-    out.found = i > digits;
-    if (!out.found) return out;
-    const auto v = parse_integer_text<int>(std::string_view(text).substr(
-        text[sign] == '+' ? digits : sign, i - (text[sign] == '+' ? digits : sign)));
-    out.fits = v.has_value();
-    out.value = v.value_or(0);
-    return out;
+  // A count SimGrid 3.32 reads with std::stoi: it takes the leading digits ("1.5" -> 1, "2x" -> 2,
+  // "abc" ends the load with "abc is not an int", beyond an int with "stoi"). aggsim accepts only
+  // a whole number, spaces around it allowed, that fits an int.
+  static std::optional<long long> whole_int(const std::string& text) {
+    std::size_t begin = 0, end = text.size();
+    while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
+    while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
+    if (begin < end && text[begin] == '+') ++begin;
+    const auto v = parse_integer_text<int>(std::string_view(text).substr(begin, end - begin));
+    if (!v) return std::nullopt;
+    return *v;
   }
 
-  // SimGrid 3.32 reads `core` and `pstate` with std::stoi (a value beyond an int ends the load with
-  // "stoi") and then asserts on them: zero or negative cores, or a pstate past the host's speeds,
+  // SimGrid 3.32 asserts on zero or negative cores and on a pstate past the host's speeds: those
   // abort the whole process (exit 134) in validate as in run.
   void check_counts(const XmlElement& e) {
     if ((e.name == "host" || e.name == "cluster") && e.attributes.count("core")) {
-      const LeadingInteger core = leading_integer(e.attribute("core"));
-      if (!core.found || !core.fits || core.value < 1 || core.value > kMaxCores)
+      const auto core = whole_int(e.attribute("core"));
+      if (!core || *core < 1 || *core > kMaxCores)
         fail(e, fmt::format("core=\"{}\": must be a whole number of cores from 1 to {}", e.attribute("core"),
                             kMaxCores));
     }
     if (e.name == "host" && e.attributes.count("pstate")) {
       const std::size_t speeds = split_list(e.attribute("speed")).size();
-      const LeadingInteger pstate = leading_integer(e.attribute("pstate"));
-      if (pstate.found &&
-          (!pstate.fits || pstate.value < 0 || pstate.value >= static_cast<long long>(speeds)))
-        fail(e, fmt::format("pstate=\"{}\": must name one of the host's {} speed(s) (0 to {})",
-                            e.attribute("pstate"), speeds, speeds - 1));
+      const auto pstate = whole_int(e.attribute("pstate"));
+      if (!pstate || *pstate < 0 || *pstate >= static_cast<long long>(speeds))
+        fail(e, fmt::format(
+                    "pstate=\"{}\": must be a whole number naming one of the host's {} speed(s) (0 to {})",
+                    e.attribute("pstate"), speeds, speeds - 1));
     }
     if (e.name == "platform" && e.attributes.count("version")) {
       const auto v = leading_number(e.attribute("version"));

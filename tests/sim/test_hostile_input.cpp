@@ -140,7 +140,8 @@ TEST_CASE("core, pstate, profiles and rates SimGrid aborts on are refused at fil
           "[input][platform]") {
   // SimGrid 3.32 aborted (exit 134) on core="0" and core="-3" in validate and run, and ended with
   // "invalid platform: stoi" on core="99999999999".
-  for (const std::string core : {"0", "-3", "99999999999"})
+  // SimGrid reads the leading digits only: "1.5" would be 1 core, "2x" 2, without a word.
+  for (const std::string core : {"0", "-3", "99999999999", "1.5", "2x", ""})
     platform_case(
         "core " + core,
         two_hosts("    <host id=\"c\" speed=\"1Gf\" core=\"" + core + "\"/>\n" + kLink +
@@ -151,10 +152,18 @@ TEST_CASE("core, pstate, profiles and rates SimGrid aborts on are refused at fil
       platform("  <cluster id=\"c\" prefix=\"h-\" radical=\"0-3\" suffix=\"\" speed=\"1Gf\" core=\"0\" "
                "bw=\"1Gbps\" lat=\"1us\"/>\n"),
       {"p.xml:4:3: <cluster>: core=\"0\""});
-  platform_case("pstate past the speeds",
-                two_hosts("    <host id=\"c\" speed=\"1Gf,2Gf\" pstate=\"2\"/>\n" + kLink +
-                          "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"),
-                {"p.xml:7:5: <host>: pstate=\"2\": must name one of the host's 2 speed(s) (0 to 1)"});
+  platform_case(
+      "pstate past the speeds",
+      two_hosts("    <host id=\"c\" speed=\"1Gf,2Gf\" pstate=\"2\"/>\n" + kLink +
+                "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"),
+      {"p.xml:7:5: <host>: pstate=\"2\": must be a whole number naming one of the host's 2 speed(s) "
+       "(0 to 1)"});
+  // SimGrid ends the load with "abc is not an int", and reads "0.5" as pstate 0.
+  for (const std::string pstate : {"abc", "0.5"})
+    platform_case("pstate " + pstate,
+                  two_hosts("    <host id=\"c\" speed=\"1Gf,2Gf\" pstate=\"" + pstate + "\"/>\n" + kLink +
+                            "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"),
+                  {"p.xml:7:5: <host>: pstate=\"" + pstate + "\": must be a whole number naming one"});
   platform_case("a profile file (read by SimGrid, which aborts on a bad one and prints its lines)",
                 two_hosts("    <host id=\"c\" speed=\"1Gf\" speed_file=\"/etc/hostname\"/>\n" + kLink +
                           "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"),
@@ -177,10 +186,10 @@ TEST_CASE("core, pstate, profiles and rates SimGrid aborts on are refused at fil
                 two_hosts("    <link id=\"l\" bandwidth=\"1e308GBps\" latency=\"1us\"/>\n"
                           "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"),
                 {"p.xml:7:5: <link>: bandwidth=\"1e308GBps\": is too large"});
-  // What aggsim still accepts: 8 cores, the second of two speeds, the slowest link.
+  // What aggsim still accepts: 8 cores (spaces around allowed), the second of two speeds, the slowest link.
   const auto dir = fresh_dir("hostile-xml-ok");
   write_file(dir / "s.yaml", kXmlScenario);
-  write_file(dir / "p.xml", two_hosts("    <host id=\"c\" speed=\"1Gf,2Gf\" pstate=\"1\" core=\"8\"/>\n"
+  write_file(dir / "p.xml", two_hosts("    <host id=\"c\" speed=\"1Gf,2Gf\" pstate=\"1\" core=\" +8 \"/>\n"
                                       "    <link id=\"l\" bandwidth=\"8bps\" latency=\"1us\"/>\n"
                                       "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"));
   const auto r = run_aggsim({"validate", "s.yaml"}, dir);
