@@ -33,7 +33,7 @@ const char* kind_of(const fs::file_status& status) {
 
 void check_output_file(const fs::path& path, const std::string& option,
                        const std::vector<fs::path>& protect) {
-  const std::string where = fmt::format("{} {}", option, path.string());
+  const std::string where = fmt::format("{}: {}", option, path.string());
   if (path.empty() || path.filename().empty() || path.filename() == "." || path.filename() == "..")
     throw InputError(fmt::format("{}: needs a file name", where));
   if (path.string().find('\0') != std::string::npos)
@@ -68,7 +68,7 @@ void prepare_output_file(const fs::path& path, const std::string& option,
     fs::create_directories(parent);
     const Temporary probe(parent, path.filename().string());
   } catch (const fs::filesystem_error& e) {
-    throw InputError(fmt::format("{} {}: cannot write there ({}: {}); choose another path", option,
+    throw InputError(fmt::format("{}: {}: cannot write there ({}: {}); choose another path", option,
                                  path.string(), e.path1().string(), e.code().message()));
   }
 }

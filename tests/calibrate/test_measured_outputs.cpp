@@ -116,8 +116,7 @@ TEST_CASE("compare --csv and calibrate --out refuse what is not a regular file, 
       const auto r = run_aggsim({verb, "s.yaml", "m.csv", option, c.path}, dir);
       INFO(verb << ": " << r.err);
       CHECK(r.exit_code == 2);
-      CHECK_THAT(r.err, Catch::StartsWith("aggsim: error: " + option));
-      CHECK_THAT(r.err, Catch::Contains(c.path));
+      CHECK_THAT(r.err, Catch::StartsWith("aggsim: error: " + option + ": " + c.path + ": "));
       CHECK_THAT(r.err, Catch::Contains(c.what));
       CHECK(r.out.empty());  // refused before any point was simulated (compare prints its table after)
     }
