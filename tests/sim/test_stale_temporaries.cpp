@@ -140,7 +140,7 @@ TEST_CASE("files and folders that only look like temporaries are never removed",
 
   CHECK(aggsim::remove_stale_temporaries(dir) == 0);
   CHECK(snapshot(dir) == before);
-  // The same through the binary, as the report ran it: a new run folder written beside them.
+  // The same through the binary: a new run folder written beside them, as a user runs it.
   write_file(dir / "s.yaml",
              "ranks: 2\nsteps: 1\nplatform: {topology: cluster, hosts: 2}\nmodel: {size: 1MB}\n"
              "algorithm: {name: ring_allreduce}\n");
