@@ -1,13 +1,20 @@
 // No success without a result: rates so slow that a step could not finish are refused at their key
-// with the bound, and a run whose clock still leaves the finite numbers exits non-zero naming the
-// cause, with nothing written.
+// with the bound, and a run that still deadlocks or whose clock leaves the finite numbers fails
+// naming the cause, with nothing written.
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
 
+#include "sim/core/error.hpp"
+#include "sim/engine/simulation.hpp"
+#include "sim/scenario/scenario_loader.hpp"
 #include "support/cli.hpp"
+#include "support/isolated.hpp"
 #include "support/scenarios.hpp"
 
+using namespace aggsim;
 using namespace aggsim::test;
 namespace fs = std::filesystem;
 
@@ -69,4 +76,30 @@ TEST_CASE("a run whose simulated time becomes infinite exits 1 naming the cause 
                                     "infinite in step 1 of 1 (0 of 2 ranks finished it)"));
   CHECK_THAT(r.err, !Catch::Contains("internal error"));
   CHECK(!fs::exists(dir / "out"));
+}
+
+TEST_CASE("a run that deadlocks fails naming the step and the ranks, instead of ending as a success",
+          "[run][end]") {
+  // The loader refuses the one deadlocking combination known (an asynchronous parameter server by
+  // layer, each bucket's server waiting for the previous one's); set past the loader, it must make
+  // the engine report the deadlock rather than return a run with missing steps.
+  const std::string text = run_isolated([] {
+    Scenario sc = load_scenario_text(
+        "ranks: 4\nsteps: 3\nplatform: {topology: cluster, hosts: 5, bandwidth: 10Gbps, latency: 1us}\n"
+        "network: alpha_beta\nmodel: {layers: " AGGSIM_SOURCE_DIR
+        "/scenarios/models/resnet50.yaml, batch: 32}\n"
+        "algorithm: {name: parameter_server, servers: 1, placement: dedicated, asynchronous: true}\n",
+        "deadlock.yaml");
+    sc.algorithm.granularity = Granularity::layer;
+    sc.algorithm.bucket_bytes = 25'000'000;
+    try {
+      const auto result = simulate(sc, {"--log=root.thres:critical"}, {});
+      return fmt::format("finished at {} s", result.sim_time_s);
+    } catch (const SimulationError& e) {
+      return std::string("SimulationError: ") + e.what();
+    }
+  });
+  INFO(text);
+  CHECK_THAT(text, Catch::StartsWith("SimulationError: the simulation deadlocked at "));
+  CHECK_THAT(text, Catch::Contains(" s in step 1 of 3 (1 of 4 ranks finished it): ranks wait for "));
 }
