@@ -498,7 +498,9 @@ void check_well_formed(const std::string& text, const std::string& file) {
   buffer.push_back('\0');
   rx::xml_document<char> doc;
   try {
-    doc.parse<rx::parse_comment_nodes>(buffer.data());  // the flags Boost's XML reader uses
+    // Boost's XML reader's flags, plus closing tags checked against their opening tag (an end tag
+    // that does not match would otherwise reach SimGrid, which reports no column).
+    doc.parse<rx::parse_comment_nodes | rx::parse_validate_closing_tags>(buffer.data());
   } catch (const rx::parse_error& e) {
     const char* where = e.where<char>();
     const std::size_t offset = where ? static_cast<std::size_t>(where - buffer.data()) : 0;
@@ -619,6 +621,13 @@ std::string explain_simgrid_error(const std::string& file, const std::string& wh
                   "' is not a host, router or zone of this platform");
   if (const auto at = text.find("Invalid XML (XML input line "); at != std::string::npos)
     if (const auto close = text.find("): ", at); close != std::string::npos) text.erase(at, close + 3 - at);
+  // SimGrid's lexer accepts a platform only after its DOCTYPE line, and says so obscurely.
+  if (text.find("in prolog") != std::string::npos ||
+      text.find("Bad declaration <!DOCTYPE") != std::string::npos)
+    text +=
+        " (a SimGrid 3.32 platform begins with <?xml version='1.0'?> and then <!DOCTYPE platform SYSTEM "
+        "\"https://simgrid.org/simgrid.dtd\">)";
+  std::replace(text.begin(), text.end(), '\n', ' ');  // one line, not an escaped line break
   std::vector<XmlElement> elements;
   try {
     elements = scan_xml_elements(read_input_file(file, "platform"));

@@ -68,6 +68,16 @@ TEST_CASE("file errors carry FILE:LINE:COL: empty files, platform XML, duplicate
               "speed=\"1Gf\"/>"
               "<host id=\"a\" speed=\"1Gf\"/>\n  </zone>\n</platform>\n",
        "p.xml:5:31: <host>: duplicate host id 'a'"},
+      // An end tag that does not match: SimGrid's lexer gave the line only.
+      {head + "<platform version=\"4.1\">\n  <zone id=\"z\" routing=\"Full\">\n  </zne>\n</platform>\n",
+       "p.xml:5:8: malformed platform XML: invalid closing tag name"},
+      // No DOCTYPE: SimGrid's lexer refuses the file with "Unexpected character `<' in prolog.".
+      {"<platform version=\"4.1\">\n  <zone id=\"z\" routing=\"Full\">\n  </zone>\n</platform>\n",
+       "p.xml:1:1: Unexpected character `<' in prolog. (a SimGrid 3.32 platform begins with <?xml "
+       "version='1.0'?> and then <!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">)"},
+      // SimGrid's two-line message stays one line, with no escaped line break.
+      {"<!DOCTYPE platform>\n<platform version=\"4.1\">\n</platform>\n",
+       "p.xml:1:1: Bad declaration <!DOCTYPE platform>. If you are using an XML v3 file"},
   };
   for (const auto& [xml, error] : platforms) {
     INFO(error);
