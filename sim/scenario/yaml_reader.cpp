@@ -34,7 +34,13 @@ std::string YamlValue::location() const {
     if (path_ == path || path_.rfind(path + ".", 0) == 0 || path_.rfind(path + "[", 0) == 0)
       return "--set " + text;
   const YAML::Mark mark = node_.Mark();
-  if (mark.is_null()) return source_->file;
+  if (mark.is_null()) {
+    // A mapping that only --set made (--set compression.name=topk makes `compression`): the option.
+    for (const auto& [path, text] : source_->overrides)
+      if (!path_.empty() && (path.rfind(path_ + ".", 0) == 0 || path.rfind(path_ + "[", 0) == 0))
+        return "--set " + text;
+    return source_->file;
+  }
   return fmt::format("{}:{}:{}", source_->file, mark.line + 1, mark.column + 1);
 }
 

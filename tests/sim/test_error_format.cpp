@@ -84,6 +84,14 @@ TEST_CASE("file errors carry FILE:LINE:COL: empty files, platform XML, duplicate
     write_file(dir / "p.xml", xml);
     check_error(run_aggsim({"validate", "s.yaml"}, dir), error);
   }
+  // A compressor that is not summable on a reducing collective: at `compression` in the file, at
+  // the option that made it when only --set did.
+  write_file(dir / "topk.yaml", std::string(kSmallScenario) + "compression:\n  name: topk\n");
+  check_error(run_aggsim({"validate", "topk.yaml"}, dir),
+              "topk.yaml:14:3: compression: compressor 'topk' is not summable, so 'ring_allreduce'");
+  write_file(dir / "small.yaml", kSmallScenario);
+  check_error(run_aggsim({"validate", "small.yaml", "--set", "compression.name=topk"}, dir),
+              "--set compression.name=topk: compression: compressor 'topk' is not summable");
   // Two swept values that make the same scenario: the second one is named where it is written.
   write_file(dir / "sw.yaml",
              std::string(kSmallScenario) + "sweep:\n  grid:\n    model.size: [1MB, 1000kB]\n");
