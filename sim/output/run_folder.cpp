@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "sim/core/strings.hpp"
 #include "sim/output/temporary.hpp"
 
 namespace aggsim {
@@ -169,8 +170,9 @@ void check_output_folder(const fs::path& dir, FolderKind kind, const std::vector
         throw InputError(fmt::format(
             "{}: its {} marker is empty, and aggsim's own markers say in their text that aggsim wrote the "
             "folder (older aggsim run folders may have an empty one): if this is an aggsim {} folder you "
-            "want replaced, confirm it with: echo '{}' > '{}', then run again; or choose another --out",
-            dir.string(), folder_marker(kind), kind_name(kind), kMarkerText, marker.string()));
+            "want replaced, confirm it with: echo {} > {}, then run again; or choose another --out",
+            dir.string(), folder_marker(kind), kind_name(kind), shell_quote(kMarkerText),
+            shell_quote(marker.string())));
       case MarkerState::foreign:
         throw InputError(fmt::format(
             "{}: its {} is a symbolic link, not a regular file, or does not hold aggsim's marker text, so "

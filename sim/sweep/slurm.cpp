@@ -11,19 +11,13 @@
 #include <regex>
 
 #include "sim/core/error.hpp"
+#include "sim/core/strings.hpp"
 
 namespace aggsim {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-// Single quotes keep every byte literal in bash (a quote itself is written '\'').
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 
 std::string absolute(const std::string& p) {
   return fs::absolute(p).lexically_normal().string();

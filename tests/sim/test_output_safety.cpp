@@ -310,13 +310,25 @@ TEST_CASE("a folder is aggsim's only if its marker is a regular file with aggsim
   check_refused(run_aggsim({"sweep", "expand", "sw.yaml", "--out", "sweep"}, dir), "sweep");
   fs::remove_all(dir / "sweep");
   CHECK(snapshot(dir) == before);
-  // The confirmation the message gives makes the folder replaceable.
-  write_file(dir / "empty/.aggsim-run", "This folder was written by aggsim\n");
-  const auto r = run_aggsim({"run", "s.yaml", "--out", "empty", "--force"}, dir);
-  INFO(r.err);
-  CHECK(r.exit_code == 0);
-  CHECK(fs::exists(dir / "empty/summary.json"));
-  CHECK(!fs::exists(dir / "empty/data.txt"));
+  // The command the message gives, run as it is, makes the folder replaceable, also when the
+  // folder's name holds a quote.
+  for (const std::string folder : {"empty", "it's empty"}) {
+    INFO(folder);
+    write_file(dir / folder / ".aggsim-run", "");
+    write_file(dir / folder / "data.txt", "keep\n");
+    const auto refused = run_aggsim({"run", "s.yaml", "--out", folder, "--force"}, dir);
+    const std::string lead = "confirm it with: ", tail = ", then run again";
+    const auto from = refused.err.find(lead), to = refused.err.find(tail);
+    REQUIRE(from != std::string::npos);
+    REQUIRE(to != std::string::npos);
+    const std::string command = refused.err.substr(from + lead.size(), to - from - lead.size());
+    REQUIRE(std::system(("cd " + shell_quote(dir.string()) + " && " + command).c_str()) == 0);
+    const auto r = run_aggsim({"run", "s.yaml", "--out", folder, "--force"}, dir);
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(fs::exists(dir / folder / "summary.json"));
+    CHECK(!fs::exists(dir / folder / "data.txt"));
+  }
 }
 
 TEST_CASE("run folders whose marker is empty stay readable: a sweep counts their points as done",
