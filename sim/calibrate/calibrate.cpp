@@ -14,6 +14,7 @@
 #include "sim/calibrate/point_plan.hpp"
 #include "sim/calibrate/point_runner.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/terminal.hpp"
 #include "sim/output/temporary.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/scenario/calibration.hpp"
@@ -31,7 +32,7 @@ std::vector<Measurement> read_all_measurements(const MeasuredRunOptions& options
   std::vector<Measurement> all;
   for (const auto& file : options.measurement_files) {
     MeasurementFile f = read_measurement_file(file, options.defaults);
-    for (const auto& s : f.skipped) fmt::print(stderr, "aggsim: warning: {}: skipped: {}\n", s.where, s.why);
+    for (const auto& s : f.skipped) print_lines(stderr, "aggsim: warning: {}: skipped: {}\n", s.where, s.why);
     all.insert(all.end(), f.rows.begin(), f.rows.end());
   }
   return all;
