@@ -243,6 +243,8 @@ def run_scripted(aggsim, case, spec, timeout, problems, outcome):
             outcome["step%d" % n] = status
             if status == "hang":
                 problems.append("%s: hang" % label)
+            elif status not in step["ok"]:
+                problems.append("%s: exit %s: %s" % (label, status, err.strip()[-300:]))
             for secret in secrets:
                 if secret in err or secret in out:
                     problems.append("%s: shows %r" % (label, secret))
@@ -309,7 +311,8 @@ def main():
                     help="run the cases in a seeded random order (a partial run then samples every family)")
     args = ap.parse_args()
     aggsim = os.path.abspath(args.aggsim)
-    cases = sorted(os.path.join(args.corpus, c) for c in os.listdir(args.corpus))
+    corpus = os.path.abspath(args.corpus)  # scripts run in a case find the fake sbatch by absolute path
+    cases = sorted(os.path.join(corpus, c) for c in os.listdir(corpus))
     if args.shuffle is not None:
         random.Random(args.shuffle).shuffle(cases)
     if args.limit:
