@@ -23,8 +23,10 @@ every file slot (secrets), look-alike temporaries (temps), Slurm scripts run wit
 (slurm), command-line paths (args), and kill -9 or a full disk, then the same command (faults).
 """
 import argparse
+import json
 import os
 import random
+import sys
 
 import scripted
 
@@ -372,6 +374,10 @@ def main():
             write(os.path.join(case, "p.xml"), result[2] if len(result) > 2 else PLATFORM)
         if base == "layers":
             write(os.path.join(case, "layers.yaml"), result[2] if len(result) > 2 else LAYERS)
+    # What made the corpus, for run.py's results file (not a case: run.py takes folders only).
+    with open(os.path.join(args.out, "corpus.json"), "w") as f:
+        json.dump({"command": " ".join(["tests/hostile/generate.py"] + sys.argv[1:]), "cases": total,
+                   "seed": args.seed, "per_family": args.per_family}, f, indent=1)
     print("wrote %d cases to %s" % (total, args.out))
 
 
