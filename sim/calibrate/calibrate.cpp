@@ -15,6 +15,8 @@
 #include "sim/calibrate/point_plan.hpp"
 #include "sim/calibrate/point_runner.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/terminal.hpp"
+#include "sim/output/temporary.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/scenario/calibration.hpp"
 #include "sim/scenario/scenario_loader.hpp"
@@ -31,7 +33,7 @@ std::vector<Measurement> read_all_measurements(const MeasuredRunOptions& options
   std::vector<Measurement> all;
   for (const auto& file : options.measurement_files) {
     MeasurementFile f = read_measurement_file(file, options.defaults);
-    for (const auto& s : f.skipped) fmt::print(stderr, "aggsim: warning: {}: skipped: {}\n", s.where, s.why);
+    for (const auto& s : f.skipped) print_lines(stderr, "aggsim: warning: {}: skipped: {}\n", s.where, s.why);
     all.insert(all.end(), f.rows.begin(), f.rows.end());
   }
   return all;
@@ -72,19 +74,17 @@ std::map<std::string, std::string> link_values(const Scenario& sc) {
   return values;
 }
 
+// A probe calibration the points read: a file in a temporary that proves it is aggsim's (removed
+// when done, on an interruption too, and by a later batch after a SIGKILL).
 struct TempFile {
+  Temporary folder;
   fs::path path;
-  explicit TempFile(const std::string& text) {
-    std::string templ = (fs::temp_directory_path() / "aggsim-cal-XXXXXX.yaml").string();
-    const int fd = ::mkstemps(templ.data(), 5);
-    if (fd < 0) throw std::runtime_error("cannot create a temporary calibration file");
-    ::close(fd);
-    path = templ;
-    std::ofstream(path) << text;
-  }
-  ~TempFile() {
-    std::error_code ignored;
-    fs::remove(path, ignored);
+  explicit TempFile(const std::string& text)
+      : folder(fs::temp_directory_path(), "aggsim-calibration"), path(folder.path() / "calibration.yaml") {
+    std::ofstream out(path);
+    out << text;
+    out.close();
+    if (!out) throw std::runtime_error("cannot write the temporary calibration file " + path.string());
   }
 };
 

@@ -52,9 +52,11 @@ void read_csv(const std::vector<std::string>& lines, const std::string& label, M
     if (!parse_number(cells[column["ranks"]], ranks) || !parse_number(cells[column["nodes"]], nodes) ||
         !parse_number(cells[column["bytes"]], bytes) || !parse_number(cells[column["time"]], time) ||
         ranks < 1 || nodes < 1 || nodes > ranks || bytes < 0 || time <= 0 || ranks != std::floor(ranks) ||
-        nodes != std::floor(nodes) || bytes != std::floor(bytes)) {
+        nodes != std::floor(nodes) || bytes != std::floor(bytes) || ranks > kMaxRanks || bytes >= kMaxBytes) {
       out.skipped.push_back(
-          {where, "ranks, nodes, bytes must be whole numbers (1 <= nodes <= ranks), time > 0 seconds"});
+          {where,
+           "ranks, nodes, bytes must be whole numbers (1 <= nodes <= ranks <= 4194304, bytes "
+           "below 2^63), time > 0 seconds"});
       continue;
     }
     out.rows.push_back({collective, static_cast<int>(ranks), static_cast<int>(nodes),

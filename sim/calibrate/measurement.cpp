@@ -3,13 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
-#include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "sim/calibrate/readers.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 
 namespace aggsim {
 
@@ -36,14 +36,32 @@ double bus_bandwidth_factor(const std::string& collective, int ranks) {
 
 namespace readers {
 
+namespace {
+
+// Open MPI's --tag-output "[1,0]<stdout>:" and the "[0] " of other launchers, with one blank after.
+std::string without_launcher_prefix(const std::string& line) {
+  if (line.empty() || line[0] != '[') return line;
+  std::size_t i = 1;
+  while (i < line.size() && (std::isdigit(static_cast<unsigned char>(line[i])) || line[i] == ',')) ++i;
+  if (i == 1 || i >= line.size() || line[i] != ']') return line;
+  ++i;
+  for (const std::string tag : {"<stdout>:", "<stderr>:"})
+    if (line.compare(i, tag.size(), tag) == 0) {
+      i += tag.size();
+      break;
+    }
+  if (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+  return line.substr(i);
+}
+
+}  // namespace
+
 std::vector<std::string> log_lines(const std::string& text) {
-  // Open MPI's --tag-output "[1,0]<stdout>:" and the "[0] " of other launchers.
-  static const std::regex prefix(R"(^\[[0-9,]+\](<std(out|err)>:)?\s?)");
   std::vector<std::string> lines;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(std::regex_replace(line, prefix, "", std::regex_constants::format_first_only));
+    lines.push_back(without_launcher_prefix(line));
   }
   return lines;
 }
@@ -66,6 +84,7 @@ bool parse_number(const std::string& word, double& value) {
 
 MeasurementFile parse_measurements(const std::string& text, const std::string& label,
                                    const MeasurementDefaults& defaults) {
+  check_line_lengths(text, label);
   const auto lines = readers::log_lines(text);
   MeasurementFile out;
   // The format shows in the first words: OSU's banner, the CSV header, else nccl-tests.
@@ -82,22 +101,20 @@ MeasurementFile parse_measurements(const std::string& text, const std::string& l
   else
     readers::read_nccl_tests(lines, label, defaults, out);
   if (out.rows.empty()) {
-    std::string why =
+    const std::string expected =
         "no measurement found (expected nccl-tests, OSU or collective,ranks,nodes,bytes,time CSV output)";
-    if (!out.skipped.empty())
-      why +=
-          fmt::format("; first unreadable row at {}: {}", out.skipped.front().where, out.skipped.front().why);
-    throw InputError(fmt::format("{}: {}", label, why));
+    if (out.skipped.empty()) throw InputError(fmt::format("{}:1: {}", label, expected));
+    // At the first row that looked like data.
+    throw InputError(fmt::format("{}: {}; this row cannot be read: {}", out.skipped.front().where, expected,
+                                 out.skipped.front().why));
   }
   return out;
 }
 
 MeasurementFile read_measurement_file(const std::string& file, const MeasurementDefaults& defaults) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot read the measurement file", file));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse_measurements(buffer.str(), file, defaults);
+  // The checks every input file gets (a regular file of at most 64 MiB, lines of at most 1 MiB);
+  // logs need not be UTF-8.
+  return parse_measurements(read_input_file(file, "measurement", false), file, defaults);
 }
 
 }  // namespace aggsim

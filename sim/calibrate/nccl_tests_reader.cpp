@@ -4,14 +4,16 @@
 // device D" lines give the ranks and hosts of the table that follows; both `mpirun -np N` and
 // `-g N` runs print one such line per rank.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <regex>
+#include <optional>
 #include <set>
 
 #include "sim/calibrate/readers.hpp"
+#include "sim/core/checked.hpp"
 #include "sim/core/error.hpp"
 
 namespace aggsim::readers {
@@ -20,10 +22,13 @@ namespace {
 
 // The collective: from "Collective test starting: X_perf", else from the file's name.
 std::string collective_of(const std::vector<std::string>& lines, const std::string& label) {
-  static const std::regex starting(R"(Collective test starting:\s*(\S+))");
-  std::smatch m;
-  for (const auto& l : lines)
-    if (std::regex_search(l, m, starting)) return canonical_collective(m[1]);
+  const std::string starting = "Collective test starting:";
+  for (const auto& l : lines) {
+    const auto at = l.find(starting);
+    if (at == std::string::npos) continue;
+    const auto words = split_words(l.substr(at + starting.size()));
+    return words.empty() ? "" : canonical_collective(words[0]);
+  }
   const std::string stem = std::filesystem::path(label).stem().string();
   for (const char* name : {"all_reduce", "allreduce", "all_gather", "allgather", "reduce_scatter",
                            "reducescatter", "broadcast", "sendrecv"})
@@ -48,11 +53,32 @@ bool read_header(const std::vector<std::string>& words, Header& h) {
   return true;
 }
 
+bool all_digits(const std::string& word) {
+  return !word.empty() && word.find_first_not_of("0123456789") == std::string::npos;
+}
+
+struct RankLine {
+  std::string rank;  // digits, as printed
+  std::string host;
+};
+
+// "Rank N [Group G] Pid P on HOST device D ...", anywhere in the line's words.
+std::optional<RankLine> rank_line(const std::vector<std::string>& words) {
+  for (std::size_t k = 0; k < words.size(); ++k) {
+    if (words[k] != "Rank" || k + 1 >= words.size() || !all_digits(words[k + 1])) continue;
+    std::size_t i = k + 2;
+    if (i + 1 < words.size() && words[i] == "Group" && all_digits(words[i + 1])) i += 2;
+    if (i + 4 < words.size() && words[i] == "Pid" && all_digits(words[i + 1]) && words[i + 2] == "on" &&
+        words[i + 4].rfind("device", 0) == 0)
+      return RankLine{words[k + 1], words[i + 3]};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 void read_nccl_tests(const std::vector<std::string>& lines, const std::string& label,
                      const MeasurementDefaults& defaults, MeasurementFile& out) {
-  static const std::regex rank_line(R"(Rank\s+(\d+)\s+(Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device)");
   const std::string collective = collective_of(lines, label);
   std::set<int> ranks;
   std::set<std::string> hosts;
@@ -61,21 +87,26 @@ void read_nccl_tests(const std::vector<std::string>& lines, const std::string& l
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string& line = lines[i];
     const std::string where = fmt::format("{}:{}", label, i + 1);
-    std::smatch m;
     if (line.find("Using devices") != std::string::npos) {
       ranks.clear();  // a new run's table follows
       hosts.clear();
       in_devices = true;
       continue;
     }
-    if (std::regex_search(line, m, rank_line)) {
-      if (!in_devices) ranks.clear(), hosts.clear(), in_devices = true;
-      ranks.insert(std::stoi(m[1]));
-      hosts.insert(m[3]);
-      continue;
-    }
     const auto words = split_words(line);
     if (words.empty()) continue;
+    if (const auto r = rank_line(words)) {
+      const auto rank = parse_integer_text<long>(r->rank);
+      if (!rank || *rank >= kMaxRanks)
+        throw InputError(
+            fmt::format("{}: the rank number of this 'Rank N ... on HOST' line is beyond {}, the "
+                        "most ranks aggsim simulates",
+                        where, static_cast<long>(kMaxRanks)));
+      if (!in_devices) ranks.clear(), hosts.clear(), in_devices = true;
+      ranks.insert(static_cast<int>(*rank));
+      hosts.insert(r->host);
+      continue;
+    }
     if (read_header(words, header)) {
       in_devices = false;
       continue;
@@ -92,6 +123,10 @@ void read_nccl_tests(const std::vector<std::string>& lines, const std::string& l
     if (size < 0 || size != std::floor(size) || !parse_number(words[header.time], time_us) || time_us <= 0 ||
         !parse_number(words[header.algbw], algbw)) {
       out.skipped.push_back({where, "size, time or algbw is not a number"});
+      continue;
+    }
+    if (size >= kMaxBytes) {
+      out.skipped.push_back({where, "size is not below 2^63 bytes"});
       continue;
     }
     // algbw is printed as size / time: a cut or mangled row disagrees with it.

@@ -38,8 +38,9 @@ void read_osu(const std::vector<std::string>& lines, const std::string& label,
       continue;
     }
     if (words.size() < 2 || !parse_number(words[1], value) || value <= 0 || size < 0 ||
-        size != std::floor(size)) {
-      out.skipped.push_back({where, "expected 'size value' with a positive value"});
+        size != std::floor(size) || size >= kMaxBytes) {
+      out.skipped.push_back(
+          {where, "expected 'size value' with a positive value and a size below 2^63 bytes"});
       continue;
     }
     Measurement row;

@@ -4,13 +4,14 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <thread>
 
 #include "sim/calibrate/calibrate.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/strings.hpp"
+#include "sim/core/terminal.hpp"
 #include "sim/core/units.hpp"
+#include "sim/output/output_file.hpp"
 #include "sim/sweep/local_runner.hpp"
 
 namespace aggsim::cli {
@@ -45,14 +46,16 @@ MeasuredRunOptions run_options(const MeasuredOptions& o) {
   return r;
 }
 
-// Written whole or not at all.
-void write_atomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!(out << text)) throw InputError(fmt::format("{}: cannot write", path.string()));
-  }
-  fs::rename(tmp, path);
+// The inputs an output file must never replace.
+std::vector<fs::path> inputs_of(const MeasuredOptions& o) {
+  std::vector<fs::path> inputs = {o.scenario};
+  inputs.insert(inputs.end(), o.measurements.begin(), o.measurements.end());
+  return inputs;
+}
+
+fs::path report_path(const fs::path& out) {
+  fs::path report = out;
+  return report.replace_extension(".report.txt");
 }
 
 }  // namespace
@@ -87,25 +90,22 @@ int calibrate_command(const MeasuredOptions& o) {
         throw InputError(fmt::format("--breaks {}: sizes must be positive and increasing", o.breaks));
     }
   }
+  const fs::path out = o.out, report = report_path(out);
+  const std::vector<fs::path> inputs = inputs_of(o);
+  prepare_output_file(out, "--out", inputs);  // before any simulation
+  prepare_output_file(report, "--out (its report)", inputs);
   const CalibrationResult result = calibrate(run_options(o), edges);
-  const fs::path out = o.out;
-  if (out.has_parent_path()) fs::create_directories(out.parent_path());
-  fs::path report = out;
-  report.replace_extension(".report.txt");
-  write_atomically(out, result.calibration_yaml);
-  write_atomically(report, result.report);
-  fmt::print("{}wrote {} and {}\n", result.report, out.string(), report.string());
+  write_output_file(out, "--out", result.calibration_yaml, inputs);
+  write_output_file(report, "--out (its report)", result.report, inputs);
+  print_lines(stdout, "{}wrote {} and {}\n", result.report, out.string(), report.string());
   return 0;
 }
 
 int compare_command(const MeasuredOptions& o) {
+  if (!o.csv.empty()) prepare_output_file(o.csv, "--csv", inputs_of(o));  // before any simulation
   const auto points = compare(run_options(o));
-  fmt::print("{}", comparison_table(points));
-  if (!o.csv.empty()) {
-    const fs::path csv = o.csv;
-    if (csv.has_parent_path()) fs::create_directories(csv.parent_path());
-    write_atomically(csv, comparison_csv(points));
-  }
+  print_lines(stdout, "{}", comparison_table(points));
+  if (!o.csv.empty()) write_output_file(o.csv, "--csv", comparison_csv(points), inputs_of(o));
   return 0;
 }
 

@@ -113,12 +113,12 @@ void emit_nccl(YAML::Emitter& out, const ProtocolCosts& c, const std::vector<std
 Calibration load_calibration(const std::string& file, const std::vector<ParamSpec>* generator_specs) {
   const std::string text = read_input_file(file, "calibration");
   check_yaml_nesting(text, file);
-  const YAML::Node doc = parse_yaml(text, file);
+  const std::vector<std::string> keys = {"network", "platform", "factors", "nccl", "measured", "fitted_from"};
+  const YAML::Node doc = parse_yaml(text, file, {"calibration file", keys});
   auto source = std::make_shared<YamlSource>();
   source->file = file;
-  if (!doc.IsMap()) throw InputError(file + ": a calibration must be a mapping (network, platform, factors)");
   YamlMap top(YamlValue(doc, "", source));
-  top.expect({"network", "platform", "factors", "nccl", "measured", "fitted_from"});
+  top.expect(keys);
   top.finish();
   Calibration cal;
   cal.file = file;
