@@ -16,6 +16,7 @@ AlgorithmInfo tree_allreduce_entry();
 AlgorithmInfo double_binary_tree_allreduce_entry();
 AlgorithmInfo hierarchical_allreduce_entry();
 AlgorithmInfo torus2d_allreduce_entry();
+AlgorithmInfo nccl_allreduce_entry();
 AlgorithmInfo allgather_entry();
 // Centralized
 AlgorithmInfo parameter_server_entry();
@@ -55,6 +56,7 @@ const std::vector<AlgorithmInfo>& algorithm_table() {
       double_binary_tree_allreduce_entry(),
       hierarchical_allreduce_entry(),
       torus2d_allreduce_entry(),
+      nccl_allreduce_entry(),
       allgather_entry(),
       parameter_server_entry(),
       neighbor_averaging_entry(),

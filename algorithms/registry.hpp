@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "algorithms/compression/compressor.hpp"
+#include "algorithms/nccl/protocol.hpp"
 #include "algorithms/memory/memory.hpp"
 #include "sim/api/aggregator.hpp"
 #include "sim/core/params.hpp"
@@ -27,6 +28,11 @@ struct AlgorithmConfig {
   // Which ranks share a node. Null while the scenario loads (the platform is not built yet): the
   // checks that need it run again when the run is prepared on the platform.
   const RankLayout* layout = nullptr;
+  // Each rank's host (rank r on (*hosts)[r]); null while the scenario loads.
+  const std::vector<sg4::Host*>* hosts = nullptr;
+  // The costs of NCCL's protocols on each class of link: a calibration's, else NCCL's own.
+  ProtocolCosts protocol_costs = ProtocolCosts::nccl_defaults();
+  bool math = true;  // the math plane runs (model.math)
   std::uint64_t seed = 0;  // the scenario seed (e.g. for a random graph every rank must agree on)
   const CompressorInfo* compressor = nullptr;  // the scenario's compressor (`none` when absent)
   Params compressor_params;
@@ -70,6 +76,11 @@ struct AlgorithmRun {
   // the step's wire sizes alone, every message of a step must be received within it, and ranks
   // must not run ahead of each other by more than a step. Collectives qualify.
   std::string replay_refusal = "its steps are not known to repeat";
+  // True when the algorithm charges each transfer's route latency itself, where the transfer
+  // arrives, so that a connection's pieces follow each other on the wire without idling it
+  // (nccl_allreduce's chunk-level reference): the run's transfers then carry no latency of their
+  // own (a latency factor of 0).
+  bool pieces_pay_latency = false;
 };
 
 struct AlgorithmInfo {

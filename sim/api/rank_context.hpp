@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/api/collective_call.hpp"
 #include "sim/api/rank_layout.hpp"
 #include "sim/comm/comm.hpp"
 #include "sim/core/random.hpp"
@@ -21,6 +22,9 @@ struct RankContext {
   // Where compressors add what they did to this rank's vectors this step (compress_error); null
   // when nothing measures it.
   CompressionTally* compression = nullptr;
+  // Where the algorithm may say what it ran for this aggregation call (collectives.csv); null
+  // when nothing records it.
+  CollectiveChoice* choice = nullptr;
 
   // A stream private to this rank, step and purpose.
   Rng rng(Stream purpose, std::uint64_t extra = 0) const {

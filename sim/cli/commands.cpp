@@ -50,12 +50,14 @@ std::string wall_duration(double seconds) {
 }
 
 // The start line: what runs, where, and where its outputs go.
-std::string start_line(const Scenario& sc, const std::string& platform, const std::string& dir) {
+std::string start_line(const Scenario& sc, const std::string& platform,
+                       const std::vector<LinkClassCost>& links, const std::string& dir) {
   const std::string compression =
       sc.compression.name == "none" ? "" : fmt::format(" + {} compression", sc.compression.name);
-  return fmt::format("aggsim: running {}: {}{}, {} ranks on {}, network {}, {} step{} -> {}\n", sc.name,
+  const std::string costs = links.empty() ? "" : fmt::format(" ({})", describe_link_classes(links));
+  return fmt::format("aggsim: running {}: {}{}, {} ranks on {}, network {}{}, {} step{} -> {}\n", sc.name,
                      sc.algorithm.name, compression, sc.ranks, platform, network_preset_name(sc.network),
-                     sc.steps, sc.steps == 1 ? "" : "s", dir);
+                     costs, sc.steps, sc.steps == 1 ? "" : "s", dir);
 }
 
 // One heartbeat line. The message rate is over the time since the previous line; the remaining
@@ -105,8 +107,8 @@ int run_command(const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   SimulationHooks hooks;
   if (!options.quiet)
-    hooks.on_start = [&](const std::string& platform) {
-      std::fputs(start_line(sc, platform, dir).c_str(), stderr);
+    hooks.on_start = [&](const std::string& platform, const std::vector<LinkClassCost>& links) {
+      std::fputs(start_line(sc, platform, links, dir).c_str(), stderr);
       std::fflush(stderr);
     };
   Heartbeat heartbeat;
@@ -170,6 +172,9 @@ int list_command() {
       "factor}}):\n");
   print_params(straggler_param_specs());
   fmt::print("\nNetwork presets (network):\n");
+  fmt::print("  {:<30} {}\n", "auto (default)",
+             "by link class: inside a node latency + size / bandwidth; between nodes by platform.fabric "
+             "(infiniband, roce: as alpha_beta; ethernet: lv08)");
   for (auto preset : {NetworkPreset::lv08, NetworkPreset::alpha_beta, NetworkPreset::ns3}) {
     std::string cfg;
     for (const auto& c : network_preset_config(preset)) cfg += (cfg.empty() ? "" : " ") + ("--cfg=" + c);

@@ -74,26 +74,31 @@ void record(Tracer* tracer, CommSpan span, const sg4::Comm& comm) {
 }
 }  // namespace
 
-void SendHandle::wait() {
+double SendHandle::wait() {
+  double end = sg4::Engine::get_clock();
   if (comm_) {
     comm_->wait();
+    end = comm_->get_finish_time();
     if (tracer_) record(tracer_, span_, *comm_);
   }
   comm_ = nullptr;
+  return end;
 }
 
 bool SendHandle::done() const {
   return comm_ == nullptr || comm_->test();
 }
 
-Payload RecvHandle::wait() {
+Payload RecvHandle::wait(double* arrived) {
   if (local_) {
     Payload received = local_->receive(key_, seq_, owner_->rank());
     local_ = nullptr;
+    if (arrived) *arrived = sg4::Engine::get_clock();
     return received;
   }
   if (!comm_) throw std::logic_error("RecvHandle::wait on an empty or already waited handle");
   comm_->wait();
+  if (arrived) *arrived = comm_->get_finish_time();
   if (owner_) owner_->note_received(*comm_);
   Payload received = take_payload(*slot_);
   pool_->release(slot_);
@@ -137,12 +142,18 @@ Comm::BoxEntry& Comm::box(int peer, bool sending, int channel) {
   // mailbox used in this direction before searching.
   std::size_t& hint = sending ? last_send_box_ : last_recv_box_;
   if (hint < boxes_.size() && boxes_[hint].key == key) return boxes_[hint];
-  auto it = std::lower_bound(boxes_.begin(), boxes_.end(), key,
-                             [](const BoxEntry& e, std::uint64_t k) { return e.key < k; });
+  const auto find = [&] {
+    return std::lower_bound(boxes_.begin(), boxes_.end(), key,
+                            [](const BoxEntry& e, std::uint64_t k) { return e.key < k; });
+  };
+  auto it = find();
   if (it == boxes_.end() || it->key != key) {
     const int src = sending ? rank_ : peer, dst = sending ? peer : rank_;
+    // A simcall: other actors of this rank (a collective's channels) may run, and add mailboxes,
+    // before it returns, so search again after it.
     auto* mb = sg4::Mailbox::by_name(fmt::format("{}>{}#{}", src, dst, channel));
-    it = boxes_.insert(it, BoxEntry{key, mb});
+    it = find();
+    if (it == boxes_.end() || it->key != key) it = boxes_.insert(it, BoxEntry{key, mb});
   }
   hint = static_cast<std::size_t>(it - boxes_.begin());
   return *it;
@@ -180,6 +191,16 @@ void Comm::count_as_sent_by(Comm& other, std::uint64_t bytes) {
 }
 
 SendHandle Comm::isend(int dst, Payload payload, int channel) {
+  return post_send(dst, std::move(payload), channel, 0, false);
+}
+
+SendHandle Comm::start_stream(int dst, std::uint64_t bytes, int channel, double rate) {
+  Payload size_only;
+  size_only.wire_bytes = bytes;
+  return post_send(dst, std::move(size_only), channel, rate, true);
+}
+
+SendHandle Comm::post_send(int dst, Payload payload, int channel, double rate, bool stream) {
   const std::uint64_t bytes = payload.wire_bytes;
   add_saturating(counters_.bytes_sent, bytes);
   add_saturating(counters_.messages_sent, 1);
@@ -189,12 +210,26 @@ SendHandle Comm::isend(int dst, Payload payload, int channel) {
     local_->send(LocalNetwork::key(rank_, dst, channel), dst, std::move(payload));
     return SendHandle();
   }
-  BoxEntry& out = box(dst, true, channel);  // first: a bad peer throws before the payload is pooled
+  // First: a bad peer throws before the payload is pooled. The entry is read before the transfer
+  // is posted, a simcall during which another actor of this rank may add mailboxes.
+  BoxEntry& out = box(dst, true, channel);
+  sg4::Mailbox* mailbox = out.box;
+  const std::uint64_t sequence = out.posted++;
   // The receiver moves the payload out of its pooled object.
   void* in_flight =
       size_only(payload) ? size_only_pointer(bytes) : payload_pool().acquire(std::move(payload));
-  return SendHandle(out.box->put_async(in_flight, bytes), tracer_,
-                    CommSpan{rank_, CommDirection::send, dst, bytes, 0, 0, channel, out.posted++});
+  CommSpan span{rank_, CommDirection::send, dst, bytes, 0, 0, channel, sequence};
+  span.stream = stream;
+  sg4::CommPtr comm = mailbox->put_init(in_flight, bytes);
+  if (rate > 0) comm->set_rate(rate);
+  comm->start();
+  return SendHandle(std::move(comm), tracer_, span);
+}
+
+void Comm::pause_until(double when) const {
+  if (local_) return;
+  // Below SimGrid's time precision (surf/precision, 1e-9 s by default) a sleep is no sleep.
+  if (when - sg4::Engine::get_clock() > 1e-12) sg4::this_actor::sleep_until(when);
 }
 
 void Comm::send(int dst, Payload payload, int channel) {
@@ -202,6 +237,14 @@ void Comm::send(int dst, Payload payload, int channel) {
 }
 
 RecvHandle Comm::irecv(int src, int channel) {
+  return post_receive(src, channel, false);
+}
+
+RecvHandle Comm::accept_stream(int src, int channel) {
+  return post_receive(src, channel, true);
+}
+
+RecvHandle Comm::post_receive(int src, int channel, bool stream) {
   note_post(2, src, channel, 0);
   if (local_) {
     check_peer(src);
@@ -210,9 +253,12 @@ RecvHandle Comm::irecv(int src, int channel) {
   }
   Payload** slot = slots_.acquire();
   BoxEntry& in = box(src, false, channel);
-  auto comm = in.box->get_async<Payload>(slot);
-  RecvHandle handle(std::move(comm), slot, &slots_, tracer_,
-                    CommSpan{rank_, CommDirection::recv, src, 0, 0, 0, channel, in.posted++});
+  sg4::Mailbox* mailbox = in.box;  // read before the simcall (see post_send)
+  const std::uint64_t sequence = in.posted++;
+  auto comm = mailbox->get_async<Payload>(slot);
+  CommSpan span{rank_, CommDirection::recv, src, 0, 0, 0, channel, sequence};
+  span.stream = stream;
+  RecvHandle handle(std::move(comm), slot, &slots_, tracer_, span);
   handle.owner_ = this;
   return handle;
 }

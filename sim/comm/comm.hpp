@@ -43,7 +43,8 @@ class SendHandle {
   SendHandle() = default;
   explicit SendHandle(sg4::CommPtr comm, Tracer* tracer = nullptr, CommSpan span = {})
       : comm_(std::move(comm)), tracer_(tracer), span_(span) {}
-  void wait();
+  // Returns when the transfer ended (now, for an empty handle).
+  double wait();
   bool valid() const { return comm_ != nullptr; }
   bool done() const;  // completed (or already waited), so wait() returns at once
 
@@ -74,7 +75,8 @@ class RecvHandle {
   // A receive of a replayed step: message `seq` of `key` on the in-process network.
   RecvHandle(LocalNetwork* local, LocalNetwork::Key key, std::uint64_t seq, Comm* owner)
       : local_(local), key_(key), seq_(seq), owner_(owner) {}
-  Payload wait();
+  // `arrived` (optional) receives when the transfer ended.
+  Payload wait(double* arrived = nullptr);
   bool valid() const { return comm_ != nullptr || local_ != nullptr; }
   bool done() const;  // completed, so wait() returns at once
 
@@ -110,6 +112,15 @@ class Comm {
   RecvHandle irecv(int src, int channel = 0);
   // Posts the receive and the send together and waits for both (no deadlock in rings/exchanges).
   Payload sendrecv(int dst, Payload payload, int src, int channel = 0);
+
+  // A flow-level stream: one message of `bytes` (no data) standing for a pipeline's pieces on one
+  // channel edge, shown as a stream in the trace; `rate` (bytes/s, 0: none) caps it, as a pipeline
+  // runs no edge faster than its slowest. `dst` receives it with accept_stream.
+  SendHandle start_stream(int dst, std::uint64_t bytes, int channel, double rate = 0);
+  RecvHandle accept_stream(int src, int channel);
+  // Simulated time passes (a pipeline's fill, a call's base latency), except in a replayed step,
+  // whose times come from the record.
+  void pause_until(double when) const;
 
   // Waits for all sends (e.g. a broadcast's fan-out).
   static void wait_all(std::vector<SendHandle>& sends);
@@ -163,6 +174,8 @@ class Comm {
   };
 
   friend class RecvHandle;
+  SendHandle post_send(int dst, Payload payload, int channel, double rate, bool stream);
+  RecvHandle post_receive(int src, int channel, bool stream);
   void check_peer(int peer) const;
   void note_post(std::uint64_t kind, int peer, int channel, std::uint64_t bytes) const;
   void note_received(const sg4::Comm& transfer);

@@ -89,7 +89,7 @@ std::string merged_node_flows_refusal(const Scenario& sc, const std::vector<sg4:
                                       const std::vector<std::vector<int>>& nodes,
                                       const std::vector<std::string>& simgrid_args) {
   if (sc.output.trace) return "output.trace records each rank's own transfers";
-  if (sc.network == NetworkPreset::ns3)
+  if (effective_network(sc) == NetworkPreset::ns3)
     return "network: ns3 models each TCP connection, and one connection is not eight";
   if (sc.calibration && !(sc.calibration->intra.empty() && sc.calibration->inter.empty()))
     return "the calibration's factor tables depend on the message size, and a merged message is larger";
@@ -98,7 +98,7 @@ std::string merged_node_flows_refusal(const Scenario& sc, const std::vector<sg4:
       return fmt::format("{} changes the network model this check assumes", arg);
   // The share of a link the merged flow gets: LV08 caps a flow at 0.97 of its narrowest link, and
   // its reverse traffic leaves it at most 1 / 1.05 of a link (the static_assert above).
-  const bool lv08 = sc.network == NetworkPreset::lv08;
+  const bool lv08 = effective_network(sc) == NetworkPreset::lv08;
   const double share = lv08 ? kLv08RingShare : 1.0;
   const double gamma = lv08 ? simgrid::config::get_value<double>("network/TCP-gamma") : 0.0;
   if (nodes.size() < 2 || nodes.front().size() < 2) return "";

@@ -17,7 +17,9 @@
 // Where chunks split unevenly (sizes one float apart), separate flows end a few ns apart, and the
 // lv08 preset's completion precision (simulation.hpp) merges such ends; one flow has none to merge.
 // Times then differ by up to that precision for each inter-node ring step (1.1e-9 s in 0.0132 s on
-// a dragonfly), the preset's own bound against plain LV08. tests/sim/test_merged_node_flows.cpp
+// a dragonfly), the preset's own bound against plain LV08. Without that precision (alpha_beta, or
+// network: auto on infiniband or roce) the separate flows' ends stay apart by as much: the same
+// bound holds (1.9e-8 s in 0.0094 s on a torus of 16 x 4 GPUs). tests/sim/test_merged_node_flows.cpp
 // checks times against separate flows; README, "Merged node flows".
 #include <string>
 #include <vector>

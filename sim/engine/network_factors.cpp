@@ -22,6 +22,38 @@ bool same_node(const sg4::Host* a, const sg4::Host* b) {
 
 }  // namespace
 
+void install_fabric_factors(sg4::Engine& engine) {
+  auto factor = [](double node_factor) {
+    return [node_factor](double, const sg4::Host* src, const sg4::Host* dst, const std::vector<sg4::Link*>&,
+                         const std::unordered_set<sg4::NetZone*>&) {
+      return same_node(src, dst) ? 1.0 : node_factor;
+    };
+  };
+  auto* model = engine.get_netzone_root()->get_network_model();
+  model->set_lat_factor_cb(factor(kLv08LatencyFactor));
+  model->set_bw_factor_cb(factor(kLv08BandwidthFactor));
+}
+
+void install_zero_latency(sg4::Engine& engine) {
+  engine.get_netzone_root()->get_network_model()->set_lat_factor_cb(
+      [](double, const sg4::Host*, const sg4::Host*, const std::vector<sg4::Link*>&,
+         const std::unordered_set<sg4::NetZone*>&) { return 0.0; });
+}
+
+std::optional<RouteFactors> route_factors(const Scenario& sc, bool same_node_route) {
+  if (sc.calibration && (!sc.calibration->intra.empty() || !sc.calibration->inter.empty()))
+    return std::nullopt;
+  switch (effective_network(sc)) {
+    case NetworkPreset::ns3:
+      return std::nullopt;
+    case NetworkPreset::lv08:
+      if (sc.network == NetworkPreset::auto_by_fabric && same_node_route) return RouteFactors{};
+      return RouteFactors{kLv08LatencyFactor, kLv08BandwidthFactor};
+    default:
+      return RouteFactors{};
+  }
+}
+
 void install_network_factors(sg4::Engine& engine, const Calibration& cal) {
   if (cal.intra.empty() && cal.inter.empty()) return;
   const FactorTable* intra = &cal.intra;

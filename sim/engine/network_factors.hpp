@@ -2,14 +2,38 @@
 // Applies a calibration's piecewise factors to SimGrid's network model through its factor
 // callbacks (NetworkModelIntf), choosing the intra- or inter-node table by whether both hosts carry
 // the same aggsim_node property.
+#include <optional>
 #include <simgrid/s4u/Engine.hpp>
 
 #include "sim/scenario/calibration.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace aggsim {
 
 // Call once the platform is loaded and before the simulation runs; a calibration without factors
 // leaves the network model's own factors in place. The calibration must outlive the run.
 void install_network_factors(simgrid::s4u::Engine& engine, const Calibration& cal);
+
+// SimGrid's LV08 factors (a calibration of TCP over Ethernet, Velho and Legrand 2009).
+constexpr double kLv08LatencyFactor = 13.01;
+constexpr double kLv08BandwidthFactor = 0.97;
+
+// `network: auto` on an ethernet fabric runs LV08, whose factors belong to the links between nodes
+// only: transfers between two GPUs of one node (same aggsim_node) keep the platform's latency and
+// bandwidth as written. Call once the platform is loaded.
+void install_fabric_factors(simgrid::s4u::Engine& engine);
+
+// Every transfer of the run without latency (AlgorithmRun::pieces_pay_latency); call after the
+// other factors are installed: their bandwidth factors stay.
+void install_zero_latency(simgrid::s4u::Engine& engine);
+
+// The latency and bandwidth factors a transfer between two hosts gets from the scenario's network
+// (1 and 1 where the platform's values hold as written), for reports; nullopt when they depend on
+// the size (a calibration) or no factor applies (ns-3 simulates packets).
+struct RouteFactors {
+  double latency = 1;
+  double bandwidth = 1;
+};
+std::optional<RouteFactors> route_factors(const Scenario& sc, bool same_node);
 
 }  // namespace aggsim

@@ -11,6 +11,7 @@
 #include "algorithms/registry.hpp"
 #include "sim/core/checked.hpp"
 #include "sim/core/error.hpp"
+#include "sim/engine/link_classes.hpp"
 #include "sim/engine/merged_flows.hpp"
 #include "sim/engine/network_factors.hpp"
 #include "sim/engine/rank_actor.hpp"
@@ -35,11 +36,15 @@ std::vector<std::string> network_preset_config(NetworkPreset preset) {
   switch (preset) {
     case NetworkPreset::lv08:
       return {"network/model:LV08"};
-    // Latency + size/bandwidth exactly: no TCP window bound, no reverse ACK traffic.
+    // Latency + size/bandwidth exactly: no reverse ACK traffic, and a TCP window so large that its
+    // bound (gamma / 2 latency: 5e17 B/s at 1 ms) never applies. Not 0, which SimGrid 3.32's CM02
+    // takes as "no bound at all" and then ignores a transfer's own rate cap (Comm::set_rate).
     case NetworkPreset::alpha_beta:
-      return {"network/model:CM02", "network/TCP-gamma:0", "network/crosstraffic:0"};
+      return {"network/model:CM02", "network/TCP-gamma:1e15", "network/crosstraffic:0"};
     case NetworkPreset::ns3:
       return {"network/model:ns-3"};
+    case NetworkPreset::auto_by_fabric:  // resolved by effective_network() first
+      break;
   }
   return {};
 }
@@ -73,7 +78,7 @@ void check_simgrid_args(const std::vector<std::string>& user_args) {
 std::unique_ptr<sg4::Engine> make_engine(const Scenario& sc, const std::vector<std::string>& user_args) {
   std::vector<std::string> args = {"aggsim", "--cfg=contexts/factory:" AGGSIM_CONTEXT_FACTORY,
                                    "--log=xbt_cfg.thres:warning", "--log=root.fmt:[%10.6r]%e[%a@%h]%e%m%n"};
-  for (const auto& c : network_preset_config(sc.network)) args.push_back("--cfg=" + c);
+  for (const auto& c : network_preset_config(effective_network(sc))) args.push_back("--cfg=" + c);
   args.insert(args.end(), user_args.begin(), user_args.end());
   check_simgrid_args(user_args);
   std::vector<char*> argv;
@@ -98,6 +103,13 @@ bool sets_precision(const std::vector<std::string>& user_args) {
                      [](const std::string& a) { return a.rfind("--cfg=surf/precision:", 0) == 0; });
 }
 
+bool sets_factors(const std::vector<std::string>& user_args) {
+  return std::any_of(user_args.begin(), user_args.end(), [](const std::string& a) {
+    return a.rfind("--cfg=network/latency-factor", 0) == 0 ||
+           a.rfind("--cfg=network/bandwidth-factor", 0) == 0;
+  });
+}
+
 // Under LV08 every flow also loads its reverse route (ACK crosstraffic), which links all flows of a
 // collective into one solver system; flows whose sizes differ by a few bytes (unevenly split
 // chunks) then finish nanoseconds apart, each finish is its own event that re-solves every flow,
@@ -106,7 +118,7 @@ bool sets_precision(const std::vector<std::string>& user_args) {
 // much): see README "Completion precision under LV08".
 void set_completion_precision(const Scenario& sc, sg4::Engine& engine, const RankLayout& layout,
                               const std::vector<std::string>& user_args) {
-  if (sc.network != NetworkPreset::lv08 || sets_precision(user_args)) return;
+  if (effective_network(sc) != NetworkPreset::lv08 || sets_precision(user_args)) return;
   double slowest = 0;
   for (const sg4::Link* link : engine.get_all_links()) {
     const double bandwidth = link->get_bandwidth();
@@ -272,14 +284,21 @@ PreparedRun::PreparedRun(const Scenario& sc, const std::vector<std::string>& sim
     : engine(make_engine(sc, simgrid_args)) {
   if (link_load) enable_link_load();
   hosts = load_and_map(sc, *engine, platform_description);
+  // network: auto on ethernet is LV08 between nodes only (the user's own factor flags win).
+  if (sc.network == NetworkPreset::auto_by_fabric && effective_network(sc) == NetworkPreset::lv08 &&
+      !sets_factors(simgrid_args))
+    install_fabric_factors(*engine);
   if (sc.calibration) install_network_factors(*engine, *sc.calibration);
   layout = layout_of(hosts);
+  link_classes = effective_link_classes(sc, hosts, layout);
   config = algorithm_config(sc);
   config.layout = &layout;
+  config.hosts = &hosts;
   config.merged_node_flows_refusal = [this, &sc, simgrid_args](const std::vector<std::vector<int>>& nodes) {
     return merged_node_flows_refusal(sc, hosts, nodes, simgrid_args);
   };
   algorithm = prepare_algorithm(sc, config);
+  if (algorithm.pieces_pay_latency) install_zero_latency(*engine);
   config.merged_node_flows_refusal = nullptr;  // it holds the scenario, which may not outlive this
 }
 
@@ -304,6 +323,7 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
   set_completion_precision(sc, engine, prepared.layout, simgrid_args);
   SimulationResult result;
   result.platform_description = prepared.platform_description;
+  result.link_classes = prepared.link_classes;
 
   result.log = StepLog(sc.ranks, sc.steps, sc.algorithm.every);
   StepsDone steps_done(sc.ranks);
@@ -353,7 +373,7 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
   }
   XBT_VERB("%d ranks, %d steps, %zu bucket(s) per step: simulation starts", sc.ranks, sc.steps,
            run.plan.buckets.size());
-  if (hooks.on_start) hooks.on_start(prepared.platform_description);
+  if (hooks.on_start) hooks.on_start(prepared.platform_description, prepared.link_classes);
   WallClockGate gate(hooks.progress_interval_s);
   const auto progress = [&](bool finished) {
     RunProgress p;

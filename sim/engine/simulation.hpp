@@ -10,6 +10,7 @@
 
 #include "algorithms/registry.hpp"
 #include "sim/api/rank_layout.hpp"
+#include "sim/engine/link_classes.hpp"
 #include "sim/engine/run_progress.hpp"
 #include "sim/metrics/math_log.hpp"
 #include "sim/metrics/step_log.hpp"
@@ -25,8 +26,8 @@ struct SimulationHooks {
   // Called on each rank after each training step with its updated weights (workload runs only).
   std::function<void(int rank, int step, const Eigen::VectorXf& weights)> after_step;
   // Called once the platform is loaded and the ranks placed, just before simulating, with the
-  // platform's description ("platforms/x.xml (16 hosts)").
-  std::function<void(const std::string& platform)> on_start;
+  // platform's description ("platforms/x.xml (16 hosts)") and the effective cost of each link class.
+  std::function<void(const std::string& platform, const std::vector<LinkClassCost>& links)> on_start;
   // Called about every `progress_interval_s` seconds of wall time while simulating (checked as
   // simulated time advances), then once more when the simulation ends. Reads, never changes, the run.
   std::function<void(const RunProgress&)> progress;
@@ -40,6 +41,7 @@ struct SimulationResult {
   std::uint64_t bytes_sent = 0;
   std::uint64_t messages_sent = 0;
   std::string platform_description;          // "platforms/x.xml (16 hosts)" or "cluster (64 hosts)"
+  std::vector<LinkClassCost> link_classes;   // effective per-hop costs (start line, resolved.yaml)
   std::vector<Evaluation> evaluations;       // held-out evaluations of the averaged model (workload runs)
   std::vector<SummaryField> summary_fields;  // the algorithm's own figures (AlgorithmRun)
   // Per step, with math on: agg_error, compress_error, rank_spread (MathLog); empty with math off.
@@ -62,6 +64,7 @@ struct PreparedRun {
   std::vector<simgrid::s4u::Host*> hosts;  // rank r's host is hosts[r]
   std::string platform_description;
   RankLayout layout;
+  std::vector<LinkClassCost> link_classes;
   AlgorithmConfig config;  // config.layout points at `layout`
   AlgorithmRun algorithm;
 };

@@ -122,8 +122,12 @@ std::string Tracer::chrome_trace(const StepLog& log, const std::string& title,
       for (std::size_t i = 0; i < it->second.size(); ++i) {
         const CommSpan& c = *it->second[i];
         const int tid = 1 + 2 * lanes[i] + (send ? 0 : 1);
-        complete_event(out, send ? "send" : "recv", r, tid, c.start, c.end,
-                       fmt::format("\"bytes\":{},\"peer\":{}", c.bytes, c.peer));
+        // A stream is one transfer standing for a pipeline's pieces on one channel edge.
+        complete_event(
+            out, c.stream ? (send ? "stream out" : "stream in") : (send ? "send" : "recv"), r, tid, c.start,
+            c.end,
+            c.stream ? fmt::format("\"bytes\":{},\"peer\":{},\"channel\":{}", c.bytes, c.peer, c.channel)
+                     : fmt::format("\"bytes\":{},\"peer\":{}", c.bytes, c.peer));
         auto& ends = messages[{send ? r : c.peer, send ? c.peer : r, c.channel, c.sequence}];
         (send ? ends.first : ends.second) = FlowEnd{tid, (c.start + c.end) / 2};
       }

@@ -26,6 +26,9 @@ struct CommSpan {
   // receive with the same sender, receiver, channel and sequence are one message.
   int channel = 0;
   std::uint64_t sequence = 0;
+  // A flow-level stream standing for a pipeline's pieces on one channel edge (its send and receive
+  // ends are one transfer, shown as "stream" on both ranks).
+  bool stream = false;
 };
 
 // A link's load over time for a counter track: at each `points[i].first` (simulated seconds) the

@@ -170,9 +170,10 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result,
 
 std::vector<OutputFile> run_outputs(const Scenario& sc, const SimulationResult& result) {
   const auto steps = summarize(result);
-  std::vector<OutputFile> files = {{"resolved.yaml", resolved_yaml(sc)},
-                                   {"summary.json", summary_json(sc, result, steps)},
-                                   {"steps.csv", steps_csv(steps, bus_bandwidth(sc))}};
+  std::vector<OutputFile> files = {
+      {"resolved.yaml", resolved_yaml(sc) + link_classes_comment(sc, result.link_classes)},
+      {"summary.json", summary_json(sc, result, steps)},
+      {"steps.csv", steps_csv(steps, bus_bandwidth(sc))}};
   files.insert(files.end(), result.extra_files.begin(), result.extra_files.end());
   return files;
 }

@@ -25,8 +25,7 @@ namespace sg4 = simgrid::s4u;
 namespace {
 
 std::string node_link_name(const NodeShape& shape, std::int64_t node) {
-  return shape.gpus_per_node == 1 ? endpoint_host_name(shape, node, 0) + "_link"
-                                  : fmt::format("node-{}_link", node);
+  return shape.has_nic ? fmt::format("node-{}_link", node) : endpoint_host_name(shape, node, 0) + "_link";
 }
 
 void build_star(const Params& p, const ResolvedOverrides& overrides) {
@@ -79,6 +78,9 @@ void build_for_ns3(const Params& p, const ResolvedOverrides& overrides) {
     throw std::invalid_argument(
         "backbone_bandwidth: not supported with network ns3 (ns-3 sees one-link routes only)");
   const NodeShape shape = node_shape(p);
+  if (shape.nics_per_node > 1)
+    throw std::invalid_argument(
+        "nics_per_node: not supported with network ns3 (its routes are single links: one NIC per node)");
   auto* zone = sg4::create_full_zone("cluster");
   auto* sw = zone->create_router("cluster-switch");
   for (std::int64_t i = 0; i < shape.nodes; ++i) {
@@ -88,16 +90,17 @@ void build_for_ns3(const Params& p, const ResolvedOverrides& overrides) {
       const auto* v = overrides.host(i, g);
       return v ? *v : ResolvedOverrides::HostValues{};
     };
-    if (shape.gpus_per_node == 1) {
-      auto* host = zone->create_host(endpoint_host_name(shape, i, 0), values(0).speed.value_or(shape.speed));
-      host->seal();
-      cable(zone, host->get_netpoint(), sw, node_link_name(shape, i), bandwidth, latency);
-      continue;
-    }
     // ns-3 forwards hop by hop, so the NIC and the fabric link are one cable at the slower speed.
     const auto* links = overrides.node(i);
     const double nic_bandwidth =
         links && links->nic_bandwidth ? links->nic_bandwidth->value : shape.nic_bandwidth;
+    if (shape.gpus_per_node == 1) {
+      auto* host = zone->create_host(endpoint_host_name(shape, i, 0), values(0).speed.value_or(shape.speed));
+      host->seal();
+      cable(zone, host->get_netpoint(), sw, node_link_name(shape, i),
+            shape.has_nic ? std::min(bandwidth, nic_bandwidth) : bandwidth, latency);
+      continue;
+    }
     auto* nic = zone->create_router(fmt::format("node-{}-nic", i));
     cable(zone, nic, sw, node_link_name(shape, i), std::min(bandwidth, nic_bandwidth), latency);
     for (std::int64_t g = 0; g < shape.gpus_per_node; ++g) {
@@ -105,6 +108,9 @@ void build_for_ns3(const Params& p, const ResolvedOverrides& overrides) {
       const auto v = values(g);
       auto* host = zone->create_host(name, v.speed.value_or(shape.speed));
       host->set_property(kNodeProperty, std::to_string(i));
+      host->set_property(kNicProperty, "0");
+      host->set_property(kIntraLinkProperty, shape.intra_link);
+      if (shape.nvswitch) host->set_property(kNvswitchProperty, "true");
       host->seal();
       cable(zone, host->get_netpoint(), nic, name + "_link",
             v.intra_bandwidth.value_or(shape.intra_bandwidth), v.intra_latency.value_or(shape.intra_latency));

@@ -19,14 +19,24 @@ std::vector<ParamSpec> endpoint_params(const std::string& fabric_link_help) {
       ParamSpec("gpus_per_node", ParamKind::integer, "1",
                 "hosts (GPUs) per node; above 1 each node is a zone")
           .between(1, 1024),
-      ParamSpec("bandwidth", ParamKind::bandwidth, "10Gbps", fabric_link_help + ": bandwidth per direction"),
+      ParamSpec("bandwidth", ParamKind::bandwidth, "10Gbps",
+                fabric_link_help + ": bandwidth per direction (per NIC plane with nics_per_node > 1)"),
       ParamSpec("latency", ParamKind::duration, "1us", fabric_link_help + ": latency"),
       ParamSpec("speed", ParamKind::speed, "100Gf", "host compute speed"),
       ParamSpec("intra_bandwidth", ParamKind::bandwidth, "300GBps",
                 "each GPU's link inside its node (per direction; gpus_per_node > 1)"),
       ParamSpec("intra_latency", ParamKind::duration, "1us", "each GPU's link latency inside its node"),
+      ParamSpec("intra_link", ParamKind::choice, "nvlink",
+                "what the GPUs of a node talk over (sets the per-hop costs of NCCL's protocols)")
+          .one_of({"nvlink", "pcie"}),
       ParamSpec("nic_bandwidth", ParamKind::bandwidth, "",
-                "node's NIC to the fabric, shared by its GPUs (default: bandwidth; gpus_per_node > 1)"),
+                "each NIC of a node, between its GPUs and the fabric (default: bandwidth)"),
+      ParamSpec("nics_per_node", ParamKind::integer, "1",
+                "NICs per node; GPU g's traffic to other nodes uses NIC g mod nics_per_node (rail-optimised "
+                "nodes), and the fabric carries one plane per NIC")
+          .between(1, 64),
+      ParamSpec("nvswitch", ParamKind::boolean, "false",
+                "the GPUs of a node sit on a switch that reduces (NVSwitch with NVLS; gpus_per_node > 1)"),
   };
 }
 
@@ -60,15 +70,18 @@ NodeShape node_shape(const Params& p) {
         "nodes x hosts); use fewer nodes, or gpus_per_node: 1 (plain hosts, up to {} of them)",
         s.nodes, s.gpus_per_node, kMaxMultiGpuNodes, kMaxMultiGpuHosts, 1 << 22));
   s.speed = p.real("speed");
-  s.bandwidth = p.real("bandwidth");
+  s.nics_per_node = p.integer("nics_per_node");
+  s.bandwidth = p.real("bandwidth") * static_cast<double>(s.nics_per_node);
   s.latency = p.real("latency");
   s.intra_bandwidth = p.real("intra_bandwidth");
   s.intra_latency = p.real("intra_latency");
-  if (p.has("nic_bandwidth") && s.gpus_per_node == 1)
+  s.intra_link = p.text("intra_link");
+  s.nic_bandwidth = p.has("nic_bandwidth") ? p.real("nic_bandwidth") : p.real("bandwidth");
+  s.has_nic = s.gpus_per_node > 1 || p.has("nic_bandwidth") || s.nics_per_node > 1;
+  s.nvswitch = p.boolean("nvswitch");
+  if (s.nvswitch && s.gpus_per_node == 1)
     throw std::invalid_argument(
-        "nic_bandwidth: only used with gpus_per_node > 1 (a single-GPU node's fabric link is its NIC: set "
-        "bandwidth)");
-  s.nic_bandwidth = p.has("nic_bandwidth") ? p.real("nic_bandwidth") : s.bandwidth;
+        "nvswitch: a switch that reduces joins the GPUs of one node: needs gpus_per_node > 1");
   return s;
 }
 
@@ -88,19 +101,13 @@ std::string endpoint_host_name(const NodeShape& shape, std::int64_t node, std::i
 
 std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoint*> EndpointBuilder::create(
     sg4::NetZone* fabric, std::int64_t node) {
-  const NodeShape& shape = shape_;
-  const ResolvedOverrides::HostValues none;
-  auto host_values = [&](std::int64_t gpu) -> const ResolvedOverrides::HostValues& {
-    const auto* values = overrides_ ? overrides_->host(node, gpu) : nullptr;
-    return values ? *values : none;
-  };
-  if (shape.gpus_per_node == 1) {
-    auto* host =
-        fabric->create_host(endpoint_host_name(shape, node, 0), host_values(0).speed.value_or(shape.speed));
-    host->seal();
+  if (!shape_.has_nic) {
+    sg4::Host* host = create_gpu(fabric, node, 0);
     return {host->get_netpoint(), nullptr};
   }
-  auto* zone = sg4::create_star_zone(fmt::format("node-{}", node));
+  // A full zone when GPUs use different NICs: a star routes every host to the gateway the same way.
+  sg4::NetZone* zone = shape_.nics_per_node > 1 ? sg4::create_full_zone(fmt::format("node-{}", node))
+                                                : sg4::create_star_zone(fmt::format("node-{}", node));
   // What set_parent would copy, so that links and hosts can be made before the zone is attached.
   auto* impl = zone->get_impl();
   const auto* fabric_impl = fabric->get_impl();
@@ -110,10 +117,38 @@ std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoin
   impl->set_disk_model(fabric_impl->get_disk_model());
   impl->set_host_model(fabric_impl->get_host_model());
   auto* gateway = zone->create_router(fmt::format("node-{}-nic", node));
+  if (shape_.nics_per_node > 1)
+    fill_rail_node(zone, gateway, node);
+  else
+    fill_star_node(zone, gateway, node);
+  detached_.emplace_back(zone, fabric);
+  return {zone->get_netpoint(), gateway};
+}
+
+double EndpointBuilder::nic_bandwidth(std::int64_t node) const {
   const auto* node_links = overrides_ ? overrides_->node(node) : nullptr;
-  const double nic_bandwidth =
-      node_links && node_links->nic_bandwidth ? node_links->nic_bandwidth->value : shape.nic_bandwidth;
-  auto* nic = zone->create_split_duplex_link(fmt::format("node-{}_nic", node), nic_bandwidth)->set_latency(0);
+  return node_links && node_links->nic_bandwidth ? node_links->nic_bandwidth->value : shape_.nic_bandwidth;
+}
+
+sg4::Host* EndpointBuilder::create_gpu(sg4::NetZone* zone, std::int64_t node, std::int64_t gpu) {
+  const auto* values = overrides_ ? overrides_->host(node, gpu) : nullptr;
+  auto* host = zone->create_host(endpoint_host_name(shape_, node, gpu),
+                                 values && values->speed ? *values->speed : shape_.speed);
+  if (shape_.has_nic) {
+    host->set_property(kNodeProperty, std::to_string(node));
+    host->set_property(kNicProperty, std::to_string(gpu % shape_.nics_per_node));
+  }
+  if (shape_.gpus_per_node > 1) host->set_property(kIntraLinkProperty, shape_.intra_link);
+  if (shape_.nvswitch) host->set_property(kNvswitchProperty, "true");
+  host->seal();
+  return host;
+}
+
+// One NIC: a star whose gateway's routes cross the NIC (UP leaving the node, DOWN entering it).
+void EndpointBuilder::fill_star_node(sg4::NetZone* zone, simgrid::kernel::routing::NetPoint* gateway,
+                                     std::int64_t node) {
+  auto* nic =
+      zone->create_split_duplex_link(fmt::format("node-{}_nic", node), nic_bandwidth(node))->set_latency(0);
   nic->seal();
   // A star route to the gateway ends with the gateway's "down" links, one from it starts with its
   // "up" links: so leaving the node crosses the NIC's UP half, entering it the DOWN half.
@@ -121,24 +156,56 @@ std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoin
                   {sg4::LinkInRoute(nic, sg4::LinkInRoute::Direction::UP)}, false);
   zone->add_route(gateway, nullptr, nullptr, nullptr,
                   {sg4::LinkInRoute(nic, sg4::LinkInRoute::Direction::DOWN)}, false);
-  const std::string node_id = std::to_string(node);
-  for (std::int64_t g = 0; g < shape.gpus_per_node; ++g) {
-    const std::string name = endpoint_host_name(shape, node, g);
-    const auto& values = host_values(g);
-    auto* host = zone->create_host(name, values.speed.value_or(shape.speed));
-    host->set_property(kNodeProperty, node_id);
-    host->seal();
-    auto* link =
-        zone->create_split_duplex_link(name + "_link", values.intra_bandwidth.value_or(shape.intra_bandwidth))
-            ->set_latency(values.intra_latency.value_or(shape.intra_latency));
-    link->seal();
+  for (std::int64_t g = 0; g < shape_.gpus_per_node; ++g) {
+    sg4::Host* host = create_gpu(zone, node, g);
+    sg4::Link* link = gpu_link(zone, host, node, g);
     zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
                     {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)}, false);
     zone->add_route(nullptr, host->get_netpoint(), nullptr, nullptr,
                     {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::DOWN)}, false);
   }
-  detached_.emplace_back(zone, fabric);
-  return {zone->get_netpoint(), gateway};
+}
+
+// Several NICs: every route explicit, so GPU g reaches the gateway through NIC g mod nics_per_node
+// and another GPU of the node through their two links only.
+void EndpointBuilder::fill_rail_node(sg4::NetZone* zone, simgrid::kernel::routing::NetPoint* gateway,
+                                     std::int64_t node) {
+  std::vector<sg4::Link*> nics;
+  for (std::int64_t k = 0; k < shape_.nics_per_node; ++k) {
+    nics.push_back(zone->create_split_duplex_link(fmt::format("node-{}_nic-{}", node, k), nic_bandwidth(node))
+                       ->set_latency(0));
+    nics.back()->seal();
+  }
+  std::vector<sg4::Host*> hosts;
+  std::vector<sg4::Link*> links;
+  for (std::int64_t g = 0; g < shape_.gpus_per_node; ++g) {
+    hosts.push_back(create_gpu(zone, node, g));
+    links.push_back(gpu_link(zone, hosts.back(), node, g));
+  }
+  using Dir = sg4::LinkInRoute::Direction;
+  for (std::size_t a = 0; a < hosts.size(); ++a) {
+    sg4::Link* nic = nics[a % nics.size()];
+    zone->add_route(hosts[a]->get_netpoint(), gateway, nullptr, nullptr,
+                    {sg4::LinkInRoute(links[a], Dir::UP), sg4::LinkInRoute(nic, Dir::UP)}, false);
+    zone->add_route(gateway, hosts[a]->get_netpoint(), nullptr, nullptr,
+                    {sg4::LinkInRoute(nic, Dir::DOWN), sg4::LinkInRoute(links[a], Dir::DOWN)}, false);
+    for (std::size_t b = 0; b < hosts.size(); ++b)
+      if (a != b)
+        zone->add_route(hosts[a]->get_netpoint(), hosts[b]->get_netpoint(), nullptr, nullptr,
+                        {sg4::LinkInRoute(links[a], Dir::UP), sg4::LinkInRoute(links[b], Dir::DOWN)}, false);
+  }
+}
+
+sg4::Link* EndpointBuilder::gpu_link(sg4::NetZone* zone, const sg4::Host* host, std::int64_t node,
+                                     std::int64_t gpu) {
+  const auto* values = overrides_ ? overrides_->host(node, gpu) : nullptr;
+  auto* link =
+      zone->create_split_duplex_link(host->get_name() + "_link", values && values->intra_bandwidth
+                                                                     ? *values->intra_bandwidth
+                                                                     : shape_.intra_bandwidth)
+          ->set_latency(values && values->intra_latency ? *values->intra_latency : shape_.intra_latency);
+  link->seal();
+  return link;
 }
 
 void EndpointBuilder::attach() {

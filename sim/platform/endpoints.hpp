@@ -1,11 +1,17 @@
 #pragma once
 // Fabric endpoints, shared by every generator. An endpoint ("node") is either one host
-// (gpus_per_node = 1, named host-N) or a machine with several GPUs: a star zone of hosts
+// (gpus_per_node = 1, named host-N) or a machine with several GPUs: a zone of hosts
 // node-N-gpu-G, each with a private full-duplex link of intra_bandwidth / intra_latency (an
-// NVLink/NVSwitch port), behind a gateway router whose zero-latency full-duplex NIC link of
-// nic_bandwidth joins the fabric. A transfer between two GPUs of one node crosses two intra
+// NVLink/NVSwitch port), behind a gateway router whose zero-latency full-duplex NIC link(s) of
+// nic_bandwidth join the fabric. A transfer between two GPUs of one node crosses two intra
 // links; between nodes it crosses intra up, NIC up, the fabric's route, NIC down, intra down.
-// Every GPU host carries the node property (kNodeProperty) so ranks can be grouped by machine.
+// With nics_per_node N > 1 (rail-optimised nodes) GPU g's traffic between nodes leaves and enters
+// through NIC g mod N, each NIC its own link of nic_bandwidth, and the fabric is N parallel planes
+// (one per NIC), modelled as one fabric whose links carry N x bandwidth. A single-GPU node given a
+// nic_bandwidth (or several NICs) is such a zone too, with its one host named host-N.
+// Every GPU host carries the node property (kNodeProperty), its NIC (kNicProperty) and, on nodes
+// of several GPUs, the intra-node link class (kIntraLinkProperty) and, when its GPUs sit on a
+// switch that reduces, kNvswitchProperty, so collective models see the machine as it is built.
 #include <cstdint>
 #include <functional>
 #include <simgrid/s4u.hpp>
@@ -26,12 +32,16 @@ constexpr std::int64_t kMaxMultiGpuHosts = 32768;
 struct NodeShape {
   std::int64_t nodes = 0;          // fabric endpoints
   std::int64_t gpus_per_node = 1;  // hosts per endpoint
+  std::int64_t nics_per_node = 1;  // GPU g uses NIC g mod nics_per_node
   double speed = 0;
-  double bandwidth = 0;  // fabric links
+  double bandwidth = 0;  // fabric links: the `bandwidth` key x nics_per_node (one plane per NIC)
   double latency = 0;
   double intra_bandwidth = 0;
   double intra_latency = 0;
-  double nic_bandwidth = 0;
+  double nic_bandwidth = 0;  // each NIC
+  bool has_nic = false;      // the node is a zone with NIC link(s) (always with several GPUs)
+  bool nvswitch = false;     // the node's GPUs sit on a switch that reduces (NVLS)
+  std::string intra_link;    // nvlink | pcie: what GPUs of one node talk over
   std::int64_t hosts() const { return nodes * gpus_per_node; }
 };
 
@@ -40,8 +50,9 @@ struct NodeShape {
 std::vector<ParamSpec> endpoint_params(const std::string& fabric_link_help);
 
 // Reads the keys of endpoint_params(). Throws std::invalid_argument naming the key when nodes and
-// hosts are both given or both missing, when hosts is not a multiple of gpus_per_node, or when a
-// multi-GPU platform is beyond kMaxMultiGpuNodes / kMaxMultiGpuHosts.
+// hosts are both given or both missing, when hosts is not a multiple of gpus_per_node, when a
+// multi-GPU platform is beyond kMaxMultiGpuNodes / kMaxMultiGpuHosts, or when nvswitch is asked of
+// single-GPU nodes.
 NodeShape node_shape(const Params& params);
 
 // TopologyInfo::host_count for a generator whose own keys `check(params, nodes)` validates
@@ -80,6 +91,14 @@ class EndpointBuilder {
  private:
   NodeShape shape_;
   const ResolvedOverrides* overrides_;
+  // The node zone's hosts, links and routes: a star (one NIC) or, with several NICs, a full zone
+  // whose routes send each GPU's traffic through its own NIC.
+  void fill_star_node(sg4::NetZone* zone, simgrid::kernel::routing::NetPoint* gateway, std::int64_t node);
+  void fill_rail_node(sg4::NetZone* zone, simgrid::kernel::routing::NetPoint* gateway, std::int64_t node);
+  sg4::Host* create_gpu(sg4::NetZone* zone, std::int64_t node, std::int64_t gpu);
+  sg4::Link* gpu_link(sg4::NetZone* zone, const sg4::Host* host, std::int64_t node, std::int64_t gpu);
+  double nic_bandwidth(std::int64_t node) const;
+
   std::vector<std::pair<sg4::NetZone*, sg4::NetZone*>> detached_;  // {node zone, its fabric}
 };
 

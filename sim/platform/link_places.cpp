@@ -31,7 +31,7 @@ LinkPlace directed(const std::string& lower, const std::string& upper, const std
 // router) or an idle spare router.
 std::string leaf_name(const NodeShape& shape, const std::string& topology, std::int64_t id) {
   if (id >= shape.nodes) return fmt::format("{}-spare-{}", topology, id);
-  return shape.gpus_per_node == 1 ? endpoint_host_name(shape, id, 0) : fmt::format("node-{}-nic", id);
+  return shape.has_nic ? fmt::format("node-{}-nic", id) : endpoint_host_name(shape, id, 0);
 }
 
 void generated_places(const PlatformSpec& spec, const std::vector<std::string>& names,
@@ -42,7 +42,7 @@ void generated_places(const PlatformSpec& spec, const std::vector<std::string>& 
   static const std::regex gpu_link(R"((node-\d+-gpu-\d+)_link(?:_(UP|DOWN))?)");
   static const std::regex host_link(R"((host-\d+)_link(?:_(UP|DOWN))?)");
   static const std::regex node_link(R"(node-(\d+)_link(?:_(UP|DOWN))?)");
-  static const std::regex nic(R"(node-(\d+)_nic_(UP|DOWN))");
+  static const std::regex nic(R"(node-(\d+)_nic(?:-\d+)?_(UP|DOWN))");
   static const std::regex tree_link(R"(link_from_(\d+)_(\d+)_(\d+)(?:_(UP|DOWN))?)");
   static const std::regex torus_link(R"(torus_link_from_(\d+)_to_(\d+)(?:_(UP|DOWN))?)");
   static const std::regex local_link(R"(local_link_from_router_(\d+)_to_node_(\d+)_\d+(?:_(UP|DOWN))?)");
@@ -76,7 +76,9 @@ void generated_places(const PlatformSpec& spec, const std::vector<std::string>& 
       const std::string host = m[1];
       place = directed(host, host.substr(0, host.find("-gpu-")) + "-switch", m[2], kIntraNode);
     } else if (std::regex_match(name, m, host_link)) {
-      place = directed(m[1], the_switch, m[2], kEdge);
+      // A single-GPU node with a NIC of its own: the host's link is inside the node.
+      place = shape.has_nic ? directed(m[1], "node-" + m[1].str().substr(5) + "-switch", m[2], kIntraNode)
+                            : directed(m[1], the_switch, m[2], kEdge);
     } else if (std::regex_match(name, m, node_link)) {
       place = directed(fmt::format("node-{}-nic", m[1].str()), the_switch, m[2], kEdge);
     } else if (std::regex_match(name, m, nic)) {

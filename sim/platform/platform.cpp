@@ -10,12 +10,50 @@
 #include <xbt/config.hpp>
 
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 #include "sim/core/strings.hpp"
 #include "sim/platform/platform_overrides.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/platform/xml_check.hpp"
 
 namespace aggsim {
+
+const char* fabric_name(Fabric fabric) {
+  switch (fabric) {
+    case Fabric::infiniband:
+      return "infiniband";
+    case Fabric::roce:
+      return "roce";
+    case Fabric::ethernet:
+      return "ethernet";
+  }
+  return "?";
+}
+
+Fabric parse_fabric(const std::string& name) {
+  for (Fabric f : {Fabric::infiniband, Fabric::roce, Fabric::ethernet})
+    if (name == fabric_name(f)) return f;
+  throw std::invalid_argument(fmt::format("unknown fabric '{}' (infiniband | roce | ethernet)", name));
+}
+
+Fabric xml_fabric(const std::string& file) {
+  const std::vector<XmlElement> elements = scan_xml_elements(read_input_file(file, "platform"));
+  int root = -1;  // the platform's root zone: its first zone or cluster
+  for (std::size_t i = 0; i < elements.size(); ++i)
+    if (elements[i].depth == 1 && (elements[i].name == "zone" || elements[i].name == "cluster")) {
+      root = static_cast<int>(i);
+      break;
+    }
+  for (const XmlElement& e : elements) {
+    if (e.name != "prop" || e.parent != root || root < 0 || e.attribute("id") != kFabricProperty) continue;
+    try {
+      return parse_fabric(e.attribute("value"));
+    } catch (const std::invalid_argument& error) {
+      throw InputError(fmt::format("{}:{}: {}: {}", file, e.line, kFabricProperty, error.what()));
+    }
+  }
+  return Fabric::infiniband;
+}
 
 bool ns3_network_model() {
   return simgrid::config::get_value<std::string>("network/model") == "ns-3";
@@ -30,6 +68,7 @@ void build_platform(const PlatformSpec& spec, sg4::Engine& engine) {
     } catch (const std::exception& e) {
       throw InputError(explain_simgrid_error(spec.file, e.what()));
     }
+    engine.get_netzone_root()->set_property(kFabricProperty, fabric_name(spec.fabric));
     return;
   }
   const TopologyInfo* info = spec.generator;
@@ -45,6 +84,7 @@ void build_platform(const PlatformSpec& spec, sg4::Engine& engine) {
   } catch (const std::invalid_argument& e) {
     throw InputError(fmt::format("platform: {}", e.what()));
   }
+  engine.get_netzone_root()->set_property(kFabricProperty, fabric_name(spec.fabric));
   // SimGrid fires this only after parsing XML; listeners need it for built platforms too (the
   // ns-3 binding computes its IP routes there: without it no packet leaves a host).
   sg4::Engine::on_platform_created();

@@ -11,6 +11,10 @@ namespace aggsim {
 
 namespace sg4 = simgrid::s4u;
 
+// The fabric an XML platform declares with the aggsim_fabric property of its root zone (or
+// cluster), infiniband when it declares none. Throws InputError("file:line: ...") on another value.
+Fabric xml_fabric(const std::string& file);
+
 // Loads `spec` into the engine. Malformed XML, unknown topologies and impossible parameters throw
 // InputError naming the file and line (or the parameter).
 void build_platform(const PlatformSpec& spec, sg4::Engine& engine);
@@ -33,6 +37,16 @@ void check_rank_routes(const std::vector<sg4::Host*>& rank_hosts, const std::str
 // Host property naming the physical node a host belongs to (several GPUs of one machine share a
 // node). Hosts without it are nodes of their own.
 constexpr const char* kNodeProperty = "aggsim_node";
+// Host property: the index of the NIC this GPU's traffic to other nodes leaves through (0 when
+// absent). Its node has as many NICs as distinct values among its hosts.
+constexpr const char* kNicProperty = "aggsim_nic";
+// Host property: what the GPUs of this host's node talk over, `nvlink` (the default) or `pcie`.
+constexpr const char* kIntraLinkProperty = "aggsim_intra_link";
+// Host property, `true` when the GPUs of this host's node sit on a switch that reduces (NVSwitch
+// with NVLS); absent or `false` otherwise.
+constexpr const char* kNvswitchProperty = "aggsim_nvswitch";
+// Property of the platform's root zone: the fabric between nodes, infiniband | roce | ethernet.
+constexpr const char* kFabricProperty = "aggsim_fabric";
 
 // Node of each rank from the hosts' node property; nodes are numbered in order of first rank.
 RankLayout layout_of(const std::vector<sg4::Host*>& rank_hosts);

@@ -18,7 +18,7 @@ const std::vector<ParamSpec>& override_param_specs() {
                 "compute speed of the selected hosts (of a node: all its GPUs)"),
       ParamSpec("bandwidth", ParamKind::bandwidth, "", "the node's own link(s) into the fabric"),
       ParamSpec("latency", ParamKind::duration, "", "the node's own link(s) into the fabric"),
-      ParamSpec("nic_bandwidth", ParamKind::bandwidth, "", "the node's NIC (gpus_per_node > 1)"),
+      ParamSpec("nic_bandwidth", ParamKind::bandwidth, "", "each NIC of the node (nodes that have one)"),
       ParamSpec("intra_bandwidth", ParamKind::bandwidth, "",
                 "each selected GPU's link inside its node (gpus_per_node > 1)"),
       ParamSpec("intra_latency", ParamKind::duration, "",
@@ -137,7 +137,7 @@ const ResolvedOverrides::HostValues* ResolvedOverrides::host(std::int64_t n, std
 
 double ResolvedOverrides::bandwidth(std::int64_t n, double fallback) const {
   const NodeLinks* links = node(n);
-  return links && links->bandwidth ? links->bandwidth->value : fallback;
+  return links && links->bandwidth ? links->bandwidth->value * fabric_planes : fallback;
 }
 
 double ResolvedOverrides::latency(std::int64_t n, double fallback) const {
@@ -148,6 +148,7 @@ double ResolvedOverrides::latency(std::int64_t n, double fallback) const {
 ResolvedOverrides resolve_overrides(const NodeShape& shape, const std::vector<PlatformOverride>& entries) {
   ResolvedOverrides out;
   out.gpus_per_node = shape.gpus_per_node;
+  out.fabric_planes = static_cast<double>(shape.nics_per_node);
   const bool multi_gpu = shape.gpus_per_node > 1;
   for (std::size_t e = 0; e < entries.size(); ++e) {
     const PlatformOverride& entry = entries[e];
@@ -159,10 +160,14 @@ ResolvedOverrides resolve_overrides(const NodeShape& shape, const std::vector<Pl
     };
     for (const auto& [key, value] : v.all()) {
       const bool node_link = key == "bandwidth" || key == "latency" || key == "nic_bandwidth";
-      const bool inside_node = key == "nic_bandwidth" || key.rfind("intra_", 0) == 0;
+      const bool inside_node = key.rfind("intra_", 0) == 0;
       if (!multi_gpu && inside_node)
         fail(key, fmt::format("only with gpus_per_node > 1 (a single-GPU node's link to the fabric is "
                               "bandwidth / latency)"));
+      if (key == "nic_bandwidth" && !shape.has_nic)
+        fail(key,
+             "this node has no NIC link of its own (give gpus_per_node > 1, nic_bandwidth or "
+             "nics_per_node in the platform; a single-GPU node's link to the fabric is bandwidth)");
       if (multi_gpu && by_hosts && node_link)
         fail(key, fmt::format("a node's fabric link and NIC are shared by its GPUs: select the node with "
                               "'nodes: N' (a GPU's own link is intra_bandwidth / intra_latency)"));
@@ -246,7 +251,7 @@ void override_fabric_links(const ResolvedOverrides& overrides, const LinkOwners&
         bandwidth = links->bandwidth;
       if (links->latency && (!latency || links->latency->entry >= latency->entry)) latency = links->latency;
     }
-    if (bandwidth) link->set_bandwidth(bandwidth->value);
+    if (bandwidth) link->set_bandwidth(bandwidth->value * overrides.fabric_planes);
     if (latency) link->set_latency(latency->value);
   }
 }

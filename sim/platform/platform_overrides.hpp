@@ -4,7 +4,8 @@
 // index) and gives some of the generator's own per-link and per-host keys:
 //   speed                            the selected hosts' compute speed (a node: all its GPUs)
 //   bandwidth, latency               the node's own link(s) into the fabric (see each generator)
-//   nic_bandwidth                    the node's NIC (gpus_per_node > 1)
+//   nic_bandwidth                    each NIC of the node (nodes with a NIC: gpus_per_node > 1,
+//                                    nic_bandwidth or nics_per_node given)
 //   intra_bandwidth, intra_latency   each selected GPU's link inside its node (gpus_per_node > 1)
 // Later entries win over earlier ones, per host (or node) and key; on a link joining two selected
 // nodes (a torus link), the later entry wins.
@@ -50,6 +51,9 @@ struct ResolvedOverrides {
   std::unordered_map<std::int64_t, NodeLinks> nodes;   // by node index
   std::unordered_map<std::int64_t, HostValues> hosts;  // by node * gpus_per_node + gpu
   std::int64_t gpus_per_node = 1;
+  // A node's fabric link carries one plane per NIC (nics_per_node): a `bandwidth` override is per
+  // plane, like the key it overrides.
+  double fabric_planes = 1;
 
   bool empty() const { return nodes.empty() && hosts.empty(); }
   const NodeLinks* node(std::int64_t node) const;

@@ -20,12 +20,20 @@ struct PlatformOverride {
   Params values;
 };
 
+// The fabric between nodes (`platform.fabric`, or an XML platform's root-zone property
+// aggsim_fabric): what `network: auto` models the links between nodes as.
+enum class Fabric { infiniband, roce, ethernet };
+const char* fabric_name(Fabric fabric);
+// Throws std::invalid_argument naming the accepted values.
+Fabric parse_fabric(const std::string& name);
+
 struct PlatformSpec {
   std::string file;      // SimGrid platform XML (as found on disk); empty when generated
   std::string topology;  // generator name (cluster, fat_tree, torus, dragonfly); empty for a file
   const TopologyInfo* generator = nullptr;  // the table entry of `topology`; null for a file
   Params params;                            // the generator's parameters
   std::vector<PlatformOverride> overrides;  // generated platforms only
+  Fabric fabric = Fabric::infiniband;       // resolved: the key, else the XML's property, else infiniband
 };
 
 }  // namespace aggsim

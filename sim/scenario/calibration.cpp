@@ -55,8 +55,8 @@ Calibration load_calibration(const std::string& file, const std::vector<ParamSpe
   cal.file = file;
   auto network = top.require("network");
   cal.network = network.scalar();
-  if (cal.network != "lv08" && cal.network != "alpha_beta")
-    network.fail(fmt::format("must be lv08 | alpha_beta (got '{}')", cal.network));
+  if (cal.network != "lv08" && cal.network != "alpha_beta" && cal.network != "auto")
+    network.fail(fmt::format("must be auto | lv08 | alpha_beta (got '{}')", cal.network));
   if (auto platform = top.get("platform")) {
     YamlMap map(*platform);
     if (!generator_specs && platform->node().size() > 0)

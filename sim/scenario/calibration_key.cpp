@@ -10,7 +10,7 @@ void read_calibration_key(const YamlValue& value, Scenario& sc, bool network_giv
   const std::string file = find_input_file(value, "calibration", sc.source_file);
   const TopologyInfo* generator = sc.platform.generator;
   Calibration cal = load_calibration(file, generator ? &generator->params : nullptr);
-  const NetworkPreset preset = cal.network == "alpha_beta" ? NetworkPreset::alpha_beta : NetworkPreset::lv08;
+  const NetworkPreset preset = find_network_preset(cal.network).value_or(NetworkPreset::lv08);
   if (network_given && preset != sc.network)
     value.fail(fmt::format("{} was fitted under network {}, but the scenario sets network {}", file,
                            cal.network, network_preset_name(sc.network)));

@@ -20,7 +20,10 @@ struct AlgorithmInfo;   // algorithms/registry.hpp
 struct CompressorInfo;  // algorithms/registry.hpp
 struct TransportInfo;   // algorithms/registry.hpp
 
-enum class NetworkPreset { lv08, alpha_beta, ns3 };
+// `auto` models each link class as what it is: links inside a node (NVLink, PCIe) as latency +
+// size / bandwidth, links between nodes by the platform's fabric (ethernet: SimGrid's LV08, a
+// calibration of TCP; infiniband and roce: latency + size / bandwidth). See effective_network().
+enum class NetworkPreset { lv08, alpha_beta, ns3, auto_by_fabric };
 
 struct ModelSpec {
   std::uint64_t size_bytes = 100'000'000;  // modeled dense fp32 gradient
@@ -129,7 +132,7 @@ struct Scenario {
   int ranks = 16;
   int steps = 3;
   PlatformSpec platform;
-  NetworkPreset network = NetworkPreset::lv08;
+  NetworkPreset network = NetworkPreset::auto_by_fabric;
   ModelSpec model;
   AlgorithmSpec algorithm;
   CompressionSpec compression;
@@ -142,6 +145,12 @@ struct Scenario {
 };
 
 const char* network_preset_name(NetworkPreset preset);
+// The preset of that name (auto, lv08, alpha_beta, ns3); nullopt for another name.
+std::optional<NetworkPreset> find_network_preset(const std::string& name);
+// The SimGrid model a scenario runs under: its preset, with `auto` resolved by the platform's
+// fabric (ethernet: lv08, else alpha_beta; links inside a node then keep their own values, see
+// sim/engine/network_factors.hpp).
+NetworkPreset effective_network(const Scenario& sc);
 const char* granularity_name(Granularity g);
 const char* apply_to_name(ApplyTo a);
 

@@ -14,6 +14,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/input_file.hpp"
 #include "sim/core/strings.hpp"
+#include "sim/platform/platform.hpp"
 #include "sim/platform/platform_overrides.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/scenario/calibration_key.hpp"
@@ -30,8 +31,22 @@ const char* network_preset_name(NetworkPreset preset) {
       return "alpha_beta";
     case NetworkPreset::ns3:
       return "ns3";
+    case NetworkPreset::auto_by_fabric:
+      return "auto";
   }
   return "?";
+}
+
+std::optional<NetworkPreset> find_network_preset(const std::string& name) {
+  for (NetworkPreset p :
+       {NetworkPreset::auto_by_fabric, NetworkPreset::lv08, NetworkPreset::alpha_beta, NetworkPreset::ns3})
+    if (name == network_preset_name(p)) return p;
+  return std::nullopt;
+}
+
+NetworkPreset effective_network(const Scenario& sc) {
+  if (sc.network != NetworkPreset::auto_by_fabric) return sc.network;
+  return sc.platform.fabric == Fabric::ethernet ? NetworkPreset::lv08 : NetworkPreset::alpha_beta;
 }
 
 namespace {
@@ -235,9 +250,18 @@ PlatformSpec read_platform(YamlMap& top, const std::string& scenario_file) {
   auto file = map.get("file");
   auto topology = map.get("topology");
   if (file && topology) file->fail("give either a platform file or a topology generator, not both");
+  auto fabric = map.get("fabric");
+  if (fabric) {
+    try {
+      spec.fabric = parse_fabric(fabric->scalar());
+    } catch (const std::invalid_argument& e) {
+      fabric->fail(e.what());
+    }
+  }
   if (file) {
     spec.file = find_input_file(*file, "platform", scenario_file);
     reject_generator_keys(map, spec.file);
+    if (!fabric) spec.fabric = xml_fabric(spec.file);
   } else if (topology) {
     spec.topology = topology->scalar();
     const TopologyInfo* info = find_topology(spec.topology);
@@ -359,14 +383,10 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
 
   if (auto v = top.get("network")) {
     const std::string n = v->scalar();
-    if (n == "lv08")
-      sc.network = NetworkPreset::lv08;
-    else if (n == "alpha_beta")
-      sc.network = NetworkPreset::alpha_beta;
-    else if (n == "ns3")
-      sc.network = NetworkPreset::ns3;
+    if (const auto preset = find_network_preset(n))
+      sc.network = *preset;
     else
-      v->fail(fmt::format("must be one of lv08 | alpha_beta | ns3 (got '{}')", n));
+      v->fail(fmt::format("must be one of auto | lv08 | alpha_beta | ns3 (got '{}')", n));
     // SimGrid 3.32 hands ns-3 only one-link routes: generators that route inside their zone cannot run there.
     if (sc.network == NetworkPreset::ns3 && !sc.platform.topology.empty() &&
         !sc.platform.generator->build_ns3)
@@ -508,6 +528,7 @@ AlgorithmConfig algorithm_config(const Scenario& sc) {
   config.op = sc.algorithm.op;
   config.params = sc.algorithm.params;
   config.world = sc.ranks;
+  config.math = sc.model.math;
   config.seed = sc.seed;
   config.compressor = sc.compression.entry;
   config.compressor_params = sc.compression.params;
@@ -533,9 +554,11 @@ std::string resolved_yaml(const Scenario& sc) {
   out << YAML::Key << "platform" << YAML::Value << YAML::BeginMap;
   if (!sc.platform.file.empty()) {
     out << YAML::Key << "file" << YAML::Value << sc.platform.file;
+    out << YAML::Key << "fabric" << YAML::Value << fabric_name(sc.platform.fabric);
   } else {
     out << YAML::Key << "topology" << YAML::Value << sc.platform.topology;
     emit_params(out, sc.platform.generator->params, sc.platform.params);
+    out << YAML::Key << "fabric" << YAML::Value << fabric_name(sc.platform.fabric);
     if (!sc.platform.overrides.empty()) {
       out << YAML::Key << "overrides" << YAML::Value << YAML::BeginSeq;
       for (const auto& o : sc.platform.overrides) {

@@ -149,7 +149,7 @@ TEST_CASE("by default a large message is pipelined within a few percent of 2S/be
   CHECK(time / ring < 1.03);
 }
 
-TEST_CASE("a small message is not cut into pieces; chunk_bytes sets the piece size",
+TEST_CASE("a small message is not cut into pieces, chunk_bytes sets the piece size",
           "[double_binary_tree][formula][chunk_bytes]") {
   const int p = 64, k = 6;
   // 4 KiB: each half (2 KiB) is one piece, one message per tree edge and direction.

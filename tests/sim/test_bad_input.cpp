@@ -140,7 +140,7 @@ std::vector<BadCase> bad_cases() {
       {"unknown network preset",
        replace(kGood, "network: alpha_beta", "network: fast"),
        {},
-       {"bad.yaml:7:10: network: must be one of lv08 | alpha_beta | ns3"}},
+       {"bad.yaml:7:10: network: must be one of auto | lv08 | alpha_beta | ns3"}},
       {"scenario is a list",
        "- 1\n- 2\n",
        {},

@@ -80,4 +80,48 @@ inline double transfer_time(const std::string& platform, const std::string& from
   return std::stod(text);
 }
 
+// Simulated seconds until the last of several messages of `bytes`, all sent at time 0 (pairs of
+// {from, to} host names), under the same alpha-beta settings.
+inline double concurrent_transfers_time(const std::string& platform,
+                                        const std::vector<std::pair<std::string, std::string>>& pairs,
+                                        double bytes) {
+  const std::string text = run_isolated([&] {
+    const Scenario sc = platform_scenario(platform);
+    auto engine = probe_engine();
+    build_platform(sc.platform, *engine);
+    double end = -1;
+    sg4::Actor::create("probe", engine->host_by_name(pairs.front().first), [&] {
+      std::vector<sg4::CommPtr> comms;
+      for (const auto& [from, to] : pairs)
+        comms.push_back(sg4::Comm::sendto_async(engine->host_by_name(from), engine->host_by_name(to),
+                                                static_cast<std::uint64_t>(bytes)));
+      sg4::Comm::wait_all(comms);
+      end = sg4::Engine::get_clock();
+    });
+    engine->run();
+    return fmt::format("{:.17g}", end);
+  });
+  return std::stod(text);
+}
+
+// The value of host property `key` on each host, in natural order ("-" where absent).
+inline std::vector<std::string> host_property(const std::string& platform, const std::string& key) {
+  const std::string text = run_isolated([&] {
+    const Scenario sc = platform_scenario(platform);
+    auto engine = probe_engine();
+    build_platform(sc.platform, *engine);
+    std::string out;
+    for (const auto* h : hosts_in_natural_order(*engine)) {
+      const char* v = h->get_property(key);
+      out += std::string(v ? v : "-") + "\n";
+    }
+    const char* fabric = engine->get_netzone_root()->get_property(kFabricProperty);
+    return out + "fabric=" + (fabric ? fabric : "-") + "\n";
+  });
+  std::vector<std::string> values;
+  std::istringstream in(text);
+  for (std::string v; in >> v;) values.push_back(v);
+  return values;
+}
+
 }  // namespace aggsim::test

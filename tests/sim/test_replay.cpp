@@ -28,7 +28,7 @@ std::string scenario(const std::string& extra, int steps = 10, bool math = true)
   return "name: replay\nseed: 5\nranks: 8\nsteps: " + std::to_string(steps) +
          "\n"
          "platform: {topology: cluster, nodes: 2, gpus_per_node: 4, bandwidth: 25Gbps, latency: 2us, "
-         "speed: 100Tf}\n"
+         "speed: 100Tf}\nnetwork: lv08\n"
          "model: {layers: " AGGSIM_SOURCE_DIR "/scenarios/models/resnet50.yaml, batch: 16" +
          std::string(math
                          ? "}\nworkload: {problem: mlp, dim: 16, hidden: 24, classes: 4, batch: 8, lr: 0.05, "
@@ -132,7 +132,7 @@ TEST_CASE("Steps that differ by the rounding of the absolute clock only are repl
   const std::string yaml =
       "name: rounding\nranks: 64\nsteps: 8\n"
       "platform: {topology: cluster, nodes: 8, gpus_per_node: 8, bandwidth: 100Gbps, latency: 2us, speed: "
-      "100Tf}\n"
+      "100Tf}\nnetwork: lv08\n"
       "model: {layers: " AGGSIM_SOURCE_DIR
       "/scenarios/models/resnet50.yaml, batch: 32}\n"
       "algorithm: {name: ring_allreduce, granularity: layer, bucket: 25MB}\n";

@@ -73,7 +73,7 @@ TEST_CASE("heartbeats under --progress grow to the run's totals", "[progress]") 
   // The start line says what runs where.
   CHECK_THAT(r.err,
              Catch::Contains(fmt::format("aggsim: running watched: ring_allreduce, {} ranks on cluster ({} "
-                                         "hosts), network alpha_beta, {} steps -> {}",
+                                         "hosts), network alpha_beta (between nodes 2 us, 1.25 GB/s), {} steps -> {}",
                                          kRanks, kRanks, kSteps, (dir / "out").string())));
 
   const auto beats = heartbeats(r.err);

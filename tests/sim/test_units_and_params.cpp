@@ -23,7 +23,7 @@ TEST_CASE("sizes: decimal and binary prefixes, bare numbers are bytes", "[units]
   CHECK_THROWS(units::parse_bytes("lots"));
 }
 
-TEST_CASE("bandwidths: bps are bits, Bps bytes; durations and speeds", "[units]") {
+TEST_CASE("bandwidths: bps are bits, Bps bytes, durations and speeds", "[units]") {
   CHECK(units::parse_bandwidth("10Gbps") == 1.25e9);
   CHECK(units::parse_bandwidth("25GBps") == 25e9);
   CHECK(units::parse_bandwidth("1GiBps") == 1073741824.0);

@@ -54,7 +54,7 @@ TEST_CASE("symmetric Dirichlet draws lie on the simplex with mean 1/k", "[worklo
   CHECK(var0 == Approx((1.0 / k) * (1 - 1.0 / k) / (k * alpha + 1)).epsilon(0.05));
 }
 
-TEST_CASE("non-IID shards concentrate each rank on few classes; IID shards are uniform",
+TEST_CASE("non-IID shards concentrate each rank on few classes, IID shards are uniform",
           "[workload][sampling]") {
   WorkloadOptions o;
   o.problem = ProblemKind::softmax;

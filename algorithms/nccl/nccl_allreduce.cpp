@@ -1,0 +1,190 @@
+// NCCL's all-reduce as it runs (NCCL 2.21.5): per call NCCL's own choice of algorithm (ring, tree,
+// NVLS inside a node, NVLS-Tree across nodes), protocol (LL, LL128, Simple) and channel count, or
+// the ones the scenario forces (as NCCL_ALGO / NCCL_PROTO would); each channel's data pipelined
+// around its ring or up and down its tree, moved at flow level (the default) or piece by piece
+// (movement: chunk), and reduced in NCCL's order with NCCL's op semantics. The model and what it
+// promises: algorithms/nccl/README.md.
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+
+#include "algorithms/nccl/nccl_communicator.hpp"
+#include "algorithms/registry.hpp"
+
+namespace aggsim {
+
+namespace {
+
+class NcclAllreduce final : public Aggregator {
+ public:
+  NcclAllreduce(std::shared_ptr<NcclCommunicator> comm, ReduceOp op) : comm_(std::move(comm)), op_(op) {}
+  void aggregate(RankContext& ctx, Gradient& grad) override {
+    comm_->run(*ctx.comm, ctx.rank, grad, op_, ctx.world, ctx.choice);
+  }
+
+ private:
+  std::shared_ptr<NcclCommunicator> comm_;
+  ReduceOp op_;
+};
+
+std::optional<NcclAlgorithm> algorithm_option(const std::string& name) {
+  for (NcclAlgorithm a : kNcclAlgorithms)
+    if (name == nccl_algorithm_name(a)) return a;
+  return std::nullopt;
+}
+
+std::optional<Protocol> protocol_option(const std::string& name) {
+  for (Protocol p : kProtocols)
+    if (name == protocol_name(p)) return p;
+  return std::nullopt;
+}
+
+}  // namespace
+
+NcclOptions nccl_options(const Params& params) {
+  NcclOptions o;
+  o.algorithm = algorithm_option(params.text("nccl_algorithm"));
+  o.protocol = protocol_option(params.text("protocol"));
+  const std::string channels = params.text("channels");
+  if (channels != "auto") {
+    std::size_t used = 0;
+    long value = 0;
+    try {
+      value = std::stol(channels, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != channels.size() || value < 1)
+      throw ParamError("channels",
+                       fmt::format("'{}' is neither auto nor a whole number of channels from 1", channels));
+    if (value > kNcclMaxChannels)
+      throw ParamError("channels",
+                       fmt::format("{} is more than the {} channels NCCL 2.21.5 opens (MAXCHANNELS)", value,
+                                   kNcclMaxChannels));
+    o.channels = static_cast<int>(value);
+  }
+  const std::string collective = params.text("collective");
+  for (NcclCollective c : {NcclCollective::all_reduce, NcclCollective::all_gather,
+                           NcclCollective::reduce_scatter, NcclCollective::broadcast})
+    if (collective == nccl_collective_name(c)) o.collective = c;
+  o.movement = params.text("movement") == "chunk" ? Movement::chunk : Movement::flow;
+  const std::string gpu = params.text("gpu");
+  o.arch = gpu == "volta" ? GpuArch::volta : gpu == "ampere" ? GpuArch::ampere : GpuArch::hopper;
+  const bool nvls_family = o.algorithm == NcclAlgorithm::nvls || o.algorithm == NcclAlgorithm::nvls_tree;
+  if (nvls_family && o.protocol && *o.protocol != Protocol::simple)
+    throw ParamError("protocol", fmt::format("{}: NCCL runs {} with the simple protocol only",
+                                             protocol_name(*o.protocol), nccl_algorithm_name(*o.algorithm)));
+  if (nvls_family && o.movement == Movement::chunk)
+    throw ParamError("movement",
+                     fmt::format("chunk: the piece-by-piece reference runs ring and tree; {} moves "
+                                 "at flow level only",
+                                 nccl_algorithm_name(*o.algorithm)));
+  // The other collectives run NCCL's ring (NVLS all-gather and reduce-scatter are not modelled).
+  if (o.collective != NcclCollective::all_reduce) {
+    if (o.algorithm && *o.algorithm != NcclAlgorithm::ring)
+      throw ParamError("nccl_algorithm",
+                       fmt::format("{}: {} runs NCCL's ring here", nccl_algorithm_name(*o.algorithm),
+                                   nccl_collective_name(o.collective)));
+    o.algorithm = NcclAlgorithm::ring;
+  }
+  return o;
+}
+
+// Checks what needs the platform: whether the nodes can run a forced algorithm.
+void check_nccl_platform(const NcclOptions& o, const NcclView& view) {
+  if (!o.algorithm) {
+    if (o.movement == Movement::chunk && view.nvswitch())
+      throw ParamError("movement",
+                       "chunk: these nodes' GPUs sit on a switch that reduces, where NCCL may choose "
+                       "NVLS, which moves at flow level only: force nccl_algorithm ring or tree");
+    return;
+  }
+  const bool nvls_family = *o.algorithm == NcclAlgorithm::nvls || *o.algorithm == NcclAlgorithm::nvls_tree;
+  if (nvls_family && !view.nvswitch())
+    throw ParamError(
+        "nccl_algorithm",
+        fmt::format("{} needs nodes of several GPUs on a switch that reduces (platform.nvswitch: true on "
+                    "a generated platform, host property aggsim_nvswitch=\"true\" in XML)",
+                    nccl_algorithm_name(*o.algorithm)));
+  if (*o.algorithm == NcclAlgorithm::nvls && view.nodes() > 1)
+    throw ParamError("nccl_algorithm",
+                     fmt::format("nvls reduces inside one node, and these ranks span {} nodes: "
+                                 "use nvls_tree (NVLS inside nodes, a tree between them)",
+                                 view.nodes()));
+  if (*o.algorithm == NcclAlgorithm::nvls_tree && view.nodes() == 1)
+    throw ParamError("nccl_algorithm", "nvls_tree joins nodes, and these ranks are on one node: use nvls");
+}
+
+std::vector<ParamSpec> nccl_param_specs() {
+  return {
+      ParamSpec("nccl_algorithm", ParamKind::choice, "auto",
+                "NCCL's algorithm (NCCL_ALGO): auto = NCCL 2.21.5's choice per call")
+          .one_of({"auto", "ring", "tree", "nvls", "nvls_tree"}),
+      ParamSpec("protocol", ParamKind::choice, "auto",
+                "NCCL's protocol (NCCL_PROTO): auto = NCCL's choice per call")
+          .one_of({"auto", "ll", "ll128", "simple"}),
+      ParamSpec(
+          "channels", ParamKind::text, "auto",
+          "channels (auto: two per NIC between nodes, fewer for small calls, as NCCL; or a number up to 32)"),
+      ParamSpec("movement", ParamKind::choice, "flow",
+                "flow: each channel edge one stream (fast); chunk: every piece a message (the reference, "
+                "small runs)")
+          .one_of({"flow", "chunk"}),
+      ParamSpec("gpu", ParamKind::choice, "hopper", "GPU generation, for NCCL's per-channel caps and LL128")
+          .one_of({"volta", "ampere", "hopper"}),
+      ParamSpec(
+          "collective", ParamKind::choice, "all_reduce",
+          "the collective each call runs; the others move bytes only (model.math: off), for aggsim perf, "
+          "calibrate and compare")
+          .one_of({"all_reduce", "all_gather", "reduce_scatter", "broadcast"}),
+  };
+}
+
+AlgorithmInfo nccl_allreduce_entry() {
+  AlgorithmInfo info;
+  info.name = "nccl_allreduce";
+  info.summary =
+      "NCCL's all-reduce: ring / tree / NVLS / NVLS-Tree, LL / LL128 / Simple and channels chosen per call "
+      "as "
+      "NCCL does, pipelined at flow level, reduced in NCCL's order";
+  info.params = nccl_param_specs();
+  info.reduces_in_flight = true;
+  info.consensus = true;
+  info.prepare = [](const AlgorithmConfig& cfg) {
+    const NcclOptions options = nccl_options(cfg.params);
+    if (options.collective != NcclCollective::all_reduce && cfg.math)
+      throw ParamError("collective", fmt::format("{} moves bytes only and leaves no all-reduce result: set "
+                                                 "model.math: off",
+                                                 nccl_collective_name(options.collective)));
+    AlgorithmRun run;
+    run.replay_refusal = options.movement == Movement::chunk
+                             ? "movement: chunk interleaves its channels' pieces by timing"
+                             : "";
+    run.pieces_pay_latency = options.movement == Movement::chunk;
+    if (!cfg.hosts) {
+      run.make_aggregator = []() -> std::unique_ptr<Aggregator> {
+        throw std::logic_error("nccl_allreduce: aggregators are made once the platform is built");
+      };
+      return run;
+    }
+    std::vector<int> members(static_cast<std::size_t>(cfg.world));
+    for (int r = 0; r < cfg.world; ++r) members[static_cast<std::size_t>(r)] = r;
+    auto comm = std::make_shared<NcclCommunicator>(members, *cfg.hosts, options, cfg.protocol_costs);
+    check_nccl_platform(options, comm->view());
+    const ReduceOp op = cfg.op;
+    run.make_aggregator = [comm, op] { return std::make_unique<NcclAllreduce>(comm, op); };
+    run.summary_fields = [comm] {
+      std::vector<SummaryField> fields = {{"nccl_channels", static_cast<double>(comm->channels())}};
+      for (const auto& [pair, count] : comm->calls())
+        fields.push_back(
+            {"nccl_calls_" + pair.substr(0, pair.find('/')) + "_" + pair.substr(pair.find('/') + 1),
+             static_cast<double>(count)});
+      return fields;
+    };
+    return run;
+  };
+  return info;
+}
+
+}  // namespace aggsim

@@ -1,0 +1,903 @@
+#include "algorithms/nccl/nccl_communicator.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <functional>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "sim/api/partition.hpp"
+
+XBT_LOG_NEW_DEFAULT_CATEGORY(aggsim_nccl, "aggsim's NCCL model");
+
+namespace aggsim {
+
+namespace {
+
+// NCCL's reduction: avg and custom_avg pre-multiply each input as it is read (NCCL's PreMulSum,
+// with the scale rounded to float), the others combine as they are.
+struct NcclOp {
+  ReduceKind kind = ReduceKind::sum;
+  float scale = 1;
+  bool premultiply = false;
+
+  NcclOp(const ReduceOp& op, int world) {
+    kind = op.kind;
+    if (op.kind == ReduceKind::avg) {
+      premultiply = true;
+      scale = static_cast<float>(1.0 / world);
+    } else if (op.kind == ReduceKind::custom_avg) {
+      premultiply = true;
+      scale = static_cast<float>(1.0 / op.denominator);
+    }
+  }
+  // acc = input (as read)
+  void load(Eigen::Ref<Eigen::VectorXf> acc, const Eigen::Ref<const Eigen::VectorXf>& x) const {
+    if (premultiply)
+      acc = x * scale;
+    else
+      acc = x;
+  }
+  // acc = acc (op) input as read
+  void add_input(Eigen::Ref<Eigen::VectorXf> acc, const Eigen::Ref<const Eigen::VectorXf>& x) const {
+    if (premultiply) {
+      for (Eigen::Index i = 0; i < acc.size(); ++i) acc[i] = acc[i] + x[i] * scale;
+      return;
+    }
+    combine(acc, x);
+  }
+  // acc = acc (op) partial result
+  void combine(Eigen::Ref<Eigen::VectorXf> acc, const Eigen::Ref<const Eigen::VectorXf>& y) const {
+    switch (kind) {
+      case ReduceKind::min:
+        acc = acc.cwiseMin(y);
+        break;
+      case ReduceKind::max:
+        acc = acc.cwiseMax(y);
+        break;
+      default:
+        acc += y;
+    }
+  }
+};
+
+// Pieces of a call's vectors: `parts` balanced pieces on both planes (proxy elements, fp32 wire
+// elements), as every algorithm here cuts them.
+struct Pieces {
+  std::int64_t proxy = 0, wire = 0, parts = 1;
+  Range proxy_range(std::int64_t i) const { return chunk_range(proxy, parts, i); }
+  double data_bytes(std::int64_t i) const {
+    return static_cast<double>(chunk_range(wire, parts, i).count) * 4;
+  }
+};
+
+std::uint64_t wire_of(double data_bytes, Protocol p, const ProtocolCosts& costs) {
+  return static_cast<std::uint64_t>(std::ceil(costs.wire_bytes(data_bytes, p)));
+}
+
+bool is_nvls(NcclAlgorithm a) {
+  return a == NcclAlgorithm::nvls || a == NcclAlgorithm::nvls_tree;
+}
+
+// Ring hops a piece crosses in one pass of the collective.
+int ring_hops(NcclCollective coll, int p) {
+  return coll == NcclCollective::all_reduce ? 2 * (p - 1) : p - 1;
+}
+
+}  // namespace
+
+// Everything one call needs that depends only on the algorithm and channel count: who talks to
+// whom on each channel, and each stream's nominal rate (its links' bandwidth shared equally by the
+// call's streams on them) and route latency, for the dependency chain's estimate.
+struct NcclCommunicator::Geometry {
+  struct Edge {
+    int from = 0, to = 0;
+    double rate = 0;        // B/s: the narrowest link shared by all the call's streams on it
+    double first_rate = 0;  // B/s: shared by the streams that move the pipeline's first piece with it
+    double latency = 0;     // s, the route's
+    LinkClass cls = LinkClass::network;
+  };
+  std::vector<std::vector<int>> rings;           // [channel][position] member
+  std::vector<std::vector<int>> position;        // [channel][member] position
+  std::vector<std::vector<Edge>> ring_out;       // [channel][position] edge to the next position
+  std::vector<std::vector<NcclTreeLinks>> tree;  // [channel][member]
+  std::vector<std::vector<Edge>> tree_up;        // [channel][member] edge to the parent (from < 0 at a root)
+  std::vector<std::vector<Edge>> tree_down;      // [channel][member] edge from the parent
+  std::vector<std::vector<Edge>> nvls_out;       // [channel][member] the member's switch traffic edge
+  // Each stream's route, by (from, to) member pair.
+  std::unordered_map<std::uint64_t, std::vector<const sg4::Link*>> routes;
+  const std::vector<const sg4::Link*>& route(int from, int to, int members) const {
+    return routes.at(static_cast<std::uint64_t>(from) * static_cast<std::uint64_t>(members) +
+                     static_cast<std::uint64_t>(to));
+  }
+};
+
+struct NcclCommunicator::Meeting {
+  sg4::BarrierPtr barrier;
+  std::vector<Gradient*> inputs;
+  int left = 0;
+  bool planned = false;
+  double chain = 0;       // the dependency chain's time, from the streams' start
+  bool additive = false;  // the chain is the pipeline's fill, to which the streams' time adds
+  double overlap = 0;     // the fill's part the streams already count: its longest piece time
+  double last_end = 0;    // the latest stream end of the call
+  double last_hop = 0;    // the last hop's latency beyond the wire
+  bool reduced = false;
+  Eigen::VectorXf result;
+  // Flow level: the call's streams, each member's outgoing and incoming ones, and the time the
+  // busiest link needs for all it carries (every stream is paced to end then: a pipeline runs no
+  // edge faster than its slowest).
+  struct Stream {
+    int from = 0, to = 0, channel = 0;
+    std::uint64_t wire_bytes = 0;
+  };
+  std::vector<Stream> streams;
+  std::vector<std::vector<std::size_t>> out, in;  // by member: indices into streams
+  double pace_time = 0;
+  double stream_latency = 0;  // the longest route latency among the streams
+};
+
+NcclCommunicator::NcclCommunicator(const std::vector<int>& members, const std::vector<sg4::Host*>& hosts,
+                                   NcclOptions options, ProtocolCosts costs)
+    : view_(members, hosts),
+      options_(options),
+      costs_(costs),
+      channels_(options.channels.value_or(view_.default_channels())),
+      tuning_(view_.system(channels_, options.arch)),
+      calls_made_(members.size(), 0) {}
+
+NcclCommunicator::~NcclCommunicator() = default;
+
+NcclCallPlan NcclCommunicator::plan(std::uint64_t wire_elements) const {
+  NcclCallPlan plan;
+  plan.data_bytes = static_cast<double>(wire_elements) * 4;
+  plan.choice = tuning_.choose(options_.collective, plan.data_bytes, options_.algorithm, options_.protocol,
+                               options_.channels);
+  const int c = plan.choice.channels;
+  plan.chunking =
+      nccl_chunking(tuning_.system(), plan.choice.algorithm, plan.choice.protocol, plan.data_bytes, c);
+  if (plan.choice.algorithm == NcclAlgorithm::ring) {
+    const double loop = static_cast<double>(c) * view_.size() * plan.chunking.chunk_bytes;
+    plan.loops = std::max(1, static_cast<int>(std::ceil(plan.data_bytes / loop)));
+  } else {
+    const double per_channel = plan.data_bytes / c;
+    plan.loops = std::max(1, static_cast<int>(std::ceil(per_channel / plan.chunking.chunk_bytes)));
+  }
+  return plan;
+}
+
+NcclCommunicator::Meeting& NcclCommunicator::join(int me) {
+  const std::uint64_t id = calls_made_[static_cast<std::size_t>(me)]++;
+  auto& slot = meetings_[id];
+  if (!slot) {
+    slot = std::make_unique<Meeting>();
+    slot->barrier = sg4::Barrier::create(static_cast<unsigned>(view_.size()));
+    slot->inputs.assign(static_cast<std::size_t>(view_.size()), nullptr);
+  }
+  return *slot;
+}
+
+void NcclCommunicator::leave(std::uint64_t id) {
+  auto it = meetings_.find(id);
+  if (it != meetings_.end() && ++it->second->left == view_.size()) meetings_.erase(it);
+}
+
+const NcclCommunicator::Geometry& NcclCommunicator::geometry(NcclAlgorithm a, int channels) {
+  auto& slot = geometries_[{static_cast<int>(a), channels}];
+  if (slot) return *slot;
+  slot = std::make_unique<Geometry>();
+  Geometry& g = *slot;
+  const int p = view_.size();
+  // Every stream of a call, then each stream's share of its narrowest link.
+  std::vector<Geometry::Edge*> edges;
+  std::vector<std::vector<sg4::Link*>> routes;
+  std::vector<int> phases;  // streams of one phase move a pipeline's first piece together
+  int phase = 0;
+  auto add = [&](Geometry::Edge& e) {
+    std::vector<sg4::Link*> links;
+    double latency = 0;
+    view_.host_of(e.from)->route_to(view_.host_of(e.to), links, &latency);
+    e.latency = latency;
+    e.cls = view_.hop_class(e.from, e.to);
+    edges.push_back(&e);
+    g.routes[static_cast<std::uint64_t>(e.from) * static_cast<std::uint64_t>(p) +
+             static_cast<std::uint64_t>(e.to)] = std::vector<const sg4::Link*>(links.begin(), links.end());
+    routes.push_back(std::move(links));
+    phases.push_back(phase);
+  };
+  // A channel's first piece crosses one tree level at a time, up then down: the edges whose
+  // child sits at one depth of one channel's tree move it together.
+  auto add_tree_edges = [&] {
+    for (auto* list : {&g.tree_up, &g.tree_down})
+      for (auto& channel : *list) {
+        std::map<int, std::vector<Geometry::Edge*>> by_depth;
+        for (auto& e : channel) {
+          if (e.from < 0) continue;
+          const int child = list == &g.tree_up ? e.from : e.to;
+          int depth = 0;
+          for (int x = child; channel[static_cast<std::size_t>(x)].from >= 0;
+               x = list == &g.tree_up ? channel[static_cast<std::size_t>(x)].to
+                                      : channel[static_cast<std::size_t>(x)].from)
+            ++depth;
+          by_depth[depth].push_back(&e);
+        }
+        for (auto& [depth, edges_at] : by_depth) {
+          for (auto* e : edges_at) add(*e);
+          ++phase;
+        }
+      }
+  };
+  if (a == NcclAlgorithm::ring) {
+    g.rings.resize(static_cast<std::size_t>(channels));
+    g.position.assign(static_cast<std::size_t>(channels), std::vector<int>(static_cast<std::size_t>(p), 0));
+    g.ring_out.resize(static_cast<std::size_t>(channels));
+    for (int c = 0; c < channels; ++c) {
+      g.rings[c] = view_.ring(c);
+      auto& out = g.ring_out[static_cast<std::size_t>(c)];
+      out.resize(static_cast<std::size_t>(p));
+      for (int q = 0; q < p; ++q) {
+        g.position[c][static_cast<std::size_t>(g.rings[c][static_cast<std::size_t>(q)])] = q;
+        out[static_cast<std::size_t>(q)] = {g.rings[c][static_cast<std::size_t>(q)],
+                                            g.rings[c][static_cast<std::size_t>((q + 1) % p)]};
+      }
+    }
+    for (auto& channel : g.ring_out)
+      for (auto& e : channel) add(e);
+  } else if (a == NcclAlgorithm::tree) {
+    g.tree.resize(static_cast<std::size_t>(channels));
+    g.tree_up.assign(static_cast<std::size_t>(channels),
+                     std::vector<Geometry::Edge>(static_cast<std::size_t>(p)));
+    g.tree_down = g.tree_up;
+    for (int c = 0; c < channels; ++c)
+      for (int m = 0; m < p; ++m) {
+        g.tree[c].push_back(view_.tree_links(c, channels, m));
+        const int parent = g.tree[c].back().parent;
+        g.tree_up[c][static_cast<std::size_t>(m)] = {parent < 0 ? -1 : m, parent < 0 ? -1 : parent};
+        g.tree_down[c][static_cast<std::size_t>(m)] = {parent < 0 ? -1 : parent, parent < 0 ? -1 : m};
+      }
+    add_tree_edges();
+  } else {
+    // NVLS: each GPU's switch traffic as a stream to the next GPU of its node (the same bytes on
+    // each NVLink port, which is what the switch's in-line reduction and multicast cost it).
+    g.nvls_out.resize(static_cast<std::size_t>(channels));
+    for (int c = 0; c < channels; ++c) {
+      auto& out = g.nvls_out[static_cast<std::size_t>(c)];
+      out.resize(static_cast<std::size_t>(p));
+      for (int n = 0; n < view_.nodes(); ++n) {
+        const auto& nm = view_.node_members(n);
+        for (std::size_t i = 0; i < nm.size(); ++i)
+          out[static_cast<std::size_t>(nm[i])] = {nm[i], nm[(i + 1) % nm.size()]};
+      }
+      for (auto& e : out)
+        if (e.from != e.to) add(e);
+      ++phase;
+    }
+    if (a == NcclAlgorithm::nvls_tree) {
+      g.tree.resize(static_cast<std::size_t>(channels));
+      g.tree_up.assign(static_cast<std::size_t>(channels),
+                       std::vector<Geometry::Edge>(static_cast<std::size_t>(p)));
+      g.tree_down = g.tree_up;
+      // Between nodes, GPU l of each node carries shard l over the node tree.
+      const auto trees = double_binary_tree(view_.nodes());
+      for (int c = 0; c < channels; ++c) {
+        const NodeTree& t = trees[c < std::max(1, channels / 2) ? 0 : 1];
+        g.tree[c].resize(static_cast<std::size_t>(p));
+        for (int m = 0; m < p; ++m) {
+          const int node = view_.node_of(m);
+          const auto& nm = view_.node_members(node);
+          const auto local = static_cast<std::size_t>(std::find(nm.begin(), nm.end(), m) - nm.begin());
+          const auto at = [&](int other_node) {
+            const auto& om = view_.node_members(other_node);
+            return om[std::min(local, om.size() - 1)];
+          };
+          NcclTreeLinks links;
+          const int up = t.parent[static_cast<std::size_t>(node)];
+          links.parent = up < 0 ? -1 : at(up);
+          for (int child : t.children[static_cast<std::size_t>(node)])
+            if (child >= 0) links.children.push_back(at(child));
+          g.tree[c][static_cast<std::size_t>(m)] = links;
+          g.tree_up[c][static_cast<std::size_t>(m)] = {up < 0 ? -1 : m, links.parent};
+          g.tree_down[c][static_cast<std::size_t>(m)] = {links.parent, up < 0 ? -1 : m};
+        }
+      }
+      add_tree_edges();
+    }
+  }
+  std::unordered_map<const sg4::Link*, int> load;
+  std::vector<std::unordered_map<const sg4::Link*, int>> phase_load(static_cast<std::size_t>(phase + 1));
+  for (std::size_t i = 0; i < routes.size(); ++i)
+    for (const sg4::Link* l : routes[i]) {
+      ++load[l];
+      ++phase_load[static_cast<std::size_t>(phases[i])][l];
+    }
+  for (std::size_t i = 0; i < edges.size(); ++i) {
+    double rate = std::numeric_limits<double>::infinity(), first = rate;
+    for (const sg4::Link* l : routes[i]) {
+      rate = std::min(rate, l->get_bandwidth() / load[l]);
+      first = std::min(first, l->get_bandwidth() / phase_load[static_cast<std::size_t>(phases[i])][l]);
+    }
+    edges[i]->rate = rate;
+    edges[i]->first_rate = first;
+  }
+  return g;
+}
+
+namespace {
+
+// Largest sum of `hops` consecutive weights on a ring, over the start positions in `starts`
+// (all when empty).
+double longest_run(const std::vector<double>& w, int hops, const std::vector<int>& starts = {}) {
+  const int p = static_cast<int>(w.size());
+  std::vector<double> prefix(static_cast<std::size_t>(2 * p + hops + 1), 0);
+  for (int i = 0; i < 2 * p + hops; ++i)
+    prefix[static_cast<std::size_t>(i + 1)] =
+        prefix[static_cast<std::size_t>(i)] + w[static_cast<std::size_t>(i % p)];
+  double best = 0;
+  auto run = [&](int s) {
+    best = std::max(best, prefix[static_cast<std::size_t>(s + hops)] - prefix[static_cast<std::size_t>(s)]);
+  };
+  if (starts.empty())
+    for (int s = 0; s < p; ++s) run(s);
+  else
+    for (int s : starts) run(s);
+  return best;
+}
+
+}  // namespace
+
+// The dependency chain's time from the streams' start. Ring: every edge is busy from the start
+// (each member sends its own piece first), so the call ends when the busiest stream ends or when
+// the dependency chain allows, whichever is later; the chain: the first piece of a pass crosses
+// every hop of its way (each hop the piece's time on the edge plus the route's and the protocol's
+// latency), the pass's other slices follow one slice time apart on the slowest edge, and loops run
+// one after the other on each member. Trees and NVLS: edges wait for the pipeline to reach them,
+// so the call takes the first piece's way through (up and down: the fill) plus the streams'
+// time for the other pieces (`additive`).
+NcclCommunicator::Chain NcclCommunicator::chain_time(const NcclCallPlan& plan, const Geometry& g) const {
+  const NcclAlgorithm a = plan.choice.algorithm;
+  const Protocol proto = plan.choice.protocol;
+  const int c_count = plan.choice.channels, p = view_.size();
+  auto hop = [&](const Geometry::Edge& e, double piece_bytes) {
+    return costs_.wire_bytes(piece_bytes, proto) / e.first_rate + e.latency + costs_.hop(e.cls, proto);
+  };
+  double worst = 0;
+  if (a == NcclAlgorithm::ring) {
+    const int m = plan.chunking.slices_per_chunk;
+    const double slice = plan.data_bytes / (static_cast<double>(plan.loops) * c_count * p * m);
+    for (int c = 0; c < c_count; ++c) {
+      std::vector<double> w;
+      double slowest = 0;
+      for (const auto& e : g.ring_out[static_cast<std::size_t>(c)]) {
+        w.push_back(hop(e, slice));
+        slowest = std::max(slowest, costs_.wire_bytes(slice, proto) / e.rate);
+      }
+      std::vector<int> starts;
+      if (options_.collective == NcclCollective::broadcast) starts = {g.position[c][0]};
+      const double pass = longest_run(w, ring_hops(options_.collective, p), starts);
+      worst = std::max(worst, plan.loops * (pass + (m - 1) * slowest));
+    }
+    return {worst, false};
+  }
+  const double piece = plan.data_bytes / (static_cast<double>(c_count) * plan.loops);
+  double nvls = 0;
+  if (is_nvls(a)) nvls = costs_.nvls_hop_latency_s;
+  double overlap = 0;
+  auto piece_time = [&](const Geometry::Edge& e, double bytes) {
+    return costs_.wire_bytes(bytes, proto) / e.first_rate;
+  };
+  for (int c = 0; c < c_count; ++c) {
+    double up = 0, down = 0, longest = 0;
+    if (!g.tree_up.empty()) {
+      const double shard = is_nvls(a) ? piece / std::max(1, view_.largest_node()) : piece;
+      for (int m = 0; m < p; ++m) {
+        double cost_up = 0, cost_down = 0;
+        for (int x = m; g.tree_up[c][static_cast<std::size_t>(x)].from >= 0;
+             x = g.tree_up[c][static_cast<std::size_t>(x)].to) {
+          const auto& e_up = g.tree_up[c][static_cast<std::size_t>(x)];
+          const auto& e_down = g.tree_down[c][static_cast<std::size_t>(x)];
+          cost_up += hop(e_up, shard);
+          cost_down += hop(e_down, shard);
+          longest = std::max({longest, piece_time(e_up, shard), piece_time(e_down, shard)});
+        }
+        up = std::max(up, cost_up);
+        down = std::max(down, cost_down);
+      }
+    }
+    double intra = 0;
+    if (is_nvls(a)) {
+      const double per_port = piece * (1 + 1.0 / view_.largest_node());
+      for (const auto& e : g.nvls_out[static_cast<std::size_t>(c)])
+        if (e.from != e.to) {
+          intra = std::max(intra, piece_time(e, per_port) + e.latency);
+          longest = std::max(longest, piece_time(e, per_port));
+        }
+    }
+    if (nvls + intra + up + down > worst) {
+      worst = nvls + intra + up + down;
+      overlap = longest;
+    }
+  }
+  return {worst, true, overlap};
+}
+
+void NcclCommunicator::run(Comm& comm, int me, Gradient& grad, const ReduceOp& op, int world,
+                           CollectiveChoice* choice) {
+  const NcclCallPlan plan = this->plan(grad.wire_elements);
+  if (choice) {
+    choice->nccl_algorithm = nccl_algorithm_name(plan.choice.algorithm);
+    choice->protocol = protocol_name(plan.choice.protocol);
+    choice->channels = plan.choice.channels;
+  }
+  const std::uint64_t id = calls_made_[static_cast<std::size_t>(me)];
+  if (me == 0)
+    ++calls_[fmt::format("{}/{}", nccl_algorithm_name(plan.choice.algorithm),
+                         protocol_name(plan.choice.protocol))];
+  if (view_.size() == 1) {
+    // One rank: NCCL copies; the op still applies to the one input.
+    if (grad.values.size() > 0) NcclOp(op, world).load(grad.values, Eigen::VectorXf(grad.values));
+    return;
+  }
+  Meeting& m = join(me);
+  m.inputs[static_cast<std::size_t>(me)] = &grad;
+  if (options_.movement == Movement::chunk)
+    run_chunks(comm, me, grad, m, plan, op, world);
+  else
+    run_flow(comm, me, grad, m, plan, op, world);
+  leave(id);
+}
+
+// Every stream of a call: what each channel edge carries in all (ring: the pieces each member
+// sends on; trees: every piece up and down each tree edge; NVLS: each GPU's switch traffic,
+// S (1 + 1/g) each way, as a stream to the next GPU of its node), and the pace.
+void NcclCommunicator::plan_streams(Meeting& m, const NcclCallPlan& plan, const Geometry& g,
+                                    std::uint64_t wire_elements) const {
+  const NcclAlgorithm a = plan.choice.algorithm;
+  const Protocol proto = plan.choice.protocol;
+  const int channels = plan.choice.channels, p = view_.size();
+  const auto w = static_cast<std::int64_t>(wire_elements);
+  auto add = [&](int from, int to, double data_bytes, int c) {
+    if (data_bytes <= 0 || from == to) return;
+    m.streams.push_back({from, to, c, wire_of(data_bytes, proto, costs_)});
+  };
+  if (a == NcclAlgorithm::ring) {
+    const Pieces pieces{0, w, static_cast<std::int64_t>(plan.loops) * channels * p};
+    for (int c = 0; c < channels; ++c)
+      for (int q = 0; q < p; ++q) {
+        const auto& e = g.ring_out[static_cast<std::size_t>(c)][static_cast<std::size_t>(q)];
+        double bytes = 0;
+        for (int l = 0; l < plan.loops; ++l) {
+          const std::int64_t base = (static_cast<std::int64_t>(l) * channels + c) * p;
+          auto chunk = [&](int k) { return pieces.data_bytes(base + ((k % p) + p) % p); };
+          double all = 0;
+          for (int k = 0; k < p; ++k) all += chunk(k);
+          switch (options_.collective) {
+            case NcclCollective::all_reduce:
+              bytes += 2 * all - chunk(q) - chunk(q + 1);
+              break;
+            case NcclCollective::all_gather:
+              bytes += all - chunk(q + 1);
+              break;
+            case NcclCollective::reduce_scatter:
+              bytes += all - chunk(q);
+              break;
+            case NcclCollective::broadcast:
+              if (e.to != 0) bytes += all;  // the chain from the root (member 0) stops before it
+              break;
+          }
+        }
+        add(e.from, e.to, bytes, c);
+      }
+  } else {
+    const Pieces per_channel{0, w, channels};
+    for (int c = 0; c < channels; ++c) {
+      const double data = per_channel.data_bytes(c);
+      for (int me = 0; me < p; ++me) {
+        const double share = 1.0 / static_cast<double>(view_.node_members(view_.node_of(me)).size());
+        if (is_nvls(a)) {
+          const auto& e = g.nvls_out[static_cast<std::size_t>(c)][static_cast<std::size_t>(me)];
+          add(e.from, e.to, data * (1 + share), c);
+        }
+        if (!g.tree_up.empty()) {
+          const int parent = g.tree[static_cast<std::size_t>(c)][static_cast<std::size_t>(me)].parent;
+          const double shard = is_nvls(a) ? data * share : data;
+          if (parent >= 0) {
+            add(me, parent, shard, c);  // up
+            add(parent, me, shard, c);  // down
+          }
+        }
+      }
+    }
+  }
+  m.out.assign(static_cast<std::size_t>(p), {});
+  m.in.assign(static_cast<std::size_t>(p), {});
+  std::unordered_map<const sg4::Link*, double> load;
+  for (std::size_t i = 0; i < m.streams.size(); ++i) {
+    const auto& st = m.streams[i];
+    m.out[static_cast<std::size_t>(st.from)].push_back(i);
+    m.in[static_cast<std::size_t>(st.to)].push_back(i);
+    double latency = 0;
+    for (const sg4::Link* l : g.route(st.from, st.to, p)) {
+      load[l] += static_cast<double>(st.wire_bytes);
+      latency += l->get_latency();
+    }
+    m.stream_latency = std::max(m.stream_latency, latency);
+  }
+  const sg4::Link* busiest = nullptr;
+  for (const auto& [link, bytes] : load)
+    if (bytes / link->get_bandwidth() > m.pace_time) {
+      m.pace_time = bytes / link->get_bandwidth();
+      busiest = link;
+    }
+  if (busiest)
+    XBT_VERB("%zu streams, busiest link %s: %.9g s for %.0f bytes", m.streams.size(), busiest->get_cname(),
+             m.pace_time, load[busiest]);
+}
+
+void NcclCommunicator::run_flow(Comm& comm, int me, Gradient& grad, Meeting& m, const NcclCallPlan& plan,
+                                const ReduceOp& op, int world) {
+  const NcclAlgorithm a = plan.choice.algorithm;
+  const Protocol proto = plan.choice.protocol;
+  const int channels = plan.choice.channels, p = view_.size();
+  m.barrier->wait();  // every member has called: the pipeline runs from the last arrival
+  const double start = sg4::Engine::get_clock() + costs_.base(a, proto);
+  const Geometry& g = geometry(a, channels);
+  if (!m.planned) {
+    m.planned = true;
+    const Chain chain = chain_time(plan, g);
+    m.chain = chain.time;
+    m.additive = chain.additive;
+    m.overlap = chain.overlap;
+    m.last_end = start;
+  }
+  comm.pause_until(start);
+  if (m.streams.empty() && m.out.empty()) plan_streams(m, plan, g, grad.wire_elements);
+  // Each member receives its incoming streams and sends its outgoing ones.
+  std::vector<SendHandle> sends;
+  std::vector<RecvHandle> receives;
+  const int tag = 1 << 20;  // streams' channel numbers, apart from any message of the rank
+  for (std::size_t i : m.in[static_cast<std::size_t>(me)]) {
+    const auto& st = m.streams[i];
+    receives.push_back(comm.accept_stream(view_.rank_of(st.from), tag + st.channel));
+  }
+  for (std::size_t i : m.out[static_cast<std::size_t>(me)]) {
+    const auto& st = m.streams[i];
+    const double rate = m.pace_time > 0 ? static_cast<double>(st.wire_bytes) / m.pace_time : 0;
+    sends.push_back(comm.start_stream(view_.rank_of(st.to), st.wire_bytes, tag + st.channel, rate));
+    m.last_hop = std::max(m.last_hop, costs_.hop(view_.hop_class(st.from, st.to), proto));
+  }
+  for (auto& r : receives) {
+    double arrived = 0;
+    r.wait(&arrived);
+    m.last_end = std::max(m.last_end, arrived);
+  }
+  for (auto& s : sends) m.last_end = std::max(m.last_end, s.wait());
+  m.barrier->wait();  // every stream of the call has ended
+  const double streams_end = m.last_end + m.last_hop;
+  if (me == 0)
+    XBT_VERB("%s/%s, %d channels, %d loops: start %.9g, chain %.9g, streams end %.9g (+%.3g)",
+             nccl_algorithm_name(a), protocol_name(proto), channels, plan.loops, start, m.chain, m.last_end,
+             m.last_hop);
+  if (m.additive) {
+    // The first piece's way, then the other pieces at the pace of the busiest link (slower when
+    // other traffic slowed the streams down).
+    const double busy = std::max(m.pace_time, m.last_end - start - m.stream_latency);
+    comm.pause_until(std::max(start + m.chain + busy * (1 - 1.0 / plan.loops), streams_end));
+  } else
+    comm.pause_until(std::max(start + m.chain, streams_end));
+  if (options_.collective != NcclCollective::all_reduce || grad.values.size() == 0) return;
+  if (!m.reduced) {
+    std::vector<const Eigen::VectorXf*> inputs;
+    for (const Gradient* in : m.inputs) inputs.push_back(&in->values);
+    m.result = nccl_reduce(view_, plan, inputs, op, world);
+    m.reduced = true;
+  }
+  grad.values = m.result;
+}
+
+Eigen::VectorXf nccl_reduce(const NcclView& view, const NcclCallPlan& plan,
+                            const std::vector<const Eigen::VectorXf*>& inputs, const ReduceOp& reduce_op,
+                            int world) {
+  const NcclOp op(reduce_op, world);
+  const int p = view.size(), channels = plan.choice.channels;
+  const std::int64_t n = inputs.front()->size();
+  Eigen::VectorXf out(n);
+  const auto x = [&](int member) -> const Eigen::VectorXf& {
+    return *inputs[static_cast<std::size_t>(member)];
+  };
+  const NcclAlgorithm a = plan.choice.algorithm;
+  if (a == NcclAlgorithm::ring) {
+    // Piece k of a loop's channel share is reduced around the channel's ring from position k + 1.
+    const Pieces pieces{n, 0, static_cast<std::int64_t>(plan.loops) * channels * p};
+    for (int l = 0; l < plan.loops; ++l)
+      for (int c = 0; c < channels; ++c) {
+        const std::vector<int> ring = view.ring(c);
+        for (int k = 0; k < p; ++k) {
+          const Range r = pieces.proxy_range((static_cast<std::int64_t>(l) * channels + c) * p + k);
+          if (r.count == 0) continue;
+          auto acc = out.segment(r.begin, r.count);
+          op.load(acc, x(ring[static_cast<std::size_t>((k + 1) % p)]).segment(r.begin, r.count));
+          for (int j = 2; j <= p; ++j)
+            op.add_input(acc, x(ring[static_cast<std::size_t>((k + j) % p)]).segment(r.begin, r.count));
+        }
+      }
+    return out;
+  }
+  const Pieces per_channel{n, 0, channels};
+  const auto trees = double_binary_tree(view.nodes());
+  for (int c = 0; c < channels; ++c) {
+    const Range r = per_channel.proxy_range(c);
+    if (r.count == 0) continue;
+    if (a == NcclAlgorithm::tree) {
+      // Up the channel's tree: each member adds its children's partial results to its own input.
+      std::function<Eigen::VectorXf(int)> up = [&](int m) {
+        Eigen::VectorXf acc(r.count);
+        op.load(acc, x(m).segment(r.begin, r.count));
+        for (int child : view.tree_links(c, channels, m).children) op.combine(acc, up(child));
+        return acc;
+      };
+      int root = 0;
+      while (view.tree_links(c, channels, root).parent >= 0) root = view.tree_links(c, channels, root).parent;
+      out.segment(r.begin, r.count) = up(root);
+      continue;
+    }
+    // NVLS: the switch adds the node's GPUs in local order; NVLS-Tree then adds the nodes' sums up
+    // the node tree (each node its sum plus its children's, in tree order).
+    std::vector<Eigen::VectorXf> node_sum(static_cast<std::size_t>(view.nodes()));
+    for (int nd = 0; nd < view.nodes(); ++nd) {
+      const auto& nm = view.node_members(nd);
+      auto& acc = node_sum[static_cast<std::size_t>(nd)];
+      acc.resize(r.count);
+      op.load(acc, x(nm[0]).segment(r.begin, r.count));
+      for (std::size_t i = 1; i < nm.size(); ++i) op.add_input(acc, x(nm[i]).segment(r.begin, r.count));
+    }
+    if (a == NcclAlgorithm::nvls) {
+      out.segment(r.begin, r.count) = node_sum[0];
+      continue;
+    }
+    const NodeTree& t = trees[c < std::max(1, channels / 2) ? 0 : 1];
+    std::function<Eigen::VectorXf(int)> up = [&](int nd) {
+      Eigen::VectorXf acc = node_sum[static_cast<std::size_t>(nd)];
+      for (int child : t.children[static_cast<std::size_t>(nd)])
+        if (child >= 0) op.combine(acc, up(child));
+      return acc;
+    };
+    const int root = static_cast<int>(std::find(t.parent.begin(), t.parent.end(), -1) - t.parent.begin());
+    out.segment(r.begin, r.count) = up(root);
+  }
+  return out;
+}
+
+namespace {
+
+// One connection's receiving end at chunk level: at most `slots` pieces posted ahead (NCCL's FIFO
+// slots), each usable a hop latency after it arrived.
+class Inbox {
+ public:
+  Inbox(Comm& comm, int peer_rank, int tag, int slots, std::int64_t expected, double hop_latency)
+      : comm_(comm), peer_(peer_rank), tag_(tag), expected_(expected), hop_latency_(hop_latency) {
+    for (int i = 0; i < slots; ++i) post();
+  }
+  Payload take() {
+    double arrived = 0;
+    Payload p = window_.front().wait(&arrived);
+    window_.pop_front();
+    post();
+    comm_.pause_until(arrived + hop_latency_);
+    return p;
+  }
+
+ private:
+  void post() {
+    if (posted_ >= expected_) return;
+    window_.push_back(comm_.irecv(peer_, tag_));
+    ++posted_;
+  }
+  Comm& comm_;
+  int peer_, tag_;
+  std::int64_t expected_, posted_ = 0;
+  double hop_latency_;
+  std::deque<RecvHandle> window_;
+};
+
+// One connection's sending end: pieces leave one after another, at most `slots` of them waiting
+// (NCCL's FIFO). At chunk level transfers carry no latency of their own (pieces_pay_latency), so a
+// connection's pieces follow each other on the wire back to back, each arriving its route's
+// latency later (charged by the Inbox). A sender actor on the member's host moves them, so the
+// member goes on receiving and reducing meanwhile.
+class Outbox {
+ public:
+  Outbox(Comm& comm, sg4::Host* host, int peer_rank, int tag, int slots)
+      : comm_(comm),
+        free_(sg4::Semaphore::create(static_cast<unsigned>(slots))),
+        ready_(sg4::Semaphore::create(0)) {
+    sender_ =
+        sg4::Actor::create(fmt::format("nccl-send-{}-{}", peer_rank, tag), host, [this, peer_rank, tag] {
+          for (;;) {
+            ready_->acquire();
+            if (queue_.empty()) break;  // closed
+            Payload p = std::move(queue_.front());
+            queue_.pop_front();
+            comm_.send(peer_rank, std::move(p), tag);
+            free_->release();
+          }
+        });
+  }
+  void put(Payload p) {
+    free_->acquire();
+    queue_.push_back(std::move(p));
+    ready_->release();
+  }
+  // Waits until every piece has left.
+  void flush() {
+    ready_->release();  // with nothing queued behind the pieces: the sender stops after them
+    sender_->join();
+  }
+
+ private:
+  Comm& comm_;
+  sg4::SemaphorePtr free_, ready_;
+  std::deque<Payload> queue_;
+  sg4::ActorPtr sender_;
+};
+
+}  // namespace
+
+// A piece from member `from` is usable by `to` this long after its bytes arrived: its route's
+// latency (chunk-level transfers carry none of their own) and the protocol's per-hop cost.
+double NcclCommunicator::arrival_delay(int from, int to, Protocol proto) const {
+  std::vector<sg4::Link*> links;
+  double latency = 0;
+  view_.host_of(from)->route_to(view_.host_of(to), links, &latency);
+  return latency + costs_.hop(view_.hop_class(from, to), proto);
+}
+
+void NcclCommunicator::run_chunks(Comm& comm, int me, Gradient& grad, Meeting& m, const NcclCallPlan& plan,
+                                  const ReduceOp& reduce_op, int world) {
+  const NcclAlgorithm a = plan.choice.algorithm;
+  const Protocol proto = plan.choice.protocol;
+  const int channels = plan.choice.channels, p = view_.size();
+  if (a != NcclAlgorithm::ring && a != NcclAlgorithm::tree)
+    throw std::logic_error("chunk-level movement runs ring and tree only");
+  const Geometry& g = geometry(a, channels);
+  const NcclOp op(reduce_op, world);
+  const bool math = grad.values.size() > 0;
+  const std::int64_t n = grad.values.size(), w = static_cast<std::int64_t>(grad.wire_elements);
+  Eigen::VectorXf result = math ? Eigen::VectorXf(n) : Eigen::VectorXf();
+  const Eigen::VectorXf& x = grad.values;
+  comm.pause_until(sg4::Engine::get_clock() + costs_.base(a, proto));
+  const int tag = 1 << 20, slots = plan.chunking.slots;
+  // The payload of proxy range `r` (values) standing for `wire_elements` fp32 elements.
+  auto payload = [&](Eigen::VectorXf values, std::int64_t wire_elements) {
+    Payload out;
+    out.values = std::move(values);
+    out.wire_bytes = wire_of(static_cast<double>(wire_elements) * 4, proto, costs_);
+    return out;
+  };
+  auto own = [&](const Range& r) {
+    Eigen::VectorXf v(r.count);
+    if (r.count > 0) op.load(v, x.segment(r.begin, r.count));
+    return v;
+  };
+  std::vector<sg4::ActorPtr> actors;
+  if (a == NcclAlgorithm::ring) {
+    const int slices = plan.chunking.slices_per_chunk;
+    const std::int64_t parts = static_cast<std::int64_t>(plan.loops) * channels * p;
+    for (int c = 0; c < channels; ++c) {
+      actors.push_back(
+          sg4::Actor::create(fmt::format("nccl-{}-ch{}", view_.rank_of(me), c), view_.host_of(me), [&, c] {
+            const auto& ring = g.rings[static_cast<std::size_t>(c)];
+            const int q = g.position[static_cast<std::size_t>(c)][static_cast<std::size_t>(me)];
+            const int prev = ring[static_cast<std::size_t>((q + p - 1) % p)],
+                      next = ring[static_cast<std::size_t>((q + 1) % p)];
+            const std::int64_t expected = static_cast<std::int64_t>(plan.loops) * 2 * (p - 1) * slices;
+            Inbox in(comm, view_.rank_of(prev), tag + c, slots, expected, arrival_delay(prev, me, proto));
+            Outbox out(comm, view_.host_of(me), view_.rank_of(next), tag + c, slots);
+            for (int l = 0; l < plan.loops; ++l) {
+              // Slice j of piece k of this loop's channel share, on both planes.
+              auto slice = [&](int k, int j) {
+                const std::int64_t piece =
+                    (static_cast<std::int64_t>(l) * channels + c) * p + ((k % p) + p) % p;
+                const Range pr = chunk_range(n, parts, piece), wr = chunk_range(w, parts, piece);
+                const Range ps = chunk_range(pr.count, slices, j), ws = chunk_range(wr.count, slices, j);
+                return std::pair<Range, std::int64_t>{Range{pr.begin + ps.begin, ps.count}, ws.count};
+              };
+              for (int j = 0; j < slices; ++j) {  // step 0: send my input's piece q - 1
+                const auto [r, wires] = slice(q - 1, j);
+                out.put(payload(math ? own(r) : Eigen::VectorXf(), wires));
+              }
+              for (int s = 2; s <= p;
+                   ++s)  // add my input and pass on, piece q - s; at s = p, piece q ends here
+                for (int j = 0; j < slices; ++j) {
+                  const auto [r, wires] = slice(q - s, j);
+                  Payload got = in.take();
+                  if (math) {
+                    op.add_input(got.values, x.segment(r.begin, r.count));
+                    if (s == p) result.segment(r.begin, r.count) = got.values;
+                  }
+                  out.put(payload(std::move(got.values), wires));
+                }
+              for (int s = 1; s <= p - 1; ++s)  // pass the results on, keeping each; the last one stops here
+                for (int j = 0; j < slices; ++j) {
+                  const auto [r, wires] = slice(q - s, j);
+                  Payload got = in.take();
+                  if (math) result.segment(r.begin, r.count) = got.values;
+                  if (s < p - 1) out.put(payload(std::move(got.values), wires));
+                }
+            }
+            out.flush();
+          }));
+    }
+  } else {
+    const int pieces = plan.loops;
+    for (int c = 0; c < channels; ++c) {
+      const NcclTreeLinks links = g.tree[static_cast<std::size_t>(c)][static_cast<std::size_t>(me)];
+      const Range cp = chunk_range(n, channels, c), cw = chunk_range(w, channels, c);
+      auto piece = [cp, cw, pieces](int j) {
+        const Range pr = chunk_range(cp.count, pieces, j), wr = chunk_range(cw.count, pieces, j);
+        return std::pair<Range, std::int64_t>{Range{cp.begin + pr.begin, pr.count}, wr.count};
+      };
+      auto finals = sg4::Semaphore::create(0);  // pieces the root has finished, for its down actor
+      actors.push_back(sg4::Actor::create(
+          fmt::format("nccl-{}-up{}", view_.rank_of(me), c), view_.host_of(me), [&, c, links, piece, finals] {
+            std::vector<std::unique_ptr<Inbox>> children;
+            for (int child : links.children)
+              children.push_back(std::make_unique<Inbox>(comm, view_.rank_of(child), tag + c, slots, pieces,
+                                                         arrival_delay(child, me, proto)));
+            std::unique_ptr<Outbox> parent;
+            if (links.parent >= 0)
+              parent = std::make_unique<Outbox>(comm, view_.host_of(me), view_.rank_of(links.parent), tag + c,
+                                                slots);
+            for (int j = 0; j < pieces; ++j) {
+              const auto [r, wires] = piece(j);
+              Eigen::VectorXf acc = math ? own(r) : Eigen::VectorXf();
+              for (auto& child : children) {
+                Payload got = child->take();
+                if (math) op.combine(acc, got.values);
+              }
+              if (parent) {
+                parent->put(payload(std::move(acc), wires));
+              } else {
+                if (math) result.segment(r.begin, r.count) = acc;
+                finals->release();
+              }
+            }
+            if (parent) parent->flush();
+          }));
+      actors.push_back(sg4::Actor::create(
+          fmt::format("nccl-{}-down{}", view_.rank_of(me), c), view_.host_of(me),
+          [&, c, links, piece, finals] {
+            std::unique_ptr<Inbox> parent;
+            if (links.parent >= 0)
+              parent = std::make_unique<Inbox>(comm, view_.rank_of(links.parent), tag + c, slots, pieces,
+                                               arrival_delay(links.parent, me, proto));
+            std::vector<std::unique_ptr<Outbox>> children;
+            for (int child : links.children)
+              children.push_back(
+                  std::make_unique<Outbox>(comm, view_.host_of(me), view_.rank_of(child), tag + c, slots));
+            for (int j = 0; j < pieces; ++j) {
+              const auto [r, wires] = piece(j);
+              Eigen::VectorXf value;
+              if (parent) {
+                value = parent->take().values;
+                if (math) result.segment(r.begin, r.count) = value;
+              } else {
+                finals->acquire();
+                if (math) value = result.segment(r.begin, r.count);
+              }
+              for (auto& child : children) child->put(payload(value, wires));
+            }
+            for (auto& child : children) child->flush();
+          }));
+    }
+  }
+  for (auto& actor : actors) actor->join();
+  (void)m;
+  if (math && options_.collective == NcclCollective::all_reduce) grad.values = std::move(result);
+}
+
+}  // namespace aggsim

@@ -1,0 +1,110 @@
+#pragma once
+// One NCCL communicator shared by the ranks of a run (or of a group, such as the inter-node
+// stage of a hierarchical all-reduce): what NCCL sees of the platform (NcclView), NCCL's choice of
+// algorithm, protocol and channels per call (NcclTuning), and each call's movement and math.
+//
+// Schedule and movement (DESIGN, "Collectives as schedule + movement"): the schedule (which member
+// sends which piece to whom, and in which order pieces are reduced) drives the math, so every
+// member ends with the reduction NCCL computes, in NCCL's order; the movement is either
+//  - flow level (the default): each channel edge one stream of all the bytes it carries, started at
+//    once and shared max-min with all other traffic by SimGrid, and the call ends when the streams
+//    have ended (plus the last hop's latency) or when the pipeline's dependency chain allows,
+//    whichever is later, after the protocol's base latency; or
+//  - chunk level (movement: chunk, the reference): every piece one message, at most NCCL's slots
+//    in flight per connection, each receive usable a hop latency after it arrives.
+// tests/algorithms/test_nccl_movement.cpp bounds the difference between the two.
+//
+// Op semantics are NCCL's: avg multiplies each input by float(1 / n) as it is read and sums (no
+// division at the end); custom_avg likewise by float(1 / denominator).
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <simgrid/s4u.hpp>
+#include <vector>
+
+#include "algorithms/nccl/nccl_tuning.hpp"
+#include "algorithms/nccl/nccl_view.hpp"
+#include "algorithms/nccl/protocol.hpp"
+#include "sim/api/aggregator.hpp"
+#include "sim/api/collective_call.hpp"
+#include "sim/api/reduce_op.hpp"
+
+namespace aggsim {
+
+enum class Movement { flow, chunk };
+
+struct NcclOptions {
+  std::optional<NcclAlgorithm> algorithm;  // forced (NCCL_ALGO); empty: NCCL's choice
+  std::optional<Protocol> protocol;        // forced (NCCL_PROTO)
+  std::optional<int> channels;             // forced; empty: NCCL's (fewer for small calls)
+  NcclCollective collective = NcclCollective::all_reduce;
+  Movement movement = Movement::flow;
+  GpuArch arch = GpuArch::hopper;
+};
+
+// What a call does, the same on every member.
+struct NcclCallPlan {
+  NcclChoice choice;
+  NcclChunking chunking;
+  double data_bytes = 0;  // the call's buffer (nccl-tests' size)
+  int loops = 1;          // NCCL's loops: pieces of channels x members x chunk bytes
+};
+
+class NcclCommunicator {
+ public:
+  // `members`: the communicator's ranks in order; `hosts`: every rank's host.
+  NcclCommunicator(const std::vector<int>& members, const std::vector<sg4::Host*>& hosts, NcclOptions options,
+                   ProtocolCosts costs);
+  ~NcclCommunicator();
+
+  const NcclView& view() const { return view_; }
+  const NcclOptions& options() const { return options_; }
+  int channels() const { return channels_; }
+  NcclCallPlan plan(std::uint64_t wire_elements) const;
+
+  // Member `me`'s part of one call: `grad` holds its input and ends with the result (all_reduce;
+  // the other collectives move bytes only). `world` is avg's divisor. `choice` (may be null)
+  // receives the call's algorithm, protocol and channels.
+  void run(Comm& comm, int me, Gradient& grad, const ReduceOp& op, int world, CollectiveChoice* choice);
+
+  // Calls made so far per algorithm x protocol (summary.json), counted once per call.
+  const std::map<std::string, int>& calls() const { return calls_; }
+
+ private:
+  struct Meeting;
+  struct Geometry;
+  Meeting& join(int me);
+  void leave(std::uint64_t id);
+  const Geometry& geometry(NcclAlgorithm a, int channels);
+  void run_flow(Comm& comm, int me, Gradient& grad, Meeting& m, const NcclCallPlan& plan, const ReduceOp& op,
+                int world);
+  void run_chunks(Comm& comm, int me, Gradient& grad, Meeting& m, const NcclCallPlan& plan,
+                  const ReduceOp& op, int world);
+  struct Chain {
+    double time = 0;
+    bool additive = false;
+    double overlap = 0;
+  };
+  Chain chain_time(const NcclCallPlan& plan, const Geometry& g) const;
+  double arrival_delay(int from, int to, Protocol proto) const;
+  void plan_streams(Meeting& m, const NcclCallPlan& plan, const Geometry& g,
+                    std::uint64_t wire_elements) const;
+
+  NcclView view_;
+  NcclOptions options_;
+  ProtocolCosts costs_;
+  int channels_ = 1;
+  NcclTuning tuning_;
+  std::vector<std::uint64_t> calls_made_;  // per member
+  std::map<std::uint64_t, std::unique_ptr<Meeting>> meetings_;
+  std::map<std::pair<int, int>, std::unique_ptr<Geometry>> geometries_;  // by algorithm, channels
+  std::map<std::string, int> calls_;
+};
+
+// The result of one all-reduce in NCCL's order, from every member's input (flow level's math,
+// which the chunk level's messages reproduce bit for bit). `inputs[m]` is member m's vector.
+Eigen::VectorXf nccl_reduce(const NcclView& view, const NcclCallPlan& plan,
+                            const std::vector<const Eigen::VectorXf*>& inputs, const ReduceOp& op, int world);
+
+}  // namespace aggsim

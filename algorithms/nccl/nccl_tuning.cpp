@@ -1,0 +1,281 @@
+#include "algorithms/nccl/nccl_tuning.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace aggsim {
+
+namespace {
+
+// NCCL 2.21.5's constants (src/graph/tuning.cc, src/include/device.h, src/include/comm.h,
+// src/init.cc), in its units: microseconds and GB/s. Indices: [algorithm] tree, ring, nvls,
+// nvls_tree; [protocol] LL, LL128, Simple; [hardware] NVLink, PCI, network.
+constexpr double kBaseLat[4][3] = {{6.8, 14.0, 0}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}};
+constexpr double kHwLat[3][4][3] = {
+    {{.6, 1.25, 28}, {.6, 1.9, 3.4}, {0, 0, 25}, {0, 0, 25}},
+    {{1.0, 1.9, 28}, {1.0, 2.5, 5.7}, {0, 0, 0}, {0, 0, 0}},
+    {{5.0, 8.5, 28}, {2.7, 4.0, 14.0}, {0, 0, 18}, {0, 0, 14}},
+};
+constexpr int kNvlink = 0, kPci = 1, kNet = 2;
+// LL bandwidth caps: [GPU generation on one node, CPU vendor (Intel) beyond][1 node, 2 nodes, more].
+constexpr double kLlMaxBw[3][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}};
+constexpr double kPerChMaxRingLL128Bw[3][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}};
+constexpr double kPerChMaxTreeLL128Bw[3][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}};
+constexpr double kPerChMaxTreeBw[3][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
+// Tree bandwidth corrections by log2(bytes / 64), 64 B to 256 MiB.
+constexpr double kTreeCorrection[3][23] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+constexpr double kNetOverheadUs = 1.0;  // getNetOverhead on Intel x86
+constexpr double kPciBw = 12.0;         // PCI_BW
+// Per-thread work before NCCL adds a channel (NCCL_{LL,LL128,SIMPLE}_THREAD_THRESHOLD).
+constexpr double kThreadThreshold[3] = {8, 8, 64};
+constexpr int kNcclSteps = 8;
+// buffSizes: LL lines, LL128 elements, Simple 4 MiB.
+constexpr double kBuffSize[3] = {8.0 * 512 * 8 * 16, 120.0 * 640 * 8 * 8, 4194304.0};
+constexpr double kNvlsChunkSize = 128 * 1024;
+
+int log2i(double n) {
+  int l = 0;
+  auto v = static_cast<std::uint64_t>(std::max(0.0, n));
+  while (v >>= 1) ++l;
+  return l;
+}
+
+int arch_index(GpuArch a) {
+  return a == GpuArch::volta ? 0 : a == GpuArch::ampere ? 1 : 2;
+}
+
+int ix(NcclAlgorithm a) {
+  return static_cast<int>(a);
+}
+int ix(Protocol p) {
+  return static_cast<int>(p);
+}
+int ix(NcclCollective c) {
+  return static_cast<int>(c);
+}
+
+}  // namespace
+
+const char* nccl_collective_name(NcclCollective c) {
+  switch (c) {
+    case NcclCollective::all_reduce:
+      return "all_reduce";
+    case NcclCollective::all_gather:
+      return "all_gather";
+    case NcclCollective::reduce_scatter:
+      return "reduce_scatter";
+    case NcclCollective::broadcast:
+      return "broadcast";
+  }
+  return "?";
+}
+
+const char* gpu_arch_name(GpuArch a) {
+  switch (a) {
+    case GpuArch::volta:
+      return "volta";
+    case GpuArch::ampere:
+      return "ampere";
+    case GpuArch::hopper:
+      return "hopper";
+  }
+  return "?";
+}
+
+NcclTuning::NcclTuning(const NcclSystem& s) : system_(s) {
+  const int nodes = std::max(1, s.nodes), ranks = std::max(1, s.ranks);
+  const double ppn = static_cast<double>(ranks) / nodes;
+  const int cc = arch_index(s.arch);
+  const int index2 = nodes <= 2 ? nodes - 1 : 2;
+  const int index1 = nodes == 1 ? cc : 0;  // beyond one node NCCL looks at the CPU: Intel
+  const double ll_max_bw = kLlMaxBw[index1][index2];
+  const int intra_hw = s.intra_nvlink ? kNvlink : kPci;
+  for (NcclCollective coll : {NcclCollective::all_reduce, NcclCollective::all_gather,
+                              NcclCollective::reduce_scatter, NcclCollective::broadcast}) {
+    const bool all_reduce = coll == NcclCollective::all_reduce;
+    const bool gather_scatter = coll == NcclCollective::all_gather || coll == NcclCollective::reduce_scatter;
+    const int nsteps = all_reduce ? 2 * (ranks - 1) : gather_scatter ? ranks - 1 : ranks;
+    const int inter_steps = all_reduce ? (nodes > 1 ? 2 * nodes : 0) : gather_scatter ? nodes - 1 : nodes;
+    for (NcclAlgorithm a : kNcclAlgorithms) {
+      if (coll == NcclCollective::broadcast && a != NcclAlgorithm::ring) continue;
+      if (gather_scatter && a != NcclAlgorithm::ring && a != NcclAlgorithm::nvls) continue;
+      const bool nvls_family = a == NcclAlgorithm::nvls || a == NcclAlgorithm::nvls_tree;
+      for (Protocol p : kProtocols) {
+        if (nvls_family && p != Protocol::simple) continue;
+        double bw = nodes <= 2 ? s.bw_intra : s.bw_inter;
+        if (a == NcclAlgorithm::nvls) bw = std::min(s.bw_intra, s.bw_inter);
+        if (a == NcclAlgorithm::nvls_tree)
+          bw = std::min(s.bw_intra, nodes <= 2 ? s.bw_inter : s.bw_inter / 2);
+        const int channels = nvls_family ? s.nvls_channels : s.channels;
+        double bus = channels * bw;
+        if (a == NcclAlgorithm::ring && p == Protocol::ll) bus = std::min(ll_max_bw, bus * .5);
+        if (a == NcclAlgorithm::ring && p == Protocol::ll128)
+          bus = std::min(bus * (ppn < 2 ? 0.7 : 0.92), channels * kPerChMaxRingLL128Bw[cc][index2]);
+        if (a == NcclAlgorithm::tree) bus = std::min(bus * .92, channels * kPerChMaxTreeBw[cc][index2]);
+        if (a == NcclAlgorithm::tree && p == Protocol::ll) bus = std::min(bus * 1.0 / 3.8, ll_max_bw);
+        if (a == NcclAlgorithm::tree && p == Protocol::ll128)
+          bus = std::min(bus * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
+                         channels * kPerChMaxTreeLL128Bw[cc][index2]);
+        const double ratio = a == NcclAlgorithm::ring ? static_cast<double>(ranks) / nsteps
+                             : nvls_family            ? 5.0 / 6.0
+                                                      : .5;
+        NcclCost& cost = table_[ix(coll)][ix(a)][ix(p)];
+        cost.bandwidth_GBps = bus * ratio;
+        double lat = kBaseLat[ix(a)][ix(p)];
+        double intra_lat = kHwLat[intra_hw][ix(a)][ix(p)];
+        const double inter_lat = kHwLat[kNet][ix(a)][ix(p)];
+        if (a == NcclAlgorithm::ring) {
+          if (coll == NcclCollective::broadcast) {
+            lat += kHwLat[nodes == 1 ? intra_hw : kNet][ix(a)][ix(p)];  // sameChannels
+          } else {
+            // Inter-node rings still launch nsteps x the network overhead.
+            double net_overhead = nodes > 1 ? kNetOverheadUs * (p == Protocol::simple ? 3 : 1) : 0;
+            intra_lat = std::max(intra_lat, net_overhead);
+            lat += (nsteps - inter_steps) * intra_lat + inter_steps * inter_lat;
+          }
+        } else if (a == NcclAlgorithm::tree) {
+          lat += 2 * ((ranks / nodes - 1) * intra_lat + log2i(nodes) * inter_lat);
+        } else if (a == NcclAlgorithm::nvls) {
+          lat = intra_lat + (nodes > 1 ? inter_lat : 0);
+        } else {
+          lat += intra_lat + 2 * log2i(nodes) * inter_lat;
+        }
+        cost.latency_us = lat;
+        // Where NCCL enables each pair.
+        bool on = true;
+        if (p == Protocol::ll128) on = s.intra_nvlink;  // LL128 only with NVLink inside the node
+        if (nvls_family && !s.nvls) on = false;
+        if (a == NcclAlgorithm::nvls_tree && nodes == 1) on = false;
+        if (a == NcclAlgorithm::nvls && nodes > 1) on = false;  // needs CollNet across nodes
+        if (!on) cost.bandwidth_GBps = 0;
+      }
+    }
+  }
+}
+
+NcclCost NcclTuning::cost(NcclCollective coll, NcclAlgorithm a, Protocol p) const {
+  return table_[ix(coll)][ix(a)][ix(p)];
+}
+
+bool NcclTuning::enabled(NcclCollective coll, NcclAlgorithm a, Protocol p) const {
+  return cost(coll, a, p).bandwidth_GBps > 0;
+}
+
+double NcclTuning::time_us(NcclCollective coll, NcclAlgorithm a, Protocol p, double bytes) const {
+  const NcclCost c = cost(coll, a, p);
+  double bw = c.bandwidth_GBps, lat = c.latency_us;
+  if (bw <= 0) return -1;
+  const int log_size = log2i(bytes / 64);
+  if (a == NcclAlgorithm::tree && log_size < 23) bw *= kTreeCorrection[ix(p)][log_size];
+  if (a == NcclAlgorithm::ring && p == Protocol::simple && system_.nodes > 1 &&
+      coll == NcclCollective::all_reduce &&
+      bytes / (static_cast<double>(system_.channels) * system_.ranks) >= 64)
+    lat *= system_.arch == GpuArch::volta ? 1.9 : 1.4;  // "plateau effect of ring"
+  return lat + bytes / (1000 * bw);
+}
+
+int NcclTuning::max_threads(NcclAlgorithm a, Protocol p) const {
+  if (a == NcclAlgorithm::nvls || a == NcclAlgorithm::nvls_tree) return 640;
+  if (p == Protocol::ll128) return 640;
+  if (p == Protocol::ll) return 512;
+  if (a == NcclAlgorithm::ring) return system_.bw_intra * system_.channels <= kPciBw ? 256 : 512;
+  return 512;
+}
+
+int NcclTuning::call_channels(NcclAlgorithm a, Protocol p, double bytes) const {
+  if (a == NcclAlgorithm::nvls || a == NcclAlgorithm::nvls_tree) return system_.nvls_channels;
+  int nc = system_.channels;
+  const double nt = max_threads(a, p);
+  double threshold = kThreadThreshold[ix(p)];
+  if (a == NcclAlgorithm::ring && p == Protocol::ll) threshold *= system_.ranks;
+  while (nc >= 2 && bytes < nc * nt * threshold) --nc;
+  return nc;
+}
+
+NcclChoice NcclTuning::choose(NcclCollective coll, double bytes, std::optional<NcclAlgorithm> algorithm,
+                              std::optional<Protocol> protocol, std::optional<int> channels) const {
+  NcclChoice best;
+  double best_time = -1;
+  if (system_.ranks <= 1) {
+    best.channels = 1;
+    return best;  // NCCL runs ring / Simple on one rank
+  }
+  for (NcclAlgorithm a : kNcclAlgorithms) {
+    if (algorithm && a != *algorithm) continue;
+    for (Protocol p : kProtocols) {
+      if (protocol && p != *protocol) continue;
+      double t = time_us(coll, a, p, bytes);
+      if (t < 0) continue;
+      if (channels) {
+        // NCCL scales the bandwidth by the channels a tuner asks for.
+        const NcclCost c = cost(coll, a, p);
+        const int nc = (a == NcclAlgorithm::nvls || a == NcclAlgorithm::nvls_tree) ? system_.nvls_channels
+                                                                                   : system_.channels;
+        t = t - bytes / (1000 * c.bandwidth_GBps) + bytes / (1000 * c.bandwidth_GBps / nc * *channels);
+      }
+      if (best_time < 0 || t < best_time) {
+        best_time = t;
+        best.algorithm = a;
+        best.protocol = p;
+      }
+    }
+  }
+  if (best_time < 0) {
+    if (!algorithm && !protocol) {
+      // NCCL's fallback when nothing is enabled: ring, at the ring's own bandwidth.
+      best.algorithm = NcclAlgorithm::ring;
+      best.protocol = Protocol::simple;
+      best.channels = channels.value_or(system_.channels);
+      return best;
+    }
+    throw std::invalid_argument(
+        fmt::format("NCCL does not run {}{}{} on this system", nccl_collective_name(coll),
+                    algorithm ? fmt::format(" with algorithm {}", nccl_algorithm_name(*algorithm)) : "",
+                    protocol ? fmt::format(" with protocol {}", protocol_name(*protocol)) : ""));
+  }
+  best.predicted_us = best_time;
+  best.channels = channels.value_or(call_channels(best.algorithm, best.protocol, bytes));
+  return best;
+}
+
+NcclChunking nccl_chunking(const NcclSystem& s, NcclAlgorithm a, Protocol p, double bytes, int channels) {
+  NcclChunking c;
+  const double step = kBuffSize[ix(p)] / kNcclSteps;
+  const bool simple_ring = p == Protocol::simple && a == NcclAlgorithm::ring;
+  const int chunk_steps = simple_ring ? kNcclSteps / 2 : 1, slice_steps = simple_ring ? kNcclSteps / 4 : 1;
+  double chunk = step * chunk_steps;
+  if (p == Protocol::ll) chunk /= 2;
+  if (p == Protocol::ll128) chunk = std::floor(chunk / 16) * 15;
+  const double nc = std::max(1, channels);
+  if (a == NcclAlgorithm::nvls) {
+    chunk = kNvlsChunkSize;
+    const double ops = nc * std::max(1, s.ranks / std::max(1, s.nodes));
+    if (bytes < 64 * ops * chunk && chunk > 65536) chunk = 65536;
+    if (bytes < 8 * ops * chunk && chunk > 32768) chunk = 32768;
+    if (bytes < 2 * ops * chunk && chunk > 16384) chunk = 16384;
+  } else if (a == NcclAlgorithm::nvls_tree) {
+    chunk = s.nodes >= 4 ? 65536 : kNvlsChunkSize;
+    const double ops = nc * std::max(1, s.ranks / std::max(1, s.nodes));
+    if (bytes < 32 * ops * chunk && chunk > 262144) chunk = 262144;
+    if (bytes < 16 * ops * chunk && chunk > 131072) chunk = 131072;
+    if (bytes < 4 * ops * chunk && chunk > 65536) chunk = 65536;
+    if (bytes < 1 * ops * chunk && chunk > 32768) chunk = 32768;
+  } else if (a == NcclAlgorithm::tree && p == Protocol::ll128) {
+    const double ppn = static_cast<double>(s.ranks) / std::max(1, s.nodes);
+    const double steps = 1 + log2i(s.nodes) + 0.1 * ppn;
+    while (bytes / (nc * chunk) < steps * 64 / ppn && chunk > 131072) chunk /= 2;
+    while (bytes / (nc * chunk) < steps * 16 / ppn && chunk > 32768) chunk /= 2;
+  }
+  c.chunk_bytes = chunk;
+  c.slices_per_chunk = chunk_steps / slice_steps;
+  c.slots = kNcclSteps / slice_steps;
+  return c;
+}
+
+}  // namespace aggsim

@@ -1,0 +1,84 @@
+#pragma once
+// NCCL's choice of algorithm, protocol and channel count for one call, as NCCL 2.21.5 makes it
+// (src/graph/tuning.cc ncclTopoTuneModel and ncclTopoGetAlgoTime, src/enqueue.cc topoGetAlgoInfo
+// and getChannnelThreadInfo): a latency and a bandwidth per collective x algorithm x protocol from
+// the topology NCCL found, time = latency + bytes / bandwidth, the fastest enabled pair wins, and
+// small calls run on fewer channels. The constants are NCCL's; they are what NCCL believes, not
+// what the hardware does (the movement's costs are ProtocolCosts, which a calibration may refit),
+// so a calibration changes the simulated time but not NCCL's choice, as on a real cluster.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "algorithms/nccl/protocol.hpp"
+
+namespace aggsim {
+
+enum class NcclCollective { all_reduce, all_gather, reduce_scatter, broadcast };
+const char* nccl_collective_name(NcclCollective c);  // nccl-tests' names: all_reduce, ...
+
+// GPU generation, for NCCL's per-channel bandwidth caps and where it enables LL128.
+enum class GpuArch { volta, ampere, hopper };
+const char* gpu_arch_name(GpuArch a);
+
+// What NCCL's topology search reports of a communicator.
+struct NcclSystem {
+  int ranks = 1;
+  int nodes = 1;
+  bool intra_nvlink = true;  // GPUs of a node joined by NVLink (else PCIe)
+  GpuArch arch = GpuArch::hopper;
+  int channels = 2;        // comm->nChannels: the ring (and tree) channels
+  int nvls_channels = 16;  // comm->nvlsChannels
+  double bw_intra = 20;    // GB/s per channel inside a node (graph->bwIntra)
+  double bw_inter = 20;    // GB/s per channel between nodes (graph->bwInter)
+  bool nvls = false;       // NVLS supported: the nodes' GPUs sit on a switch that reduces
+};
+
+struct NcclCost {
+  double latency_us = 0;
+  double bandwidth_GBps = 0;  // 0: not enabled
+};
+
+struct NcclChoice {
+  NcclAlgorithm algorithm = NcclAlgorithm::ring;
+  Protocol protocol = Protocol::simple;
+  int channels = 1;
+  double predicted_us = 0;  // NCCL's own estimate of the call's time
+};
+
+class NcclTuning {
+ public:
+  explicit NcclTuning(const NcclSystem& system);
+  const NcclSystem& system() const { return system_; }
+  // The table entry (bandwidth 0 when NCCL would not use the pair for this collective).
+  NcclCost cost(NcclCollective coll, NcclAlgorithm a, Protocol p) const;
+  // NCCL's estimate for `bytes` (the buffer size nccl-tests prints), -1 when disabled.
+  double time_us(NcclCollective coll, NcclAlgorithm a, Protocol p, double bytes) const;
+  // The call's choice; `algorithm` / `protocol` force one (NCCL_ALGO / NCCL_PROTO), `channels`
+  // forces the channel count. Throws std::invalid_argument when the forced pair is not available.
+  NcclChoice choose(NcclCollective coll, double bytes, std::optional<NcclAlgorithm> algorithm = {},
+                    std::optional<Protocol> protocol = {}, std::optional<int> channels = {}) const;
+  // Channels NCCL runs a call of `bytes` on (fewer for small calls).
+  int call_channels(NcclAlgorithm a, Protocol p, double bytes) const;
+  bool enabled(NcclCollective coll, NcclAlgorithm a, Protocol p) const;
+
+ private:
+  int max_threads(NcclAlgorithm a, Protocol p) const;
+  NcclSystem system_;
+  std::array<std::array<std::array<NcclCost, 3>, 4>, 4> table_{};  // [coll][algorithm][protocol]
+};
+
+// NCCL's loop geometry for a call: chunk size (bytes of data per chunk), slices per chunk (Simple
+// ring pipelines each chunk in 2 slices), and the FIFO depth in slices per connection.
+struct NcclChunking {
+  double chunk_bytes = 0;
+  int slices_per_chunk = 1;
+  int slots = 8;  // NCCL_STEPS / sliceSteps pieces in flight per connection
+};
+NcclChunking nccl_chunking(const NcclSystem& system, NcclAlgorithm a, Protocol p, double bytes, int channels);
+
+// NCCL's maximum channels per communicator (MAXCHANNELS in 2.21.5).
+constexpr int kNcclMaxChannels = 32;
+
+}  // namespace aggsim

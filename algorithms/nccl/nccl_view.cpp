@@ -1,0 +1,206 @@
+#include "algorithms/nccl/nccl_view.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "sim/platform/platform.hpp"
+
+namespace aggsim {
+
+namespace {
+
+// NCCL's btree over positions 0..n-1: position 0 is the root and has one child, the largest power
+// of two below n; any other position r with lowest set bit b hangs below (r - b) | 2b (or r - b
+// when that is beyond n) and has children r - b/2 and r + b/2 (halving the step while beyond n).
+NodeTree btree(int n) {
+  NodeTree t;
+  t.parent.assign(static_cast<std::size_t>(n), -1);
+  t.children.assign(static_cast<std::size_t>(n), {-1, -1});
+  t.depth.assign(static_cast<std::size_t>(n), 0);
+  for (int r = 1; r < n; ++r) {
+    const int bit = r & -r;
+    int up = (r ^ bit) | (bit << 1);
+    if (up >= n) up = r ^ bit;
+    t.parent[static_cast<std::size_t>(r)] = up;
+  }
+  // Children in NCCL's order: the smaller position first.
+  for (int r = 1; r < n; ++r) {
+    auto& kids = t.children[static_cast<std::size_t>(t.parent[static_cast<std::size_t>(r)])];
+    if (kids[0] < 0)
+      kids[0] = r;
+    else if (r < kids[0])
+      kids = {r, kids[0]};
+    else
+      kids[1] = r;
+  }
+  for (int r = 1; r < n; ++r) {
+    int d = 0;
+    for (int x = r; x != 0; x = t.parent[static_cast<std::size_t>(x)]) ++d;
+    t.depth[static_cast<std::size_t>(r)] = d;
+    t.height = std::max(t.height, d);
+  }
+  return t;
+}
+
+// Tree 0 with each position p renamed to map(p).
+template <class Map>
+NodeTree renamed(const NodeTree& t, Map map) {
+  const int n = static_cast<int>(t.parent.size());
+  NodeTree out;
+  out.parent.assign(static_cast<std::size_t>(n), -1);
+  out.children.assign(static_cast<std::size_t>(n), {-1, -1});
+  out.depth.assign(static_cast<std::size_t>(n), 0);
+  out.height = t.height;
+  for (int p = 0; p < n; ++p) {
+    const auto q = static_cast<std::size_t>(map(p));
+    const int up = t.parent[static_cast<std::size_t>(p)];
+    out.parent[q] = up < 0 ? -1 : map(up);
+    for (int k = 0; k < 2; ++k) {
+      const int c = t.children[static_cast<std::size_t>(p)][static_cast<std::size_t>(k)];
+      out.children[q][static_cast<std::size_t>(k)] = c < 0 ? -1 : map(c);
+    }
+    out.depth[q] = t.depth[static_cast<std::size_t>(p)];
+  }
+  return out;
+}
+
+double narrowest_link(const sg4::Host* a, const sg4::Host* b) {
+  std::vector<sg4::Link*> links;
+  a->route_to(b, links, nullptr);
+  double bw = std::numeric_limits<double>::infinity();
+  for (const sg4::Link* l : links) bw = std::min(bw, l->get_bandwidth());
+  return links.empty() ? 0 : bw;
+}
+
+std::string property(const sg4::Host* h, const char* key) {
+  const char* v = h->get_property(key);
+  return v ? v : "";
+}
+
+}  // namespace
+
+std::array<NodeTree, 2> double_binary_tree(int n) {
+  const NodeTree t0 = btree(n);
+  // The second tree: the mirror of the first for an even count, the first shifted by one for an odd.
+  const NodeTree t1 = n % 2 == 0 ? renamed(t0, [n](int p) { return n - 1 - p; })
+                                 : renamed(t0, [n](int p) { return (p + 1) % n; });
+  return {t0, t1};
+}
+
+NcclView::NcclView(const std::vector<int>& members, const std::vector<sg4::Host*>& hosts)
+    : members_(members) {
+  if (members_.empty()) throw std::invalid_argument("a communicator of no rank");
+  std::map<std::string, int> node_index;
+  std::set<std::string> nics_of_first_node;
+  for (std::size_t m = 0; m < members_.size(); ++m) {
+    sg4::Host* h = hosts.at(static_cast<std::size_t>(members_[m]));
+    hosts_.push_back(h);
+    const std::string node = property(h, kNodeProperty);
+    const std::string key = node.empty() ? "host:" + h->get_name() : "node:" + node;
+    const auto [it, fresh] = node_index.emplace(key, static_cast<int>(node_members_.size()));
+    if (fresh) node_members_.emplace_back();
+    node_of_.push_back(it->second);
+    local_of_.push_back(static_cast<int>(node_members_[static_cast<std::size_t>(it->second)].size()));
+    node_members_[static_cast<std::size_t>(it->second)].push_back(static_cast<int>(m));
+  }
+  nvswitch_ = true;
+  for (std::size_t n = 0; n < node_members_.size(); ++n) {
+    const auto& nm = node_members_[n];
+    largest_node_ = std::max(largest_node_, static_cast<int>(nm.size()));
+    std::set<std::string> nics;
+    for (int m : nm) {
+      const sg4::Host* h = hosts_[static_cast<std::size_t>(m)];
+      nics.insert(property(h, kNicProperty).empty() ? "0" : property(h, kNicProperty));
+      if (property(h, kIntraLinkProperty) == "pcie") intra_nvlink_ = false;
+      if (property(h, kNvswitchProperty) != "true") nvswitch_ = false;
+    }
+    nics_ = std::max(nics_, static_cast<int>(nics.size()));
+    if (nm.size() > 1 && intra_bw_ == 0)
+      intra_bw_ =
+          narrowest_link(hosts_[static_cast<std::size_t>(nm[0])], hosts_[static_cast<std::size_t>(nm[1])]);
+  }
+  if (node_members_.size() > 1)
+    nic_bw_ = narrowest_link(hosts_[static_cast<std::size_t>(node_members_[0][0])],
+                             hosts_[static_cast<std::size_t>(node_members_[1][0])]);
+  if (largest_node_ == 1) nvswitch_ = false;
+  trees_ = double_binary_tree(nodes());
+}
+
+LinkClass NcclView::hop_class(int a, int b) const {
+  if (node_of(a) != node_of(b)) return LinkClass::network;
+  return intra_nvlink_ ? LinkClass::nvlink : LinkClass::pcie;
+}
+
+int NcclView::default_channels() const {
+  if (nodes() > 1) return std::clamp(2 * nics_, 2, kNcclMaxChannels);
+  const int links = std::max(1, static_cast<int>(std::lround(intra_bw_ / 25e9)));
+  return std::clamp(2 * links, 2, kNcclMaxChannels);
+}
+
+NcclSystem NcclView::system(int channels, GpuArch arch) const {
+  NcclSystem s;
+  s.ranks = size();
+  s.nodes = nodes();
+  s.intra_nvlink = intra_nvlink_;
+  s.arch = arch;
+  s.channels = std::max(1, channels);
+  s.nvls_channels = std::min(16, kNcclMaxChannels);
+  s.nvls = nvswitch_;
+  const double inter_total = nics_ * nic_bw_ / 1e9;
+  const double intra_total = intra_bw_ > 0 ? intra_bw_ / 1e9 : inter_total;
+  s.bw_intra = intra_total / s.channels;
+  s.bw_inter = (nodes() > 1 ? inter_total : intra_total) / s.channels;
+  return s;
+}
+
+std::vector<int> NcclView::ring(int channel) const {
+  std::vector<int> order;
+  order.reserve(members_.size());
+  for (const auto& nm : node_members_) {
+    const int g = static_cast<int>(nm.size());
+    for (int k = 0; k < g; ++k) order.push_back(nm[static_cast<std::size_t>((channel + k) % g)]);
+  }
+  return order;
+}
+
+NcclTreeLinks NcclView::tree_links(int channel, int total_channels, int member) const {
+  const NodeTree& tree = trees_[channel < std::max(1, total_channels / 2) ? 0 : 1];
+  const int node = node_of(member);
+  const auto chain = [&](int n) {
+    const auto& nm = node_members_[static_cast<std::size_t>(n)];
+    const int g = static_cast<int>(nm.size());
+    std::vector<int> c;
+    for (int k = 0; k < g; ++k) c.push_back(nm[static_cast<std::size_t>((channel + k) % g)]);
+    return c;
+  };
+  const std::vector<int> mine = chain(node);
+  const auto pos = static_cast<std::size_t>(std::find(mine.begin(), mine.end(), member) - mine.begin());
+  NcclTreeLinks links;
+  if (pos + 1 < mine.size()) links.children.push_back(mine[pos + 1]);
+  if (pos > 0) {
+    links.parent = mine[pos - 1];
+    return links;
+  }
+  const int up = tree.parent[static_cast<std::size_t>(node)];
+  if (up >= 0) links.parent = chain(up).front();
+  for (int child : tree.children[static_cast<std::size_t>(node)])
+    if (child >= 0) links.children.push_back(chain(child).front());
+  return links;
+}
+
+int NcclView::tree_depth(int channel, int total_channels) const {
+  const NodeTree& tree = trees_[channel < std::max(1, total_channels / 2) ? 0 : 1];
+  int depth = 0;
+  for (int n = 0; n < nodes(); ++n)
+    depth = std::max(depth, tree.depth[static_cast<std::size_t>(n)] +
+                                static_cast<int>(node_members_[static_cast<std::size_t>(n)].size()) - 1);
+  return depth;
+}
+
+}  // namespace aggsim

@@ -1,0 +1,58 @@
+#include "algorithms/nccl/protocol.hpp"
+
+namespace aggsim {
+
+const char* protocol_name(Protocol p) {
+  switch (p) {
+    case Protocol::ll:
+      return "ll";
+    case Protocol::ll128:
+      return "ll128";
+    case Protocol::simple:
+      return "simple";
+  }
+  return "?";
+}
+
+const char* link_class_name(LinkClass c) {
+  switch (c) {
+    case LinkClass::nvlink:
+      return "nvlink";
+    case LinkClass::pcie:
+      return "pcie";
+    case LinkClass::network:
+      return "network";
+  }
+  return "?";
+}
+
+const char* nccl_algorithm_name(NcclAlgorithm a) {
+  switch (a) {
+    case NcclAlgorithm::tree:
+      return "tree";
+    case NcclAlgorithm::ring:
+      return "ring";
+    case NcclAlgorithm::nvls:
+      return "nvls";
+    case NcclAlgorithm::nvls_tree:
+      return "nvls_tree";
+  }
+  return "?";
+}
+
+ProtocolCosts ProtocolCosts::nccl_defaults() {
+  ProtocolCosts c;
+  constexpr double us = 1e-6;
+  // hwLat's Ring rows (LL, LL128, Simple): the per-hop cost NCCL assumes for a pipelined piece.
+  c.hop_latency_s = {{{0.6 * us, 1.9 * us, 3.4 * us},     // NVLink
+                      {1.0 * us, 2.5 * us, 5.7 * us},     // PCIe
+                      {2.7 * us, 4.0 * us, 14.0 * us}}};  // network
+  c.efficiency = {0.5, 0.92, 1.0};
+  // baseLat (Tree, Ring; NVLS and NVLS-Tree have none, their hops carry it).
+  c.base_latency_s = {
+      {{6.8 * us, 14.0 * us, 0.0}, {6.6 * us, 14.0 * us, 8.4 * us}, {0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}}};
+  c.nvls_hop_latency_s = 25.0 * us;  // hwLat[NVLink][NVLS][Simple]
+  return c;
+}
+
+}  // namespace aggsim

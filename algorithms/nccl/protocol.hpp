@@ -1,0 +1,58 @@
+#pragma once
+// NCCL's protocols as the network sees them, one model for nccl_allreduce, MSCCL programs and the
+// calibration. A protocol is, per class of link a piece crosses, a per-hop latency (the time from
+// one GPU's send of a piece to the next GPU's use of it, beyond the wire: flag polling for LL and
+// LL128, memory fences and a proxy thread for Simple), and a bandwidth efficiency (the share of the
+// bytes on the wire that is data: LL sends a 4-byte flag with every 4 bytes of data, LL128 8 bytes
+// of flags with every 120). The wire latency and bandwidth themselves come from the platform.
+//
+// Defaults are NCCL 2.21.5's own estimates (src/graph/tuning.cc: the Ring rows of hwLat, in us,
+// and the ring bandwidth refinements: LL 0.5, LL128 0.92), which the calibration refines; NCCL's
+// choice of algorithm and protocol keeps using NCCL's table (nccl_tuning.hpp), as NCCL itself does.
+#include <array>
+#include <string>
+#include <vector>
+
+namespace aggsim {
+
+enum class Protocol { ll, ll128, simple };
+inline constexpr std::array<Protocol, 3> kProtocols = {Protocol::ll, Protocol::ll128, Protocol::simple};
+const char* protocol_name(Protocol p);
+
+// What a hop crosses: NVLink or PCIe inside a node, or the network between nodes.
+enum class LinkClass { nvlink, pcie, network };
+inline constexpr std::array<LinkClass, 3> kLinkClasses = {LinkClass::nvlink, LinkClass::pcie,
+                                                          LinkClass::network};
+const char* link_class_name(LinkClass c);
+
+// NCCL's collective algorithms (CollNet is not modelled).
+enum class NcclAlgorithm { tree, ring, nvls, nvls_tree };
+inline constexpr std::array<NcclAlgorithm, 4> kNcclAlgorithms = {
+    NcclAlgorithm::tree, NcclAlgorithm::ring, NcclAlgorithm::nvls, NcclAlgorithm::nvls_tree};
+const char* nccl_algorithm_name(NcclAlgorithm a);
+
+struct ProtocolCosts {
+  // Seconds per hop beyond the wire, [link class][protocol].
+  std::array<std::array<double, 3>, 3> hop_latency_s{};
+  // Share of the wire bytes that is data, [protocol].
+  std::array<double, 3> efficiency{};
+  // Seconds per call before the first piece moves (kernel launch and setup), [algorithm][protocol].
+  std::array<std::array<double, 3>, 4> base_latency_s{};
+  // Per-hop latency of NVLS's switch operations inside a node and across nodes (Simple only).
+  double nvls_hop_latency_s = 0;
+
+  double hop(LinkClass c, Protocol p) const {
+    return hop_latency_s[static_cast<int>(c)][static_cast<int>(p)];
+  }
+  double eff(Protocol p) const { return efficiency[static_cast<int>(p)]; }
+  double base(NcclAlgorithm a, Protocol p) const {
+    return base_latency_s[static_cast<int>(a)][static_cast<int>(p)];
+  }
+  // Wire bytes that carry `data_bytes` under protocol `p` (at least the data).
+  double wire_bytes(double data_bytes, Protocol p) const { return data_bytes / eff(p); }
+
+  // NCCL 2.21.5's values.
+  static ProtocolCosts nccl_defaults();
+};
+
+}  // namespace aggsim

@@ -1,0 +1,175 @@
+// nccl_allreduce: every rank ends with the exact reduction (checked in double precision), in NCCL's
+// order and with NCCL's op semantics, bit for bit the same whether the pieces move at flow level or
+// one message each; NCCL's choice of algorithm and protocol follows NCCL 2.21.5's cost model; bad
+// combinations are refused at the key.
+#include <fmt/format.h>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "algorithms/nccl/nccl_tuning.hpp"
+#include "support/cli.hpp"
+#include "support/reduction_check.hpp"
+#include "support/refusal.hpp"
+
+using namespace aggsim;
+using namespace aggsim::test;
+
+namespace {
+
+std::string scenario(const std::string& platform, const std::string& algorithm,
+                     const std::string& extra = "") {
+  return fmt::format(
+      "name: nccl\nseed: 3\nranks: 8\nsteps: 2\nplatform: {}\nmodel: {{size: 1000003B, proxy_dim: 997}}\n"
+      "algorithm: {{name: nccl_allreduce, {}}}\n{}",
+      platform, algorithm, extra);
+}
+
+const std::string kTwoNodes =
+    "{topology: cluster, nodes: 2, gpus_per_node: 4, nics_per_node: 2, bandwidth: 100Gbps}";
+
+// Every rank's vectors after each aggregation, as exact text (hex floats).
+std::string vectors_after(const std::string& yaml) {
+  return run_isolated([&] {
+    const Scenario sc = load_scenario_text(yaml, "test.yaml");
+    const Captured run = simulate_capturing(sc);
+    std::ostringstream out;
+    for (const auto& [step, vectors] : run.after)
+      for (const auto& v : vectors) {
+        for (Eigen::Index i = 0; i < v.size(); ++i) out << std::hexfloat << v[i] << ' ';
+        out << '\n';
+      }
+    return out.str();
+  });
+}
+
+}  // namespace
+
+TEST_CASE("nccl_allreduce: every rank ends with the exact reduction, for ring and tree and every op",
+          "[nccl][math]") {
+  for (const std::string algorithm : {"ring", "tree"})
+    for (const std::string op : {"avg", "sum", "min", "max", "custom_avg, denominator: 3"}) {
+      INFO(algorithm << " " << op);
+      const auto e = check_reduction(scenario(kTwoNodes, "nccl_algorithm: " + algorithm + ", op: " + op));
+      CHECK(e.checked_vectors == 16);
+      CHECK(e.max_rank_spread == 0);
+      CHECK(e.max_abs_error <= summation_tolerance(8, e.reference_scale));
+    }
+  // NVLS inside one node, NVLS-Tree across nodes.
+  const std::string switched =
+      "{topology: cluster, nodes: 2, gpus_per_node: 4, nvswitch: true, bandwidth: 100Gbps}";
+  for (const std::string algorithm : {"nvls_tree"}) {
+    const auto e = check_reduction(scenario(switched, "nccl_algorithm: " + algorithm));
+    CHECK(e.max_rank_spread == 0);
+    CHECK(e.max_abs_error <= summation_tolerance(8, e.reference_scale));
+  }
+  const auto e = check_reduction(
+      "name: nvls\nranks: 4\nsteps: 1\nplatform: {topology: cluster, nodes: 1, gpus_per_node: 4, nvswitch: "
+      "true}\n"
+      "model: {size: 1MB, proxy_dim: 501}\nalgorithm: {name: nccl_allreduce, nccl_algorithm: nvls}\n");
+  CHECK(e.max_rank_spread == 0);
+  CHECK(e.max_abs_error <= summation_tolerance(4, e.reference_scale));
+}
+
+TEST_CASE("nccl_allreduce: flow-level and chunk-level movement leave bit-identical vectors", "[nccl][math]") {
+  for (const std::string algorithm : {"ring", "tree"})
+    for (const std::string protocol : {"ll", "simple"}) {
+      INFO(algorithm << " " << protocol);
+      const std::string alg = "nccl_algorithm: " + algorithm + ", protocol: " + protocol + ", channels: 3";
+      const std::string flow = vectors_after(scenario(kTwoNodes, alg));
+      const std::string chunk = vectors_after(scenario(kTwoNodes, alg + ", movement: chunk"));
+      REQUIRE(flow.find("EXCEPTION") == std::string::npos);
+      CHECK(flow.size() > 1000);
+      CHECK(flow == chunk);
+    }
+}
+
+TEST_CASE("NCCL's cost model gives the estimate NCCL printed for an NVLS-Tree call", "[nccl][tuning]") {
+  // NVIDIA/nccl issue 1453: 24 ranks of H100 (3 nodes of 8 on NVSwitch), NCCL 2.19-2.22 prints
+  // "524288 Bytes -> Algo 5 proto 2 time 59.553600" (algorithm 5 NVLS_TREE, protocol 2 Simple).
+  // Latency: NVLS-Tree's NVLink hop (25 us) + 2 log2(3 nodes) network hops (14 us); bandwidth: 16
+  // NVLS channels at half of 12 GB/s between nodes (more than 2 nodes), times 5/6.
+  NcclSystem s;
+  s.ranks = 24;
+  s.nodes = 3;
+  s.nvls = true;
+  s.nvls_channels = 16;
+  s.channels = 16;
+  s.bw_intra = 20;
+  s.bw_inter = 12;
+  const NcclTuning tuning(s);
+  CHECK(tuning.time_us(NcclCollective::all_reduce, NcclAlgorithm::nvls_tree, Protocol::simple, 524288) ==
+        Approx(59.553600).epsilon(1e-6));
+  CHECK(tuning.cost(NcclCollective::all_reduce, NcclAlgorithm::nvls_tree, Protocol::simple).latency_us ==
+        Approx(53));
+}
+
+TEST_CASE(
+    "NCCL's choice: tree for small calls across nodes, ring for large ones, fewer channels for small calls",
+    "[nccl][tuning]") {
+  // 8 nodes of 8 Hopper GPUs on NVLink (300 GB/s), one 400 Gb/s NIC per GPU, 16 channels.
+  NcclSystem s;
+  s.ranks = 64;
+  s.nodes = 8;
+  s.channels = 16;
+  s.bw_intra = 300.0 / 16;
+  s.bw_inter = 8 * 50.0 / 16;
+  const NcclTuning tuning(s);
+  const auto small = tuning.choose(NcclCollective::all_reduce, 1 << 20);
+  const auto large = tuning.choose(NcclCollective::all_reduce, 8.0 * (1 << 30));
+  CHECK(small.algorithm == NcclAlgorithm::tree);
+  CHECK(large.algorithm == NcclAlgorithm::ring);
+  CHECK(large.protocol == Protocol::simple);
+  CHECK(large.channels == 16);
+  // getChannnelThreadInfo: a 4 KiB tree LL call stays above 8 bytes per thread on one channel only.
+  CHECK(tuning.call_channels(NcclAlgorithm::tree, Protocol::ll, 4096) == 1);
+  // The choice is the fastest of NCCL's own estimates.
+  for (double bytes : {8.0, 65536.0, 1048576.0, 67108864.0, 1073741824.0}) {
+    const auto c = tuning.choose(NcclCollective::all_reduce, bytes);
+    for (NcclAlgorithm a : kNcclAlgorithms)
+      for (Protocol p : kProtocols) {
+        const double t = tuning.time_us(NcclCollective::all_reduce, a, p, bytes);
+        if (t >= 0) CHECK(c.predicted_us <= t);
+      }
+  }
+}
+
+TEST_CASE("nccl_allreduce records its choice per call and counts them in summary.json", "[nccl]") {
+  const auto dir = fresh_dir("nccl-summary");
+  write_file(dir / "s.yaml", scenario(kTwoNodes, "protocol: ll128", "network: alpha_beta\n"));
+  const auto r = run_aggsim({"run", "s.yaml", "--out", "out"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto summary = nlohmann::json::parse(read_file(dir / "out" / "summary.json"));
+  int calls = 0;
+  for (const auto& [key, value] : summary.items())
+    if (key.rfind("nccl_calls_", 0) == 0) {
+      CHECK(key.size() > 16);
+      CHECK(key.substr(key.size() - 6) == "_ll128");
+      calls += value.get<int>();
+    }
+  CHECK(calls == 2);                                // one call per step
+  CHECK(summary["nccl_channels"].get<int>() == 4);  // two per NIC, two NICs
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("nccl_allreduce refuses what NCCL would not run, naming the key", "[nccl][errors]") {
+  const std::string head = "ranks: 8\nplatform: " + kTwoNodes + "\nmodel: {size: 1MB}\n";
+  check_refused(head + "algorithm: {name: nccl_allreduce, nccl_algorithm: nvls, protocol: ll}\n",
+                {"bad.yaml:4:", "algorithm.protocol: ll: NCCL runs nvls with the simple protocol only"});
+  check_refused(head + "algorithm: {name: nccl_allreduce, nccl_algorithm: nvls_tree}\n",
+                {"algorithm.nccl_algorithm: nvls_tree needs nodes of several GPUs on a switch that reduces"});
+  check_refused(head + "algorithm: {name: nccl_allreduce, channels: 64}\n",
+                {"algorithm.channels: 64 is more than the 32 channels NCCL 2.21.5 opens"});
+  check_refused(head + "algorithm: {name: nccl_allreduce, channels: many}\n",
+                {"algorithm.channels: 'many' is neither auto nor a whole number"});
+  check_refused(head + "algorithm: {name: nccl_allreduce, protocol: ll256}\n",
+                {"bad.yaml:4:", "protocol", "ll128"});
+  check_refused(head + "algorithm: {name: nccl_allreduce, collective: all_gather}\n",
+                {"algorithm.collective: all_gather moves bytes only", "model.math: off"});
+  check_refused(
+      "ranks: 8\nplatform: {topology: cluster, nodes: 1, gpus_per_node: 8, nvswitch: true}\n"
+      "model: {size: 1MB}\nalgorithm: {name: nccl_allreduce, nccl_algorithm: nvls_tree}\n",
+      {"nvls_tree joins nodes, and these ranks are on one node: use nvls"});
+}

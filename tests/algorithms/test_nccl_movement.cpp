@@ -1,0 +1,84 @@
+// nccl_allreduce's flow-level movement (each channel edge one stream, plus the pipeline's
+// dependency chain) against the chunk-level reference (every piece a message, NCCL's slots per
+// connection, a hop latency per piece): the step times differ by less than kBound on every case,
+// across platforms, sizes (uneven ones included), algorithms and protocols
+// (algorithms/nccl/README.md, "Flow level against chunk level").
+#include <fmt/format.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "support/reduction_check.hpp"
+
+using namespace aggsim;
+using namespace aggsim::test;
+
+namespace {
+
+constexpr double kBound = 0.05;
+
+struct Case {
+  std::string platform;
+  int ranks;
+  std::string size;
+  std::string algorithm;  // nccl_algorithm, protocol, channels
+};
+
+double step_time(const Case& c, const std::string& movement) {
+  const std::string yaml = fmt::format(
+      "name: movement\nranks: {}\nsteps: 1\nplatform: {}\nmodel: {{size: {}, math: off}}\n"
+      "algorithm: {{name: nccl_allreduce, {}, movement: {}}}\n",
+      c.ranks, c.platform, c.size, c.algorithm, movement);
+  return step_times(yaml).at(0);
+}
+
+void check_cases(const std::vector<Case>& cases) {
+  for (const Case& c : cases) {
+    const double flow = step_time(c, "flow"), chunk = step_time(c, "chunk");
+    INFO(c.platform << " " << c.ranks << " ranks, " << c.size << ", " << c.algorithm << ": flow " << flow
+                    << " s, chunk " << chunk << " s");
+    CHECK(std::abs(flow - chunk) <= kBound * chunk);
+  }
+}
+
+const std::string kCluster = "{topology: cluster, nodes: 8, bandwidth: 100Gbps, latency: 1us}";
+const std::string kRails =
+    "{topology: cluster, nodes: 2, gpus_per_node: 4, nics_per_node: 4, nic_bandwidth: 100Gbps, bandwidth: "
+    "100Gbps}";
+
+}  // namespace
+
+TEST_CASE("flow and chunk movement agree on a cluster of single-GPU nodes", "[nccl][movement]") {
+  std::vector<Case> cases;
+  for (const std::string size : {"64KiB", "4MiB", "64MiB"})
+    for (const std::string protocol : {"ll", "ll128", "simple"})
+      cases.push_back({kCluster, 8, size, "nccl_algorithm: ring, protocol: " + protocol});
+  for (const std::string size : {"64KiB", "16MiB"})
+    cases.push_back({kCluster, 8, size, "nccl_algorithm: tree, protocol: simple"});
+  check_cases(cases);
+}
+
+TEST_CASE("flow and chunk movement agree on multi-GPU nodes with a NIC per GPU", "[nccl][movement]") {
+  std::vector<Case> cases;
+  for (const std::string size : {"256KiB", "32MiB"})
+    for (const std::string algorithm : {"ring", "tree"})
+      for (const std::string protocol : {"ll128", "simple"})
+        cases.push_back({kRails, 8, size, "nccl_algorithm: " + algorithm + ", protocol: " + protocol});
+  check_cases(cases);
+}
+
+TEST_CASE("flow and chunk movement agree on a fat tree, a torus, an uneven size and one slow NIC",
+          "[nccl][movement]") {
+  check_cases({
+      {"{topology: fat_tree, nodes: 8, gpus_per_node: 2, bandwidth: 50Gbps}", 16, "16MiB",
+       "nccl_algorithm: ring, protocol: simple"},
+      {"{topology: fat_tree, nodes: 8, gpus_per_node: 2, bandwidth: 50Gbps}", 16, "16MiB",
+       "nccl_algorithm: tree, protocol: simple"},
+      {"{topology: torus, nodes: 8, bandwidth: 50Gbps}", 8, "8MiB", "nccl_algorithm: ring, protocol: simple"},
+      {kCluster, 8, "10000019B", "nccl_algorithm: ring, protocol: simple, channels: 3"},
+      {"{topology: cluster, nodes: 4, gpus_per_node: 2, bandwidth: 100Gbps, overrides: [{nodes: 2, "
+       "nic_bandwidth: "
+       "10Gbps}]}",
+       8, "16MiB", "nccl_algorithm: ring, protocol: simple"},
+  });
+}
