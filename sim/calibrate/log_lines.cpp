@@ -2,6 +2,7 @@
 // NCCL's debug lines that were glued to a table row's text split off. No regular expression
 // (std::regex recurses once per character: a long line overflowed the stack); every scan here is
 // one pass over the line.
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -102,7 +103,24 @@ std::string debug_host(const std::string& line) {
   return line.substr(start, cut - start);
 }
 
-GluedSplit split_glued_debug(const std::string& line, const std::vector<std::string>& known_hosts) {
+void KnownHosts::add(const std::string& host) {
+  if (host.empty() || host.size() > 255 || names_.size() >= 1024 || names_.count(host)) return;
+  if (std::find(lengths_.begin(), lengths_.end(), host.size()) == lengths_.end()) {
+    if (lengths_.size() >= 16) return;
+    lengths_.push_back(host.size());
+  }
+  names_.insert(host);
+}
+
+std::size_t KnownHosts::longest_suffix(const std::string& word) const {
+  std::size_t best = 0;
+  for (std::size_t length : lengths_)
+    if (length > best && length <= word.size() && names_.count(word.substr(word.size() - length)))
+      best = length;
+  return best;
+}
+
+GluedSplit split_glued_debug(const std::string& line, const KnownHosts& known_hosts) {
   const std::size_t marker = nccl_marker(line);
   if (marker == std::string::npos) return {line, ""};
   // NCCL's prefix: "[timestamp] host:pid:tid [dev] [time file:line] NCCL LEVEL": find the
@@ -120,14 +138,9 @@ GluedSplit split_glued_debug(const std::string& line, const std::vector<std::str
       const std::size_t colon = line.rfind(':', line.rfind(':', end - 1) - 1);
       const std::string word_host = line.substr(begin, colon - begin);
       std::size_t host_at = begin;
-      bool found = false;
-      for (const auto& host : known_hosts)
-        if (!host.empty() && host.size() <= word_host.size() &&
-            word_host.compare(word_host.size() - host.size(), host.size(), host) == 0) {
-          host_at = std::max(host_at, colon - host.size());
-          found = true;
-        }
-      if (!found) {
+      if (const std::size_t known = known_hosts.longest_suffix(word_host)) {
+        host_at = colon - known;
+      } else {
         for (const std::string tag : {"]<stdout>:", "]<stderr>:"})
           if (const auto t = word_host.rfind(tag); t != std::string::npos)
             host_at = std::max(host_at, begin + t + tag.size());

@@ -28,8 +28,6 @@ namespace aggsim::readers {
 
 namespace {
 
-constexpr std::size_t kMaxKnownHosts = 1024;
-
 bool all_digits(const std::string& word) {
   return !word.empty() && word.find_first_not_of("0123456789") == std::string::npos;
 }
@@ -155,11 +153,7 @@ class NcclTestsReader {
           named_raw_ = words.empty() ? "" : words[0];
           named_where_ = fmt::format("{}:{}", label_, i + 1);
         }
-      if (hosts_.size() < kMaxKnownHosts && nccl_marker(l) != std::string::npos) {
-        const std::string host = debug_host(l);
-        if (!host.empty() && std::find(hosts_.begin(), hosts_.end(), host) == hosts_.end())
-          hosts_.push_back(host);
-      }
+      if (nccl_marker(l) != std::string::npos) hosts_.add(debug_host(l));
     }
     if (!named_where_.empty()) {
       set_named_collective(named_raw_, named_where_);
@@ -441,7 +435,7 @@ class NcclTestsReader {
   const MeasurementDefaults& defaults_;
   MeasurementFile& out_;
 
-  std::vector<std::string> hosts_;  // of NCCL's lines
+  KnownHosts hosts_;  // that start NCCL's lines
   std::string collective_;
   std::string named_raw_, named_where_;  // the "Collective test starting" line, if any
   std::set<int> ranks_;

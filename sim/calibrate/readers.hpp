@@ -1,6 +1,7 @@
 #pragma once
 // The format readers behind read_measurement_file (internal to sim/calibrate).
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "sim/calibrate/measurement.hpp"
@@ -24,6 +25,20 @@ std::size_t nccl_marker(const std::string& line);
 // "host" of a line that starts with NCCL's "host:pid:tid" prefix, else "".
 std::string debug_host(const std::string& line);
 
+// Hosts that start NCCL's debug lines in a log, to find where one glued to other text begins.
+// Bounded (names of at most 255 bytes, 1024 names of at most 16 lengths), so that looking a glued
+// word up costs at most 16 hashes of its tail.
+class KnownHosts {
+ public:
+  void add(const std::string& host);
+  // The longest known host that `word` ends with, or 0.
+  std::size_t longest_suffix(const std::string& word) const;
+
+ private:
+  std::unordered_set<std::string> names_;
+  std::vector<std::size_t> lengths_;
+};
+
 // A line holding the end of a table row and then one of NCCL's debug lines (the process printed
 // both to one stream, the row in pieces around NCCL's per-call lines): "   512  128  float  sum
 // -1[0] host:1:2 [0] NCCL INFO ...". `text` is what precedes NCCL's prefix (a launcher tag
@@ -34,7 +49,7 @@ struct GluedSplit {
   std::string text;
   std::string debug;
 };
-GluedSplit split_glued_debug(const std::string& line, const std::vector<std::string>& known_hosts);
+GluedSplit split_glued_debug(const std::string& line, const KnownHosts& known_hosts);
 
 void read_nccl_tests(const std::vector<std::string>& lines, const std::string& label,
                      const MeasurementDefaults& defaults, MeasurementFile& out);

@@ -12,10 +12,9 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  std::vector<std::string> hosts;
+  aggsim::readers::KnownHosts hosts;
   for (const std::string& line : aggsim::readers::log_lines(text)) {
-    if (const std::string host = aggsim::readers::debug_host(line); !host.empty() && hosts.size() < 8)
-      hosts.push_back(host);
+    hosts.add(aggsim::readers::debug_host(line));
     const auto split = aggsim::readers::split_glued_debug(line, hosts);
     if (split.text.size() + split.debug.size() > line.size()) __builtin_trap();
     const auto message = aggsim::nccl_info_message(split.debug.empty() ? line : split.debug);
