@@ -14,6 +14,7 @@
 #include "sim/calibrate/point_plan.hpp"
 #include "sim/calibrate/point_runner.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/terminal.hpp"
 #include "sim/output/temporary.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/scenario/calibration.hpp"
@@ -38,9 +39,8 @@ std::vector<MeasurementFile> read_measurement_files(const MeasuredRunOptions& op
     }
     files.push_back(read_measurement_file(file, defaults));
     for (const auto& s : files.back().skipped)
-      fmt::print(stderr, "aggsim: warning: {}: skipped: {}\n", s.where, s.why);
-    for (const auto& w : files.back().warnings)
-      fmt::print(stderr, "aggsim: warning: {}: {}\n", w.where, w.why);
+      print_lines(stderr, "aggsim: warning: {}: skipped: {}\n", s.where, s.why);
+    for (const auto& w : files.back().warnings) print_lines(stderr, "aggsim: warning: {}: {}\n", w.where, w.why);
   }
   return files;
 }

@@ -11,6 +11,7 @@
 #include "sim/calibrate/calibrate.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/strings.hpp"
+#include "sim/core/terminal.hpp"
 #include "sim/core/units.hpp"
 #include "sim/output/output_file.hpp"
 #include "sim/sweep/local_runner.hpp"
@@ -163,7 +164,7 @@ int calibrate_command(const MeasuredOptions& o) {
   const CalibrationResult result = calibrate(run, edges);
   write_output_file(out, "--out", result.calibration_yaml, inputs);
   write_output_file(report, "--out (its report)", result.report, inputs);
-  fmt::print("{}wrote {} and {}\n", result.report, out.string(), report.string());
+  print_lines(stdout, "{}wrote {} and {}\n", result.report, out.string(), report.string());
   return 0;
 }
 
@@ -171,7 +172,7 @@ int compare_command(const MeasuredOptions& o) {
   const MeasuredRunOptions run = run_options(o);                          // option errors before any work
   if (!o.csv.empty()) prepare_output_file(o.csv, "--csv", inputs_of(o));  // before any simulation
   const auto points = compare(run);
-  fmt::print("{}", comparison_table(points));
+  print_lines(stdout, "{}", comparison_table(points));
   if (!o.csv.empty()) write_output_file(o.csv, "--csv", comparison_csv(points), inputs_of(o));
   return 0;
 }

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "algorithms/registry.hpp"
+#include "sim/core/error.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/output/report.hpp"
 #include "sim/platform/platform_overrides.hpp"
@@ -108,7 +109,7 @@ int run_command(const RunOptions& options) {
   SimulationHooks hooks;
   if (!options.quiet)
     hooks.on_start = [&](const std::string& platform, const std::vector<LinkClassCost>& links) {
-      std::fputs(start_line(sc, platform, links, dir).c_str(), stderr);
+      std::fputs(printable_lines(start_line(sc, platform, links, dir)).c_str(), stderr);
       std::fflush(stderr);
     };
   Heartbeat heartbeat;
@@ -124,7 +125,7 @@ int run_command(const RunOptions& options) {
   const auto files = run_outputs(sc, result);
   write_run_folder(folder, files);
   if (!options.quiet) {
-    std::cout << human_summary(sc, result, dir, files);
+    std::cout << printable_lines(human_summary(sc, result, dir, files));
     std::cout << fmt::format("  wall time {:.3f} s\n", wall);
   }
   return 0;
@@ -134,8 +135,9 @@ int validate_command(const RunOptions& options) {
   const Scenario sc = load_scenario(options.scenario, options.overrides);
   print_dropped_keys(sc);
   const std::string platform = check_platform(sc, options.simgrid_args);
-  std::cout << fmt::format("{}: ok: {} ranks, {} steps, {} on {}, network {}\n", options.scenario, sc.ranks,
-                           sc.steps, sc.algorithm.name, platform, network_preset_name(sc.network));
+  std::cout << printable_lines(fmt::format("{}: ok: {} ranks, {} steps, {} on {}, network {}\n",
+                                           options.scenario, sc.ranks, sc.steps, sc.algorithm.name, platform,
+                                           network_preset_name(sc.network)));
   return 0;
 }
 

@@ -62,6 +62,14 @@ std::string printable(const std::string& text) {
   return out;
 }
 
+std::string printable_lines(const std::string& text) {
+  std::string out;
+  std::size_t begin = 0;
+  for (std::size_t end; (end = text.find('\n', begin)) != std::string::npos; begin = end + 1)
+    out += printable(text.substr(begin, end - begin)) + '\n';
+  return out + printable(text.substr(begin));
+}
+
 namespace {
 
 std::string with_context(const std::string& message, const std::vector<std::string>& context) {

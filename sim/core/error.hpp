@@ -13,6 +13,9 @@ namespace aggsim {
 // `text` with every unprintable byte written as \xNN (printable UTF-8, e.g. "é", stays). Applying
 // it twice changes nothing.
 std::string printable(const std::string& text);
+// The same line by line, line breaks kept: for what aggsim prints on a terminal besides errors
+// (a run's start line and summary, which show the scenario's name and paths).
+std::string printable_lines(const std::string& text);
 
 class InputError : public std::runtime_error {
  public:

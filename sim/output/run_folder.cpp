@@ -221,6 +221,33 @@ void check_writable(const fs::path& dir) {
 
 namespace {
 
+// Bound on a resolved.yaml read back: the scenario and the comment lines a run adds about its
+// platform are a few KB; anything far larger is no resolved.yaml aggsim wrote.
+constexpr std::size_t kMaxResolvedBytes = 16u << 20;
+
+// The text of a run folder's resolved.yaml, or "" when it is not a regular file (a symbolic link,
+// a FIFO) of at most kMaxResolvedBytes.
+std::string read_resolved_yaml(const fs::path& file) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return "";
+  struct stat st {};
+  std::string text;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+      static_cast<std::size_t>(st.st_size) <= kMaxResolvedBytes) {
+    text.resize(static_cast<std::size_t>(st.st_size));
+    std::size_t got = 0;
+    while (got < text.size()) {
+      const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    text.resize(got);
+  }
+  ::close(fd);
+  return text;
+}
+
 // resolved.yaml without its comment lines (what the run wrote about the platform beside the
 // scenario, such as its effective link costs): the scenario alone.
 std::string without_comment_lines(const std::string& text) {
@@ -235,35 +262,12 @@ std::string without_comment_lines(const std::string& text) {
   return out;
 }
 
-// True when a run folder's resolved.yaml is a regular file of sensible size (the scenario plus at
-// most 1 MiB of comment lines) that holds `expected` once its comment lines are removed.
-bool same_resolved_yaml(const fs::path& file, const std::string& expected) {
-  const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return false;
-  struct stat st {};
-  const std::size_t limit = expected.size() + (std::size_t{1} << 20);
-  bool same = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0 &&
-              static_cast<std::size_t>(st.st_size) <= limit;
-  if (same) {
-    std::string text(static_cast<std::size_t>(st.st_size), '\0');
-    std::size_t got = 0;
-    while (got < text.size()) {
-      const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      got += static_cast<std::size_t>(n);
-    }
-    same = got == text.size() && without_comment_lines(text) == expected;
-  }
-  ::close(fd);
-  return same;
-}
-
 void check_same_run(const RunFolderRequest& request) {
   if (request.replace_different) return;
   if (marker_state(request.dir / folder_marker(FolderKind::run)) != MarkerState::aggsim)
     return;  // new or empty
-  if (same_resolved_yaml(request.dir / "resolved.yaml", request.resolved_yaml)) return;
+  const std::string old = read_resolved_yaml(request.dir / "resolved.yaml");
+  if (!old.empty() && without_comment_lines(old) == request.resolved_yaml) return;
   throw InputError(fmt::format(
       "{}: already holds the run of a different scenario (its resolved.yaml differs from this run's); "
       "rerun with --force to replace it, or choose another folder with --out DIR",

@@ -201,3 +201,19 @@ TEST_CASE("a SIGKILLed compare's children end with it, and the next batch remove
   CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
   CHECK(fs::is_empty(tmp));
 }
+
+TEST_CASE("text of a log shown in a warning or the table is escaped", "[calibrate][cli][malformed]") {
+  const auto dir = fresh_dir("measured-escapes");
+  write_file(dir / "s.yaml", kScenario);
+  // A row of the table whose collective is an escape sequence: skipped, and named, escaped.
+  write_file(dir / "m.csv", measurements(2) + "\x1b[2Jall\x1b]0;x\x07,8,1,1024,0.001\n");
+  for (const std::string verb : {"compare", "calibrate"}) {
+    std::vector<std::string> args = {verb, "s.yaml", "m.csv"};
+    if (verb == "calibrate") args.insert(args.end(), {"--out", "cal.yaml"});
+    const auto r = run_aggsim(args, dir);
+    INFO(verb << ": " << r.out << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.err, Catch::Contains("m.csv:4: skipped: unknown collective '\\x1B[2Jall\\x1B]0;x\\x07'"));
+    CHECK((r.out + r.err).find_first_of("\x1b\x07") == std::string::npos);
+  }
+}

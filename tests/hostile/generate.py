@@ -3,6 +3,7 @@
 it names (p.xml, layers.yaml, symlink loops, FIFOs are made by the runner from `make:` lines).
 
     generate.py OUT_DIR [--count 3000] [--seed 1]
+    generate.py OUT_DIR --per-family 3 [--seed 1]    (N cases of every family: the suite's sample)
 
 The same seed gives the same corpus. Families (each case's family is the first part of its name):
   value    one scalar of a small valid scenario replaced by a hostile value (huge, negative, NaN,
@@ -22,8 +23,10 @@ every file slot (secrets), look-alike temporaries (temps), Slurm scripts run wit
 (slurm), command-line paths (args), and kill -9 or a full disk, then the same command (faults).
 """
 import argparse
+import json
 import os
 import random
+import sys
 
 import scripted
 
@@ -347,12 +350,16 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--count", type=int, default=5000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--per-family", type=int, default=0, metavar="N",
+                    help="N cases of each family instead of --count drawn by weight")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     os.makedirs(args.out, exist_ok=True)
     weights = [w for _, _, w in FAMILIES]
-    for n in range(args.count):
-        name, make, _ = rng.choices(FAMILIES, weights)[0]
+    total = args.per_family * len(FAMILIES) if args.per_family else args.count
+    for n in range(total):
+        # Drawn as each case is made, so that a seed gives the same corpus as before --per-family.
+        name, make, _ = FAMILIES[n // args.per_family] if args.per_family else rng.choices(FAMILIES, weights)[0]
         case = os.path.join(args.out, "%s-%04d" % (name, n))
         os.makedirs(case, exist_ok=True)
         if name in SCRIPTED:
@@ -367,7 +374,11 @@ def main():
             write(os.path.join(case, "p.xml"), result[2] if len(result) > 2 else PLATFORM)
         if base == "layers":
             write(os.path.join(case, "layers.yaml"), result[2] if len(result) > 2 else LAYERS)
-    print("wrote %d cases to %s" % (args.count, args.out))
+    # What made the corpus, for run.py's results file (not a case: run.py takes folders only).
+    with open(os.path.join(args.out, "corpus.json"), "w") as f:
+        json.dump({"command": " ".join(["tests/hostile/generate.py"] + sys.argv[1:]), "cases": total,
+                   "seed": args.seed, "per_family": args.per_family}, f, indent=1)
+    print("wrote %d cases to %s" % (total, args.out))
 
 
 if __name__ == "__main__":

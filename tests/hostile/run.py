@@ -2,6 +2,7 @@
 """Feeds every case of a hostile corpus (generate.py) to aggsim.
 
     run.py CORPUS_DIR --aggsim build/aggsim [--jobs 2] [--timeout 30] [--limit N] [--shuffle SEED]
+           [--results FILE]
 
 Each case runs in its own folder; the runner first adds the special files a case may name (a
 FIFO, a symlink loop, a folder, an unreadable file, and what its case.json lists). A case without
@@ -23,7 +24,8 @@ and after the case:
     a fault against one that ran uninterrupted);
   - nothing named "pwned" appears (no value is ever executed by a shell).
 Prints counts per family and outcome (--verbose: each case as it ends), lists every failure, and
-exits 1 if there was one.
+exits 1 if there was one. --results FILE also writes them as JSON with the machine, the date, the
+commit, aggsim's version and the commands that made and ran the corpus (tests/hostile/results/).
 """
 import argparse
 import collections
@@ -243,6 +245,8 @@ def run_scripted(aggsim, case, spec, timeout, problems, outcome):
             outcome["step%d" % n] = status
             if status == "hang":
                 problems.append("%s: hang" % label)
+            elif status not in step["ok"]:
+                problems.append("%s: exit %s: %s" % (label, status, err.strip()[-300:]))
             for secret in secrets:
                 if secret in err or secret in out:
                     problems.append("%s: shows %r" % (label, secret))
@@ -297,6 +301,59 @@ def run_case(aggsim, case, timeout):
     return os.path.basename(case), outcome, problems
 
 
+def machine():
+    """Host, CPU, cores and memory of this machine."""
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "")
+    except OSError:
+        pass
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return {"host": socket.gethostname(), "cpu": cpu, "cores": os.cpu_count(),
+            "memory_GiB": round(memory / 2**30, 1), "os": " ".join(os.uname()[0:3])}
+
+
+def output_of(command, cwd):
+    try:
+        return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def write_results(args, aggsim, corpus, cases, counts, failures, wall):
+    here = os.path.dirname(os.path.abspath(__file__))
+    made = {}
+    if os.path.exists(os.path.join(corpus, "corpus.json")):
+        with open(os.path.join(corpus, "corpus.json")) as f:
+            made = json.load(f)
+    families = collections.defaultdict(lambda: {"cases": 0, "exit_status": collections.Counter()})
+    for case in cases:
+        families[os.path.basename(case).split("-")[0]]["cases"] += 1
+    for (family, verb, status), n in counts.items():
+        families[family]["exit_status"]["%s %s" % (verb, status)] += n
+    results = {
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "commit": output_of(["git", "rev-parse", "HEAD"], here),
+        "uncommitted_changes": bool(output_of(["git", "status", "--porcelain", "--untracked-files=no"], here)),
+        "aggsim_version": output_of([aggsim, "--version"], here).splitlines()[:1],
+        "machine": machine(),
+        "generate_command": made.get("command", ""),
+        "run_command": " ".join(["tests/hostile/run.py"] + sys.argv[1:]),
+        "niceness": os.nice(0),
+        "cases": len(cases),
+        "aggsim_invocations": sum(counts.values()),
+        "wall_s": round(wall),
+        "failing_cases": len(failures),
+        "families": {f: {"cases": v["cases"], "exit_status": dict(sorted(v["exit_status"].items()))}
+                     for f, v in sorted(families.items())},
+        "failures": {name: problems for name, problems in failures},
+    }
+    with open(args.results, "w") as f:
+        json.dump(results, f, indent=1, sort_keys=False)
+        f.write("\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("corpus")
@@ -307,9 +364,11 @@ def main():
     ap.add_argument("--verbose", action="store_true", help="print each case's outcome as it ends")
     ap.add_argument("--shuffle", type=int, default=None, metavar="SEED",
                     help="run the cases in a seeded random order (a partial run then samples every family)")
+    ap.add_argument("--results", metavar="FILE", help="also write the counts and failures as JSON")
     args = ap.parse_args()
     aggsim = os.path.abspath(args.aggsim)
-    cases = sorted(os.path.join(args.corpus, c) for c in os.listdir(args.corpus))
+    corpus = os.path.abspath(args.corpus)  # scripts run in a case find the fake sbatch by absolute path
+    cases = sorted(os.path.join(corpus, c) for c in os.listdir(corpus) if os.path.isdir(os.path.join(corpus, c)))
     if args.shuffle is not None:
         random.Random(args.shuffle).shuffle(cases)
     if args.limit:
@@ -328,7 +387,10 @@ def main():
             if problems:
                 failures.append((name, problems))
     invocations = sum(counts.values())
-    print("%d cases, %d aggsim invocations, %.0f s" % (len(cases), invocations, time.monotonic() - start))
+    wall = time.monotonic() - start
+    print("%d cases, %d aggsim invocations, %.0f s" % (len(cases), invocations, wall))
+    if args.results:
+        write_results(args, aggsim, corpus, cases, counts, failures, wall)
     families = sorted({f for f, _, _ in counts})
     for family in families:
         row = ", ".join("%s %s: %d" % (verb, status, n) for (f, verb, status), n in sorted(

@@ -123,4 +123,17 @@ TEST_CASE("unprintable bytes of paths are escaped, and a NUL in a path is refuse
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::Contains("p.xml/\\x1B[2Jrun"));
   CHECK(r.err.find('\x1b') == std::string::npos);
+  // What a successful run and validate print shows the scenario's name and paths escaped too: a
+  // scenario someone sends cannot drive the terminal.
+  write_file(dir / "named.yaml",
+             std::string(kSmallScenario) + "name: \"a\\e[2Jb\"\noutput: {dir: \"o\\e[31m\"}\n");
+  for (const std::string verb : {"validate", "run"}) {
+    r = run_aggsim({verb, "named.yaml"}, dir);
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK((r.out + r.err).find('\x1b') == std::string::npos);
+  }
+  CHECK_THAT(r.err, Catch::Contains("aggsim: running a\\x1B[2Jb:"));
+  CHECK_THAT(r.out, Catch::Contains("outputs: o\\x1B[31m/"));
+  CHECK(fs::exists(dir / "o\x1b[31m/summary.json"));
 }

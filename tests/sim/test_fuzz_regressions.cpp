@@ -37,6 +37,11 @@ TEST_CASE("every fuzz regression input is an input error with its expected messa
       {"platform/host-core-negative.xml", {":5:5: <host>:", "core=\"-3\": must be a whole number of cores"}},
       {"platform/host-core-beyond-int.xml",
        {":5:5: <host>:", "core=\"99999999999\": must be a whole number"}},
+      // SimGrid read the leading digits: 1 core, without a word; "abc is not an int", without the element.
+      {"platform/host-core-fraction.xml", {":5:5: <host>:", "core=\"1.5\": must be a whole number of cores"}},
+      {"platform/host-pstate-not-a-number.xml", {":5:5: <host>:", "pstate=\"abc\": must be a whole number"}},
+      // SimGrid's lexer gave the line only.
+      {"platform/end-tag-mismatch.xml", {":9:8: malformed platform XML: invalid closing tag name"}},
       // Ran with SimGrid's "Deadlock detected", exited 0 with sim_time_s: null.
       {"platform/link-bandwidth-1e-300.xml", {":7:5: <link>:", "must be at least 1Bps"}},
       {"scenario/reduce-speed-1e-300.yaml",
