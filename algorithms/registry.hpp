@@ -12,6 +12,7 @@
 #include "algorithms/nccl/protocol.hpp"
 #include "algorithms/memory/memory.hpp"
 #include "sim/api/aggregator.hpp"
+#include "sim/api/collective_call.hpp"
 #include "sim/core/params.hpp"
 
 namespace aggsim {
@@ -92,6 +93,8 @@ struct AlgorithmInfo {
   // True when every rank ends with the same result (all-reduce, parameter server); false for
   // decentralized schemes where ranks only approach consensus.
   bool consensus = true;
+  // What one call's traffic is (collectives.csv's bandwidths, sim/api/collective_call.hpp).
+  CollectiveKind collective = CollectiveKind::all_reduce;
   // Checks the parameters as a whole against the scenario and, when config.layout is set, the
   // platform; builds what the ranks share. Throws ParamError naming the offending key. Every check
   // of the algorithm's parameters happens here: `aggsim validate` runs it exactly as `aggsim run`.

@@ -27,8 +27,94 @@ def number(value):
     return v if math.isfinite(v) else None
 
 
+def short_value(value):
+    """A swept value for a label: a mapping `{name: powersgd, rank: 2}` as 'powersgd (rank: 2)',
+    `{name: none}` as 'none'; anything else as written."""
+    text = str(value).strip()
+    if not (text.startswith("{") and text.endswith("}")):
+        return text
+    items = [i.strip() for i in text[1:-1].split(",") if i.strip()]
+    name = [i.split(":", 1)[1].strip() for i in items if i.startswith("name:")]
+    rest = [i for i in items if not i.startswith("name:")]
+    if not name:
+        return text
+    return name[0] + (f" ({', '.join(rest)})" if rest else "")
+
+
 def is_run_folder(path):
     return os.path.isfile(os.path.join(path, "summary.json"))
+
+
+def read_collectives(run_dir):
+    """collectives.csv of a run folder (one row per aggregation call), or None for older outputs."""
+    path = os.path.join(run_dir, "collectives.csv")
+    return pd.read_csv(path) if os.path.isfile(path) else None
+
+
+# Numbers for people: SI prefixes, a unit, four significant digits at most.
+_PREFIXES = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, "")]
+
+
+def si(value, unit, digits=4):
+    """12500000000 bytes/s -> '12.5 GB/s' style: the largest decimal prefix that keeps the value >= 1."""
+    v = float(value)
+    if v == 0 or not math.isfinite(v):
+        return f"{v:g} {unit}".strip()
+    for scale, prefix in _PREFIXES:
+        if abs(v) >= scale:
+            return f"{v / scale:.{digits}g} {prefix}{unit}".strip()
+    return f"{v:.{digits}g} {unit}".strip()
+
+
+def duration(seconds, digits=4):
+    """0.16338 -> '163.4 ms'; 2.5e-6 -> '2.5 us'; 75 -> '75 s'."""
+    v = float(seconds)
+    if v == 0 or not math.isfinite(v):
+        return f"{v:g} s"
+    for scale, unit in ((1, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")):
+        if abs(v) >= scale:
+            return f"{v / scale:.{digits}g} {unit}"
+    return f"{v:.{digits}g} s"
+
+
+def time_unit(max_seconds):
+    """(scale, label) for an axis of times up to max_seconds: seconds, ms or us."""
+    m = abs(float(max_seconds)) if max_seconds else 0.0
+    if m >= 1:
+        return 1.0, "s"
+    if m >= 1e-3:
+        return 1e3, "ms"
+    return 1e6, "us"
+
+
+def show(key, value):
+    """A summary.json or results.csv value as a person reads it: JSON spellings (null, true, false),
+    units from the key's suffix (_s, _bytes, _GBps, _Bps), numbers rounded to 4 significant digits."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = str(value).strip()
+    if text in ("True", "False"):
+        return text.lower()
+    if text in ("None", "nan", ""):
+        return "null" if text != "" else ""
+    v = number(value)
+    if v is None:
+        return text
+    if key.endswith("_s"):
+        return duration(v)
+    if key.endswith("_GBps"):
+        return f"{v:.4g} GB/s"
+    if key.endswith("_Bps"):
+        return si(v * 8, "b/s")
+    if key.endswith("_bytes") or key in ("bytes_sent", "model_bytes"):
+        return si(v, "B")
+    if key.endswith("_flops"):
+        return si(v, "flop/s")
+    if v == int(v) and abs(v) < 1e15:
+        return f"{int(v):,}" if abs(v) >= 1e5 else str(int(v))
+    return f"{v:.4g}"
 
 
 def read_run(path):
@@ -108,8 +194,11 @@ class Sweep:
             summary, steps = read_run(run)
             self.steps[r["id"]] = steps
             row = {"id": r["id"], "label": self.label(r)}
-            row.update({c: r[c] for c in r.index if c not in ("id", "status", "error") and c not in summary})
             row.update(summary)
+            # results.csv's columns after the summary: a swept key named like a summary field
+            # (`compression`, swept over mappings) keeps its swept values.
+            row.update({c: r[c] for c in r.index if c not in ("id", "status", "error") and
+                        (c not in summary or c in self.keys)})
             row["topology"] = topology_of(summary)
             row["mean_compute_s"] = steps["compute_time_s"].mean()
             row["mean_comm_s"] = steps["comm_time_s"].mean()
@@ -140,10 +229,32 @@ class Sweep:
         return sorted(range(len(frame)), key=lambda i: self.sort_key(frame.iloc[i], keys))
 
     def label(self, row, skip=()):
-        """'ranks=8, size=1MB': a key's last part, or the whole path when two keys share it."""
-        last = [k.split(".")[-1] for k in self.keys]
-        short = {k: (s if last.count(s) == 1 else k) for k, s in zip(self.keys, last)}
-        return ", ".join(f"{short[k]}={row[k]}" for k in self.keys if k not in skip)
+        """'ranks=8, size=1MB': the swept keys whose values vary (a key's last part, or the whole
+        path when two keys share it); 'all' when none does."""
+        keys = self.varying_keys()
+        last = [k.split(".")[-1] for k in keys]
+        short = {k: (s if last.count(s) == 1 else k) for k, s in zip(keys, last)}
+        return ", ".join(f"{short[k]}={short_value(row[k])}" for k in keys if k not in skip) or "all"
+
+    def varying_keys(self):
+        """The swept keys with more than one value among the points (repetitions do not count)."""
+        if not hasattr(self, "_varying"):
+            self._varying = [k for k in self.keys if self.results[k].nunique() > 1] if len(self.results) else []
+        return self._varying
+
+    def collectives(self):
+        """Every finished point's collectives.csv rows, with the point's id, label and swept values."""
+        frames = []
+        for _, p in self.points.iterrows():
+            calls = read_collectives(os.path.join(self.dir, "runs", p["id"]))
+            if calls is None or calls.empty:
+                continue
+            calls = calls.copy()
+            calls["id"], calls["label"] = p["id"], p["label"]
+            for k in self.keys:
+                calls[k] = p[k]
+            frames.append(calls)
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
     def has_loss(self):
         return any("loss" in s.columns for s in self.steps.values())

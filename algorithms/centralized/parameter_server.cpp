@@ -260,6 +260,7 @@ AlgorithmInfo parameter_server_entry() {
   // Ranks do not all end with the same vector: dedicated servers hold only their shard, and
   // asynchronous workers each hold the model as of their own pull.
   info.consensus = false;
+  info.collective = CollectiveKind::parameter_server;
   info.prepare = [](const AlgorithmConfig& cfg) {
     const PsOptions o = ps_options(cfg.params, cfg.world);
     AlgorithmRun run;

@@ -18,6 +18,7 @@
 
 #include "algorithms/collectives/allreduce.hpp"
 #include "algorithms/collectives/ring.hpp"
+#include "algorithms/nccl/nccl_communicator.hpp"
 #include "algorithms/registry.hpp"
 
 namespace aggsim {
@@ -56,6 +57,34 @@ std::vector<std::vector<int>> ranks_by_node(const RankLayout* layout, int world)
   }
   return nodes;
 }
+
+// inter: nccl. One NCCL communicator per local index, over the ranks of that index on every node
+// (as NCCL would build it for the shards), each choosing algorithm, protocol and channels per
+// call with NCCL's model and moving at flow level. Made on the first call, once hosts are known.
+class NcclAcrossNodes {
+ public:
+  NcclAcrossNodes(std::vector<std::vector<int>> nodes, const std::vector<sg4::Host*>& hosts,
+                  const ProtocolCosts& costs) {
+    const std::size_t g = nodes.empty() ? 0 : nodes.front().size();
+    for (std::size_t i = 0; i < g; ++i) {
+      std::vector<int> members;
+      for (const auto& node : nodes) members.push_back(node[i]);
+      comms_.push_back(std::make_shared<NcclCommunicator>(members, hosts, NcclOptions{}, costs));
+      local_index_of_.emplace(members.front(), i);
+    }
+  }
+  GroupAllreduce allreduce() {
+    return [this](Comm& comm, const Group& across, Gradient& g, const ReduceOp& op, int world) {
+      NcclCommunicator& c = *comms_.at(local_index_of_.at(across.rank_at(0)));
+      c.run(comm, across.me, g, op, world, nullptr);
+    };
+  }
+  int channels() const { return comms_.empty() ? 0 : comms_.front()->channels(); }
+
+ private:
+  std::vector<std::shared_ptr<NcclCommunicator>> comms_;
+  std::map<int, std::size_t> local_index_of_;  // by the first node's rank of that index
+};
 
 // Each rank's node and its position there, computed once for all ranks: found rank by rank, it
 // would cost O(p) per rank and aggregator (p^2 in all).
@@ -162,8 +191,10 @@ AlgorithmInfo hierarchical_allreduce_entry() {
   info.name = "hierarchical_allreduce";
   info.summary = "intra-node reduce-scatter, inter-node all-reduce of each shard, intra-node all-gather";
   info.params = {
-      ParamSpec("inter", ParamKind::choice, "ring", "inter-node all-reduce of each shard")
-          .one_of({"ring", "halving_doubling", "recursive_doubling", "tree", "double_binary_tree"}),
+      ParamSpec("inter", ParamKind::choice, "ring",
+                "inter-node all-reduce of each shard (nccl: NCCL's ring or tree, protocol and channels "
+                "chosen per call as nccl_allreduce does, at flow level)")
+          .one_of({"ring", "halving_doubling", "recursive_doubling", "tree", "double_binary_tree", "nccl"}),
       ParamSpec("inter_chunks", ParamKind::integer, "1",
                 "pipelining pieces when inter is tree or double_binary_tree")
           .between(1, 1 << 20),
@@ -180,10 +211,13 @@ AlgorithmInfo hierarchical_allreduce_entry() {
     auto table = std::make_shared<const NodeTable>(cfg.layout, cfg.world);
     const bool merged = merge_node_flows(cfg, *table);
     auto meetings = merged ? std::make_shared<std::vector<NodeMeeting>>(table->nodes.size()) : nullptr;
-    AlgorithmRun run = independent_ranks(cfg, [table, meetings](const AlgorithmConfig& c) {
+    std::shared_ptr<NcclAcrossNodes> nccl;
+    if (cfg.params.text("inter") == "nccl" && cfg.hosts)
+      nccl = std::make_shared<NcclAcrossNodes>(table->nodes, *cfg.hosts, cfg.protocol_costs);
+    AlgorithmRun run = independent_ranks(cfg, [table, meetings, nccl](const AlgorithmConfig& c) {
       const int inter_chunks = static_cast<int>(c.params.integer("inter_chunks"));
-      return std::make_unique<HierarchicalAllreduce>(
-          c.op, inter_algorithm(c.params.text("inter"), inter_chunks), table, meetings);
+      GroupAllreduce inter = nccl ? nccl->allreduce() : inter_algorithm(c.params.text("inter"), inter_chunks);
+      return std::make_unique<HierarchicalAllreduce>(c.op, std::move(inter), table, meetings);
     });
     run.summary_fields = [merged] {
       return std::vector<SummaryField>{{"node_flows_merged", merged ? 1.0 : 0.0}};

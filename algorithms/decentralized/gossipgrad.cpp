@@ -252,6 +252,7 @@ AlgorithmInfo gossipgrad_entry() {
           .between(0, 1 << 30)};
   info.reduces_in_flight = false;  // no compressor rides it (rejected when the scenario loads)
   info.consensus = false;
+  info.collective = CollectiveKind::neighbor_exchange;
   info.prepare = prepare;
   return info;
 }

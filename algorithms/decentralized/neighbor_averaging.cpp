@@ -166,6 +166,7 @@ AlgorithmInfo neighbor_averaging_entry() {
   info.params = params;
   info.reduces_in_flight = false;  // whole dense models travel
   info.consensus = false;          // ranks approach the average, they do not all hold it
+  info.collective = CollectiveKind::neighbor_exchange;
   info.prepare = prepare;
   return info;
 }

@@ -22,8 +22,8 @@ struct RankContext {
   // Where compressors add what they did to this rank's vectors this step (compress_error); null
   // when nothing measures it.
   CompressionTally* compression = nullptr;
-  // Where the algorithm may say what it ran for this aggregation call (collectives.csv); null
-  // when nothing records it.
+  // The current aggregation call's record of how it ran (sim/api/collective_call.hpp); an algorithm
+  // that chooses an algorithm, protocol or channel count per call fills it in. Null outside a call.
   CollectiveChoice* choice = nullptr;
 
   // A stream private to this rank, step and purpose.

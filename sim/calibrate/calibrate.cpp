@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "sim/calibrate/factor_fit.hpp"
+#include "sim/calibrate/nccl_fit.hpp"
 #include "sim/calibrate/point_plan.hpp"
 #include "sim/calibrate/point_runner.hpp"
 #include "sim/core/error.hpp"
@@ -79,7 +80,8 @@ constexpr double kFitTolerance = 1e-2;  // simulated vs the fit's linear predict
 
 // Simulated time of each measured point under the scenario plus `extra` overrides.
 std::vector<double> simulate_points(const MeasuredRunOptions& options, const std::vector<PointPlan>& plans,
-                                    const std::vector<std::string>& extra) {
+                                    const std::vector<std::string>& extra,
+                                    std::vector<std::string>* choices = nullptr) {
   std::vector<std::vector<std::string>> sets;
   for (const auto& p : plans) {
     sets.push_back(options.overrides);
@@ -87,7 +89,7 @@ std::vector<double> simulate_points(const MeasuredRunOptions& options, const std
     sets.back().insert(sets.back().end(), extra.begin(), extra.end());
   }
   PointRunOptions run{options.exe, options.scenario, options.simgrid_args, options.jobs};
-  std::vector<double> times = run_points(run, sets);
+  std::vector<double> times = run_points(run, sets, choices);
   for (std::size_t i = 0; i < times.size(); ++i) times[i] /= plans[i].divisor;
   return times;
 }
@@ -128,7 +130,82 @@ std::string factor_lines(const FactorTable& t, const std::vector<int>& points) {
   return out;
 }
 
+// nccl_allreduce: NCCL's protocol parameters (nccl_fit.hpp), probed around the current values
+// and fitted, then simulated; again around the fit while the simulation and the fit's linear
+// prediction differ by more than kFitTolerance.
+std::string calibrate_nccl(const MeasuredRunOptions& options, const std::vector<Measurement>& measured,
+                           const std::vector<PointPlan>& plans, Calibration& cal,
+                           std::vector<double>& simulated) {
+  bool any_inter = false, any_intra = false;
+  for (const auto& p : plans) (p.inter_node ? any_inter : any_intra) = true;
+  std::vector<double> times(measured.size());
+  for (std::size_t i = 0; i < measured.size(); ++i) times[i] = measured[i].time_s;
+  NcclParamValues x = nccl_param_defaults();
+  NcclFitResult fit;
+  std::vector<std::string> choices;
+  std::vector<double> predicted;
+  std::string notes;
+  for (int pass = 0;; ++pass) {
+    apply_nccl_params(x, cal);
+    const TempFile as_is(calibration_yaml(cal, "probe"));
+    simulated = simulate_points(options, plans, {"calibration=" + as_is.path.string()}, &choices);
+    double off = pass == 0 ? 1.0 : 0.0;
+    for (std::size_t i = 0; i < predicted.size(); ++i)
+      off = std::max(off, std::fabs(simulated[i] / predicted[i] - 1));
+    if (off < kFitTolerance || pass == kMaxFitPasses) break;
+    std::vector<std::string> seen = choices;
+    std::sort(seen.begin(), seen.end());
+    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+    std::vector<NcclParam> candidates;
+    std::vector<std::vector<double>> probes;
+    for (int k = 0; k < kNcclParams; ++k) {
+      const auto p = static_cast<NcclParam>(k);
+      if (!nccl_param_relevant(p, seen, any_inter, any_intra)) continue;
+      NcclParamValues doubled = x;
+      doubled[static_cast<std::size_t>(k)] *= 2;
+      Calibration probe_cal = cal;
+      apply_nccl_params(doubled, probe_cal);
+      const TempFile probe(calibration_yaml(probe_cal, "probe"));
+      candidates.push_back(p);
+      probes.push_back(simulate_points(options, plans, {"calibration=" + probe.path.string()}));
+    }
+    fit = fit_nccl_params(times, simulated, x, candidates, probes);
+    x = fit.values;
+    predicted = fit.predicted;
+  }
+  // What the data covered, for compare's in_measured_range and choice_observed.
+  cal.identified.clear();
+  for (NcclParam p : fit.identified) cal.identified.push_back(nccl_param_name(p));
+  std::vector<std::string> seen = choices;
+  std::sort(seen.begin(), seen.end());
+  seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+  seen.erase(std::remove(seen.begin(), seen.end(), std::string()), seen.end());
+  cal.observed_choices = seen;
+  std::string text = "nccl_allreduce parameters (NCCL 2.21.5's values times the fitted multipliers):\n";
+  const NcclParamValues d = nccl_param_defaults();
+  for (int k = 0; k < kNcclParams; ++k) {
+    const auto p = static_cast<NcclParam>(k);
+    const bool id = std::find(fit.identified.begin(), fit.identified.end(), p) != fit.identified.end();
+    text += fmt::format("  {:<28} {:>10.4g} (NCCL: {:.4g}) {}\n", nccl_param_name(p),
+                        x[static_cast<std::size_t>(k)], d[static_cast<std::size_t>(k)],
+                        id ? "fitted" : "assumed");
+  }
+  for (const auto& n : fit.notes) notes += "- " + n + "\n";
+  return text + (notes.empty() ? "" : "not identified by the data:\n" + notes);
+}
+
 }  // namespace
+
+void mark_calibration_coverage(const Scenario& sc, ComparedPoint& p) {
+  if (!sc.calibration) return;
+  const Calibration& cal = *sc.calibration;
+  if (cal.measured_max_bytes > 0)
+    p.in_measured_range =
+        p.measured.bytes >= cal.measured_min_bytes && p.measured.bytes <= cal.measured_max_bytes;
+  if (!cal.observed_choices.empty() && !p.choice.empty())
+    p.choice_observed = std::find(cal.observed_choices.begin(), cal.observed_choices.end(), p.choice) !=
+                        cal.observed_choices.end();
+}
 
 CalibrationResult calibrate(const MeasuredRunOptions& options, const std::vector<std::uint64_t>& edges) {
   const Scenario base = load_scenario(options.scenario, options.overrides);
@@ -150,10 +227,13 @@ CalibrationResult calibrate(const MeasuredRunOptions& options, const std::vector
   std::string notes;
   std::string factors_text;
   std::vector<double> simulated(plans.size(), 0.0);  // each level's points under its final factors
+  const bool nccl = base.algorithm.name == "nccl_allreduce";
+  if (nccl) factors_text = calibrate_nccl(options, measured, plans, cal, simulated);
   // Inside a node first (single-node points), then between nodes with those intra-node factors in
   // place: a multi-node ring's time also holds its intra-node hops. Single-node points never cross
   // nodes, so the inter-node factors cannot change their simulated times.
   for (const bool inter : {false, true}) {
+    if (nccl) break;
     const std::string level = inter ? "inter-node" : "intra-node";
     std::vector<std::size_t> idx;
     for (std::size_t i = 0; i < plans.size(); ++i)
@@ -217,6 +297,11 @@ CalibrationResult calibrate(const MeasuredRunOptions& options, const std::vector
     for (const auto& n : fit.notes) notes += "- " + n + "\n";
   }
   cal.platform = link_values(base);
+  for (const auto& m : measured) {
+    cal.measured_min_bytes =
+        cal.measured_min_bytes == 0 ? m.bytes : std::min(cal.measured_min_bytes, m.bytes);
+    cal.measured_max_bytes = std::max(cal.measured_max_bytes, m.bytes);
+  }
 
   // Every point as simulated with the final factors (not the fit's linear prediction).
   CalibrationResult result;
@@ -232,8 +317,9 @@ CalibrationResult calibrate(const MeasuredRunOptions& options, const std::vector
                   cal.network, measured.size(), files, comparison_table(result.points), factors_text);
   if (!platform_text.empty())
     result.report += fmt::format("platform values the factors multiply: {}\n", platform_text);
-  result.report += notes.empty() ? "every parameter was identified by the data\n"
-                                 : "not identified by the data:\n" + notes;
+  if (!nccl)
+    result.report += notes.empty() ? "every parameter was identified by the data\n"
+                                   : "not identified by the data:\n" + notes;
   result.calibration_yaml = calibration_yaml(
       cal,
       fmt::format(
@@ -251,9 +337,14 @@ std::vector<ComparedPoint> compare(const MeasuredRunOptions& options) {
   check_observed_choices(base, measured);
   std::vector<PointPlan> plans;
   for (const auto& m : measured) plans.push_back(plan_point(base, m));
-  const auto simulated = simulate_points(options, plans, {});
+  std::vector<std::string> choices;
+  const auto simulated = simulate_points(options, plans, {}, &choices);
   std::vector<ComparedPoint> points;
-  for (std::size_t i = 0; i < measured.size(); ++i) points.push_back({measured[i], simulated[i]});
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    ComparedPoint p{measured[i], simulated[i], choices[i]};
+    mark_calibration_coverage(base, p);
+    points.push_back(p);
+  }
   return points;
 }
 

@@ -51,6 +51,11 @@ void check_observed_choices(const Scenario& base, const std::vector<Measurement>
 
 CalibrationResult calibrate(const MeasuredRunOptions& options, const std::vector<std::uint64_t>& edges);
 
+// Marks whether the point's size and NCCL choice lie inside what the scenario's calibration was
+// fitted on (ComparedPoint::in_measured_range, choice_observed); nothing without a calibration.
+struct Scenario;
+void mark_calibration_coverage(const Scenario& sc, ComparedPoint& p);
+
 // The scenario as it is (with its calibration, if any) at every measured point.
 std::vector<ComparedPoint> compare(const MeasuredRunOptions& options);
 

@@ -16,15 +16,16 @@ void check_plain_collective(const Scenario& base, const std::string& verb) {
   if (base.compression.name != "none") fail("the compression");
 }
 
-PointPlan plan_point(const Scenario& base, const Measurement& m) {
+PointPlan plan_point(const Scenario& base, const Measurement& m, bool keep_platform) {
   const int p = m.ranks, n = m.nodes;
   if (p < 2)
     throw InputError(
         fmt::format("{}: {} on {} rank has no communication to simulate", m.source, m.collective, p));
   PointPlan plan;
   plan.inter_node = n > 1;
-  plan.sets = {fmt::format("ranks={}", p), "steps=1", "model.math=off", "output.trace=false"};
-  if (!base.platform.topology.empty()) {
+  plan.sets = {"steps=1", "model.math=off", "output.trace=false"};
+  if (!keep_platform) plan.sets.push_back(fmt::format("ranks={}", p));
+  if (!keep_platform && !base.platform.topology.empty()) {
     if (p % n != 0)
       throw InputError(
           fmt::format("{}: {} ranks on {} nodes: the generated platform needs the same number of "
@@ -35,7 +36,12 @@ PointPlan plan_point(const Scenario& base, const Measurement& m) {
                                                           : fmt::format("platform.nodes={}", n));
   }
   const auto size = [&](std::uint64_t bytes) { plan.sets.push_back(fmt::format("model.size={}B", bytes)); };
-  if (m.collective == "all_reduce") {
+  const bool nccl = base.algorithm.name == "nccl_allreduce";
+  if (nccl && m.collective != "sendrecv") {
+    plan.sets.push_back(fmt::format("algorithm.collective={}", m.collective));
+    size(m.bytes);
+    plan.message_bytes = static_cast<double>(m.bytes) / p;
+  } else if (m.collective == "all_reduce") {
     size(m.bytes);
     plan.message_bytes = static_cast<double>(m.bytes) / p;
   } else if (m.collective == "all_gather") {
@@ -54,8 +60,8 @@ PointPlan plan_point(const Scenario& base, const Measurement& m) {
     plan.message_bytes = static_cast<double>(m.bytes);
   } else {
     throw InputError(
-        fmt::format("{}: {}: no aggsim collective simulates it yet (use all_reduce, all_gather, "
-                    "reduce_scatter or sendrecv measurements)",
+        fmt::format("{}: {}: only nccl_allreduce (its collective: broadcast) simulates it (other "
+                    "algorithms: use all_reduce, all_gather, reduce_scatter or sendrecv measurements)",
                     m.source, m.collective));
   }
   if (m.bytes == 0)

@@ -16,11 +16,14 @@ struct PointPlan {
   bool inter_node = false;        // messages cross nodes (the inter-node factors apply)
 };
 
-// all_reduce runs the scenario's algorithm on `bytes`; all_gather runs `allgather` on bytes/ranks
-// per rank; reduce_scatter is half a ring all-reduce (its first p-1 steps); sendrecv is one step of
-// a ring all-gather (all ranks send `bytes` to the next at once). broadcast is not simulated yet.
+// all_reduce runs the scenario's algorithm on `bytes`. With nccl_allreduce, the other collectives
+// run as NCCL runs them (its `collective` key: ring or tree for that collective); otherwise
+// all_gather runs `allgather` on bytes/ranks per rank, reduce_scatter is half a ring all-reduce
+// (its first p-1 steps), sendrecv is one step of a ring all-gather (all ranks send `bytes` to the
+// next at once), and broadcast has no simulation. `keep_platform`: the scenario's ranks and
+// platform as they are (aggsim perf), else the measurement's ranks and nodes.
 // Throws InputError (naming the measurement's file:line) for points the scenario cannot express.
-PointPlan plan_point(const Scenario& base, const Measurement& m);
+PointPlan plan_point(const Scenario& base, const Measurement& m, bool keep_platform = false);
 
 // Checks that the scenario times a bare collective (no workload, layer table or compression).
 void check_plain_collective(const Scenario& base, const std::string& verb);

@@ -103,10 +103,27 @@ pid_t spawn(const PointRunOptions& options, const std::vector<std::string>& sets
   return pid;
 }
 
+// The algorithm/protocol pair most of the run's calls used (nccl_calls_<algorithm>_<protocol>).
+std::string main_choice(const nlohmann::json& summary) {
+  const std::string prefix = "nccl_calls_";
+  std::string best;
+  double most = 0;
+  for (const auto& [key, value] : summary.items()) {
+    if (key.rfind(prefix, 0) != 0 || !value.is_number() || value.get<double>() <= most) continue;
+    most = value.get<double>();
+    const std::string pair = key.substr(prefix.size());
+    const auto cut = pair.rfind('_');
+    best = pair.substr(0, cut) + "/" + pair.substr(cut + 1);
+  }
+  return best;
+}
+
 }  // namespace
 
 std::vector<double> run_points(const PointRunOptions& options,
-                               const std::vector<std::vector<std::string>>& sets) {
+                               const std::vector<std::vector<std::string>>& sets,
+                               std::vector<std::string>* choices) {
+  if (choices) choices->assign(sets.size(), "");
   g_signal = 0;
   const StopSignals stop_signals;
   // The children's run folders go to a private scratch folder: a temporary (with aggsim's proof of
@@ -155,6 +172,7 @@ std::vector<double> run_points(const PointRunOptions& options,
           nlohmann::json::parse(read_text(dir / fmt::format("p{}", i) / "summary.json"), nullptr, false);
       if (json.is_object() && json.contains("sim_time_s") && json["sim_time_s"].is_number()) {
         times[i] = json["sim_time_s"].get<double>();
+        if (choices) (*choices)[i] = main_choice(json);
         continue;
       }
     }

@@ -8,11 +8,16 @@
 #include <iostream>
 
 #include "algorithms/registry.hpp"
+#include "sim/cli/key_reference.hpp"
+#include "sim/core/data_files.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 #include "sim/engine/simulation.hpp"
+#include "sim/output/columns.hpp"
 #include "sim/output/report.hpp"
 #include "sim/platform/platform_overrides.hpp"
 #include "sim/platform/topology.hpp"
+#include "sim/scenario/scenario_keys.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/scenario/workload_loader.hpp"
 #include "sim/sweep/local_runner.hpp"
@@ -38,7 +43,8 @@ void print_params(const std::vector<ParamSpec>& params) {
       for (const auto& c : p.choices) choices += (choices.empty() ? "" : " | ") + c;
       def += "; one of " + choices;
     }
-    fmt::print("      {:<22} {:<10} {} ({})\n", p.key, param_kind_name(p.kind), p.help, def);
+    fmt::print("      {:<22} {:<10} {} ({})\n", p.key,
+               p.shown_type.empty() ? param_kind_name(p.kind) : p.shown_type, p.help, def);
   }
 }
 
@@ -94,8 +100,19 @@ bool wants_heartbeat(const RunOptions& options) {
 
 }  // namespace
 
-int run_command(const RunOptions& options) {
+std::string locate_scenario(const std::string& given, const std::string& what) {
+  if (given.empty() || input_path_exists(given, what)) return given;
+  if (std::string found = find_data_file(given, "", DataKind::scenario, what); !found.empty()) return found;
+  std::string tried;
+  for (const auto& c : data_candidates(given, "", DataKind::scenario))
+    tried += (tried.empty() ? "" : ", ") + c;
+  throw InputError(fmt::format("{}: {} file not found (looked for {})", given, what, tried));
+}
+
+int run_command(const RunOptions& given_options) {
   stop_with_sweep_parent();  // a point of calibrate or compare ends with its parent, even a killed one
+  RunOptions options = given_options;
+  options.scenario = locate_scenario(options.scenario);
   const Scenario sc = load_scenario(options.scenario, options.overrides);
   print_dropped_keys(sc);
   const std::string dir = output_dir(sc, options);
@@ -131,7 +148,9 @@ int run_command(const RunOptions& options) {
   return 0;
 }
 
-int validate_command(const RunOptions& options) {
+int validate_command(const RunOptions& given_options) {
+  RunOptions options = given_options;
+  options.scenario = locate_scenario(options.scenario);
   const Scenario sc = load_scenario(options.scenario, options.overrides);
   print_dropped_keys(sc);
   const std::string platform = check_platform(sc, options.simgrid_args);
@@ -141,7 +160,16 @@ int validate_command(const RunOptions& options) {
   return 0;
 }
 
-int list_command() {
+int list_command(const ListOptions& options) {
+  if (options.keys) {
+    std::cout << (options.markdown ? key_reference_markdown() : key_reference_text());
+    return 0;
+  }
+  if (options.outputs) {
+    std::cout << (options.markdown ? output_reference_markdown() : output_reference_text());
+    return 0;
+  }
+  if (options.markdown) throw InputError("--markdown: give --keys or --outputs with it");
   fmt::print("Algorithms (algorithm.name; each also takes the common algorithm keys below):\n");
   for (const auto& a : algorithm_table()) {
     fmt::print("  {:<30} {}\n", a.name, a.summary);
@@ -169,10 +197,14 @@ int list_command() {
   print_params(model_param_specs());
   fmt::print("\nTraining workload (workload.*; see sim/workload/README.md):\n");
   print_params(workload_param_specs());
-  fmt::print(
-      "\nStraggler noise (compute.straggler.*; compute.speed_factors: [f, ...] or {{slow_ranks, "
-      "factor}}):\n");
-  print_params(straggler_param_specs());
+  fmt::print("\nTop level:\n");
+  print_params(top_level_param_specs());
+  fmt::print("\nCompute (compute.*; compute.straggler.* is the straggler noise):\n");
+  print_params(compute_param_specs());
+  fmt::print("\nEngine (engine.*):\n");
+  print_params(engine_param_specs());
+  fmt::print("\nOutput (output.*):\n");
+  print_params(output_param_specs());
   fmt::print("\nNetwork presets (network):\n");
   fmt::print("  {:<30} {}\n", "auto (default)",
              "by link class: inside a node latency + size / bandwidth; between nodes by platform.fabric "
@@ -182,6 +214,7 @@ int list_command() {
     for (const auto& c : network_preset_config(preset)) cfg += (cfg.empty() ? "" : " ") + ("--cfg=" + c);
     fmt::print("  {:<30} {}\n", network_preset_name(preset), cfg);
   }
+  fmt::print("\nEvery key with its path: aggsim list --keys; every output column: aggsim list --outputs\n");
   return 0;
 }
 

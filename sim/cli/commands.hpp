@@ -50,10 +50,21 @@ struct BenchOptions {
   std::string network = "lv08";
 };
 
+// A scenario or sweep file named on the command line: as given, else in the data folder, where a
+// bare name names a shipped scenario (sim/core/data_files.hpp). Throws InputError listing where it
+// looked.
+std::string locate_scenario(const std::string& given, const std::string& what = "scenario");
+
 int run_command(const RunOptions& options);
 int sweep_command(const SweepOptions& options);
 int validate_command(const RunOptions& options);
-int list_command();
+// `aggsim list [--keys | --outputs] [--markdown]`.
+struct ListOptions {
+  bool keys = false;      // every scenario key with type, default and meaning (scenarios/KEYS.md)
+  bool outputs = false;   // every output column (sim/output/COLUMNS.md)
+  bool markdown = false;  // as the Markdown reference
+};
+int list_command(const ListOptions& options = {});
 int bench_command(const BenchOptions& options);
 
 }  // namespace aggsim::cli

@@ -11,6 +11,7 @@
 #include "sim/cli/calibrate_command.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/option_errors.hpp"
+#include "sim/cli/perf_command.hpp"
 #include "sim/core/error.hpp"
 #include "sim/output/run_folder.hpp"
 #include "sim/platform/ns3_environment.hpp"
@@ -119,6 +120,16 @@ int main(int argc, char** argv) {
   CLI::App* validate = app.add_subcommand("validate", "check a scenario and its platform without running it");
   add_scenario_options(validate);
   CLI::App* list = app.add_subcommand("list", "list algorithms, compressors, topologies and network presets");
+  aggsim::cli::ListOptions list_options;
+  CLI::Option* list_keys =
+      list->add_flag("--keys", list_options.keys,
+                     "every scenario key with its type, default and meaning (scenarios/KEYS.md)");
+  list->add_flag(
+          "--outputs", list_options.outputs,
+          "every column of steps.csv, collectives.csv, summary.json, results.csv (sim/output/COLUMNS.md)")
+      ->excludes(list_keys);
+  list->add_flag("--markdown", list_options.markdown,
+                 "with --keys or --outputs: print the Markdown reference");
   aggsim::cli::SweepOptions sweep_options;
   CLI::App* sweep = app.add_subcommand("sweep", "expand, run (locally or on Slurm) and merge a sweep file");
   sweep->require_subcommand(1);
@@ -166,6 +177,8 @@ int main(int argc, char** argv) {
   add_sweep_verb("merge", "merge the finished points' summary.json into results.csv");
   aggsim::cli::MeasuredOptions measured_options;
   const auto [calibrate, compare] = aggsim::cli::add_measured_verbs(app, measured_options);
+  aggsim::cli::PerfCommandOptions perf_options;
+  CLI::App* perf = aggsim::cli::add_perf_verb(app, perf_options);
   aggsim::cli::BenchOptions bench_options;
   CLI::App* bench = app.add_subcommand(
       "bench",
@@ -190,6 +203,16 @@ int main(int argc, char** argv) {
     app.parse(reversed);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // `aggsim sweep` or `aggsim sweep FILE` without a verb: name the verbs (CLI11 only says one is needed).
+    if (sweep->parsed() && sweep->get_subcommands().empty()) {
+      std::string verbs;
+      for (const CLI::App* verb : sweep->get_subcommands([](CLI::App*) { return true; }))
+        verbs += (verbs.empty() ? "" : " | ") + verb->get_name();
+      std::cerr
+          << "aggsim: error: sweep: give a verb first: aggsim sweep " << verbs
+          << " SWEEP.yaml (e.g. aggsim sweep run SWEEP.yaml --jobs 2; aggsim sweep --help lists them)\n";
+      return 2;
+    }
     std::cerr << "aggsim: error: " << aggsim::cli::option_error(e, args)
               << "\nRun with --help for more information.\n";
     return 2;
@@ -205,7 +228,11 @@ int main(int argc, char** argv) {
     measured_options.simgrid_args = options.simgrid_args;
     if (*calibrate) return aggsim::cli::calibrate_command(measured_options);
     if (*compare) return aggsim::cli::compare_command(measured_options);
-    if (*list) return aggsim::cli::list_command();
+    if (*perf) {
+      perf_options.simgrid_args = options.simgrid_args;
+      return aggsim::cli::perf_command(perf_options);
+    }
+    if (*list) return aggsim::cli::list_command(list_options);
     if (*bench) return aggsim::cli::bench_command(bench_options);
   } catch (const aggsim::InputError& e) {
     std::cerr << "aggsim: error: " << e.what() << "\n";

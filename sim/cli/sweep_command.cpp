@@ -126,7 +126,9 @@ int finish(const Sweep& sweep, const SweepFolder& folder, int failures) {
 
 }  // namespace
 
-int sweep_command(const SweepOptions& options) {
+int sweep_command(const SweepOptions& given_options) {
+  SweepOptions options = given_options;
+  options.file = locate_scenario(options.file, "sweep");
   if (options.verb == "run" && (options.point_given || !options.point.empty())) return run_point(options);
 
   const Sweep sweep = expand_sweep(options.file, options.extras);

@@ -178,9 +178,22 @@ void Comm::note_work(double flops) const {
 }
 
 void Comm::note_received(const sg4::Comm& transfer) {
+  if (transfer.get_start_time() >= call_entry_)
+    call_window_.add(transfer.get_start_time(), transfer.get_finish_time());
   if (!recording_) return;
   tape_.first_start = std::min(tape_.first_start, transfer.get_start_time());
   tape_.last_end = std::max(tape_.last_end, transfer.get_finish_time());
+}
+
+void Comm::begin_call() {
+  call_window_ = TransferWindow{};
+  call_entry_ = sg4::Engine::get_clock();
+}
+
+TransferWindow Comm::take_call_window() {
+  const TransferWindow window = std::exchange(call_window_, TransferWindow{});
+  if (recording_) tape_.calls.push_back(window);
+  return window;
 }
 
 void Comm::count_as_sent_by(Comm& other, std::uint64_t bytes) {

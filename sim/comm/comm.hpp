@@ -2,6 +2,7 @@
 // The only code that touches SimGrid mailboxes. Messages between a pair of ranks on one channel are
 // delivered in order (like MPI's non-overtaking rule). Sends are rendezvous: a transfer starts when
 // both sides have posted, as for large MPI messages.
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <limits>
@@ -20,6 +21,23 @@ namespace sg4 = simgrid::s4u;
 
 class Comm;
 
+// When a rank's transfers of one aggregation call ran: from the start of the first transfer it
+// received (both sides posted) to the end of the last, counting only transfers that started after
+// it entered the call (a push a parameter server left for later belongs to the call that sent it).
+// Empty when it received nothing.
+struct TransferWindow {
+  double first_start = std::numeric_limits<double>::infinity();
+  double last_end = -std::numeric_limits<double>::infinity();
+  bool empty() const { return !(first_start <= last_end); }
+  void add(double start, double end) {
+    first_start = std::min(first_start, start);
+    last_end = std::max(last_end, end);
+  }
+  void add(const TransferWindow& o) {
+    if (!o.empty()) add(o.first_start, o.last_end);
+  }
+};
+
 // What one rank showed the network during one step, for the replay of repeated steps
 // (sim/engine/replay.hpp): every transfer it posted (kind, peer, channel, bytes) and all work it
 // charged to its host (flops), folded in order into one hash, the handles wait_any chose, and when the
@@ -33,6 +51,9 @@ struct StepTape {
   std::vector<std::uint32_t> chosen;
   double first_start = std::numeric_limits<double>::infinity();
   double last_end = -std::numeric_limits<double>::infinity();
+  // The transfer window of each aggregation call of the step, in call order (collectives.csv of a
+  // replayed step is this record shifted to the replayed step's start).
+  std::vector<TransferWindow> calls;
   bool same_transfers(const StepTape& o) const {
     return posts == o.posts && work == o.work && chosen == o.chosen;
   }
@@ -146,6 +167,11 @@ class Comm {
   void note_work(double flops) const;
   // The record of this rank's transfers since the last call (one step's).
   StepTape take_tape() { return std::exchange(tape_, StepTape{}); }
+  // An aggregation call begins now: the window of its transfers starts empty.
+  void begin_call();
+  // The window of the transfers this rank received since begin_call (one aggregation call's; empty
+  // in a replayed step, which transfers nothing); it also enters the step's tape.
+  TransferWindow take_call_window();
 
   const CommCounters& counters() const { return counters_; }
   // One transfer of this rank carried `bytes` of `other`'s (a node's rings merged into one flow):
@@ -186,6 +212,8 @@ class Comm {
   CommCounters counters_;
   bool recording_ = false;
   mutable StepTape tape_;  // recording what happened is not a change of the Comm
+  TransferWindow call_window_;
+  double call_entry_ = 0;
   LocalNetwork* local_ = nullptr;
   const std::vector<std::uint32_t>* chosen_ = nullptr;
   std::size_t next_chosen_ = 0;

@@ -49,6 +49,12 @@ struct ParamSpec {
     choices = std::move(values);
     return *this;
   }
+  // How the key reference names the type when the loader reads the value its own way (a list or a
+  // mapping, a keyword or a unit).
+  ParamSpec& shown_as(std::string type) {
+    shown_type = std::move(type);
+    return *this;
+  }
 
   std::string key;
   ParamKind kind = ParamKind::integer;
@@ -58,6 +64,7 @@ struct ParamSpec {
   double min = -1e300;
   double max = 1e300;
   std::vector<std::string> choices;
+  std::string shown_type;  // empty: param_kind_name(kind)
 };
 
 using NumberRows = std::vector<std::vector<double>>;

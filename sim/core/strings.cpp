@@ -101,6 +101,21 @@ std::string did_you_mean(const std::string& given, const std::vector<std::string
   return hint;
 }
 
+std::string did_you_mean_name(const std::string& given, const std::vector<std::string>& known) {
+  if (std::string hint = did_you_mean(given, known); !hint.empty() || given.empty()) return hint;
+  std::vector<std::string> prefixed, worded;
+  for (const auto& name : known) {
+    if (name.size() > given.size() && name.compare(0, given.size(), given) == 0 &&
+        (name[given.size()] == '_' || std::isdigit(static_cast<unsigned char>(name[given.size()]))))
+      prefixed.push_back(name);
+    const std::string padded = "_" + name + "_";
+    if (padded.find("_" + given + "_") != std::string::npos) worded.push_back(name);
+  }
+  if (prefixed.size() == 1) return " (did you mean '" + prefixed.front() + "'?)";
+  if (worded.size() == 1) return " (did you mean '" + worded.front() + "'?)";
+  return "";
+}
+
 std::string csv_field(const std::string& text) {
   if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
   std::string out = "\"";

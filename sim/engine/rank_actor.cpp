@@ -79,8 +79,13 @@ void aggregate_step(RankState& st, const RunShared& run, int step) {
       XBT_VERB("rank %d step %d: aggregation starts (%zu bucket(s))", st.ctx.rank, step,
                run.plan.buckets.size());
     }
+    CollectiveChoice choice;  // the algorithm may say how it ran the call
+    st.ctx.choice = &choice;
+    st.comm.begin_call();
     RankContext bucket_ctx = st.ctx.for_bucket(b);
     st.aggregators[b]->aggregate(bucket_ctx, st.buckets[b]);
+    st.ctx.choice = nullptr;
+    run.calls.report(step, static_cast<int>(b), st.comm.take_call_window(), choice);
   }
   rec.agg_end = sg4::Engine::get_clock();
   if (run.math) st.compression_of_step[step] = st.compression;

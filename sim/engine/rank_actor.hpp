@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sim/api/aggregator.hpp"
+#include "sim/engine/collective_log.hpp"
 #include "sim/engine/replay.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/workload/compute_model.hpp"
@@ -31,6 +32,7 @@ struct RunShared {
   const Workload* workload = nullptr;  // null: synthetic gradients, aggregation only
   Evaluator* evaluator = nullptr;
   StepLog& log;
+  CollectiveLog& calls;  // one record per aggregation call (collectives.csv)
   const SimulationHooks& hooks;
   MathLog* math = nullptr;  // math on: agg_error, compress_error, rank_spread
   StepsDone& steps_done;

@@ -14,8 +14,9 @@ namespace aggsim {
 
 namespace sg4 = simgrid::s4u;
 
-ReplayBook::ReplayBook(StepLog& log, int period, std::string refusal)
+ReplayBook::ReplayBook(StepLog& log, CollectiveLog& calls, int period, std::string refusal)
     : log_(log),
+      calls_(calls),
       ranks_(log.ranks()),
       period_(std::max(1, period)),
       refusal_(std::move(refusal)),
@@ -45,6 +46,13 @@ void ReplayBook::end_replayed(int rank, int step, int repeats, Comm& comm) {
   rec.compute_end = rec.start + (was.compute_end - was.start);
   rec.agg_start = rec.start + (was.agg_start - was.start);
   rec.agg_end = rec.start + (was.agg_end - was.start);
+  const auto& windows = simulated_.at(repeats).tapes[static_cast<std::size_t>(rank)].calls;
+  for (std::size_t b = 0; b < windows.size(); ++b) {
+    if (windows[b].empty()) continue;
+    TransferWindow w;
+    w.add(rec.start + (windows[b].first_start - was.start), rec.start + (windows[b].last_end - was.start));
+    calls_.add_window(step, static_cast<int>(b), w);
+  }
   // Its last message was sent by a rank that started this step before the recorded end.
   if (sg4::Engine::get_clock() > rec.agg_end + tolerance(repeats))
     diverged(rank, step, repeats, "received its last message after its recorded end");
@@ -134,8 +142,18 @@ bool ReplayBook::same_step(int a, int b) const {
         !near(x.agg_end - x.start, y.agg_end - y.start))
       return false;
     if (x.bytes_sent != y.bytes_sent || x.messages_sent != y.messages_sent) return false;
-    if (!ra.tapes[static_cast<std::size_t>(r)].same_transfers(rb.tapes[static_cast<std::size_t>(r)]))
-      return false;
+    const StepTape& ta = ra.tapes[static_cast<std::size_t>(r)];
+    const StepTape& tb = rb.tapes[static_cast<std::size_t>(r)];
+    if (!ta.same_transfers(tb) || ta.calls.size() != tb.calls.size()) return false;
+    // Each call's transfers ran at the same offsets from the rank's start (a replayed step's
+    // collectives.csv rows are the record's, shifted).
+    for (std::size_t c = 0; c < ta.calls.size(); ++c) {
+      if (ta.calls[c].empty() != tb.calls[c].empty()) return false;
+      if (!ta.calls[c].empty() &&
+          (!near(ta.calls[c].first_start - x.start, tb.calls[c].first_start - y.start) ||
+           !near(ta.calls[c].last_end - x.start, tb.calls[c].last_end - y.start)))
+        return false;
+    }
   }
   return true;
 }

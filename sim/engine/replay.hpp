@@ -24,14 +24,16 @@
 
 #include "sim/comm/comm.hpp"
 #include "sim/comm/local_network.hpp"
+#include "sim/engine/collective_log.hpp"
 #include "sim/metrics/step_log.hpp"
 
 namespace aggsim {
 
 class ReplayBook {
  public:
-  // `refusal`: why this run's steps cannot be replayed ("" when they can).
-  ReplayBook(StepLog& log, int period, std::string refusal);
+  // `refusal`: why this run's steps cannot be replayed ("" when they can). A replayed step's calls
+  // get the recorded step's transfer windows in `calls`, shifted as its times are.
+  ReplayBook(StepLog& log, CollectiveLog& calls, int period, std::string refusal);
   const std::string& refusal() const { return refusal_; }
 
   // Rank `rank` begins `step`: the simulated step it repeats, or -1 when it is simulated. Sets the
@@ -58,6 +60,7 @@ class ReplayBook {
   [[noreturn]] void diverged(int rank, int step, int repeats, const std::string& what) const;
 
   StepLog& log_;
+  CollectiveLog& calls_;
   int ranks_, period_;
   std::string refusal_;
   std::unique_ptr<LocalNetwork> network_;

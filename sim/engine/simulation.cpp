@@ -278,6 +278,36 @@ void check_finished(const Scenario& sc, const StepsDone& steps_done) {
         clock, where));
 }
 
+// Each call's sizes: the bucket's dense fp32 bytes, and one rank's contribution as the scenario's
+// compressor encodes it (the formula on the modeled tensors: exact for fixed-size encodings, the
+// upper bound for threshold, the expected size for ATOMO).
+std::vector<CallSize> call_sizes(const StepPlan& plan, const AlgorithmConfig& config) {
+  const auto compressor = config.make_compressor();
+  std::vector<CallSize> out;
+  for (const Bucket& b : plan.buckets)
+    out.push_back({b.wire_elements * kFloatBytes, compressor->encoded_bytes(b.wire_shape)});
+  return out;
+}
+
+// "0-15", "2-15", "0,2-7": the ranks whose gradients a call reduces (all, unless the algorithm
+// leaves some out: a dedicated parameter server's servers).
+std::string rank_group(int ranks, const AlgorithmRun& algorithm, int& size) {
+  std::string out;
+  size = 0;
+  for (int r = 0; r < ranks;) {
+    if (algorithm.contributes && !algorithm.contributes(r)) {
+      ++r;
+      continue;
+    }
+    int last = r;
+    while (last + 1 < ranks && (!algorithm.contributes || algorithm.contributes(last + 1))) ++last;
+    out += (out.empty() ? "" : ",") + (last == r ? std::to_string(r) : fmt::format("{}-{}", r, last));
+    size += last - r + 1;
+    r = last + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 PreparedRun::PreparedRun(const Scenario& sc, const std::vector<std::string>& simgrid_args, bool link_load)
@@ -336,19 +366,24 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
                                             !sc.algorithm.entry->consensus || sc.algorithm.every > 1);
   }
   const std::unique_ptr<MathLog> math_log = make_math_log(sc, prepared.algorithm);
-  ReplayBook replay(result.log, sc.algorithm.every, replay_refusal(sc, prepared.algorithm));
-  const RunShared run{
-      sc,
+  StepPlan plan =
       make_step_plan(modeled_layers(sc.model), bucketing(sc.algorithm), sc.algorithm.bucket_bytes,
-                     workload ? workload->problem->tensors() : std::vector<TensorInfo>{}, sc.model.proxy_dim),
-      ComputeModel(sc.compute.speed, straggler_options(sc.compute.straggler), sc.seed),
-      workload.get(),
-      evaluator.get(),
-      result.log,
-      hooks,
-      math_log.get(),
-      steps_done,
-      &replay};
+                     workload ? workload->problem->tensors() : std::vector<TensorInfo>{}, sc.model.proxy_dim);
+  result.calls = CollectiveLog(static_cast<int>(plan.buckets.size()));
+  result.call_sizes = call_sizes(plan, prepared.config);
+  result.rank_group = rank_group(sc.ranks, prepared.algorithm, result.group_size);
+  ReplayBook replay(result.log, result.calls, sc.algorithm.every, replay_refusal(sc, prepared.algorithm));
+  const RunShared run{sc,
+                      std::move(plan),
+                      ComputeModel(sc.compute.speed, straggler_options(sc.compute.straggler), sc.seed),
+                      workload.get(),
+                      evaluator.get(),
+                      result.log,
+                      result.calls,
+                      hooks,
+                      math_log.get(),
+                      steps_done,
+                      &replay};
   std::vector<std::unique_ptr<RankState>> ranks;
   ranks.reserve(static_cast<std::size_t>(sc.ranks));
   for (int r = 0; r < sc.ranks; ++r) {

@@ -10,6 +10,7 @@
 
 #include "algorithms/registry.hpp"
 #include "sim/api/rank_layout.hpp"
+#include "sim/engine/collective_log.hpp"
 #include "sim/engine/link_classes.hpp"
 #include "sim/engine/run_progress.hpp"
 #include "sim/metrics/math_log.hpp"
@@ -34,8 +35,19 @@ struct SimulationHooks {
   double progress_interval_s = 2;
 };
 
+// The sizes of one aggregation call (a bucket): its dense fp32 gradient, and one rank's contribution
+// on the wire as the scenario's compressor encodes it (the same without compression).
+struct CallSize {
+  std::uint64_t dense_bytes = 0;
+  std::uint64_t wire_bytes = 0;
+};
+
 struct SimulationResult {
   StepLog log{0, 0};
+  CollectiveLog calls{0};            // one record per aggregation call
+  std::vector<CallSize> call_sizes;  // per bucket, the same every step
+  std::string rank_group;            // the ranks whose gradients a call reduces ("0-15")
+  int group_size = 0;                // how many
   std::vector<std::pair<std::string, std::string>> extra_files;  // trace.json, links.csv (output.trace)
   double sim_time_s = 0;
   std::uint64_t bytes_sent = 0;

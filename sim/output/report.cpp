@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "algorithms/registry.hpp"
 #include "sim/core/strings.hpp"
 #include "sim/core/units.hpp"
+#include "sim/output/columns.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
 namespace aggsim {
@@ -54,86 +56,204 @@ std::optional<double> time_to_target(const std::vector<StepSummary>& steps, doub
 
 }  // namespace
 
-BusBandwidth bus_bandwidth(const Scenario& sc) {
-  BusBandwidth bw;
-  bw.applies = sc.algorithm.entry && sc.algorithm.entry->reduces_in_flight;  // the all-reduce collectives
-  bw.bytes = static_cast<double>(sc.model.size_bytes);
-  bw.ranks = sc.ranks;
+CallBandwidth call_bandwidth(const Scenario& sc, int group_size) {
+  CallBandwidth bw;
+  const CollectiveKind kind =
+      sc.algorithm.entry ? sc.algorithm.entry->collective : CollectiveKind::all_reduce;
+  const double p = group_size;
+  bw.algbw_applies = kind != CollectiveKind::neighbor_exchange;
+  bw.busbw_applies = kind == CollectiveKind::all_reduce || kind == CollectiveKind::all_gather;
+  if (kind == CollectiveKind::all_reduce && p > 0) bw.bus_factor = 2 * (p - 1) / p;
+  if (kind == CollectiveKind::all_gather) bw.bus_factor = p - 1;
   return bw;
 }
 
-std::optional<double> BusBandwidth::algbw_GBps(double seconds) const {
-  if (!applies || !(seconds > 0)) return std::nullopt;
-  return bytes / seconds / 1e9;
+std::optional<double> CallBandwidth::algbw_GBps(double dense_bytes, double seconds) const {
+  if (!algbw_applies || !(seconds > 0)) return std::nullopt;
+  return dense_bytes / seconds / 1e9;
 }
 
-std::optional<double> BusBandwidth::busbw_GBps(double seconds) const {
-  const auto alg = algbw_GBps(seconds);
-  if (!alg) return std::nullopt;
-  return *alg * 2.0 * (ranks - 1) / ranks;
+std::optional<double> CallBandwidth::busbw_GBps(double wire_bytes, double seconds) const {
+  if (!busbw_applies || !(seconds > 0)) return std::nullopt;
+  return wire_bytes * bus_factor / seconds / 1e9;
 }
 
-std::string steps_csv(const std::vector<StepSummary>& steps, const BusBandwidth& bw) {
+namespace {
+
+// The calls of a set of steps: their bytes and transfer times summed over the calls that transferred.
+struct CallTotals {
+  int calls = 0;  // made
+  int timed = 0;  // with a transfer
+  double dense_bytes = 0, wire_bytes = 0, seconds = 0;
+};
+
+CallTotals call_totals(const SimulationResult& result, int first_step, int last_step) {
+  CallTotals t;
+  for (int s = first_step; s <= last_step && s < result.calls.steps_recorded(); ++s)
+    for (int b = 0; b < result.calls.calls_per_step(); ++b) {
+      const CollectiveRecord& r = result.calls.at(s, b);
+      if (!r.called) continue;
+      ++t.calls;
+      if (r.window.empty()) continue;
+      ++t.timed;
+      t.dense_bytes += static_cast<double>(result.call_sizes.at(static_cast<std::size_t>(b)).dense_bytes);
+      t.wire_bytes += static_cast<double>(result.call_sizes.at(static_cast<std::size_t>(b)).wire_bytes);
+      t.seconds += r.window.last_end - r.window.first_start;
+    }
+  return t;
+}
+
+std::string number_cell(double v) {
+  return fmt::format("{}", v);
+}
+
+}  // namespace
+
+std::string collectives_csv(const Scenario& sc, const SimulationResult& result) {
+  const CallBandwidth bw = call_bandwidth(sc, result.group_size);
+  CsvTableWriter csv(collectives_table());
+  for (int s = 0; s < result.calls.steps_recorded(); ++s)
+    for (int b = 0; b < result.calls.calls_per_step(); ++b) {
+      const CollectiveRecord& r = result.calls.at(s, b);
+      if (!r.called) continue;
+      const CallSize& size = result.call_sizes.at(static_cast<std::size_t>(b));
+      const bool timed = !r.window.empty();
+      const double seconds = timed ? r.window.last_end - r.window.first_start : 0.0;
+      csv.cell("step", fmt::format("{}", s))
+          .cell("bucket", fmt::format("{}", b))
+          .cell("rank_group", result.rank_group)
+          .cell("algorithm", sc.algorithm.name)
+          .cell("nccl_algorithm", r.choice.nccl_algorithm)
+          .cell("protocol", r.choice.protocol)
+          .cell("channels", r.choice.channels > 0 ? fmt::format("{}", r.choice.channels) : "")
+          .cell("dense_bytes", fmt::format("{}", size.dense_bytes))
+          .cell("wire_bytes", fmt::format("{}", size.wire_bytes))
+          .cell("start_s", timed ? number_cell(r.window.first_start) : "")
+          .cell("end_s", timed ? number_cell(r.window.last_end) : "")
+          .cell("time_s", timed ? number_cell(seconds) : "")
+          .cell("algbw_GBps", optional_cell(bw.algbw_GBps(static_cast<double>(size.dense_bytes), seconds)))
+          .cell("busbw_GBps", optional_cell(bw.busbw_GBps(static_cast<double>(size.wire_bytes), seconds)))
+          .end_row();
+    }
+  return csv.text();
+}
+
+std::string steps_csv(const Scenario& sc, const SimulationResult& result,
+                      const std::vector<StepSummary>& steps) {
   // Shortest round-trip formatting: exact and byte-stable across runs.
-  std::string out =
-      "step,step_time_s,comm_time_s,compute_time_s,end_time_s,bytes_sent,messages,loss,accuracy,consensus_"
-      "distance,"
-      "exposed_comm_time_s,algbw_GBps,busbw_GBps,agg_error,agg_signed_error,compress_error,rank_spread,"
-      "communicated\n";
+  const CallBandwidth bw = call_bandwidth(sc, result.group_size);
   const auto math_cell = [](const StepSummary& s, double StepMath::*field) {
     return s.math && measured_on(s, field) ? fmt::format("{}", (*s.math).*field) : std::string();
   };
-  for (const auto& s : steps)
-    out += csv_row({fmt::format("{}", s.step), fmt::format("{}", s.step_time_s),
-                    fmt::format("{}", s.comm_time_s), fmt::format("{}", s.compute_time_s),
-                    fmt::format("{}", s.end_time_s), fmt::format("{}", s.bytes_sent),
-                    fmt::format("{}", s.messages_sent), optional_cell(s.loss), optional_cell(s.accuracy),
-                    optional_cell(s.consensus_distance), fmt::format("{}", s.exposed_comm_time_s),
-                    optional_cell(bw.algbw_GBps(s.comm_time_s)), optional_cell(bw.busbw_GBps(s.comm_time_s)),
-                    math_cell(s, &StepMath::agg_error), math_cell(s, &StepMath::agg_signed_error),
-                    math_cell(s, &StepMath::compress_error), math_cell(s, &StepMath::rank_spread),
-                    s.communicated ? "1" : "0"});
-  return out;
+  CsvTableWriter csv(steps_table());
+  for (const auto& s : steps) {
+    const CallTotals calls = call_totals(result, s.step, s.step);
+    csv.cell("step", fmt::format("{}", s.step))
+        .cell("step_time_s", number_cell(s.step_time_s))
+        .cell("comm_time_s", number_cell(s.comm_time_s))
+        .cell("compute_time_s", number_cell(s.compute_time_s))
+        .cell("end_time_s", number_cell(s.end_time_s))
+        .cell("bytes_sent", fmt::format("{}", s.bytes_sent))
+        .cell("messages", fmt::format("{}", s.messages_sent))
+        .cell("loss", optional_cell(s.loss))
+        .cell("accuracy", optional_cell(s.accuracy))
+        .cell("consensus_distance", optional_cell(s.consensus_distance))
+        .cell("exposed_comm_time_s", number_cell(s.exposed_comm_time_s))
+        .cell("algbw_GBps", optional_cell(bw.algbw_GBps(calls.dense_bytes, calls.seconds)))
+        .cell("busbw_GBps", optional_cell(bw.busbw_GBps(calls.wire_bytes, calls.seconds)))
+        .cell("agg_error", math_cell(s, &StepMath::agg_error))
+        .cell("agg_signed_error", math_cell(s, &StepMath::agg_signed_error))
+        .cell("compress_error", math_cell(s, &StepMath::compress_error))
+        .cell("rank_spread", math_cell(s, &StepMath::rank_spread))
+        .cell("communicated", s.communicated ? "1" : "0")
+        .end_row();
+  }
+  return csv.text();
 }
+
+namespace {
+
+// summary.json's fields in summary_table()'s order; a field it does not define is a bug.
+class SummaryWriter {
+ public:
+  void set(const std::string& key, nlohmann::ordered_json value) {
+    const auto& columns = summary_table().columns;
+    while (next_ < columns.size() && columns[next_].name != key) {
+      if (!columns[next_].optional)
+        throw std::logic_error(
+            fmt::format("summary.json: '{}' written before '{}'", key, columns[next_].name));
+      ++next_;
+    }
+    if (next_ == columns.size())
+      throw std::logic_error(
+          fmt::format("summary.json: '{}' is not in its definition, or out of order", key));
+    ++next_;
+    j_[key] = std::move(value);
+  }
+  // The algorithm's own figures, after every defined field.
+  void set_extra(const std::string& key, nlohmann::ordered_json value) { j_[key] = std::move(value); }
+  std::string dump() const { return j_.dump(2) + "\n"; }
+
+ private:
+  nlohmann::ordered_json j_;
+  std::size_t next_ = 0;
+};
+
+nlohmann::ordered_json json_or_null(std::optional<double> v) {
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
+}  // namespace
 
 std::string summary_json(const Scenario& sc, const SimulationResult& result,
                          const std::vector<StepSummary>& steps) {
-  nlohmann::ordered_json j;
-  j["aggsim_version"] = AGGSIM_VERSION;
-  j["simgrid_version"] = simgrid_version();
-  j["scenario"] = sc.name;
-  j["seed"] = sc.seed;
-  j["ranks"] = sc.ranks;
-  j["steps"] = sc.steps;
-  j["algorithm"] = sc.algorithm.name;
-  j["op"] = reduce_kind_name(sc.algorithm.op.kind);
-  j["compression"] = sc.compression.name;
-  j["network"] = network_preset_name(sc.network);
-  j["calibration"] = sc.calibration ? nlohmann::ordered_json(sc.calibration->file) : nlohmann::ordered_json();
-  j["platform"] = result.platform_description;
-  j["model_bytes"] = sc.model.size_bytes;
-  j["math"] = sc.model.math;
-  j["sim_time_s"] = result.sim_time_s;
-  j["mean_step_time_s"] = mean_step_time_s(steps);
-  // Means over steps; the bandwidths from the mean aggregation time of the steps that aggregated
-  // (all of them unless algorithm.every > 1), as nccl-tests derives them from its mean time per
-  // iteration.
-  double comm = 0, exposed = 0;
+  SummaryWriter j;
+  j.set("aggsim_version", AGGSIM_VERSION);
+  j.set("simgrid_version", simgrid_version());
+  j.set("scenario", sc.name);
+  j.set("seed", sc.seed);
+  j.set("ranks", sc.ranks);
+  j.set("steps", sc.steps);
+  j.set("algorithm", sc.algorithm.name);
+  j.set("op", reduce_kind_name(sc.algorithm.op.kind));
+  j.set("compression", sc.compression.name);
+  j.set("network", network_preset_name(sc.network));
+  j.set("calibration",
+        sc.calibration ? nlohmann::ordered_json(sc.calibration->file) : nlohmann::ordered_json());
+  j.set("platform", result.platform_description);
+  j.set("model_bytes", sc.model.size_bytes);
+  j.set("math", sc.model.math);
+  j.set("gradient", !sc.model.math        ? nlohmann::ordered_json(nullptr)
+                    : sc.workload.enabled ? nlohmann::ordered_json("workload")
+                                          : nlohmann::ordered_json("synthetic"));
+  j.set("sim_time_s", result.sim_time_s);
+  j.set("mean_step_time_s", mean_step_time_s(steps));
+  double exposed = 0;
   int communicated = 0;
   for (const auto& s : steps) {
     exposed += s.exposed_comm_time_s;
-    if (s.communicated) comm += s.comm_time_s, ++communicated;
+    communicated += s.communicated;
   }
   const double n = steps.empty() ? 1.0 : static_cast<double>(steps.size());
-  j["exposed_comm_time_s"] = exposed / n;
-  const BusBandwidth bw = bus_bandwidth(sc);
-  const auto json_or_null = [](std::optional<double> v) {
-    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+  j.set("exposed_comm_time_s", exposed / n);
+  // Over every call of the run that transferred anything: sums of bytes over the sum of times, so
+  // the means below give the bandwidths exactly (as nccl-tests derives them from its mean time).
+  const CallTotals calls = call_totals(result, 0, sc.steps - 1);
+  const CallBandwidth bw = call_bandwidth(sc, result.group_size);
+  const auto mean = [&](double total) {
+    if (!calls.timed) return nlohmann::ordered_json(nullptr);
+    const double m = total / calls.timed;
+    // Whole byte counts (every call of a size) stay integers.
+    return m == std::floor(m) && m < 9e15 ? nlohmann::ordered_json(static_cast<std::uint64_t>(m))
+                                          : nlohmann::ordered_json(m);
   };
-  // No aggregating step: a mean time of 0, for which the bandwidths are null.
-  const double mean_comm = communicated ? comm / communicated : 0.0;
-  j["algbw_GBps"] = json_or_null(bw.algbw_GBps(mean_comm));
-  j["busbw_GBps"] = json_or_null(bw.busbw_GBps(mean_comm));
+  j.set("collective_calls", calls.calls);
+  j.set("collective_time_s",
+        calls.timed ? nlohmann::ordered_json(calls.seconds / calls.timed) : nlohmann::ordered_json(nullptr));
+  j.set("collective_dense_bytes", mean(calls.dense_bytes));
+  j.set("collective_wire_bytes", mean(calls.wire_bytes));
+  j.set("algbw_GBps", json_or_null(bw.algbw_GBps(calls.dense_bytes, calls.seconds)));
+  j.set("busbw_GBps", json_or_null(bw.busbw_GBps(calls.wire_bytes, calls.seconds)));
   // Means over the steps of the math plane's figures; null with math off.
   for (const auto& [key, field] : std::vector<std::pair<const char*, double StepMath::*>>{
            {"agg_error", &StepMath::agg_error},
@@ -144,28 +264,29 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result,
     int measured = 0;
     for (const auto& s : steps)
       if (s.math && measured_on(s, field)) total += (*s.math).*field, ++measured;
-    j[key] = measured ? nlohmann::ordered_json(total / measured) : nlohmann::ordered_json(nullptr);
+    j.set(key, measured ? nlohmann::ordered_json(total / measured) : nlohmann::ordered_json(nullptr));
   }
-  j["bytes_sent"] = result.bytes_sent;
-  j["messages"] = result.messages_sent;
-  j["steps_communicated"] = communicated;
-  j["steps_replayed"] = result.steps_replayed;
-  j["replay_refused"] = result.replay_refusal.empty() ? nlohmann::ordered_json(nullptr)
-                                                      : nlohmann::ordered_json(result.replay_refusal);
+  j.set("bytes_sent", result.bytes_sent);
+  j.set("messages", result.messages_sent);
+  j.set("steps_communicated", communicated);
+  j.set("steps_replayed", result.steps_replayed);
+  j.set("replay_refused", result.replay_refusal.empty() ? nlohmann::ordered_json(nullptr)
+                                                        : nlohmann::ordered_json(result.replay_refusal));
   if (sc.workload.enabled) {
     const WorkloadOptions w = workload_options(sc.workload.params);
-    j["problem"] = problem_name(w.problem);
-    j["final_loss"] = result.evaluations.empty() ? nlohmann::ordered_json()
-                                                 : nlohmann::ordered_json(result.evaluations.back().loss);
+    j.set("problem", problem_name(w.problem));
+    j.set("final_loss", result.evaluations.empty() ? nlohmann::ordered_json()
+                                                   : nlohmann::ordered_json(result.evaluations.back().loss));
     if (w.target_loss) {
       const auto t = time_to_target(steps, *w.target_loss);
-      j["target_loss"] = *w.target_loss;
-      j["time_to_target_s"] = t ? nlohmann::ordered_json(*t) : nlohmann::ordered_json();
+      j.set("target_loss", *w.target_loss);
+      j.set("time_to_target_s", t ? nlohmann::ordered_json(*t) : nlohmann::ordered_json());
     }
   }
   for (const auto& f : result.summary_fields)
-    j[f.key] = std::isfinite(f.value) ? nlohmann::ordered_json(f.value) : nlohmann::ordered_json(nullptr);
-  return j.dump(2) + "\n";
+    j.set_extra(f.key,
+                std::isfinite(f.value) ? nlohmann::ordered_json(f.value) : nlohmann::ordered_json(nullptr));
+  return j.dump();
 }
 
 std::vector<OutputFile> run_outputs(const Scenario& sc, const SimulationResult& result) {
@@ -173,7 +294,8 @@ std::vector<OutputFile> run_outputs(const Scenario& sc, const SimulationResult& 
   std::vector<OutputFile> files = {
       {"resolved.yaml", resolved_yaml(sc) + link_classes_comment(sc, result.link_classes)},
       {"summary.json", summary_json(sc, result, steps)},
-      {"steps.csv", steps_csv(steps, bus_bandwidth(sc))}};
+      {"steps.csv", steps_csv(sc, result, steps)},
+      {"collectives.csv", collectives_csv(sc, result)}};
   files.insert(files.end(), result.extra_files.begin(), result.extra_files.end());
   return files;
 }

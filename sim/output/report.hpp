@@ -9,21 +9,24 @@
 
 namespace aggsim {
 
-// nccl-tests' bandwidth columns for all-reduce algorithms: algbw = S / t with S the modeled gradient
-// (model.size) and t the aggregation time, busbw = algbw * 2 (p - 1) / p. Empty for other schemes.
-struct BusBandwidth {
-  bool applies = false;
-  double bytes = 0;
-  int ranks = 1;
-  std::optional<double> algbw_GBps(double seconds) const;
-  std::optional<double> busbw_GBps(double seconds) const;
+// The bandwidth columns of one run: nccl-tests' algbw (dense bytes / time) and busbw (wire bytes x
+// the collective's bus factor / time), with time from a call's first transfer to its last
+// (sim/output/columns.cpp has the definitions; sim/output/README.md why).
+struct CallBandwidth {
+  bool algbw_applies = false;
+  bool busbw_applies = false;
+  double bus_factor = 0;
+  std::optional<double> algbw_GBps(double dense_bytes, double seconds) const;
+  std::optional<double> busbw_GBps(double wire_bytes, double seconds) const;
 };
-BusBandwidth bus_bandwidth(const Scenario& scenario);
+CallBandwidth call_bandwidth(const Scenario& scenario, int group_size);
 
-std::string steps_csv(const std::vector<StepSummary>& steps, const BusBandwidth& bw);
+std::string collectives_csv(const Scenario& scenario, const SimulationResult& result);
+std::string steps_csv(const Scenario& scenario, const SimulationResult& result,
+                      const std::vector<StepSummary>& steps);
 std::string summary_json(const Scenario& scenario, const SimulationResult& result,
                          const std::vector<StepSummary>& steps);
-// resolved.yaml, summary.json, steps.csv
+// resolved.yaml, summary.json, steps.csv, collectives.csv (and trace.json, links.csv when traced)
 std::vector<OutputFile> run_outputs(const Scenario& scenario, const SimulationResult& result);
 // A few lines for people.
 std::string human_summary(const Scenario& scenario, const SimulationResult& result,

@@ -39,12 +39,81 @@ FactorTable read_table(const YamlValue& value) {
   return table;
 }
 
+const char* const kClassKeys[] = {"nvlink", "pcie", "network"};
+const char* const kProtocolKeys[] = {"ll", "ll128", "simple"};
+
+ProtocolCosts read_nccl(const YamlValue& value, std::vector<std::string>& identified) {
+  ProtocolCosts c = ProtocolCosts::nccl_defaults();
+  YamlMap map(value);
+  if (auto hops = map.get("hop_latency_us")) {
+    YamlMap classes(*hops);
+    for (int k = 0; k < 3; ++k)
+      if (auto per = classes.get(kClassKeys[k])) {
+        YamlMap protocols(*per);
+        for (int p = 0; p < 3; ++p)
+          if (auto v = protocols.get(kProtocolKeys[p]))
+            c.hop_latency_s[static_cast<std::size_t>(k)][static_cast<std::size_t>(p)] =
+                v->real(0, 1e6) * 1e-6;
+        protocols.finish();
+      }
+    classes.finish();
+  }
+  if (auto eff = map.get("efficiency")) {
+    YamlMap protocols(*eff);
+    for (int p = 0; p < 3; ++p)
+      if (auto v = protocols.get(kProtocolKeys[p]))
+        c.efficiency[static_cast<std::size_t>(p)] = v->real(1e-3, 1);
+    protocols.finish();
+  }
+  if (auto scale = map.get("base_latency_scale")) {
+    const double x = scale->real(0, 1e4);
+    for (auto& row : c.base_latency_s)
+      for (double& b : row) b *= x;
+    c.nvls_hop_latency_s *= x;
+  }
+  if (auto ids = map.get("identified")) {
+    if (!ids->node().IsSequence()) ids->fail("must be a list of parameter names");
+    for (std::size_t i = 0; i < ids->node().size(); ++i) identified.push_back(ids->item(i).scalar());
+  }
+  map.finish();
+  return c;
+}
+
+void emit_nccl(YAML::Emitter& out, const ProtocolCosts& c, const std::vector<std::string>& identified) {
+  const ProtocolCosts d = ProtocolCosts::nccl_defaults();
+  out << YAML::Key << "nccl" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "hop_latency_us" << YAML::Value << YAML::BeginMap;
+  for (int k = 0; k < 3; ++k) {
+    out << YAML::Key << kClassKeys[k] << YAML::Value << YAML::Flow << YAML::BeginMap;
+    for (int p = 0; p < 3; ++p)
+      out << YAML::Key << kProtocolKeys[p] << YAML::Value
+          << fmt::format("{:.6g}",
+                         c.hop_latency_s[static_cast<std::size_t>(k)][static_cast<std::size_t>(p)] * 1e6);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+  out << YAML::Key << "efficiency" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  for (int p = 0; p < 3; ++p)
+    out << YAML::Key << kProtocolKeys[p] << YAML::Value
+        << fmt::format("{:.6g}", c.efficiency[static_cast<std::size_t>(p)]);
+  out << YAML::EndMap;
+  // NCCL's base latencies keep their ratios; one scale is fitted.
+  const double scale =
+      d.base(NcclAlgorithm::ring, Protocol::simple) > 0
+          ? c.base(NcclAlgorithm::ring, Protocol::simple) / d.base(NcclAlgorithm::ring, Protocol::simple)
+          : 1;
+  out << YAML::Key << "base_latency_scale" << YAML::Value << fmt::format("{:.6g}", scale);
+  out << YAML::Key << "identified" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (const auto& id : identified) out << id;
+  out << YAML::EndSeq << YAML::EndMap;
+}
+
 }  // namespace
 
 Calibration load_calibration(const std::string& file, const std::vector<ParamSpec>* generator_specs) {
   const std::string text = read_input_file(file, "calibration");
   check_yaml_nesting(text, file);
-  const std::vector<std::string> keys = {"network", "platform", "factors", "fitted_from"};
+  const std::vector<std::string> keys = {"network", "platform", "factors", "nccl", "measured", "fitted_from"};
   const YAML::Node doc = parse_yaml(text, file, {"calibration file", keys});
   auto source = std::make_shared<YamlSource>();
   source->file = file;
@@ -77,6 +146,17 @@ Calibration load_calibration(const std::string& file, const std::vector<ParamSpe
     if (auto v = map.get("inter")) cal.inter = read_table(*v);
     map.finish();
   }
+  if (auto nccl = top.get("nccl")) cal.nccl = read_nccl(*nccl, cal.identified);
+  if (auto measured = top.get("measured")) {
+    YamlMap map(*measured);
+    if (auto v = map.get("min_size")) cal.measured_min_bytes = v->bytes();
+    if (auto v = map.get("max_size")) cal.measured_max_bytes = v->bytes();
+    if (auto v = map.get("choices")) {
+      if (!v->node().IsSequence()) v->fail("must be a list of algorithm/protocol pairs");
+      for (std::size_t i = 0; i < v->node().size(); ++i) cal.observed_choices.push_back(v->item(i).scalar());
+    }
+    map.finish();
+  }
   top.get("fitted_from");  // provenance for people
   return cal;
 }
@@ -101,7 +181,20 @@ std::string calibration_yaml(const Calibration& cal, const std::string& comment)
           << fmt::format("{:.6g}", s.bandwidth) << YAML::EndMap;
     out << YAML::EndSeq;
   }
-  out << YAML::EndMap << YAML::EndMap;
+  out << YAML::EndMap;
+  if (cal.nccl) emit_nccl(out, *cal.nccl, cal.identified);
+  if (cal.measured_max_bytes > 0) {
+    out << YAML::Key << "measured" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "min_size" << YAML::Value << fmt::format("{}B", cal.measured_min_bytes);
+    out << YAML::Key << "max_size" << YAML::Value << fmt::format("{}B", cal.measured_max_bytes);
+    if (!cal.observed_choices.empty()) {
+      out << YAML::Key << "choices" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+      for (const auto& c : cal.observed_choices) out << c;
+      out << YAML::EndSeq;
+    }
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
   std::string text;
   std::istringstream lines(comment);
   for (std::string l; std::getline(lines, l);) text += "# " + l + "\n";

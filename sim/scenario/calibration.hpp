@@ -5,9 +5,11 @@
 // calibration), one table for messages inside a node and one for messages between nodes.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "algorithms/nccl/protocol.hpp"
 #include "sim/core/params.hpp"
 
 namespace aggsim {
@@ -31,6 +33,15 @@ struct Calibration {
   Params platform_params;                       // the same, checked against the generator's specs
   FactorTable intra;                            // both ends on one node (same aggsim_node property)
   FactorTable inter;                            // everything else
+  // nccl_allreduce's protocol costs (hop latency per link class and protocol, protocol
+  // efficiency, base latency), when fitted for it; the factors then hold one bandwidth factor per
+  // link class (the share of a link's bandwidth NCCL reaches).
+  std::optional<ProtocolCosts> nccl;
+  std::vector<std::string> identified;  // nccl parameters the data identified (the rest: NCCL's defaults)
+  // What the data covered: sizes (nccl-tests' size), and the NCCL algorithm/protocol pairs seen
+  // ("ring/simple"); empty when the file does not say.
+  std::uint64_t measured_min_bytes = 0, measured_max_bytes = 0;
+  std::vector<std::string> observed_choices;
 };
 
 // Reads a calibration file; `generator_specs` (the scenario's topology parameters, or null for an

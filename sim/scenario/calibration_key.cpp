@@ -7,7 +7,7 @@
 namespace aggsim {
 
 void read_calibration_key(const YamlValue& value, Scenario& sc, bool network_given) {
-  const std::string file = find_input_file(value, "calibration", sc.source_file);
+  const std::string file = find_input_file(value, "calibration", sc.source_file, DataKind::calibration);
   const TopologyInfo* generator = sc.platform.generator;
   Calibration cal = load_calibration(file, generator ? &generator->params : nullptr);
   const NetworkPreset preset = find_network_preset(cal.network).value_or(NetworkPreset::lv08);

@@ -106,6 +106,7 @@ struct DroppedKey {
   std::string choice;    // the override that changed the choice: "compression.name=none"
   std::string kind;      // "compressor" or "algorithm"
   std::string new_name;  // "none"
+  std::string reason;    // why, when not "<kind> <new_name> does not take it"
 };
 
 struct Scenario {

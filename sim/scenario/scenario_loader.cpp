@@ -18,6 +18,7 @@
 #include "sim/platform/platform_overrides.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/scenario/calibration_key.hpp"
+#include "sim/scenario/scenario_keys.hpp"
 #include "sim/scenario/workload_loader.hpp"
 #include "sim/scenario/yaml_reader.hpp"
 
@@ -130,7 +131,7 @@ template <class Table>
 std::string unknown_name(const std::string& what, const std::string& given, const Table& table) {
   std::vector<std::string> names;
   for (const auto& entry : table) names.push_back(entry.name);
-  return fmt::format("unknown {} '{}'{} (available: {})", what, given, did_you_mean(given, names),
+  return fmt::format("unknown {} '{}'{} (available: {})", what, given, did_you_mean_name(given, names),
                      fmt::join(names, " | "));
 }
 
@@ -199,12 +200,36 @@ std::vector<DroppedKey> drop_keys_of_old_choices(YAML::Node& doc,
       });
       if (new_keys.count(key) || !old_keys.count(key) || overridden) continue;
       dropped.push_back({path, YamlValue(it->first, path, source).location(), set_name->second,
-                         section == "compression" ? "compressor" : "algorithm", new_name});
+                         section == "compression" ? "compressor" : "algorithm", new_name, ""});
       leave_out.push_back(key);
     }
     for (const auto& key : leave_out) map.remove(key);
   }
   return dropped;
+}
+
+// `model.size` and `model.layers` are alternatives: an override of one drops the file's other (and
+// `batch`, which only layers take), reporting each, unless an override gives that key too.
+void drop_replaced_model_keys(YAML::Node& doc, const std::shared_ptr<const YamlSource>& source,
+                              std::vector<DroppedKey>& dropped) {
+  YAML::Node model = doc["model"];
+  if (!model || !model.IsMap()) return;
+  const auto& overrides = source->overrides;
+  const auto set = [&](const std::string& key) { return overrides.count("model." + key) > 0; };
+  const auto drop = [&](const std::string& key, const std::string& by, const std::string& reason) {
+    if (!model[key] || set(key)) return;
+    YAML::Node name;
+    for (auto it = model.begin(); it != model.end(); ++it)
+      if (it->first.IsScalar() && it->first.Scalar() == key) name = it->first;
+    dropped.push_back({"model." + key, YamlValue(name, "model." + key, source).location(),
+                       overrides.at("model." + by), "", "", reason});
+    model.remove(key);
+  };
+  if (set("layers") && !set("size")) drop("size", "layers", "the layer table given instead sets the size");
+  if (set("size") && !set("layers")) {
+    drop("layers", "size", "the size given instead replaces the layer table");
+    drop("batch", "size", "only a layer table takes it");
+  }
 }
 
 // `platform.overrides`: a list of {hosts | nodes, and values}, each checked here; whether the hosts and
@@ -259,7 +284,7 @@ PlatformSpec read_platform(YamlMap& top, const std::string& scenario_file) {
     }
   }
   if (file) {
-    spec.file = find_input_file(*file, "platform", scenario_file);
+    spec.file = find_input_file(*file, "platform", scenario_file, DataKind::platform);
     reject_generator_keys(map, spec.file);
     if (!fabric) spec.fabric = xml_fabric(spec.file);
   } else if (topology) {
@@ -357,20 +382,15 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
   top.expect(scenario_top_level_keys());
   top.finish();
 
-  if (auto v = top.get("name"))
-    sc.name = v->scalar();
-  else
-    sc.name = fs::path(source->file).stem().string();
+  const Params given = top.params(top_level_param_specs());
+  sc.name = given.has("name") ? given.text("name") : fs::path(source->file).stem().string();
   if (sc.name.empty() || sc.name.find('/') != std::string::npos || sc.name == "." || sc.name == "..")
     top.value().fail("name: must be a plain, non-empty name usable as a folder name");
-  top.get("description");  // free text for people; not used
-  if (auto v = top.get("seed")) sc.seed = static_cast<std::uint64_t>(v->integer(0, 9.2e18));
+  sc.seed = static_cast<std::uint64_t>(given.integer("seed"));
+  sc.ranks = static_cast<int>(given.integer("ranks"));
+  sc.steps = static_cast<int>(given.integer("steps"));
   auto ranks = top.get("ranks");
-  if (ranks) {
-    sc.ranks = static_cast<int>(ranks->integer(1, 1 << 22));
-    sc.key_locations["ranks"] = ranks->location();
-  }
-  if (auto v = top.get("steps")) sc.steps = static_cast<int>(v->integer(1, 1e9));
+  if (ranks) sc.key_locations["ranks"] = ranks->location();
 
   sc.platform = read_platform(top, source->file);
   if (!sc.platform.topology.empty()) {
@@ -381,12 +401,11 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
     }
   }
 
+  {
+    const std::string n = given.text("network");
+    sc.network = find_network_preset(n).value_or(NetworkPreset::auto_by_fabric);
+  }
   if (auto v = top.get("network")) {
-    const std::string n = v->scalar();
-    if (const auto preset = find_network_preset(n))
-      sc.network = *preset;
-    else
-      v->fail(fmt::format("must be one of auto | lv08 | alpha_beta | ns3 (got '{}')", n));
     // SimGrid 3.32 hands ns-3 only one-link routes: generators that route inside their zone cannot run there.
     if (sc.network == NetworkPreset::ns3 && !sc.platform.topology.empty() &&
         !sc.platform.generator->build_ns3)
@@ -457,20 +476,39 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
   check_math_memory(top, sc);
   check_step_memory(top, sc);
 
-  if (auto e = top.get("engine")) {
-    YamlMap engine(*e);
-    engine.expect({"replay"});
-    if (auto v = engine.get("replay")) sc.engine.replay = v->boolean();
-    engine.finish();
-  }
-  if (auto o = top.get("output")) {
-    YamlMap out(*o);
-    if (auto v = out.get("dir")) sc.output.dir = v->scalar();
-    if (auto v = out.get("trace")) sc.output.trace = v->boolean();
-    out.finish();
-  }
+  // Both sections' keys (and defaults) are their specs'.
+  const auto read_section = [&](const char* section, const std::vector<ParamSpec>& specs) {
+    const auto v = top.get(section);
+    if (!v) return default_params(specs);
+    YamlMap map(*v);
+    map.expect(spec_keys(specs));
+    map.finish();
+    const Params p = map.params(specs);
+    map.finish();
+    return p;
+  };
+  sc.engine.replay = read_section("engine", engine_param_specs()).boolean("replay");
+  const Params output = read_section("output", output_param_specs());
+  if (output.has("dir")) sc.output.dir = output.text("dir");
+  sc.output.trace = output.boolean("trace");
   top.finish();
   return sc;
+}
+
+// A --set value listing several values (`platform.bandwidth=10Gbps,100Gbps`) that its key refused as
+// a value asks for a sweep: the message says how to run one.
+void add_sweep_hint(const InputError& e, const std::string& file, const std::vector<std::string>& overrides) {
+  const std::string message = e.what();
+  for (const auto& o : overrides) {
+    const auto eq = o.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string value = o.substr(eq + 1);
+    if (split_flow_list(value).size() < 2 || message.find("'" + value + "'") == std::string::npos) continue;
+    throw InputError(
+        fmt::format("{}; --set takes one value: to run each of them, sweep the key: aggsim sweep "
+                    "run {} --grid {}",
+                    message, file, o));
+  }
 }
 
 Scenario load_from(const std::string& text, const std::string& label,
@@ -496,7 +534,14 @@ Scenario load_from(const std::string& text, const std::string& label,
     if (const std::string name = chosen_name(doc, section); !name.empty()) file_names[section] = name;
   for (const auto& o : overrides) apply_override(doc, o, *source);
   std::vector<DroppedKey> dropped = drop_keys_of_old_choices(doc, file_names, source);
-  Scenario sc = read_scenario(doc, source);
+  drop_replaced_model_keys(doc, source, dropped);
+  Scenario sc;
+  try {
+    sc = read_scenario(doc, source);
+  } catch (const InputError& e) {
+    if (!sweep_file) add_sweep_hint(e, label, overrides);
+    throw;
+  }
   sc.dropped_keys = std::move(dropped);
   return sc;
 }
@@ -504,8 +549,9 @@ Scenario load_from(const std::string& text, const std::string& label,
 }  // namespace
 
 std::vector<std::string> scenario_top_level_keys() {
-  return {"name",      "description", "seed",     "ranks",   "steps",  "platform", "network",    "model",
-          "algorithm", "compression", "workload", "compute", "engine", "output",   "calibration"};
+  std::vector<std::string> keys = spec_keys(top_level_param_specs());
+  keys.insert(keys.end(), scenario_sections().begin(), scenario_sections().end());
+  return keys;
 }
 
 Scenario load_sweep_point_text(const std::string& text, const std::string& label,
@@ -529,6 +575,7 @@ AlgorithmConfig algorithm_config(const Scenario& sc) {
   config.params = sc.algorithm.params;
   config.world = sc.ranks;
   config.math = sc.model.math;
+  if (sc.calibration && sc.calibration->nccl) config.protocol_costs = *sc.calibration->nccl;
   config.seed = sc.seed;
   config.compressor = sc.compression.entry;
   config.compressor_params = sc.compression.params;
@@ -536,6 +583,7 @@ AlgorithmConfig algorithm_config(const Scenario& sc) {
 }
 
 std::string describe_dropped_key(const DroppedKey& d) {
+  if (!d.reason.empty()) return fmt::format("{} ({}) dropped: {}", d.key, d.location, d.reason);
   return fmt::format("{} ({}) dropped: {} {} does not take it", d.key, d.location, d.kind, d.new_name);
 }
 

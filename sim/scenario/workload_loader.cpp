@@ -11,6 +11,7 @@
 #include "sim/core/input_file.hpp"
 #include "sim/core/units.hpp"
 #include "sim/metrics/step_log.hpp"
+#include "sim/scenario/scenario_keys.hpp"
 #include "sim/workload/problem.hpp"
 
 namespace aggsim {
@@ -186,7 +187,7 @@ void read_model(const std::optional<YamlValue>& model, ModelSpec& spec, const st
     if (batch) batch->fail("only used with 'layers' (FLOPs are per sample)");
   } else {
     if (size) size->fail("the layer table sets the size; give one or the other");
-    spec.layers_file = find_input_file(*layers, "layer table", scenario_file);
+    spec.layers_file = find_input_file(*layers, "layer table", scenario_file, DataKind::layer_table);
     read_layer_table(spec.layers_file, spec);
   }
   map->finish();
@@ -241,6 +242,8 @@ void read_training(YamlMap& top, Scenario& sc) {
   sc.compute.straggler = default_params(straggler_param_specs());
   if (auto c = top.get("compute")) {
     YamlMap map(*c);
+    map.expect(spec_keys(compute_param_specs()));
+    map.finish();
     if (auto s = map.get("speed_factors")) sc.compute.speed = read_speed_factors(*s, sc.ranks);
     if (auto s = map.get("reduce_speed")) sc.compute.reduce_speed = read_reduce_speed(*s);
     if (auto s = map.get("straggler")) {

@@ -180,27 +180,25 @@ void YamlMap::finish() const {
   }
 }
 
-std::string find_input_file(const YamlValue& where, const std::string& what,
-                            const std::string& scenario_file) {
-  namespace fs = std::filesystem;
-  const fs::path p(where.scalar());
-  std::vector<fs::path> candidates = {p};
-  if (p.is_relative()) {
-    const fs::path scenario_dir = fs::path(scenario_file).parent_path();
-    if (!scenario_dir.empty()) candidates.push_back(scenario_dir / p);
+std::string find_input_file(const YamlValue& where, const std::string& what, const std::string& scenario_file,
+                            DataKind kind) {
+  const std::string given = where.scalar();
+  const std::string scenario_dir = std::filesystem::path(scenario_file).parent_path().string();
+  std::vector<std::string> candidates;
+  try {
+    // The first candidate that exists (whatever it is: read_input_file refuses non-regular files
+    // with a message naming them); a path the system cannot resolve is an error naming it.
+    if (std::string found = find_data_file(given, scenario_dir, kind, what); !found.empty()) return found;
+    candidates = data_candidates(given, scenario_dir, kind);
+  } catch (const InputError& e) {
+    where.fail(e.what());
   }
-  // The first candidate that exists (whatever it is: read_input_file refuses non-regular files
-  // with a message naming them); a path the system cannot resolve is an error naming it.
-  for (const auto& c : candidates) {
-    try {
-      if (input_path_exists(c.string(), what)) return c.lexically_normal().string();
-    } catch (const InputError& e) {
-      where.fail(e.what());
-    }
-  }
-  std::string tried;
-  for (const auto& c : candidates) tried += (tried.empty() ? "" : ", ") + c.string();
-  where.fail(fmt::format("{} file not found (looked for {})", what, tried));
+  const std::vector<std::string> shipped = shipped_names(kind);
+  std::string names;
+  for (const auto& n : shipped) names += (names.empty() ? "" : ", ") + n;
+  where.fail(fmt::format("{} file not found (looked for {}){}{}", what, fmt::join(candidates, ", "),
+                         did_you_mean(std::filesystem::path(given).stem().string(), shipped),
+                         names.empty() ? "" : fmt::format("; shipped: {}", names)));
 }
 
 void check_yaml_nesting(const std::string& text, const std::string& label) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/data_files.hpp"
 #include "sim/core/params.hpp"
 
 namespace aggsim {
@@ -91,10 +92,11 @@ class YamlMap {
   std::set<std::string> claimed_;
 };
 
-// The file named by `where` (a scalar), as given or relative to the scenario file's folder;
-// fails with "<what> file not found (looked for ...)".
-std::string find_input_file(const YamlValue& where, const std::string& what,
-                            const std::string& scenario_file);
+// The file named by `where` (a scalar): as given, relative to the scenario file's folder, then in the
+// data folder, where a bare name names a shipped file of `kind` (sim/core/data_files.hpp); fails with
+// "<what> file not found (looked for ...)", listing the shipped names.
+std::string find_input_file(const YamlValue& where, const std::string& what, const std::string& scenario_file,
+                            DataKind kind);
 
 // yaml-cpp parses nested collections recursively: a document nested thousands deep overflows its
 // stack. Refuses text nested deeper than kMaxYamlNesting (flow brackets, or block indentation

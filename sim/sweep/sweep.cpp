@@ -150,8 +150,17 @@ SweepBlock read_block(const std::string& text, const std::string& label, const S
     return block;
   }
   YamlMap sweep(top.child("sweep"));
-  if (auto v = sweep.get("out")) block.out = v->scalar();
-  if (auto v = sweep.get("repeat")) block.repeat = static_cast<int>(v->integer(1, 100000));  // runs per point
+  std::vector<std::string> sweep_keys;
+  for (const auto& spec : sweep_param_specs()) sweep_keys.push_back(spec.key);
+  sweep.expect(sweep_keys);
+  const auto spec_of = [](const std::string& key) {
+    for (const auto& spec : sweep_param_specs())
+      if (spec.key == key) return spec;
+    throw std::logic_error("sweep: no spec for " + key);
+  };
+  if (auto v = sweep.get("out")) block.out = std::get<std::string>(v->param(spec_of("out")));
+  if (auto v = sweep.get("repeat"))
+    block.repeat = static_cast<int>(std::get<std::int64_t>(v->param(spec_of("repeat"))));
   if (extras.repeat > 0) block.repeat = extras.repeat;
   if (auto grid = sweep.get("grid")) {
     YamlMap checked(*grid);
@@ -244,6 +253,21 @@ std::string describe_point(const Sweep& sweep, const SweepPoint& point) {
     out += fmt::format("{}{}={}", out.empty() ? "" : ", ", sweep.keys[k], point.values[k]);
   if (sweep.repeat > 1) out += fmt::format("{}repeat {}", out.empty() ? "" : ", ", point.repeat);
   return out;
+}
+
+std::vector<ParamSpec> sweep_param_specs() {
+  return {
+      ParamSpec("grid", ParamKind::text, "",
+                "key path: [values] per axis; the points are their cartesian product, first key outermost")
+          .shown_as("mapping of lists"),
+      ParamSpec("zip", ParamKind::text, "",
+                "key path: [values] varied together (equal lengths), one axis; or a list of such groups")
+          .shown_as("mapping of lists"),
+      ParamSpec("repeat", ParamKind::integer, "1",
+                "runs per combination of swept values, each with a seed derived from `seed`")
+          .between(1, 100000),
+      ParamSpec("out", ParamKind::text, "", "the sweep's output folder (default out/<name>)"),
+  };
 }
 
 std::uint64_t repetition_seed(std::uint64_t base, int r) {

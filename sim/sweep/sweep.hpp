@@ -18,7 +18,12 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/params.hpp"
+
 namespace aggsim {
+
+// The keys of the `sweep:` block (what the reader expects, and `aggsim list --keys` prints).
+std::vector<ParamSpec> sweep_param_specs();
 
 struct SweepPoint {
   int index = 0;                       // position in expansion order

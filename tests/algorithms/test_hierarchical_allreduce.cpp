@@ -71,8 +71,8 @@ compute: {{reduce_speed: 0}}
                      fmt::arg("model", model), fmt::arg("op", op), fmt::arg("alg", algorithm));
 }
 
-const std::vector<std::string> kInter = {"ring", "halving_doubling", "recursive_doubling", "tree",
-                                         "double_binary_tree"};
+const std::vector<std::string> kInter = {"ring", "halving_doubling",   "recursive_doubling",
+                                         "tree", "double_binary_tree", "nccl"};
 
 }  // namespace
 
@@ -122,6 +122,28 @@ TEST_CASE("hierarchical step time equals intra ring phases + the inter algorithm
         }
       }
     }
+}
+
+// inter: nccl pipelines each shard's ring over NCCL's channels: on a large shard, where NCCL
+// chooses ring and Simple (the full bandwidth), the stage takes the ring's bandwidth term
+// 2 (N-1)/N x shard / beta_o, with the per-call base latency and pipeline fill below 1 % there.
+TEST_CASE("hierarchical inter: nccl takes the ring's bandwidth time on large shards",
+          "[hierarchical][formula][nccl]") {
+  const double a_i = 2 * kIntraLat, a_o = 2 * kIntraLat + 2 * kNicLat;
+  for (int nodes : {2, 4}) {
+    const int g = 4;
+    const std::vector<int> layout(static_cast<std::size_t>(nodes), g);
+    const auto time_of = [&](const std::string& inter, double S) {
+      return step_times(node_scenario(layout, "name: hierarchical_allreduce, inter: " + inter, "avg",
+                                      fmt::format("{{size: {}B, proxy_dim: 16}}", S)))
+          .front();
+    };
+    const double large = 256e6, shard = large / g, b_o = kNicBw / g;
+    const double intra = 2.0 * (g - 1) * (a_i + shard / kIntraBw);
+    const double bandwidth_term = 2.0 * (nodes - 1) / nodes * shard / b_o;
+    INFO(nodes << " nodes of " << g);
+    CHECK(time_of("nccl", large) == Approx(intra + bandwidth_term).epsilon(0.02));
+  }
 }
 
 TEST_CASE("hierarchical all-reduce rejects nodes with different rank counts, naming the layout",

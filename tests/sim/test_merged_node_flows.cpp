@@ -86,6 +86,7 @@ TEST_CASE("Merged node flows take the time of separate ones and leave every vect
       const auto sa = nlohmann::json::parse(read_file(separate / "summary.json"));
       const auto sb = nlohmann::json::parse(read_file(merged / "summary.json"));
       check_same_steps(separate, merged, sa["sim_time_s"].get<double>(), c.extra);
+      check_same_collectives(separate, merged, sa["sim_time_s"].get<double>(), c.extra);
       check_same_summary(sa, sb, {"node_flows_merged"}, c.extra);
       CHECK(sa["node_flows_merged"] == 0.0);
       CHECK(sb["node_flows_merged"] == 1.0);
@@ -94,6 +95,7 @@ TEST_CASE("Merged node flows take the time of separate ones and leave every vect
       const auto by_default = run_named(dir, "auto", yaml("auto"));
       CHECK(read_file(by_default / "steps.csv") == read_file(merged / "steps.csv"));
       CHECK(read_file(by_default / "summary.json") == read_file(merged / "summary.json"));
+      CHECK(read_file(by_default / "collectives.csv") == read_file(merged / "collectives.csv"));
     }
   }
 }

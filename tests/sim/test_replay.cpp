@@ -44,6 +44,7 @@ fs::path run(const fs::path& dir, const std::string& name, const std::string& ya
 // The README's bound: times within 1e-9 of the simulated time, bandwidths within 1e-9 relative.
 void check_steps(const fs::path& full, const fs::path& replayed, double sim_time) {
   check_same_steps(full, replayed, sim_time);
+  check_same_collectives(full, replayed, sim_time);  // replayed steps have their calls' rows too
 }
 
 void check_summary(const nlohmann::json& full, const nlohmann::json& replayed) {
@@ -110,6 +111,22 @@ TEST_CASE("Replayed steps give a full simulation's figures across algorithms, co
       check_steps(full, replayed, a["sim_time_s"].get<double>());
     }
   }
+}
+
+TEST_CASE("A replayed run is byte-identical to itself, collectives.csv included", "[replay]") {
+  const auto dir = fresh_dir("replay-again");
+  const std::string alg = "algorithm: {name: ring_allreduce, granularity: layer, bucket: 25MB}\n";
+  const auto a = run(dir, "a", scenario(alg, 8, false));
+  const auto b = run(dir, "b", scenario(alg, 8, false));
+  CHECK(nlohmann::json::parse(read_file(a / "summary.json"))["steps_replayed"].get<int>() >= 4);
+  for (const char* file : {"summary.json", "steps.csv", "collectives.csv"}) {
+    INFO(file);
+    CHECK(read_file(a / file) == read_file(b / file));
+  }
+  // Every call of every step has its transfer window, replayed steps' too.
+  const auto calls = parse_csv(read_file(a / "collectives.csv"));
+  REQUIRE(calls.size() > 8);
+  for (std::size_t i = 1; i < calls.size(); ++i) CHECK(!calls[i][11].empty());
 }
 
 TEST_CASE("Replay with math off (no payload data) gives a full simulation's figures", "[replay]") {
@@ -194,7 +211,7 @@ TEST_CASE("Runs replay cannot repeat are simulated in full and byte-identical", 
       a.erase("replay_refused");
       b.erase("replay_refused");
       CHECK(a == b);
-      for (const char* file : {"steps.csv", "trace.json", "links.csv"}) {
+      for (const char* file : {"steps.csv", "collectives.csv", "trace.json", "links.csv"}) {
         INFO(file);
         CHECK(fs::exists(full / file) == fs::exists(again / file));
         if (fs::exists(full / file)) CHECK(read_file(full / file) == read_file(again / file));

@@ -62,7 +62,7 @@ TEST_CASE("the same scenario and seed give byte-identical outputs", "[outputs][d
   write_file(dir / "s.yaml", kScenario);
   REQUIRE(run_aggsim({"run", "s.yaml", "--out", "a"}, dir).exit_code == 0);
   REQUIRE(run_aggsim({"run", "s.yaml", "--out", "b"}, dir).exit_code == 0);
-  for (const char* f : {"resolved.yaml", "summary.json", "steps.csv"}) {
+  for (const char* f : {"resolved.yaml", "summary.json", "steps.csv", "collectives.csv"}) {
     INFO(f);
     CHECK(!read_file(dir / "a" / f).empty());
     CHECK(read_file(dir / "a" / f) == read_file(dir / "b" / f));

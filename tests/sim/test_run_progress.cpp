@@ -131,7 +131,7 @@ TEST_CASE("a run folder is byte-identical with and without the heartbeat", "[pro
     REQUIRE(b.exit_code == 0);
     REQUIRE_FALSE(heartbeats(b.err).empty());
     const auto files_a = folder_files(dir / "a"), files_b = folder_files(dir / "b");
-    CHECK(files_a.size() == (trace ? 6u : 4u));  // with the hidden run marker
+    CHECK(files_a.size() == (trace ? 7u : 5u));  // with the hidden run marker
     CHECK(files_a == files_b);
   }
 }

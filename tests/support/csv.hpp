@@ -1,6 +1,7 @@
 #pragma once
 // An RFC 4180 CSV reader for tests, written from the RFC (not from aggsim's writer): quoted fields
 // may hold commas, line breaks and doubled quotes.
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -47,6 +48,18 @@ inline std::vector<std::vector<std::string>> parse_csv(const std::string& text) 
     rows.push_back(row);
   }
   return rows;
+}
+
+// The rows after the header, each as column name -> field.
+inline std::vector<std::map<std::string, std::string>> read_csv_rows(const std::string& text) {
+  const auto rows = parse_csv(text);
+  std::vector<std::map<std::string, std::string>> out;
+  for (std::size_t r = 1; r < rows.size(); ++r) {
+    std::map<std::string, std::string> row;
+    for (std::size_t c = 0; c < rows[0].size() && c < rows[r].size(); ++c) row[rows[0][c]] = rows[r][c];
+    out.push_back(row);
+  }
+  return out;
 }
 
 }  // namespace aggsim::test

@@ -51,6 +51,33 @@ inline void check_same_steps(const std::filesystem::path& slow, const std::files
     }
 }
 
+// collectives.csv of both runs: start, end and time within 1e-9 of the simulated time plus `extra`
+// seconds, bandwidths within the same share of the call's time, every other cell equal.
+inline void check_same_collectives(const std::filesystem::path& slow, const std::filesystem::path& fast,
+                                   double sim_time, double extra = 0) {
+  const double tolerance = 1e-9 * sim_time + extra;
+  static const std::set<std::string> times = {"start_s", "end_s", "time_s"};
+  static const std::set<std::string> bandwidths = {"algbw_GBps", "busbw_GBps"};
+  const auto a = parse_csv(read_file(slow / "collectives.csv"));
+  const auto b = parse_csv(read_file(fast / "collectives.csv"));
+  REQUIRE(a.size() == b.size());
+  REQUIRE(a[0] == b[0]);
+  const auto time = std::find(a[0].begin(), a[0].end(), "time_s") - a[0].begin();
+  for (std::size_t row = 1; row < a.size(); ++row)
+    for (std::size_t c = 0; c < a[0].size(); ++c) {
+      const std::string& column = a[0][c];
+      INFO("call " << a[row][0] << "/" << a[row][1] << ", " << column << ": " << a[row][c] << " vs "
+                   << b[row][c]);
+      if (times.count(column) && !a[row][c].empty())
+        CHECK(std::abs(std::stod(a[row][c]) - std::stod(b[row][c])) <= tolerance);
+      else if (bandwidths.count(column) && !a[row][c].empty())
+        CHECK(std::abs(std::stod(a[row][c]) / std::stod(b[row][c]) - 1) <=
+              std::max(1e-9, 2 * tolerance / std::stod(a[row][static_cast<std::size_t>(time)])));
+      else
+        CHECK(a[row][c] == b[row][c]);
+    }
+}
+
 // summary.json of both runs, as check_same_steps, but for the keys in `differ` (the fields that say
 // which path ran), which the caller checks.
 inline void check_same_summary(const nlohmann::json& slow, const nlohmann::json& fast,
@@ -61,16 +88,17 @@ inline void check_same_summary(const nlohmann::json& slow, const nlohmann::json&
     INFO(key << ": " << value << " vs " << fast[key]);
     if (differ.count(key)) continue;
     if (key == "sim_time_s" || key == "mean_step_time_s" || key == "exposed_comm_time_s" ||
-        key == "time_to_target_s") {
+        key == "time_to_target_s" || key == "collective_time_s") {
       if (value.is_null()) {
         CHECK(fast[key].is_null());
       } else {
         CHECK(std::abs(value.get<double>() - fast[key].get<double>()) <= tolerance);
       }
     } else if (key == "algbw_GBps" || key == "busbw_GBps") {
+      // Bytes over the calls' transfer time: relative to that time, not to the step's.
       if (!value.is_null())
         CHECK(std::abs(value.get<double>() / fast[key].get<double>() - 1) <=
-              std::max(1e-9, 2 * extra / slow["mean_step_time_s"].get<double>()));
+              std::max(1e-9, 2 * extra / slow["collective_time_s"].get<double>()));
     } else {
       CHECK(value == fast[key]);
     }

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "sweep_support.hpp"
@@ -305,14 +306,38 @@ sweep:
   }
 }
 
+namespace {
+
+// Renders `html` in headless Chromium into `png` (the flags keep it off the network and out of the
+// user's profile); returns the share of the page's pixels that are not white.
+double render_in_chromium(const fs::path& html, const fs::path& png, const fs::path& work) {
+  const std::string cmd = fmt::format(
+      "/usr/bin/chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+      "--disable-background-networking "
+      "--disable-component-update --disable-sync --user-data-dir={} --window-size=1200,3000 "
+      "--screenshot={} file://{} > {} 2>&1",
+      shell_quote((work / "profile").string()), shell_quote(png.string()), shell_quote(html.string()),
+      shell_quote((work / "chromium.log").string()));
+  INFO(read_file(work / "chromium.log"));
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  check_png(png, 50000);
+  const std::string measure = fmt::format(
+      "-c \"import matplotlib.image as m; a = m.imread('{}')[..., :3]; print((a.min(axis=2) < 0.9).mean())\"",
+      png.string());
+  REQUIRE(std::system(fmt::format("{} {} > {} 2>&1", kPython, measure, shell_quote((work / "ink").string()))
+                          .c_str()) == 0);
+  return std::stod(read_file(work / "ink"));
+}
+
+}  // namespace
+
 TEST_CASE("the report renders in headless Chromium with its figures drawn", "[analysis][chromium]") {
   std::string why;
   if (!python_ready(why)) {
     WARN(why);
     return;
   }
-  const char* chromium = "/usr/bin/chromium";
-  if (!fs::exists(chromium)) {
+  if (!fs::exists("/usr/bin/chromium")) {
     WARN("SKIPPED: /usr/bin/chromium is missing (Debian package chromium, installed by .ci/setup)");
     return;
   }
@@ -323,24 +348,273 @@ TEST_CASE("the report renders in headless Chromium with its figures drawn", "[an
           0);
   std::string log;
   REQUIRE(python("report.py " + shell_quote(out.string()), log) == 0);
-  // The flags keep Chromium off the network and out of the user's profile.
-  const fs::path shot = dir / "report.png";
-  const std::string cmd = fmt::format(
-      "{} --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
-      "--disable-background-networking "
-      "--disable-component-update --disable-sync --user-data-dir={} --window-size=1200,3000 "
-      "--screenshot={} file://{} > {} 2>&1",
-      chromium, shell_quote((dir / "profile").string()), shell_quote(shot.string()),
-      shell_quote((out / "report.html").string()), shell_quote((dir / "chromium.log").string()));
-  INFO(read_file(dir / "chromium.log"));
-  REQUIRE(std::system(cmd.c_str()) == 0);
-  check_png(shot, 50000);
   // Drawn, not blank: a good share of the page's pixels are not white (figures and table).
-  const std::string measure = fmt::format(
-      "-c \"import matplotlib.image as m; a = m.imread('{}')[..., :3]; print((a.min(axis=2) < 0.9).mean())\"",
-      shot.string());
-  REQUIRE(std::system(fmt::format("{} {} > {} 2>&1", kPython, measure, shell_quote((dir / "ink").string()))
-                          .c_str()) == 0);
-  const double ink = std::stod(read_file(dir / "ink"));
-  CHECK(ink > 0.05);
+  CHECK(render_in_chromium(out / "report.html", dir / "report.png", dir) > 0.05);
+  // A run's page: its summary as a table, and a 40-rank timeline by phase.
+  write_file(dir / "run.yaml", R"(name: traced
+ranks: 40
+steps: 2
+platform: {topology: cluster, hosts: 40, bandwidth: 10Gbps, latency: 1us}
+model: {size: 4MB, math: off}
+algorithm: {name: ring_allreduce}
+output: {trace: true}
+)");
+  REQUIRE(run_aggsim({"run", "run.yaml", "--out", "run", "-q"}, dir).exit_code == 0);
+  REQUIRE(python("report.py " + shell_quote((dir / "run").string()), log) == 0);
+  CHECK_THAT(read_file(dir / "run/report.html"), Catch::Contains("<img src='figures/timeline.png'"));
+  CHECK(render_in_chromium(dir / "run/report.html", dir / "run.png", dir) > 0.05);
+}
+
+namespace {
+
+// A run's summary.json.
+nlohmann::json summary_of(const fs::path& run) {
+  return nlohmann::json::parse(read_file(run / "summary.json"));
+}
+
+// A CSV written by aggsim (no quoted cells in the columns read here) as one map per row.
+std::vector<std::map<std::string, std::string>> rows_of(const fs::path& csv) {
+  return figure_data(csv);
+}
+
+double mean_of(const std::vector<std::map<std::string, std::string>>& rows, const std::string& column) {
+  double total = 0;
+  int n = 0;
+  for (const auto& r : rows)
+    if (!r.at(column).empty()) total += std::stod(r.at(column)), ++n;
+  return n ? total / n : std::nan("");
+}
+
+}  // namespace
+
+TEST_CASE("every figure has its CSV, and its numbers are summary.json's, steps.csv's and collectives.csv's",
+          "[analysis]") {
+  std::string why;
+  if (!python_ready(why)) {
+    WARN(why);
+    return;
+  }
+  const auto dir = fresh_dir("numbers");
+  write_file(dir / "sweep.yaml", small_sweep("  grid:\n    ranks: [2, 4]\n    model.size: [1MB, 4MB]\n",
+                                             "output: {trace: true}\n"));
+  const fs::path out = dir / "out";
+  REQUIRE(run_aggsim({"sweep", "run", "sweep.yaml", "--jobs", "2", "--out", out.string()}, dir).exit_code ==
+          0);
+  std::string log;
+  REQUIRE(python("report.py " + shell_quote(out.string()), log) == 0);
+  INFO(log);
+  for (const auto& e : fs::directory_iterator(out / "figures"))
+    if (e.path().extension() == ".png") {
+      INFO(e.path());
+      CHECK(fs::is_regular_file(fs::path(e.path()).replace_extension(".csv")));
+    }
+  // The runs, by their swept values ("ranks=2, size=1MB", the figures' labels).
+  std::map<std::string, fs::path> runs;
+  for (const auto& row : figure_data(out / "results.csv"))
+    runs[fmt::format("ranks={}, size={}", row.at("ranks"), row.at("model.size"))] =
+        out / "runs" / row.at("id");
+  REQUIRE(runs.size() == 4);
+
+  for (const auto& bar : rows_of(out / "figures/breakdown.csv")) {
+    INFO("breakdown " << bar.at("label"));
+    const fs::path run = runs.at(bar.at("label"));
+    CHECK(std::stod(bar.at("step_s")) ==
+          Approx(mean_of(rows_of(run / "steps.csv"), "step_time_s")).epsilon(1e-12));
+    CHECK(std::stod(bar.at("step_s")) ==
+          Approx(summary_of(run)["mean_step_time_s"].get<double>()).epsilon(1e-12));
+  }
+  for (const auto& point : rows_of(out / "figures/versus_ranks.csv")) {
+    const std::string label = fmt::format("ranks={}, {}", std::stoi(point.at("x")), point.at("line"));
+    INFO("versus " << label);
+    CHECK(std::stod(point.at("mean_ms")) ==
+          Approx(summary_of(runs.at(label))["mean_step_time_s"].get<double>() * 1e3).epsilon(1e-12));
+  }
+  // busbw vs size: a line per rank count, a point per call size, the calls' mean.
+  const auto busbw = rows_of(out / "figures/busbw.csv");
+  REQUIRE(busbw.size() == 4);
+  for (const auto& point : busbw) {
+    const std::string size = point.at("dense_bytes") == "1000000" ? "1MB" : "4MB";
+    const fs::path run = runs.at(fmt::format("{}, size={}", point.at("line"), size));
+    INFO("busbw " << run);
+    const auto calls = rows_of(run / "collectives.csv");
+    CHECK(std::stod(point.at("busbw_GBps")) == Approx(mean_of(calls, "busbw_GBps")).epsilon(1e-12));
+    CHECK(std::stod(point.at("busbw_GBps")) ==
+          Approx(summary_of(run)["busbw_GBps"].get<double>()).epsilon(1e-9));
+    CHECK(point.at("calls") == std::to_string(calls.size()));
+  }
+  // The first traced point's timeline: busy time per rank and kind is the trace's, and the sends
+  // are the run's messages; its busiest links are links.csv's.
+  const fs::path traced = runs.at("ranks=2, size=1MB");
+  const auto trace = nlohmann::json::parse(read_file(traced / "trace.json"))["traceEvents"];
+  std::map<std::pair<int, std::string>, double> busy;
+  for (const auto& e : trace)
+    if (e["ph"] == "X" && e["pid"].get<int>() < 2)
+      busy[{e["pid"].get<int>(), e["name"].get<std::string>()}] += e["dur"].get<double>() * 1e-6;
+  double sends = 0;
+  for (const auto& row : rows_of(out / "figures/timeline.csv")) {
+    INFO("timeline rank " << row.at("rank") << " " << row.at("kind"));
+    CHECK(std::stod(row.at("busy_s")) ==
+          Approx(busy.at({std::stoi(row.at("rank")), row.at("kind")})).epsilon(1e-9));
+    if (row.at("kind") == "send") sends += std::stod(row.at("spans"));
+  }
+  CHECK(sends == summary_of(traced)["messages"].get<double>());
+  std::map<std::string, std::map<std::string, std::string>> links;
+  for (const auto& l : rows_of(traced / "links.csv")) links[l.at("link")] = l;
+  const auto shown = rows_of(out / "figures/links.csv");
+  REQUIRE(!shown.empty());
+  for (const auto& row : shown) {
+    const auto& l = links.at(row.at("link"));
+    CHECK(row.at("utilisation") == l.at("utilisation"));
+    CHECK(row.at("bytes") == l.at("bytes"));
+    CHECK(row.at("label") == fmt::format("{} -> {} ({})", l.at("end_a"), l.at("end_b"), l.at("tier")));
+  }
+  // The results table: swept values as written and the figures people look for first; no SI copies.
+  const std::string page = read_file(out / "report.html");
+  CHECK_THAT(page, Catch::Contains("<th>busbw_GBps</th>"));
+  CHECK_THAT(page, !Catch::Contains("model.size_bytes"));
+  CHECK(page.find("<th>mean_step_time_s</th>") < page.find("<th>bytes_sent</th>"));
+}
+
+TEST_CASE("past 32 ranks the timeline counts ranks per phase, and the counts add up to the trace",
+          "[analysis]") {
+  std::string why;
+  if (!python_ready(why)) {
+    WARN(why);
+    return;
+  }
+  const auto dir = fresh_dir("phases");
+  write_file(dir / "s.yaml", R"(name: phases
+ranks: 40
+steps: 2
+platform: {topology: cluster, hosts: 40, bandwidth: 10Gbps, latency: 1us}
+network: alpha_beta
+model: {size: 4MB, math: off}
+algorithm: {name: ring_allreduce}
+output: {trace: true}
+)");
+  REQUIRE(run_aggsim({"run", "s.yaml", "--out", "run", "-q"}, dir).exit_code == 0);
+  std::string log;
+  REQUIRE(python(fmt::format("plot.py timeline {} -o {}", shell_quote((dir / "run").string()),
+                             shell_quote((dir / "t.png").string())),
+                 log) == 0);
+  INFO(log);
+  check_png(dir / "t.png");
+  // The integral of each lane is the time the ranks spent in that phase (transfers: summed).
+  std::map<std::string, double> integral;
+  for (const auto& row : rows_of(dir / "t.csv"))
+    integral[row.at("kind")] +=
+        std::stod(row.at("mean_count")) * (std::stod(row.at("bin_end_s")) - std::stod(row.at("bin_start_s")));
+  std::map<std::string, double> busy;
+  const auto trace = nlohmann::json::parse(read_file(dir / "run/trace.json"));
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "X" && e["pid"].get<int>() < 40)
+      busy[e["name"].get<std::string>()] += e["dur"].get<double>() * 1e-6;
+  for (const char* kind : {"send", "recv", "aggregate", "reduce"}) {
+    INFO(kind);
+    REQUIRE(busy.count(kind));
+    CHECK(integral.at(kind) == Approx(busy.at(kind)).epsilon(1e-9));
+  }
+}
+
+TEST_CASE(
+    "plot.py refuses an axis that was not swept, naming the swept keys, and draws every figure it lists",
+    "[analysis]") {
+  std::string why;
+  if (!python_ready(why)) {
+    WARN(why);
+    return;
+  }
+  const auto dir = fresh_dir("axis");
+  write_file(dir / "sweep.yaml",
+             small_sweep("  grid:\n    ranks: [2, 4]\n    algorithm.name: [ring_allreduce, "
+                         "tree_allreduce]\n"));
+  const fs::path out = dir / "out";
+  REQUIRE(run_aggsim({"sweep", "run", "sweep.yaml", "--jobs", "2", "--out", out.string()}, dir).exit_code ==
+          0);
+  std::string log;
+  const auto png = shell_quote((dir / "v.png").string());
+  CHECK(python(fmt::format("plot.py versus {} --x platform.bandwidth -o {}", shell_quote(out.string()), png),
+               log) == 2);
+  CHECK_THAT(log, Catch::Contains("--x platform.bandwidth: not a swept key") &&
+                      Catch::Contains("swept: ranks, algorithm.name") && Catch::Contains("for --x: ranks"));
+  CHECK(python(fmt::format("plot.py versus {} --x algorithm.name -o {}", shell_quote(out.string()), png),
+               log) == 2);
+  CHECK_THAT(log, Catch::Contains("not numbers"));
+  CHECK_FALSE(fs::exists(dir / "v.png"));
+  REQUIRE(python(fmt::format("plot.py versus {} --x ranks -o {}", shell_quote(out.string()), png), log) == 0);
+  check_png(dir / "v.png");
+  // Every figure of the table is one plot.py draws (time-to-target was listed but refused before).
+  REQUIRE(python(fmt::format("plot.py time-to-target {} -o {}", shell_quote(out.string()), png), log) == 0);
+  CHECK_THAT(log, Catch::Contains("no target_loss"));
+  // The figure table of analysis/README.md is plot.py's own list.
+  REQUIRE(python("plot.py --list --markdown", log) == 0);
+  const std::string readme = read_file(fs::path(AGGSIM_SOURCE_DIR) / "analysis/README.md");
+  const std::string begin = "-->\n", marker = "<!-- figures: generated by";
+  const auto at = readme.find(marker);
+  REQUIRE(at != std::string::npos);
+  const auto from = readme.find(begin, at) + begin.size();
+  const auto to = readme.find("<!-- end of figures -->", from);
+  INFO("regenerate the block with: /usr/bin/python3 analysis/plot.py --list --markdown");
+  CHECK(readme.substr(from, to - from) == log);
+  for (const char* figure :
+       {"breakdown", "versus", "busbw", "loss", "bytes-loss", "time-to-target", "timeline", "links"})
+    CHECK_THAT(log, Catch::Contains(std::string("| `") + figure + "` |"));
+}
+
+TEST_CASE("math figures on a synthetic gradient come with what to expect, and the expectations hold",
+          "[analysis]") {
+  std::string why;
+  if (!python_ready(why)) {
+    WARN(why);
+    return;
+  }
+  // Closed forms for standard normal values (sim/output/README.md): top-k keeps a share of the
+  // energy given by the normal tail, random-k's unbiased scaling gives sqrt(1/rho - 1), sign's mean
+  // magnitude sqrt(1 - 2/pi).
+  const auto dir = fresh_dir("synthetic");
+  for (const char* compression :
+       {"{name: topk, ratio: 0.05}", "{name: randomk, ratio: 0.1}", "{name: sign}"}) {
+    INFO(compression);
+    write_file(dir / "s.yaml", std::string(R"(name: synthetic
+ranks: 4
+steps: 3
+platform: {topology: cluster, hosts: 4}
+model: {size: 8MB, proxy_dim: 4096}
+algorithm: {name: allgather}
+compression: )") + compression + "\n");
+    REQUIRE(run_aggsim({"run", "s.yaml", "--out", "run", "-q", "--force"}, dir).exit_code == 0);
+    const auto summary = summary_of(dir / "run");
+    CHECK(summary["gradient"] == "synthetic");
+    std::string log;
+    REQUIRE(python("report.py " + shell_quote((dir / "run").string()), log) == 0);
+    const std::string page = read_file(dir / "run/report.html");
+    CHECK_THAT(page, Catch::Contains("Math figures on a synthetic gradient"));
+    const std::string tag = "Expected compress_error: <b>";
+    const auto at = page.find(tag);
+    REQUIRE(at != std::string::npos);
+    const double expected = std::stod(page.substr(at + tag.size()));
+    CHECK(summary["compress_error"].get<double>() == Approx(expected).epsilon(0.02));
+  }
+  // A workload's gradients are not synthetic: no note.
+  write_file(dir / "w.yaml", R"(name: trained
+ranks: 4
+steps: 3
+platform: {topology: cluster, hosts: 4}
+model: {size: 8MB}
+algorithm: {name: allgather}
+compression: {name: topk, ratio: 0.05}
+workload: {problem: softmax, dim: 8, classes: 3}
+)");
+  REQUIRE(run_aggsim({"run", "w.yaml", "--out", "trained", "-q"}, dir).exit_code == 0);
+  CHECK(summary_of(dir / "trained")["gradient"] == "workload");
+  std::string log;
+  REQUIRE(python("report.py " + shell_quote((dir / "trained").string()), log) == 0);
+  const std::string page = read_file(dir / "trained/report.html");
+  CHECK_THAT(page, !Catch::Contains("synthetic gradient"));
+  // The run's header is summary.json in JSON spellings and units, not Python's.
+  CHECK_THAT(page, Catch::Contains("<th>calibration</th><td>null</td>"));
+  CHECK_THAT(page, Catch::Contains("<th>math</th><td>true</td>"));
+  CHECK_THAT(page, Catch::Contains("<th>model_bytes</th><td>8 MB</td>"));
+  for (const char* python_spelling : {">None<", ">True<", ">False<", ">nan<"})
+    CHECK_THAT(page, !Catch::Contains(python_spelling));
 }

@@ -47,7 +47,10 @@ TEST_CASE("training keys are checked with their position", "[workload][scenario]
   const std::string no_size =
       cluster_scenario(4, 1, "model: {layers: nowhere.yaml}\nalgorithm: {name: ring_allreduce}");
   CHECK_THAT(load_error(no_size), Contains("t.yaml:7:17") && Contains("layer table file not found"));
-  CHECK_THAT(load_error(base(""), {"model.layers=nowhere.yaml"}),
+  // A table given by --set replaces the file's size (with a note); a file giving both is refused.
+  CHECK_THAT(load_error(base(""), {"model.layers=nowhere.yaml"}), Contains("layer table file not found"));
+  CHECK_THAT(load_error(cluster_scenario(
+                 4, 2, "model: {size: 1MB, layers: lenet}\nalgorithm: {name: ring_allreduce}\n")),
              Contains("model.size") && Contains("one or the other"));
   CHECK_THAT(load_error(base("workload: {problem: mlp}"), {"model.proxy_dim=5"}),
              Contains("model.proxy_dim"));

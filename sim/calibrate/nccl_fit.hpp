@@ -1,0 +1,63 @@
+#pragma once
+// The calibration of nccl_allreduce: a few physical parameters of NCCL's protocols fitted to
+// measured times, instead of a factor per size step. Each parameter is a linear quantity of the
+// model (a latency, or an inverse bandwidth), so the simulated time of a point is, while NCCL's
+// choice and the critical streams stay the same, linear in it: T(x) = T(x0) + J (x - x0), with J
+// measured by probing each parameter at twice its value. The fit minimises the squared relative
+// errors over the parameters the data identify; the others keep NCCL's values and are reported as
+// assumed.
+#include <array>
+#include <string>
+#include <vector>
+
+#include "algorithms/nccl/protocol.hpp"
+#include "sim/scenario/calibration.hpp"
+
+namespace aggsim {
+
+// Hop latencies are multipliers of NCCL's per link class (inside a node: NVLink and PCIe together)
+// and protocol; `base` multiplies every base latency; bandwidth_* are the inverse of the share of
+// a link's bandwidth reached inside a node / between nodes; efficiency_* the inverse of LL's and
+// LL128's efficiency (Simple's is 1 by definition: the link shares carry it).
+enum class NcclParam {
+  hop_intra_ll,
+  hop_intra_ll128,
+  hop_intra_simple,
+  hop_network_ll,
+  hop_network_ll128,
+  hop_network_simple,
+  base,
+  bandwidth_intra,
+  bandwidth_network,
+  efficiency_ll,
+  efficiency_ll128,
+};
+inline constexpr int kNcclParams = 11;
+const char* nccl_param_name(NcclParam p);
+
+using NcclParamValues = std::array<double, kNcclParams>;
+
+// NCCL's own values (multipliers 1, link shares 1, 1/0.5 and 1/0.92).
+NcclParamValues nccl_param_defaults();
+// Whether the parameter can matter for points that use these algorithm/protocol pairs
+// ("ring/ll128") and cross nodes or not.
+bool nccl_param_relevant(NcclParam p, const std::vector<std::string>& choices, bool any_inter,
+                         bool any_intra);
+
+// The calibration `values` describe (protocol costs and one bandwidth factor per link class).
+void apply_nccl_params(const NcclParamValues& values, Calibration& cal);
+
+struct NcclFitResult {
+  NcclParamValues values{};
+  std::vector<NcclParam> identified;  // fitted; the other candidates kept their values
+  std::vector<std::string> notes;     // why a candidate was not identified
+  std::vector<double> predicted;      // each point's time under the fit's linear model
+};
+
+// `measured[i]` the measured time of point i, `at[i]` its simulated time at `x0`, `probe[k][i]` its
+// simulated time with candidate k at twice its x0 value.
+NcclFitResult fit_nccl_params(const std::vector<double>& measured, const std::vector<double>& at,
+                              const NcclParamValues& x0, const std::vector<NcclParam>& candidates,
+                              const std::vector<std::vector<double>>& probe);
+
+}  // namespace aggsim

@@ -1,0 +1,280 @@
+#include "sim/output/columns.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "sim/core/strings.hpp"
+
+namespace aggsim {
+
+namespace {
+
+const char* kAlgbw =
+    "dense bytes over transfer time (what the user gets): the call's `dense_bytes` / `time_s`, in "
+    "10^9 bytes per second";
+const char* kBusbw =
+    "wire bytes x the collective's bus factor over transfer time (what the links carry): `wire_bytes` x "
+    "2(p-1)/p for all-reduces, x (p-1) for `allgather` (nccl-tests' all_gather busbw, per rank's "
+    "payload), p the size of `rank_group`; with compression it counts the compressed bytes";
+
+}  // namespace
+
+const OutputTable& steps_table() {
+  static const OutputTable table{
+      "steps.csv",
+      "One row per step. Ranks are not in lockstep: a rank that ends a step early starts the next one "
+      "inside the previous window, and that part belongs to the previous row; the per-rank times count "
+      "only what lies inside the row's window, so `compute_time_s`, `comm_time_s` <= `step_time_s` and "
+      "`exposed_comm_time_s` <= `comm_time_s` on every row.",
+      {
+          {"step", "", "the step's index, from 0"},
+          {"step_time_s", "s",
+           "the step's window: from the end of the previous step (its last rank) to the end of this one"},
+          {"comm_time_s", "s",
+           "the slowest rank's time inside the aggregation, from entering its first call to leaving its "
+           "last (with DDP buckets the waits for the backward pass between them included)"},
+          {"compute_time_s", "s", "the slowest rank's gradient computation (forward and backward pass)"},
+          {"end_time_s", "s", "when the last rank finished the step (simulated clock)"},
+          {"bytes_sent", "bytes", "wire bytes all ranks sent in the step"},
+          {"messages", "", "messages all ranks sent in the step"},
+          {"loss", "",
+           "held-out loss of the averaged model, on the steps a training workload evaluates (empty "
+           "otherwise)"},
+          {"accuracy", "", "held-out accuracy, for classification workloads (empty otherwise)"},
+          {"consensus_distance", "",
+           "how far the ranks' models are apart on evaluated steps, for decentralized schemes and with "
+           "`algorithm.every` > 1 (empty otherwise)"},
+          {"exposed_comm_time_s", "s",
+           "the slowest rank's aggregation time not hidden behind its compute: from the later of compute end "
+           "and aggregation start to aggregation end (with DDP buckets, what remains after the backward "
+           "pass)"},
+          {"algbw_GBps", "GB/s",
+           std::string("the step's calls (collectives.csv): their dense bytes summed over their transfer "
+                       "times summed, i.e. ") +
+               kAlgbw + "; empty for decentralized schemes and on local steps"},
+          {"busbw_GBps", "GB/s",
+           std::string("the step's calls: ") + kBusbw +
+               "; empty for parameter servers, decentralized schemes and local steps"},
+          {"agg_error", "",
+           "||x - e|| / ||e||: e the exact reduction of the ranks' inputs with the scenario's `op` (in "
+           "double precision), x the mean of the ranks' results; empty with `math: off` and on local "
+           "steps"},
+          {"agg_signed_error", "",
+           "<x - e, e> / ||e||^2, the part of that error along e: tends to 0 over seeds for an unbiased "
+           "scheme, stays negative for one that shrinks (top-k)"},
+          {"compress_error", "",
+           "mean over the ranks that compressed of ||decode(encode(v)) - v|| / ||v||, v the rank's own "
+           "vector (compensated under error feedback; for PowerSGD its matrix against the projection P Q^T); "
+           "0 without compression. On a synthetic gradient (`gradient: synthetic` in summary.json) v is "
+           "random: see sim/output/README.md for what to expect there"},
+          {"rank_spread", "",
+           "max over ranks of ||x_r - x|| / ||x||: 0 for an all-reduce, the consensus distance for gossip"},
+          {"communicated", "", "1 on a step that aggregated, 0 on a local step of `algorithm.every`"},
+      }};
+  return table;
+}
+
+const OutputTable& collectives_table() {
+  static const OutputTable table{
+      "collectives.csv",
+      "One row per aggregation call: each step that aggregates makes one call per bucket (one with "
+      "`granularity: model`), in the order the ranks make them. A call's time runs from its first "
+      "transfer to its last (any rank's), so it never includes compute before the call or the wait for "
+      "the backward pass; reductions and compression work between transfers are inside it. A replayed "
+      "step's rows are the recorded step's, shifted to its start. Empty cells: the column does not apply.",
+      {
+          {"step", "", "the step that made the call"},
+          {"bucket", "",
+           "the call's index within the step: 0 with `granularity: model`; DDP buckets in backward order; "
+           "one per tensor in parameter order with `overlap: false`"},
+          {"rank_group", "",
+           "the ranks whose gradients the call reduces, as ranges (`0-15`): every rank for all-reduces, "
+           "all-gather and hierarchical schemes (their intra- and inter-node phases are inside the one "
+           "call) and for decentralized schemes (each rank averages with its neighbours only); the "
+           "workers for a parameter server with `placement: dedicated` (`2-15` with servers 0 and 1)"},
+          {"algorithm", "", "the scenario's `algorithm.name`"},
+          {"nccl_algorithm", "", "the algorithm an NCCL-style tuner chose for the call (empty: none chose)"},
+          {"protocol", "", "the protocol it chose (LL, LL128, Simple; empty: none chose)"},
+          {"channels", "", "the channels it chose (empty: none chose)"},
+          {"dense_bytes", "bytes", "the call's gradient in fp32 (its bucket's elements x 4)"},
+          {"wire_bytes", "bytes",
+           "one rank's contribution as the compressor encodes it (its formula on the bucket's modeled "
+           "tensors; the upper bound for `threshold`, the expected size for `atomo`); `dense_bytes` "
+           "without compression"},
+          {"start_s", "s", "when the call's first transfer started (simulated clock)"},
+          {"end_s", "s", "when its last transfer ended"},
+          {"time_s", "s", "`end_s` - `start_s` (empty when the call transferred nothing, e.g. one rank)"},
+          {"algbw_GBps", "GB/s", std::string(kAlgbw) + "; empty for decentralized schemes"},
+          {"busbw_GBps", "GB/s",
+           std::string(kBusbw) + "; empty for parameter servers and decentralized schemes"},
+      }};
+  return table;
+}
+
+const OutputTable& summary_table() {
+  static const OutputTable table{
+      "summary.json",
+      "One JSON object per run; a sweep's results.csv has one column per field. Means over steps are over "
+      "the rows of steps.csv where the column is not empty (`null` when none is). After the fields "
+      "below come the algorithm's own figures (`neighbor_averaging`: `spectral_gap`, "
+      "`mixing_period_rounds`; `parameter_server`: `max_staleness`, `deferred_pulls`, "
+      "`discarded_pushes`; `hierarchical_allreduce`: `node_flows_merged`).",
+      {
+          {"aggsim_version", "", "the aggsim that wrote the run"},
+          {"simgrid_version", "", "the SimGrid it ran on"},
+          {"scenario", "", "the scenario's `name`"},
+          {"seed", "", "the scenario's `seed`"},
+          {"ranks", "", "simulated ranks"},
+          {"steps", "", "simulated steps"},
+          {"algorithm", "", "`algorithm.name`"},
+          {"op", "", "`algorithm.op`"},
+          {"compression", "", "`compression.name`"},
+          {"network", "", "the network preset"},
+          {"calibration", "", "the calibration file, or null"},
+          {"platform", "", "the platform and its host count (`platforms/cluster_16.xml (16 hosts)`)"},
+          {"model_bytes", "bytes", "the modeled dense fp32 gradient (`model.size` or the layer table's)"},
+          {"math", "", "whether the math plane ran (`model.math`)"},
+          {"gradient", "",
+           "what the math plane aggregated: `workload` (a training workload's gradients or weights), "
+           "`synthetic` (standard normal numbers, a new draw per rank and step: no low-rank or sparse "
+           "structure, so `agg_error` and `compress_error` show a compressor's worst case), or null with "
+           "`math: off`"},
+          {"sim_time_s", "s", "simulated end time"},
+          {"mean_step_time_s", "s", "mean of `step_time_s`"},
+          {"exposed_comm_time_s", "s", "mean of `exposed_comm_time_s`"},
+          {"collective_calls", "", "aggregation calls (rows of collectives.csv)"},
+          {"collective_time_s", "s", "mean `time_s` of the calls that transferred anything (null if none)"},
+          {"collective_dense_bytes", "bytes", "mean `dense_bytes` of those calls"},
+          {"collective_wire_bytes", "bytes", "mean `wire_bytes` of those calls"},
+          {"algbw_GBps", "GB/s",
+           "`collective_dense_bytes` / `collective_time_s` (the calls' dense bytes over their transfer time, "
+           "summed over the run); null for decentralized schemes"},
+          {"busbw_GBps", "GB/s",
+           "`collective_wire_bytes` x the bus factor / `collective_time_s` (collectives.csv's busbw over the "
+           "run); null for parameter servers and decentralized schemes"},
+          {"agg_error", "", "mean of `agg_error`"},
+          {"agg_signed_error", "", "mean of `agg_signed_error`"},
+          {"compress_error", "", "mean of `compress_error`"},
+          {"rank_spread", "", "mean of `rank_spread`"},
+          {"bytes_sent", "bytes", "wire bytes sent by all ranks over the run"},
+          {"messages", "", "messages sent by all ranks over the run"},
+          {"steps_communicated", "", "steps that aggregated (`steps` / `every`, rounded down)"},
+          {"steps_replayed", "", "steps whose timing was reused from an equal earlier step"},
+          {"replay_refused", "", "why no step of the run could be replayed, or null"},
+          {"problem", "", "the training workload's problem (workload runs)", true},
+          {"final_loss", "", "the last evaluation's held-out loss (workload runs)", true},
+          {"target_loss", "", "`workload.target_loss` (when given)", true},
+          {"time_to_target_s", "s",
+           "simulated time at which the held-out loss first reached `target_loss`, or null", true},
+      }};
+  return table;
+}
+
+const OutputTable& results_table() {
+  static const OutputTable table{
+      "results.csv",
+      "A sweep's table, one row per point in expansion order (`aggsim sweep run` / `merge`). Swept values "
+      "are written as in the sweep file, summary values as in summary.json.",
+      {
+          {"id", "", "the point's id (a hash of its resolved scenario)"},
+          {"status", "", "`done`, `failed` or `pending`"},
+          {"<swept key>", "", "one column per swept key path (`ranks`, `platform.bandwidth`), as written"},
+          {"<swept key>_Bps", "bytes/s",
+           "beside a key swept over quantities with units, the same values in SI base units: `_Bps` "
+           "(bandwidths), `_bytes` (sizes), `_s` (durations), `_flops` (speeds)"},
+          {"repeat", "", "the repetition's index, with `repeat:` > 1"},
+          {"<summary.json field>", "",
+           "every field of the points' summary.json, in its order (a field named like a swept key is left "
+           "out)"},
+          {"error", "", "why a point failed (its stderr), or empty"},
+      }};
+  return table;
+}
+
+const std::string& column_name(const OutputTable& table, const std::string& name) {
+  for (const auto& c : table.columns)
+    if (c.name == name) return c.name;
+  throw std::logic_error(
+      fmt::format("{}: no column '{}' in its definition (sim/output/columns.cpp)", table.file, name));
+}
+
+namespace {
+
+std::vector<const OutputTable*> tables() {
+  return {&steps_table(), &collectives_table(), &summary_table(), &results_table()};
+}
+
+// A Markdown table cell: `|` escaped, and `<`, `>` outside code spans (else read as HTML tags).
+std::string cell_text(const std::string& s) {
+  std::string out;
+  bool code = false;
+  for (char c : s) {
+    if (c == '`') code = !code;
+    if (c == '|')
+      out += "\\|";
+    else if (!code && c == '<')
+      out += "&lt;";
+    else if (!code && c == '>')
+      out += "&gt;";
+    else
+      out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string output_reference_markdown() {
+  std::string out =
+      "# Output columns\n\n"
+      "Generated by `aggsim list --outputs --markdown` from the definitions the writers use "
+      "(`sim/output/columns.cpp`); a test fails when this file differs from what aggsim prints. What "
+      "the files are for, and how the bandwidths are meant: [README.md](README.md).\n";
+  for (const OutputTable* t : tables()) {
+    out += fmt::format("\n## `{}`\n\n{}\n\n| column | unit | meaning |\n| --- | --- | --- |\n", t->file,
+                       t->what);
+    for (const auto& c : t->columns)
+      out += fmt::format("| `{}` | {} | {}{} |\n", c.name, c.unit, cell_text(c.meaning),
+                         c.optional ? " (only when it applies)" : "");
+  }
+  return out;
+}
+
+std::string output_reference_text() {
+  std::string out;
+  for (const OutputTable* t : tables()) {
+    out += fmt::format("{}{}:\n", out.empty() ? "" : "\n", t->file);
+    for (const auto& c : t->columns)
+      out += fmt::format("  {:<24} {:<6} {}{}\n", c.name, c.unit, c.meaning,
+                         c.optional ? " (only when it applies)" : "");
+  }
+  return out;
+}
+
+CsvTableWriter::CsvTableWriter(const OutputTable& table) : table_(table) {
+  std::vector<std::string> names;
+  for (const auto& c : table.columns) names.push_back(c.name);
+  text_ = csv_row(names);
+}
+
+CsvTableWriter& CsvTableWriter::cell(const std::string& name, const std::string& text) {
+  const std::size_t at = row_.size();
+  if (at >= table_.columns.size() || table_.columns[at].name != name)
+    throw std::logic_error(fmt::format("{}: cell '{}' written where column {} ('{}') belongs", table_.file,
+                                       name, at,
+                                       at < table_.columns.size() ? table_.columns[at].name : "none"));
+  row_.push_back(text);
+  return *this;
+}
+
+void CsvTableWriter::end_row() {
+  if (row_.size() != table_.columns.size())
+    throw std::logic_error(
+        fmt::format("{}: a row with {} of {} cells", table_.file, row_.size(), table_.columns.size()));
+  text_ += csv_row(row_);
+  row_.clear();
+}
+
+}  // namespace aggsim

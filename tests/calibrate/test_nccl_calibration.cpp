@@ -1,0 +1,101 @@
+// Calibration of nccl_allreduce end to end: times simulated under known protocol costs (a "machine"
+// whose network hops, base latency and link shares differ from NCCL's defaults) are fitted on one
+// node and 2 nodes (two scales tell a call's base latency from its hops'), and the fit predicts
+// 4 nodes, at sizes where NCCL's choice changes; the calibration
+// records what it saw, and compare marks sizes and choices outside it.
+#include <fmt/format.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+
+#include "sim/platform/topology.hpp"
+#include "sim/scenario/calibration.hpp"
+#include "support/cli.hpp"
+#include "support/csv.hpp"
+
+using namespace aggsim::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kScenario = R"(name: ncal
+ranks: 8
+steps: 1
+platform: {topology: cluster, nodes: 2, gpus_per_node: 4, intra_bandwidth: 100GBps, intra_latency: 0.5us,
+           nics_per_node: 2, nic_bandwidth: 100Gbps, bandwidth: 100Gbps, latency: 1us}
+model: {size: 1MB, math: off}
+algorithm: {name: nccl_allreduce}
+compute: {reduce_speed: 0}
+)";
+
+// The machine: slower network hops and calls, 80 % of the NICs' bandwidth.
+const char* kTruth = R"(network: auto
+factors:
+  intra: [{from: 0B, latency: 1, bandwidth: 0.95}]
+  inter: [{from: 0B, latency: 1, bandwidth: 0.8}]
+nccl:
+  hop_latency_us: {network: {ll: 4, ll128: 6, simple: 20}}
+  base_latency_scale: 1.4
+)";
+
+// `aggsim perf` under the truth, as a measurement CSV (collective,ranks,nodes,bytes,time).
+std::string measure(const fs::path& dir, int nodes, const std::string& name) {
+  const auto r = run_aggsim(
+      {"perf", "s.yaml", "--set", "calibration=truth.yaml", "--set", fmt::format("ranks={}", nodes * 4),
+       "--set", fmt::format("platform.nodes={}", nodes), "--min", "4KiB", "--max", "256MiB", "--factor", "16",
+       "--csv", name + ".perf.csv", "-j", "2"},
+      dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::string out = "collective,ranks,nodes,bytes,time\n";
+  for (const auto& row : read_csv_rows(read_file(dir / (name + ".perf.csv"))))
+    out += fmt::format("all_reduce,{},{},{},{}\n", row.at("ranks"), nodes, row.at("bytes"), row.at("time_s"));
+  write_file(dir / (name + ".csv"), out);
+  return name + ".csv";
+}
+
+}  // namespace
+
+TEST_CASE("calibrating nccl_allreduce on 1 and 2 nodes recovers a machine's costs and predicts 4 nodes",
+          "[calibrate][nccl][cli]") {
+  const auto dir = fresh_dir("ncal");
+  write_file(dir / "s.yaml", kScenario);
+  write_file(dir / "truth.yaml", kTruth);
+  const std::string one = measure(dir, 1, "one"), two = measure(dir, 2, "two"),
+                    held = measure(dir, 4, "held");
+
+  auto r = run_aggsim({"calibrate", "s.yaml", one, two, "--out", "fit.yaml", "-j", "2"}, dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto cal =
+      aggsim::load_calibration((dir / "fit.yaml").string(), &aggsim::find_topology("cluster")->params);
+  REQUIRE(cal.nccl);
+  CHECK(cal.inter.steps.at(0).bandwidth == Approx(0.8).epsilon(0.03));
+  CHECK(cal.measured_min_bytes == 4096);
+  CHECK(cal.measured_max_bytes == 256ull << 20);
+  CHECK(!cal.observed_choices.empty());
+  CHECK(!cal.identified.empty());
+
+  // Held out: 4 nodes, every size; then sizes beyond what was measured get flagged.
+  write_file(dir / "s_fit.yaml", std::string(kScenario) + "calibration: fit.yaml\n");
+  r = run_aggsim({"compare", "s_fit.yaml", held, "--csv", "cmp.csv", "-j", "2"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  for (const auto& row : read_csv_rows(read_file(dir / "cmp.csv"))) {
+    INFO(row.at("bytes") << " " << row.at("choice"));
+    CHECK(std::fabs(std::stod(row.at("rel_error"))) < 0.10);  // the scale-out target above 1 MiB
+    CHECK(row.at("in_measured_range") == "1");
+    CHECK(!row.at("choice").empty());
+  }
+  r = run_aggsim(
+      {"perf", "s_fit.yaml", "--min", "1KiB", "--max", "1GiB", "--factor", "1024", "--csv", "p.csv"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto rows = read_csv_rows(read_file(dir / "p.csv"));
+  REQUIRE(rows.size() == 3);  // 1 KiB, 1 MiB, 1 GiB
+  CHECK(rows[0].at("in_measured_range") == "0");
+  CHECK(rows[1].at("in_measured_range") == "1");
+  CHECK(rows[2].at("in_measured_range") == "0");
+  CHECK(r.out.find("range?") != std::string::npos);
+}
