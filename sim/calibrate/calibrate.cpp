@@ -29,14 +29,47 @@ std::vector<std::uint64_t> default_factor_edges() {
   return {4ull << 10, 64ull << 10, 1ull << 20, 16ull << 20};
 }
 
+std::vector<MeasurementFile> read_measurement_files(const MeasuredRunOptions& options) {
+  std::vector<MeasurementFile> files;
+  for (const auto& file : options.measurement_files) {
+    MeasurementDefaults defaults = options.defaults;
+    if (const auto shape = options.shapes.find(file); shape != options.shapes.end()) {
+      defaults.ranks = shape->second.ranks;
+      defaults.nodes = shape->second.nodes;
+      defaults.shape_option = shape->second.option;
+    }
+    files.push_back(read_measurement_file(file, defaults));
+    for (const auto& s : files.back().skipped)
+      print_lines(stderr, "aggsim: warning: {}: skipped: {}\n", s.where, s.why);
+    for (const auto& w : files.back().warnings) print_lines(stderr, "aggsim: warning: {}: {}\n", w.where, w.why);
+  }
+  return files;
+}
+
 std::vector<Measurement> read_all_measurements(const MeasuredRunOptions& options) {
   std::vector<Measurement> all;
-  for (const auto& file : options.measurement_files) {
-    MeasurementFile f = read_measurement_file(file, options.defaults);
-    for (const auto& s : f.skipped) print_lines(stderr, "aggsim: warning: {}: skipped: {}\n", s.where, s.why);
-    all.insert(all.end(), f.rows.begin(), f.rows.end());
-  }
+  for (const auto& f : read_measurement_files(options)) all.insert(all.end(), f.rows.begin(), f.rows.end());
   return all;
+}
+
+void check_observed_choices(const Scenario& base, const std::vector<Measurement>& measured) {
+  if (base.algorithm.name != "nccl_allreduce") return;
+  for (const std::string key : {"nccl_algorithm", "protocol"}) {
+    if (!base.algorithm.params.has(key)) continue;
+    const std::string forced = base.algorithm.params.text(key);
+    if (forced == "auto") continue;
+    // Only all-reduce points run the scenario's algorithm (see plan_point).
+    for (const auto& m : measured) {
+      if (m.collective != "all_reduce" || m.observed.nccl_algorithm.empty()) continue;
+      const std::string& seen = key == "protocol" ? m.observed.protocol : m.observed.nccl_algorithm;
+      if (seen.empty() || seen == forced) continue;
+      throw InputError(fmt::format(
+          "{}: algorithm.{}: NCCL chose {} for the {}-byte all_reduce of {}, but the scenario forces {} "
+          "({}); measure with NCCL_{}={} or leave {} to auto",
+          m.observed_source, key, seen, m.bytes, m.source, forced, base.where("algorithm." + key),
+          key == "protocol" ? "PROTO" : "ALGO", forced, key));
+    }
+  }
 }
 
 namespace {
@@ -183,6 +216,7 @@ CalibrationResult calibrate(const MeasuredRunOptions& options, const std::vector
         fmt::format("{}: calibration: the scenario already uses {}; calibrate a scenario without one",
                     base.where("calibration"), base.calibration->file));
   const std::vector<Measurement> measured = read_all_measurements(options);
+  check_observed_choices(base, measured);
   std::vector<PointPlan> plans;
   for (const auto& m : measured) plans.push_back(plan_point(base, m));
 
@@ -300,6 +334,7 @@ std::vector<ComparedPoint> compare(const MeasuredRunOptions& options) {
   print_dropped_keys(base);
   check_plain_collective(base, "compare");
   const std::vector<Measurement> measured = read_all_measurements(options);
+  check_observed_choices(base, measured);
   std::vector<PointPlan> plans;
   for (const auto& m : measured) plans.push_back(plan_point(base, m));
   std::vector<std::string> choices;

@@ -21,7 +21,8 @@ std::vector<std::string> split_csv(const std::string& line) {
 
 }  // namespace
 
-void read_csv(const std::vector<std::string>& lines, const std::string& label, MeasurementFile& out) {
+void read_csv(const std::vector<std::string>& lines, const std::string& label,
+              const MeasurementDefaults& defaults, MeasurementFile& out) {
   std::map<std::string, std::size_t> column;
   std::size_t width = 0;
   for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -59,8 +60,18 @@ void read_csv(const std::vector<std::string>& lines, const std::string& label, M
            "below 2^63), time > 0 seconds"});
       continue;
     }
-    out.rows.push_back({collective, static_cast<int>(ranks), static_cast<int>(nodes),
-                        static_cast<std::uint64_t>(bytes), time, where});
+    if (!defaults.shape_option.empty() && (ranks != defaults.ranks || nodes != defaults.nodes))
+      throw InputError(fmt::format("{}: this row is {} ranks on {} node{}, but {} says {} on {}", where,
+                                   ranks, nodes, nodes == 1 ? "" : "s", defaults.shape_option, defaults.ranks,
+                                   defaults.nodes));
+    Measurement row;
+    row.collective = collective;
+    row.ranks = static_cast<int>(ranks);
+    row.nodes = static_cast<int>(nodes);
+    row.bytes = static_cast<std::uint64_t>(bytes);
+    row.time_s = time;
+    row.source = where;
+    out.rows.push_back(row);
   }
 }
 

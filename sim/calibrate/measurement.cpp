@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <sstream>
 
 #include "sim/calibrate/readers.hpp"
 #include "sim/core/error.hpp"
@@ -27,60 +26,18 @@ std::string canonical_collective(const std::string& name) {
   return "";
 }
 
+const std::vector<std::string>& collective_names() {
+  static const std::vector<std::string> names = {"all_reduce", "all_gather", "reduce_scatter", "broadcast",
+                                                 "sendrecv"};
+  return names;
+}
+
 double bus_bandwidth_factor(const std::string& collective, int ranks) {
   const double n = ranks;
   if (collective == "all_reduce") return 2 * (n - 1) / n;
   if (collective == "all_gather" || collective == "reduce_scatter") return (n - 1) / n;
   return 1;
 }
-
-namespace readers {
-
-namespace {
-
-// Open MPI's --tag-output "[1,0]<stdout>:" and the "[0] " of other launchers, with one blank after.
-std::string without_launcher_prefix(const std::string& line) {
-  if (line.empty() || line[0] != '[') return line;
-  std::size_t i = 1;
-  while (i < line.size() && (std::isdigit(static_cast<unsigned char>(line[i])) || line[i] == ',')) ++i;
-  if (i == 1 || i >= line.size() || line[i] != ']') return line;
-  ++i;
-  for (const std::string tag : {"<stdout>:", "<stderr>:"})
-    if (line.compare(i, tag.size(), tag) == 0) {
-      i += tag.size();
-      break;
-    }
-  if (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-  return line.substr(i);
-}
-
-}  // namespace
-
-std::vector<std::string> log_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(without_launcher_prefix(line));
-  }
-  return lines;
-}
-
-std::vector<std::string> split_words(const std::string& line) {
-  std::istringstream in(line);
-  std::vector<std::string> words;
-  for (std::string w; in >> w;) words.push_back(w);
-  return words;
-}
-
-bool parse_number(const std::string& word, double& value) {
-  if (word.empty()) return false;
-  char* end = nullptr;
-  value = std::strtod(word.c_str(), &end);
-  return end == word.c_str() + word.size() && std::isfinite(value);
-}
-
-}  // namespace readers
 
 MeasurementFile parse_measurements(const std::string& text, const std::string& label,
                                    const MeasurementDefaults& defaults) {
@@ -97,7 +54,7 @@ MeasurementFile parse_measurements(const std::string& text, const std::string& l
   if (text.find("# OSU ") != std::string::npos)
     readers::read_osu(lines, label, defaults, out);
   else if (first.rfind("collective,", 0) == 0)
-    readers::read_csv(lines, label, out);
+    readers::read_csv(lines, label, defaults, out);
   else
     readers::read_nccl_tests(lines, label, defaults, out);
   if (out.rows.empty()) {

@@ -150,9 +150,9 @@ SweepBlock read_block(const std::string& text, const std::string& label, const S
     return block;
   }
   YamlMap sweep(top.child("sweep"));
-  std::vector<std::string> keys;
-  for (const auto& spec : sweep_param_specs()) keys.push_back(spec.key);
-  sweep.expect(keys);
+  std::vector<std::string> sweep_keys;
+  for (const auto& spec : sweep_param_specs()) sweep_keys.push_back(spec.key);
+  sweep.expect(sweep_keys);
   const auto spec_of = [](const std::string& key) {
     for (const auto& spec : sweep_param_specs())
       if (spec.key == key) return spec;

@@ -6,7 +6,7 @@
 # input using more than 2 GB fails the run; libFuzzer then writes the input as crash-* /
 # timeout-* / oom-* in the build folder.
 #   tests/fuzz/run.sh            60 s per target
-#   tests/fuzz/run.sh 20         20 s per target (what ctest runs)
+#   tests/fuzz/run.sh 15         15 s per target (what ctest runs)
 #   tests/fuzz/run.sh 3600       an hour per target (see tests/fuzz/README.md for long runs)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -14,21 +14,23 @@ seconds=${1:-60}
 build=${AGGSIM_FUZZ_BUILD:-build-sanitize}
 # AGGSIM_SANITIZE_PREBUILT=1: the tree is already built (ctest builds it once, in a setup test).
 [ "${AGGSIM_SANITIZE_PREBUILT:-0}" = 1 ] ||
-  tests/sanitize/configure.sh "$build" fuzz_scenario fuzz_platform_xml fuzz_measurements
+  tests/sanitize/configure.sh "$build" fuzz_scenario fuzz_platform_xml fuzz_measurements fuzz_tuning_lines
 
 corpus="$build/fuzz-corpus"
-for kind in scenario platform measurement; do mkdir -p "$corpus/$kind-seeds" "$corpus/$kind"; done
+for kind in scenario platform measurement tuning; do mkdir -p "$corpus/$kind-seeds" "$corpus/$kind"; done
 find scenarios -name '*.yaml' -exec cp {} "$corpus/scenario-seeds/" \;
 cp tests/fuzz/regressions/scenario/* "$corpus/scenario-seeds/" 2>/dev/null || true
 cp platforms/*.xml "$corpus/platform-seeds/"
 cp tests/fuzz/regressions/platform/* "$corpus/platform-seeds/" 2>/dev/null || true
 cp tests/data/calibration/*.log "$corpus/measurement-seeds/"
 cp tests/fuzz/regressions/measurement/* "$corpus/measurement-seeds/" 2>/dev/null || true
+cp tests/data/nccl_info/*.log tests/data/calibration/a100_ib_1node_all_reduce.log "$corpus/tuning-seeds/"
+cp tests/fuzz/regressions/tuning/* "$corpus/tuning-seeds/" 2>/dev/null || true
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # target:corpus kind
-for pair in scenario:scenario platform_xml:platform measurements:measurement; do
+for pair in scenario:scenario platform_xml:platform measurements:measurement tuning_lines:tuning; do
   target=${pair%%:*}
   seeds="$corpus/${pair##*:}-seeds"
   work="$corpus/${pair##*:}"
