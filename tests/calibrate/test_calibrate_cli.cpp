@@ -1,6 +1,6 @@
 // `aggsim calibrate` and `aggsim compare` end to end: against measurements made from closed-form
 // alpha-beta costs with known factors (the fit must find them and predict held-out scales), against
-// public hardware results (the validation table of sim/calibrate/README.md), and on bad input.
+// public hardware results (the validation table of sim/calibrate/VALIDATION.md), and on bad input.
 #include <fmt/format.h>
 
 #include <catch2/catch.hpp>
