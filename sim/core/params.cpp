@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <stdexcept>
 
@@ -116,11 +117,16 @@ ParamValue parse_param(const ParamSpec& spec, const std::string& text) {
     }
     case ParamKind::text:
       return text;
-    case ParamKind::choice:
+    case ParamKind::choice: {
       for (const auto& c : spec.choices)
         if (text == c) return text;
-      throw std::invalid_argument(
-          fmt::format("must be one of {} (got '{}')", fmt::join(spec.choices, " | "), text));
+      // Choices are lower case; NCCL_PROTO and friends are often written LL128, Simple, Ring.
+      std::string lower = text;
+      for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      throw std::invalid_argument(fmt::format("must be one of {} (got '{}'){}",
+                                              fmt::join(spec.choices, " | "), text,
+                                              did_you_mean_name(lower, spec.choices)));
+    }
     case ParamKind::bytes: {
       auto v = static_cast<double>(units::parse_bytes(text));
       check_range(spec, v);

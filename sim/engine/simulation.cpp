@@ -77,6 +77,10 @@ void check_simgrid_args(const std::vector<std::string>& user_args) {
 std::unique_ptr<sg4::Engine> make_engine(const Scenario& sc, const std::vector<std::string>& user_args) {
   std::vector<std::string> args = {"aggsim", "--cfg=contexts/factory:" AGGSIM_CONTEXT_FACTORY,
                                    "--log=xbt_cfg.thres:warning", "--log=root.fmt:[%10.6r]%e[%a@%h]%e%m%n"};
+  // Each actor's stack and its guard page are two memory mappings; Linux allows 65,530 by default,
+  // which two actors per rank (DDP buckets) exhaust at 16,384 ranks. Large runs go without guard
+  // pages (they only catch a stack overflow; results are the same).
+  if (sc.ranks >= 8192) args.push_back("--cfg=contexts/guard-size:0");
   for (const auto& c : network_preset_config(effective_network(sc))) args.push_back("--cfg=" + c);
   args.insert(args.end(), user_args.begin(), user_args.end());
   check_simgrid_args(user_args);

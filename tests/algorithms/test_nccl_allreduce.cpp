@@ -166,6 +166,12 @@ TEST_CASE("nccl_allreduce refuses what NCCL would not run, naming the key", "[nc
                 {"algorithm.channels: 'many' is neither auto nor a whole number"});
   check_refused(head + "algorithm: {name: nccl_allreduce, protocol: ll256}\n",
                 {"bad.yaml:4:", "protocol", "ll128"});
+  // NCCL_PROTO and NCCL_ALGO spellings get a hint at aggsim's.
+  check_refused(head + "algorithm: {name: nccl_allreduce, protocol: LL128}\n",
+                {"algorithm.protocol: must be one of", "(did you mean 'll128'?)"});
+  check_refused(head + "algorithm: {name: nccl_allreduce, nccl_algorithm: Rnig}\n",
+                {"algorithm.nccl_algorithm", "(did you mean 'ring'?)"});
+  check_refused(head + "algorithm: {name: nccl_allreduce, protocol: Simple}\n", {"(did you mean 'simple'?)"});
   check_refused(head + "algorithm: {name: nccl_allreduce, collective: all_gather}\n",
                 {"algorithm.collective: all_gather moves bytes only", "model.math: off"});
   check_refused(
