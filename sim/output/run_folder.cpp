@@ -95,15 +95,6 @@ class FolderLock {
   int fd_;
 };
 
-void write_file(const fs::path& path, const std::string& content) {
-  std::ofstream out(path, std::ios::binary);
-  out << content;
-  out.close();
-  if (!out)
-    throw fs::filesystem_error("cannot write", path,
-                               std::error_code(errno ? errno : EIO, std::generic_category()));
-}
-
 fs::path parent_of(const fs::path& dir) {
   const fs::path normal = dir.lexically_normal();
   const fs::path plain = normal.filename().empty() ? normal.parent_path() : normal;  // "out/x/" -> "out/x"
@@ -126,6 +117,15 @@ InputError path_error(const fs::filesystem_error& error) {
   if (!error.path2().empty()) where += " -> " + error.path2().string();
   if (where.empty()) where = "output";
   return InputError(fmt::format("{}: {}", where, error.code().message()));
+}
+
+void write_whole_file(const fs::path& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary);
+  out << content;
+  out.close();
+  if (!out)
+    throw fs::filesystem_error("cannot write", path,
+                               std::error_code(errno ? errno : EIO, std::generic_category()));
 }
 
 std::string temporary_name(const std::string& name, const char* kind) {
@@ -196,7 +196,7 @@ void check_writable(const fs::path& dir) {
       fs::remove_all(probe);
       fs::create_directory(probe);
       try {
-        write_file(probe / ".aggsim-probe", "probe\n");
+        write_whole_file(probe / ".aggsim-probe", "probe\n");
       } catch (...) {
         fs::remove_all(probe, ignored);
         throw;
@@ -308,10 +308,10 @@ void write_run_folder(const RunFolderRequest& request, const std::vector<OutputF
     fs::remove_all(tmp);
     fs::create_directory(tmp);
     try {
-      write_file(tmp / folder_marker(FolderKind::run),
+      write_whole_file(tmp / folder_marker(FolderKind::run),
                  "This folder was written by aggsim, which may replace it whole. Remove this file to keep "
                  "aggsim from ever replacing it.\n");
-      for (const auto& [name, content] : files) write_file(tmp / name, content);
+      for (const auto& [name, content] : files) write_whole_file(tmp / name, content);
       const bool replacing = fs::exists(fs::symlink_status(target));
       if (replacing) fs::rename(target, old);
       try {

@@ -52,6 +52,10 @@ void prepare_run_folder(const RunFolderRequest& request);
 void write_run_folder(const RunFolderRequest& request, const std::vector<OutputFile>& files);
 
 // ".NAME.KIND-HOST-PID": the hidden temporary beside NAME of this process (KIND: tmp or old).
+// Writes `content` to `path` (created or truncated); a failed write or close throws
+// std::filesystem::filesystem_error naming the path and the system's reason.
+void write_whole_file(const std::filesystem::path& path, const std::string& content);
+
 std::string temporary_name(const std::string& name, const char* kind);
 
 // Removes the hidden temporaries (folders or files) in `folder` left by dead processes of this host.

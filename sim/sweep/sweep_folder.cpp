@@ -28,12 +28,7 @@ void write_file_atomic(const fs::path& path, const std::string& content) {
     // Host and pid: array tasks on different nodes may write the same file on a shared file system.
     const fs::path tmp = parent / temporary_name(path.filename().string(), "tmp");
     try {
-      std::ofstream out(tmp, std::ios::binary);
-      out << content;
-      out.close();
-      if (!out)
-        throw fs::filesystem_error("cannot write", tmp,
-                                   std::error_code(errno ? errno : EIO, std::generic_category()));
+      write_whole_file(tmp, content);
       fs::rename(tmp, path);
     } catch (...) {
       std::error_code ignored;
