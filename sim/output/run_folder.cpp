@@ -308,9 +308,10 @@ void write_run_folder(const RunFolderRequest& request, const std::vector<OutputF
     fs::remove_all(tmp);
     fs::create_directory(tmp);
     try {
-      write_whole_file(tmp / folder_marker(FolderKind::run),
-                 "This folder was written by aggsim, which may replace it whole. Remove this file to keep "
-                 "aggsim from ever replacing it.\n");
+      write_whole_file(
+          tmp / folder_marker(FolderKind::run),
+          "This folder was written by aggsim, which may replace it whole. Remove this file to keep "
+          "aggsim from ever replacing it.\n");
       for (const auto& [name, content] : files) write_whole_file(tmp / name, content);
       const bool replacing = fs::exists(fs::symlink_status(target));
       if (replacing) fs::rename(target, old);

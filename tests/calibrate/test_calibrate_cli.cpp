@@ -179,7 +179,8 @@ TEST_CASE("bad calibration files and measurement logs are input errors that writ
 TEST_CASE("a calibration file without a format is format 1, and an unknown format says how to convert",
           "[calibrate][cli][malformed]") {
   const auto dir = fresh_dir("calibrate-format");
-  const std::string factors = "network: alpha_beta\nfactors:\n  intra:\n    - {from: 0B, latency: 1, bandwidth: 1}\n";
+  const std::string factors =
+      "network: alpha_beta\nfactors:\n  intra:\n    - {from: 0B, latency: 1, bandwidth: 1}\n";
   write_file(dir / "old.yaml", factors);
   write_file(dir / "v1.yaml", "format: 1\n" + factors);
   write_file(dir / "v2.yaml", "# from a later aggsim\nformat: 2\n" + factors);
@@ -193,7 +194,8 @@ TEST_CASE("a calibration file without a format is format 1, and an unknown forma
   write_file(dir / "s_v2.yaml", std::string(kScenario) + "calibration: v2.yaml\n");
   const auto r = run_aggsim({"validate", "s_v2.yaml"}, dir);
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("v2.yaml:2:9: format: calibration format 2 is not one this aggsim reads (it reads format 1)") !=
+  CHECK(r.err.find(
+            "v2.yaml:2:9: format: calibration format 2 is not one this aggsim reads (it reads format 1)") !=
         std::string::npos);
   CHECK(r.err.find("rerun `aggsim calibrate`") != std::string::npos);
 }

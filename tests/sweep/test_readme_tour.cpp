@@ -43,8 +43,8 @@ TEST_CASE("the five-minute tour of README.md runs as written from an empty folde
   REQUIRE(script.rfind(kFirstLine, 0) == 0);
   const auto dir = fresh_dir("readme-tour");
   replace_all(script, kFirstLine,
-               fmt::format("SRC={}; aggsim() {{ {} \"$@\"; }}", shell_quote(AGGSIM_SOURCE_DIR),
-                           shell_quote(AGGSIM_BIN)));
+              fmt::format("SRC={}; aggsim() {{ {} \"$@\"; }}", shell_quote(AGGSIM_SOURCE_DIR),
+                          shell_quote(AGGSIM_BIN)));
   replace_all(script, kTourFolder, (dir / "tour").string());
   const bool have_plots = std::system("/usr/bin/python3 -c 'import matplotlib, pandas' 2>/dev/null") == 0;
   if (!have_plots) {
@@ -54,10 +54,10 @@ TEST_CASE("the five-minute tour of README.md runs as written from an empty folde
   write_file(dir / "tour.sh", "set -e -o pipefail\n" + script);
   const auto log = dir / "log";
   // From the source tree, as the README says; every output lands in the tour folder.
-  const int status = std::system(fmt::format("cd {} && /bin/bash {} > {} 2>&1", shell_quote(AGGSIM_SOURCE_DIR),
-                                             shell_quote((dir / "tour.sh").string()),
-                                             shell_quote(log.string()))
-                                     .c_str());
+  const int status =
+      std::system(fmt::format("cd {} && /bin/bash {} > {} 2>&1", shell_quote(AGGSIM_SOURCE_DIR),
+                              shell_quote((dir / "tour.sh").string()), shell_quote(log.string()))
+                      .c_str());
   const std::string out = read_file(log);
   INFO(out);
   REQUIRE(WIFEXITED(status));
