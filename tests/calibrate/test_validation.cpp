@@ -1,4 +1,4 @@
-// The validation table of sim/calibrate/README.md: calibrate on one part of a published nccl-tests
+// The validation table of sim/calibrate/VALIDATION.md: calibrate on one part of a published nccl-tests
 // result, predict the held-out part, and hold the geometric-mean errors the README reports.
 #include <fmt/format.h>
 
