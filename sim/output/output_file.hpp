@@ -13,9 +13,9 @@
 
 namespace aggsim {
 
-// Throws InputError ("--OPTION: PATH: what is wrong", as every option error) unless aggsim may write `path`; `option`
-// names the command-line option it came from ("--csv"). Creates missing parent folders and proves
-// that a file can be made beside it.
+// Throws InputError ("--OPTION: PATH: what is wrong", as every option error) unless aggsim may
+// write `path`; `option` names the command-line option it came from ("--csv"). Creates missing
+// parent folders and proves that a file can be made beside it.
 void prepare_output_file(const std::filesystem::path& path, const std::string& option,
                          const std::vector<std::filesystem::path>& protect);
 
