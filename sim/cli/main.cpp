@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <simgrid/s4u/Engine.hpp>
@@ -202,9 +203,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(reversed);
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    // `aggsim sweep` or `aggsim sweep FILE` without a verb: name the verbs (CLI11 only says one is needed).
-    if (sweep->parsed() && sweep->get_subcommands().empty()) {
+    // `aggsim sweep` or `aggsim sweep FILE` without a verb: name the verbs (CLI11 only says one is
+    // needed); a word that is no file (`aggsim sweep frob`) is a misspelt verb (option_error).
+    const bool file_given = args.size() > 1 && std::filesystem::exists(args[1]);
+    if (sweep->parsed() && sweep->get_subcommands().empty() && e.get_exit_code() != 0 &&
+        (args.size() < 2 || file_given)) {
       std::string verbs;
       for (const CLI::App* verb : sweep->get_subcommands([](CLI::App*) { return true; }))
         verbs += (verbs.empty() ? "" : " | ") + verb->get_name();
@@ -213,6 +216,7 @@ int main(int argc, char** argv) {
           << " SWEEP.yaml (e.g. aggsim sweep run SWEEP.yaml --jobs 2; aggsim sweep --help lists them)\n";
       return 2;
     }
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     std::cerr << "aggsim: error: " << aggsim::cli::option_error(e, args)
               << "\nRun with --help for more information.\n";
     return 2;

@@ -31,7 +31,7 @@ std::string option_error(const CLI::ParseError& error, const std::vector<std::st
   while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
   if (message == "A subcommand is required") {
     const std::vector<std::string> commands = {"run",       "validate", "list", "sweep",
-                                               "calibrate", "compare",  "bench"};
+                                               "calibrate", "compare",  "perf", "bench"};
     const std::vector<std::string> verbs = {"expand", "run", "slurm", "merge"};
     const bool sweep = !args.empty() && args.front() == "sweep";
     const auto& known = sweep ? verbs : commands;

@@ -258,30 +258,6 @@ std::string replay_refusal(const Scenario& sc, const AlgorithmRun& algorithm) {
   return "";
 }
 
-// No result without a finished simulation: every rank done with every step and a finite clock.
-// SimGrid reports a deadlock on stderr and returns normally, so a run would otherwise write outputs
-// with missing steps or an undefined time. (Actors still waiting once every step is done are no
-// failure: an asynchronous parameter server's servers wait for pushes that no longer come.)
-void check_finished(const Scenario& sc, const StepsDone& steps_done) {
-  const double clock = sg4::Engine::get_clock();
-  const int step = steps_done.steps_done();
-  const std::string where = step < sc.steps
-                                ? fmt::format("in step {} of {} ({} of {} ranks finished it)", step + 1,
-                                              sc.steps, steps_done.ranks_done(step), sc.ranks)
-                                : "after the last step";
-  if (!std::isfinite(clock))
-    throw SimulationError(fmt::format(
-        "the simulation did not finish: the simulated time became {} {}; a transfer or a computation "
-        "takes longer than a double can count (check the scenario's and the platform's rates and "
-        "latencies)",
-        std::isnan(clock) ? "undefined (NaN)" : "infinite", where));
-  if (step < sc.steps)
-    throw SimulationError(fmt::format(
-        "the simulation deadlocked at {} s {}: ranks wait for a message or an activity that never "
-        "completes (SimGrid's listing above names them); this is a bug of aggsim or of the algorithm",
-        clock, where));
-}
-
 // Each call's sizes: the bucket's dense fp32 bytes, and one rank's contribution as the scenario's
 // compressor encodes it (the formula on the modeled tensors: exact for fixed-size encodings, the
 // upper bound for threshold, the expected size for ATOMO).
@@ -310,6 +286,30 @@ std::string rank_group(int ranks, const AlgorithmRun& algorithm, int& size) {
     r = last + 1;
   }
   return out;
+}
+
+// No result without a finished simulation: every rank done with every step and a finite clock.
+// SimGrid reports a deadlock on stderr and returns normally, so a run would otherwise write outputs
+// with missing steps or an undefined time. (Actors still waiting once every step is done are no
+// failure: an asynchronous parameter server's servers wait for pushes that no longer come.)
+void check_finished(const Scenario& sc, const StepsDone& steps_done) {
+  const double clock = sg4::Engine::get_clock();
+  const int step = steps_done.steps_done();
+  const std::string where = step < sc.steps
+                                ? fmt::format("in step {} of {} ({} of {} ranks finished it)", step + 1,
+                                              sc.steps, steps_done.ranks_done(step), sc.ranks)
+                                : "after the last step";
+  if (!std::isfinite(clock))
+    throw SimulationError(fmt::format(
+        "the simulation did not finish: the simulated time became {} {}; a transfer or a computation "
+        "takes longer than a double can count (check the scenario's and the platform's rates and "
+        "latencies)",
+        std::isnan(clock) ? "undefined (NaN)" : "infinite", where));
+  if (step < sc.steps)
+    throw SimulationError(fmt::format(
+        "the simulation deadlocked at {} s {}: ranks wait for a message or an activity that never "
+        "completes (SimGrid's listing above names them); this is a bug of aggsim or of the algorithm",
+        clock, where));
 }
 
 }  // namespace

@@ -88,7 +88,7 @@ struct CompressionSpec {
 };
 
 // How the simulation runs; no setting here changes what it computes beyond the bound documented
-// in README "Replay of repeated steps".
+// in sim/engine/README.md, "Replay of repeated steps".
 struct EngineSpec {
   bool replay = true;  // reuse the timing of repeated steps (sim/engine/replay.hpp)
 };

@@ -549,9 +549,9 @@ Scenario load_from(const std::string& text, const std::string& label,
 }  // namespace
 
 std::vector<std::string> scenario_top_level_keys() {
-  std::vector<std::string> keys = spec_keys(top_level_param_specs());
-  keys.insert(keys.end(), scenario_sections().begin(), scenario_sections().end());
-  return keys;
+  std::vector<std::string> known = spec_keys(top_level_param_specs());
+  known.insert(known.end(), scenario_sections().begin(), scenario_sections().end());
+  return known;
 }
 
 Scenario load_sweep_point_text(const std::string& text, const std::string& label,

@@ -121,9 +121,9 @@ Axis command_line_axis(const std::string& spec) {
 }
 
 SweepBlock read_block(const std::string& text, const std::string& label, const SweepExtras& extras) {
-  std::vector<std::string> keys = scenario_top_level_keys();
-  keys.push_back("sweep");
-  YAML::Node doc = parse_yaml(text, label, {"sweep file", keys});
+  std::vector<std::string> file_keys = scenario_top_level_keys();
+  file_keys.push_back("sweep");
+  YAML::Node doc = parse_yaml(text, label, {"sweep file", file_keys});
   auto source = std::make_shared<YamlSource>();
   source->file = label;
   const YamlValue top(doc, "", source);

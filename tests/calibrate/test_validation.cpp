@@ -1,4 +1,4 @@
-// The validation table of sim/calibrate/README.md: calibrate on one part of a published nccl-tests
+// The validation table of sim/calibrate/VALIDATION.md: calibrate on one part of a published nccl-tests
 // result, predict the held-out part, and hold the geometric-mean errors the README reports.
 #include <fmt/format.h>
 
@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "support/cli.hpp"
+#include "support/csv.hpp"
 
 using namespace aggsim::test;
 namespace fs = std::filesystem;
@@ -53,18 +54,9 @@ Prediction calibrate_and_predict(const std::string& scenario, const std::vector<
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   Prediction p;
-  std::istringstream in(read_file(dir / "cmp.csv"));
-  std::string line;
-  std::getline(in, line);
-  // Columns by position: collective,ranks,nodes,bytes,measured_s,simulated_s,rel_error,...
-  REQUIRE(line.rfind("collective,ranks,nodes,bytes,measured_s,simulated_s,rel_error", 0) == 0);
-  while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    std::stringstream row(line);
-    for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
-    REQUIRE(cells.size() >= 7);
-    p.errors.push_back(std::stod(cells[6]));
-    p.simulated.push_back(std::stod(cells[5]));
+  for (const auto& row : read_csv_rows(read_file(dir / "cmp.csv"))) {
+    p.errors.push_back(std::stod(row.at("rel_error")));
+    p.simulated.push_back(std::stod(row.at("simulated_s")));
   }
   p.geometric_mean = geometric_mean(p.errors);
   return p;
