@@ -305,7 +305,12 @@ CalibrationResult calibrate(const MeasuredRunOptions& options, const std::vector
 
   // Every point as simulated with the final factors (not the fit's linear prediction).
   CalibrationResult result;
-  for (std::size_t i = 0; i < measured.size(); ++i) result.points.push_back({measured[i], simulated[i]});
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    ComparedPoint p;
+    p.measured = measured[i];
+    p.simulated_s = simulated[i];
+    result.points.push_back(p);
+  }
 
   std::string files;
   for (const auto& f : options.measurement_files) files += (files.empty() ? "" : ", ") + f;

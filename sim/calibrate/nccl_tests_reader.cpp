@@ -150,21 +150,21 @@ class NcclTestsReader {
       if (named_where_.empty())
         if (const auto at = l.find(starting); at != std::string::npos) {
           const auto words = split_words(l.substr(at + starting.size()));
-          named_raw_ = words.empty() ? "" : words[0];
           named_where_ = fmt::format("{}:{}", label_, i + 1);
+          set_named_collective(words.empty() ? "" : words[0], named_where_);
         }
       if (nccl_marker(l) != std::string::npos) hosts_.add(debug_host(l));
     }
-    if (!named_where_.empty()) {
-      set_named_collective(named_raw_, named_where_);
-    } else {
+    if (named_where_.empty()) {
       collective_ = file_name_collective(label_);
       if (collective_.empty()) collective_ = defaults_.collective;
     }
   }
 
-  void set_named_collective(const std::string& raw, const std::string& where) {
-    const std::string name = canonical_collective(raw);
+  void set_named_collective(const std::string& given, const std::string& where) {
+    // A word of the log in a message: cut if long (a hostile line may hold a word of a megabyte).
+    const std::string raw = given.size() <= 60 ? given : given.substr(0, 60) + "...";
+    const std::string name = canonical_collective(given);
     if (!defaults_.collective.empty() && name != defaults_.collective)
       throw InputError(fmt::format("{}: this log names its collective, '{}', but --collective says {}", where,
                                    raw, defaults_.collective));
