@@ -171,7 +171,8 @@ class Sweep:
                 self.keys = json.load(f)["keys"]
         else:  # swept keys are the columns between status and the first summary field
             cols = list(self.results.columns)
-            end = cols.index("aggsim_version") if "aggsim_version" in cols else len(cols)
+            first = next((c for c in ("format_version", "aggsim_version") if c in cols), None)
+            end = cols.index(first) if first else len(cols)
             si = {k + s for k in cols for s in SI_SUFFIXES}
             self.keys = [c for c in cols[2:end] if c not in {"id", "status", "error", "repeat"} and c not in si]
         # The column holding each key's values as numbers: its SI column, or itself when every

@@ -3,8 +3,8 @@
 // gossip_grad) over a virtual topology of n nodes: at step t the power is 2^k, k = t mod period,
 // period = ceil(log2 n), so within one period a node's model reaches all others indirectly.
 //   DISSEMINATION: send to (i + 2^k) mod n, receive from (i - 2^k) mod n (partners vary)
-//   CUBE:          exchange with i xor 2^k (symmetric); no exchange when that is >= n (gossipgrad
-//                  refuses subgroup counts that are not powers of two)
+//   CUBE:          exchange with i xor 2^k (symmetric); no exchange when that is >= n, as in
+//                  torchdistx (which, like gossipgrad, refuses an odd n)
 // After each period the virtual topology is reshuffled (rotation of partners).
 #include <cstdint>
 #include <vector>

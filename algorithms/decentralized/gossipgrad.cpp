@@ -4,7 +4,10 @@
 //   2. the subgroup's first rank (its leader) gossips with one other leader: it sends its model to
 //      the schedule's send partner, receives one from the receive partner and keeps the average of
 //      the two (DISSEMINATION or CUBE over a virtual topology of subgroups, power 2^(t mod log n),
-//      topology reshuffled every log n steps when `shuffle` is on);
+//      topology reshuffled every log n steps when `shuffle` is on). CUBE on an even number of
+//      subgroups that is not a power of two follows torchdistx: a leader whose partner i xor 2^k is
+//      past the last subgroup skips that step's exchange (counted in summary.json as
+//      gossip_exchanges_skipped); an odd number of subgroups is refused, as torchdistx refuses it;
 //   3. the leader broadcasts the result to its subgroup (binomial tree), so members stay equal.
 // Per step a leader sends one model across the fabric whatever the number of ranks: O(1) messages
 // per rank, where an all-reduce needs O(p) steps or O(log p) rounds.
@@ -79,6 +82,10 @@ class GossipLayout {
   int groups() const { return static_cast<int>(members_.size()); }
   int leader(int group) const { return members_[static_cast<std::size_t>(group)].front(); }
 
+  // Exchanges a leader skipped because its CUBE partner is past the last subgroup.
+  void count_skipped() { ++skipped_; }
+  std::int64_t skipped() const { return skipped_; }
+
   // Leaders of the send and receive partners of `group` at `step`; -1 when it sits out.
   std::pair<int, int> partners(int group, std::int64_t step) {
     const int n = groups();
@@ -108,6 +115,7 @@ class GossipLayout {
   std::vector<int> group_of_rank_;
   std::vector<std::vector<int>> members_;
   std::map<std::int64_t, Topology> topologies_;
+  std::int64_t skipped_ = 0;
 };
 
 class GossipGrad final : public Aggregator {
@@ -138,6 +146,7 @@ class GossipGrad final : public Aggregator {
 
   void gossip(RankContext& ctx, Gradient& grad) {
     const auto [send_to, recv_from] = layout_->partners(layout_->group_of(ctx.rank), ctx.step);
+    if (send_to < 0 && layout_->groups() > 1) layout_->count_skipped();
     if (!options_.asynchronous) {
       if (send_to < 0) return;
       const Payload in = ctx.comm->sendrecv(send_to, model_payload(grad), recv_from, kGossipChannel);
@@ -167,14 +176,11 @@ class GossipGrad final : public Aggregator {
   std::deque<SendHandle> sends_;
 };
 
-bool is_power_of_two(int n) {
-  return n > 0 && (n & (n - 1)) == 0;
-}
-
-// CUBE pairs position i with i xor 2^k: with a subgroup count that is no power of two some
-// positions have no partner at some powers, and within a period a subgroup's model does not reach
-// every other subgroup (torchdistx refuses it too). Subgroups by node are known once the platform
-// is (config.layout), so that check runs when the run is prepared, for `validate` as for `run`.
+// CUBE pairs position i with i xor 2^k. torchdistx refuses an odd number of nodes for it (its
+// GossipGraDState: "doesn't support uneven number of nodes for CUBE topology") and runs any even
+// number, a node whose partner is past the last one sitting that step out. Subgroups by node are
+// known once the platform is (config.layout), so that check runs when the run is prepared, for
+// `validate` as for `run`.
 void check_cube_subgroups(const AlgorithmConfig& cfg, const Options& o) {
   if (o.schedule != GossipSchedule::cube) return;
   int groups = 0;
@@ -189,21 +195,21 @@ void check_cube_subgroups(const AlgorithmConfig& cfg, const Options& o) {
   } else {
     return;  // nodes are not known before the platform is built
   }
-  if (is_power_of_two(groups)) return;
-  std::vector<std::string> sizes;  // group sizes that give a power-of-two number (> 1) of subgroups
+  if (groups % 2 == 0) return;
+  std::vector<std::string> sizes;  // group sizes that give an even number of subgroups
   for (int g = 1; g < cfg.world && sizes.size() < 6; ++g)
-    if (cfg.world % g == 0 && cfg.world / g > 1 && is_power_of_two(cfg.world / g))
+    if (cfg.world % g == 0 && (cfg.world / g) % 2 == 0)
       sizes.push_back(fmt::format("{} ({} subgroups)", g, cfg.world / g));
   throw ParamError(
       "schedule",
-      fmt::format("gossipgrad: schedule cube needs a power-of-two number of subgroups (2, 4, 8, ...), "
-                  "got {} ({}): cube pairs subgroup i with i xor 2^k, so some subgroups have no "
-                  "partner at some steps and a period does not carry every model to every subgroup. "
-                  "Use schedule: dissemination (any number of subgroups){}",
-                  groups, how,
-                  sizes.empty()
-                      ? std::string()
-                      : fmt::format(", or a group_size giving a power of two: {}", fmt::join(sizes, ", "))));
+      fmt::format(
+          "gossipgrad: schedule cube needs an even number of subgroups, as torchdistx's, got {} ({}): "
+          "cube pairs subgroup i with i xor 2^k. Use schedule: dissemination (any number of "
+          "subgroups){}",
+          groups, how,
+          sizes.empty()
+              ? std::string()
+              : fmt::format(", or a group_size giving an even number: {}", fmt::join(sizes, ", "))));
 }
 
 // Checks the options, builds the gossip layout once for every rank.
@@ -218,6 +224,10 @@ AlgorithmRun prepare(const AlgorithmConfig& cfg) {
   const float scale = averaging_scale(cfg.op, cfg.world);
   AlgorithmRun run{[layout, o, scale] { return std::make_unique<GossipGrad>(layout, o, scale); }};
   run.replay_refusal = "a rank waits for its partners only, so ranks drift apart by whole steps";
+  if (o.schedule == GossipSchedule::cube)
+    run.summary_fields = [layout] {
+      return std::vector<SummaryField>{{"gossip_exchanges_skipped", static_cast<double>(layout->skipped())}};
+    };
   return run;
 }
 

@@ -542,7 +542,7 @@ void NcclCommunicator::run_flow(Comm& comm, int me, Gradient& grad, Meeting& m, 
                                 const ReduceOp& op, int world) {
   const NcclAlgorithm a = plan.choice.algorithm;
   const Protocol proto = plan.choice.protocol;
-  const int channels = plan.choice.channels, p = view_.size();
+  const int channels = plan.choice.channels;
   m.barrier->wait();  // every member has called: the pipeline runs from the last arrival
   const double start = sg4::Engine::get_clock() + costs_.base(a, proto);
   const Geometry& g = geometry(a, channels);

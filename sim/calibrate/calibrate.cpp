@@ -15,6 +15,8 @@
 #include "sim/calibrate/point_plan.hpp"
 #include "sim/calibrate/point_runner.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/terminal.hpp"
+#include "sim/output/temporary.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/scenario/calibration.hpp"
 #include "sim/scenario/scenario_loader.hpp"
@@ -27,14 +29,47 @@ std::vector<std::uint64_t> default_factor_edges() {
   return {4ull << 10, 64ull << 10, 1ull << 20, 16ull << 20};
 }
 
+std::vector<MeasurementFile> read_measurement_files(const MeasuredRunOptions& options) {
+  std::vector<MeasurementFile> files;
+  for (const auto& file : options.measurement_files) {
+    MeasurementDefaults defaults = options.defaults;
+    if (const auto shape = options.shapes.find(file); shape != options.shapes.end()) {
+      defaults.ranks = shape->second.ranks;
+      defaults.nodes = shape->second.nodes;
+      defaults.shape_option = shape->second.option;
+    }
+    files.push_back(read_measurement_file(file, defaults));
+    for (const auto& s : files.back().skipped)
+      print_lines(stderr, "aggsim: warning: {}: skipped: {}\n", s.where, s.why);
+    for (const auto& w : files.back().warnings) print_lines(stderr, "aggsim: warning: {}: {}\n", w.where, w.why);
+  }
+  return files;
+}
+
 std::vector<Measurement> read_all_measurements(const MeasuredRunOptions& options) {
   std::vector<Measurement> all;
-  for (const auto& file : options.measurement_files) {
-    MeasurementFile f = read_measurement_file(file, options.defaults);
-    for (const auto& s : f.skipped) fmt::print(stderr, "aggsim: warning: {}: skipped: {}\n", s.where, s.why);
-    all.insert(all.end(), f.rows.begin(), f.rows.end());
-  }
+  for (const auto& f : read_measurement_files(options)) all.insert(all.end(), f.rows.begin(), f.rows.end());
   return all;
+}
+
+void check_observed_choices(const Scenario& base, const std::vector<Measurement>& measured) {
+  if (base.algorithm.name != "nccl_allreduce") return;
+  for (const std::string key : {"nccl_algorithm", "protocol"}) {
+    if (!base.algorithm.params.has(key)) continue;
+    const std::string forced = base.algorithm.params.text(key);
+    if (forced == "auto") continue;
+    // Only all-reduce points run the scenario's algorithm (see plan_point).
+    for (const auto& m : measured) {
+      if (m.collective != "all_reduce" || m.observed.nccl_algorithm.empty()) continue;
+      const std::string& seen = key == "protocol" ? m.observed.protocol : m.observed.nccl_algorithm;
+      if (seen.empty() || seen == forced) continue;
+      throw InputError(fmt::format(
+          "{}: algorithm.{}: NCCL chose {} for the {}-byte all_reduce of {}, but the scenario forces {} "
+          "({}); measure with NCCL_{}={} or leave {} to auto",
+          m.observed_source, key, seen, m.bytes, m.source, forced, base.where("algorithm." + key),
+          key == "protocol" ? "PROTO" : "ALGO", forced, key));
+    }
+  }
 }
 
 namespace {
@@ -72,19 +107,17 @@ std::map<std::string, std::string> link_values(const Scenario& sc) {
   return values;
 }
 
+// A probe calibration the points read: a file in a temporary that proves it is aggsim's (removed
+// when done, on an interruption too, and by a later batch after a SIGKILL).
 struct TempFile {
+  Temporary folder;
   fs::path path;
-  explicit TempFile(const std::string& text) {
-    std::string templ = (fs::temp_directory_path() / "aggsim-cal-XXXXXX.yaml").string();
-    const int fd = ::mkstemps(templ.data(), 5);
-    if (fd < 0) throw std::runtime_error("cannot create a temporary calibration file");
-    ::close(fd);
-    path = templ;
-    std::ofstream(path) << text;
-  }
-  ~TempFile() {
-    std::error_code ignored;
-    fs::remove(path, ignored);
+  explicit TempFile(const std::string& text)
+      : folder(fs::temp_directory_path(), "aggsim-calibration"), path(folder.path() / "calibration.yaml") {
+    std::ofstream out(path);
+    out << text;
+    out.close();
+    if (!out) throw std::runtime_error("cannot write the temporary calibration file " + path.string());
   }
 };
 
@@ -183,6 +216,7 @@ CalibrationResult calibrate(const MeasuredRunOptions& options, const std::vector
         fmt::format("{}: calibration: the scenario already uses {}; calibrate a scenario without one",
                     base.where("calibration"), base.calibration->file));
   const std::vector<Measurement> measured = read_all_measurements(options);
+  check_observed_choices(base, measured);
   std::vector<PointPlan> plans;
   for (const auto& m : measured) plans.push_back(plan_point(base, m));
 
@@ -271,7 +305,12 @@ CalibrationResult calibrate(const MeasuredRunOptions& options, const std::vector
 
   // Every point as simulated with the final factors (not the fit's linear prediction).
   CalibrationResult result;
-  for (std::size_t i = 0; i < measured.size(); ++i) result.points.push_back({measured[i], simulated[i]});
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    ComparedPoint p;
+    p.measured = measured[i];
+    p.simulated_s = simulated[i];
+    result.points.push_back(p);
+  }
 
   std::string files;
   for (const auto& f : options.measurement_files) files += (files.empty() ? "" : ", ") + f;
@@ -300,6 +339,7 @@ std::vector<ComparedPoint> compare(const MeasuredRunOptions& options) {
   print_dropped_keys(base);
   check_plain_collective(base, "compare");
   const std::vector<Measurement> measured = read_all_measurements(options);
+  check_observed_choices(base, measured);
   std::vector<PointPlan> plans;
   for (const auto& m : measured) plans.push_back(plan_point(base, m));
   std::vector<std::string> choices;

@@ -21,7 +21,8 @@ std::vector<std::string> split_csv(const std::string& line) {
 
 }  // namespace
 
-void read_csv(const std::vector<std::string>& lines, const std::string& label, MeasurementFile& out) {
+void read_csv(const std::vector<std::string>& lines, const std::string& label,
+              const MeasurementDefaults& defaults, MeasurementFile& out) {
   std::map<std::string, std::size_t> column;
   std::size_t width = 0;
   for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -52,13 +53,25 @@ void read_csv(const std::vector<std::string>& lines, const std::string& label, M
     if (!parse_number(cells[column["ranks"]], ranks) || !parse_number(cells[column["nodes"]], nodes) ||
         !parse_number(cells[column["bytes"]], bytes) || !parse_number(cells[column["time"]], time) ||
         ranks < 1 || nodes < 1 || nodes > ranks || bytes < 0 || time <= 0 || ranks != std::floor(ranks) ||
-        nodes != std::floor(nodes) || bytes != std::floor(bytes)) {
+        nodes != std::floor(nodes) || bytes != std::floor(bytes) || ranks > kMaxRanks || bytes >= kMaxBytes) {
       out.skipped.push_back(
-          {where, "ranks, nodes, bytes must be whole numbers (1 <= nodes <= ranks), time > 0 seconds"});
+          {where,
+           "ranks, nodes, bytes must be whole numbers (1 <= nodes <= ranks <= 4194304, bytes "
+           "below 2^63), time > 0 seconds"});
       continue;
     }
-    out.rows.push_back({collective, static_cast<int>(ranks), static_cast<int>(nodes),
-                        static_cast<std::uint64_t>(bytes), time, where});
+    if (!defaults.shape_option.empty() && (ranks != defaults.ranks || nodes != defaults.nodes))
+      throw InputError(fmt::format("{}: this row is {} ranks on {} node{}, but {} says {} on {}", where,
+                                   ranks, nodes, nodes == 1 ? "" : "s", defaults.shape_option, defaults.ranks,
+                                   defaults.nodes));
+    Measurement row;
+    row.collective = collective;
+    row.ranks = static_cast<int>(ranks);
+    row.nodes = static_cast<int>(nodes);
+    row.bytes = static_cast<std::uint64_t>(bytes);
+    row.time_s = time;
+    row.source = where;
+    out.rows.push_back(row);
   }
 }
 

@@ -3,13 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
-#include <fstream>
-#include <regex>
-#include <sstream>
 
 #include "sim/calibrate/readers.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 
 namespace aggsim {
 
@@ -27,6 +26,12 @@ std::string canonical_collective(const std::string& name) {
   return "";
 }
 
+const std::vector<std::string>& collective_names() {
+  static const std::vector<std::string> names = {"all_reduce", "all_gather", "reduce_scatter", "broadcast",
+                                                 "sendrecv"};
+  return names;
+}
+
 double bus_bandwidth_factor(const std::string& collective, int ranks) {
   const double n = ranks;
   if (collective == "all_reduce") return 2 * (n - 1) / n;
@@ -34,38 +39,9 @@ double bus_bandwidth_factor(const std::string& collective, int ranks) {
   return 1;
 }
 
-namespace readers {
-
-std::vector<std::string> log_lines(const std::string& text) {
-  // Open MPI's --tag-output "[1,0]<stdout>:" and the "[0] " of other launchers.
-  static const std::regex prefix(R"(^\[[0-9,]+\](<std(out|err)>:)?\s?)");
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(std::regex_replace(line, prefix, "", std::regex_constants::format_first_only));
-  }
-  return lines;
-}
-
-std::vector<std::string> split_words(const std::string& line) {
-  std::istringstream in(line);
-  std::vector<std::string> words;
-  for (std::string w; in >> w;) words.push_back(w);
-  return words;
-}
-
-bool parse_number(const std::string& word, double& value) {
-  if (word.empty()) return false;
-  char* end = nullptr;
-  value = std::strtod(word.c_str(), &end);
-  return end == word.c_str() + word.size() && std::isfinite(value);
-}
-
-}  // namespace readers
-
 MeasurementFile parse_measurements(const std::string& text, const std::string& label,
                                    const MeasurementDefaults& defaults) {
+  check_line_lengths(text, label);
   const auto lines = readers::log_lines(text);
   MeasurementFile out;
   // The format shows in the first words: OSU's banner, the CSV header, else nccl-tests.
@@ -78,26 +54,24 @@ MeasurementFile parse_measurements(const std::string& text, const std::string& l
   if (text.find("# OSU ") != std::string::npos)
     readers::read_osu(lines, label, defaults, out);
   else if (first.rfind("collective,", 0) == 0)
-    readers::read_csv(lines, label, out);
+    readers::read_csv(lines, label, defaults, out);
   else
     readers::read_nccl_tests(lines, label, defaults, out);
   if (out.rows.empty()) {
-    std::string why =
+    const std::string expected =
         "no measurement found (expected nccl-tests, OSU or collective,ranks,nodes,bytes,time CSV output)";
-    if (!out.skipped.empty())
-      why +=
-          fmt::format("; first unreadable row at {}: {}", out.skipped.front().where, out.skipped.front().why);
-    throw InputError(fmt::format("{}: {}", label, why));
+    if (out.skipped.empty()) throw InputError(fmt::format("{}:1: {}", label, expected));
+    // At the first row that looked like data.
+    throw InputError(fmt::format("{}: {}; this row cannot be read: {}", out.skipped.front().where, expected,
+                                 out.skipped.front().why));
   }
   return out;
 }
 
 MeasurementFile read_measurement_file(const std::string& file, const MeasurementDefaults& defaults) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot read the measurement file", file));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse_measurements(buffer.str(), file, defaults);
+  // The checks every input file gets (a regular file of at most 64 MiB, lines of at most 1 MiB);
+  // logs need not be UTF-8.
+  return parse_measurements(read_input_file(file, "measurement", false), file, defaults);
 }
 
 }  // namespace aggsim

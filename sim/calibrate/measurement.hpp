@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/api/collective_call.hpp"
+
 namespace aggsim {
 
 struct Measurement {
@@ -13,14 +15,27 @@ struct Measurement {
   int ranks = 0;
   int nodes = 0;
   std::uint64_t bytes = 0;  // nccl-tests' "size" column: the collective's total buffer
-  double time_s = 0;        // one operation (nccl-tests: out-of-place time)
+  double time_s = 0;        // one operation (nccl-tests: out-of-place time, else in-place)
   std::string source;       // "file:line" of the row
+  bool in_place = false;    // nccl-tests: the time is the in-place column's (no out-of-place one)
+  // NCCL's own choice for this row's calls, from its per-call tuning lines (NCCL_DEBUG=INFO,
+  // NCCL_DEBUG_SUBSYS=TUNING): the most frequent one among the calls of this collective and size.
+  // Spelt as collectives.csv spells it ("ring", "tree", "nvls", "nvls_tree", "collnet_direct",
+  // "collnet_chain", "pat"; "ll", "ll128", "simple"; channels 0 when the line does not say).
+  // Empty when the log has no tuning line for it.
+  CollectiveChoice observed;
+  std::string observed_source;  // "file:line" of the first tuning line with that choice
 };
 
-// What a log may not say (OSU prints no rank or node count); 0 = unknown.
+// What a log may not say; 0 or empty = unknown.
 struct MeasurementDefaults {
-  int ranks = 0;
-  int nodes = 0;
+  int ranks = 0;           // --ranks, or --shape's for this file
+  int nodes = 0;           // --nodes, or --shape's
+  std::string collective;  // --collective: for nccl-tests logs that name none (no "Collective test
+                           // starting" line, a file name that does not tell)
+  // "--shape FILE=RxN" when ranks and nodes came from it: they then override the log's own
+  // "Rank N ... on HOST" lines, which must agree with them.
+  std::string shape_option;
 };
 
 // A line that looked like data but could not be read, with why.
@@ -32,6 +47,12 @@ struct SkippedLine {
 struct MeasurementFile {
   std::vector<Measurement> rows;
   std::vector<SkippedLine> skipped;
+  std::vector<SkippedLine> warnings;  // read, but worth a look (two choices NCCL made for one size)
+  // NCCL's init lines: the collective channels ("N coll channels, ..." or the "Channel 00/08 :"
+  // ring lines) and the NVLS channels ("K nvls channels"); 0 when the log does not say.
+  int observed_channels = 0;
+  int observed_nvls_channels = 0;
+  std::string observed_channels_source;  // "file:line" of the line it was read from
 };
 
 // Reads one log (format detected from its content). Throws InputError when the file cannot be read,
@@ -45,8 +66,11 @@ MeasurementFile parse_measurements(const std::string& text, const std::string& l
 // nccl-tests' bus-bandwidth factor of a collective on n ranks (busbw = algbw * factor).
 double bus_bandwidth_factor(const std::string& collective, int ranks);
 
-// Canonical collective name from nccl-tests/OSU/CSV spellings ("all_reduce_perf", "allreduce",
-// "osu_allreduce"); empty when unknown.
+// Canonical collective name from nccl-tests/OSU/CSV/NCCL spellings ("all_reduce_perf", "allreduce",
+// "osu_allreduce", "AllReduce"); empty when unknown.
 std::string canonical_collective(const std::string& name);
+
+// The names --collective takes, as canonical_collective returns them.
+const std::vector<std::string>& collective_names();
 
 }  // namespace aggsim

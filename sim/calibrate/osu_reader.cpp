@@ -38,8 +38,9 @@ void read_osu(const std::vector<std::string>& lines, const std::string& label,
       continue;
     }
     if (words.size() < 2 || !parse_number(words[1], value) || value <= 0 || size < 0 ||
-        size != std::floor(size)) {
-      out.skipped.push_back({where, "expected 'size value' with a positive value"});
+        size != std::floor(size) || size >= kMaxBytes) {
+      out.skipped.push_back(
+          {where, "expected 'size value' with a positive value and a size below 2^63 bytes"});
       continue;
     }
     Measurement row;
@@ -54,6 +55,9 @@ void read_osu(const std::vector<std::string>& lines, const std::string& label,
       row.time_s = value * 1e-6;
     } else {
       if (size == 0) continue;  // a zero-byte message has no time per byte to compare
+      if (!defaults.shape_option.empty() && defaults.ranks != 2)
+        throw InputError(fmt::format("{}: a point-to-point OSU test runs 2 ranks, but {} says {}", where,
+                                     defaults.shape_option, defaults.ranks));
       row.collective = "sendrecv";
       row.ranks = 2;
       row.nodes = defaults.nodes > 0 ? defaults.nodes : 2;

@@ -6,15 +6,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
+#include "sim/output/temporary.hpp"
+#include "sim/sweep/local_runner.hpp"
 
 extern char** environ;
 
@@ -24,26 +30,51 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A child's summary.json or stderr: a regular file of bounded size (the child writes both).
 std::string read_text(const fs::path& p) {
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::symlink_status(p, ec)) || fs::file_size(p, ec) > kMaxInputBytes || ec)
+    return "";
   std::ifstream in(p);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
 }
 
-// A private scratch folder, removed when the batch is done.
-struct ScratchDir {
-  fs::path path;
-  ScratchDir() {
-    std::string templ = (fs::temp_directory_path() / "aggsim-points-XXXXXX").string();
-    if (!::mkdtemp(templ.data())) throw std::runtime_error(fmt::format("mkdtemp: {}", std::strerror(errno)));
-    path = templ;
+// SIGINT, SIGTERM and SIGHUP while points run: the batch stops its children and throws
+// Interrupted, which removes its scratch folder (and the caller's temporaries) before main() ends
+// the process by the same signal.
+volatile std::sig_atomic_t g_signal = 0;
+extern "C" void on_point_batch_signal(int sig) {
+  g_signal = sig;
+}
+
+constexpr std::array<int, 3> kStopSignals = {SIGINT, SIGTERM, SIGHUP};
+
+class StopSignals {
+ public:
+  StopSignals() {
+    struct sigaction sa {};
+    sa.sa_handler = on_point_batch_signal;  // no SA_RESTART: waitpid returns EINTR
+    sigemptyset(&sa.sa_mask);
+    for (std::size_t i = 0; i < kStopSignals.size(); ++i) sigaction(kStopSignals[i], &sa, &old_[i]);
   }
-  ~ScratchDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
+  ~StopSignals() {
+    for (std::size_t i = 0; i < kStopSignals.size(); ++i) sigaction(kStopSignals[i], &old_[i], nullptr);
   }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  std::array<struct sigaction, kStopSignals.size()> old_{};
 };
+
+// Stops (SIGTERM) and reaps the children still running, whatever ends the batch.
+void stop_children(std::map<pid_t, std::size_t>& running) {
+  for (const auto& [pid, index] : running) ::kill(pid, SIGTERM);
+  for (const auto& [pid, index] : running) ::waitpid(pid, nullptr, 0);
+  running.clear();
+}
 
 pid_t spawn(const PointRunOptions& options, const std::vector<std::string>& sets, const fs::path& out,
             const fs::path& err) {
@@ -58,8 +89,15 @@ pid_t spawn(const PointRunOptions& options, const std::vector<std::string>& sets
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  // The child is stopped when this process dies, even by SIGKILL (see stop_with_sweep_parent).
+  std::vector<std::string> env_text = {fmt::format("{}={}", kSweepParentVariable, ::getpid())};
+  for (char** e = environ; *e; ++e)
+    if (std::string(*e).rfind(std::string(kSweepParentVariable) + "=", 0) != 0) env_text.push_back(*e);
+  std::vector<char*> env;
+  for (auto& e : env_text) env.push_back(e.data());
+  env.push_back(nullptr);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, options.exe.c_str(), &actions, nullptr, argv.data(), environ);
+  const int rc = posix_spawn(&pid, options.exe.c_str(), &actions, nullptr, argv.data(), env.data());
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw std::runtime_error(fmt::format("cannot start {}: {}", options.exe, std::strerror(rc)));
   return pid;
@@ -86,17 +124,37 @@ std::vector<double> run_points(const PointRunOptions& options,
                                const std::vector<std::vector<std::string>>& sets,
                                std::vector<std::string>* choices) {
   if (choices) choices->assign(sets.size(), "");
-  const ScratchDir scratch;
+  g_signal = 0;
+  const StopSignals stop_signals;
+  // The children's run folders go to a private scratch folder: a temporary (with aggsim's proof of
+  // origin) in the system's temporary folder, removed when the batch ends however it ends, except
+  // by SIGKILL: the next batch removes one left by a process that no longer runs.
+  const fs::path tmp_dir = fs::temp_directory_path();
+  remove_stale_temporaries(tmp_dir);
+  std::optional<Temporary> scratch;
+  {
+    const HeldSignals held;
+    scratch.emplace(tmp_dir, "aggsim-points");
+  }
+  const fs::path dir = scratch->path();
   std::vector<double> times(sets.size(), 0.0);
   std::map<pid_t, std::size_t> running;
+  struct Reaper {
+    std::map<pid_t, std::size_t>& running;
+    ~Reaper() { stop_children(running); }
+  } reaper{running};
   std::size_t next = 0;
   std::string failure;
   bool input_failure = false;
   while ((next < sets.size() && failure.empty()) || !running.empty()) {
+    if (g_signal) {
+      stop_children(running);
+      throw Interrupted(g_signal);  // the scratch folder and the caller's temporaries go on the way up
+    }
     while (failure.empty() && next < sets.size() &&
            static_cast<int>(running.size()) < std::max(1, options.jobs)) {
-      const fs::path dir = scratch.path / fmt::format("p{}", next);
-      running[spawn(options, sets[next], dir, scratch.path / fmt::format("p{}.err", next))] = next;
+      running[spawn(options, sets[next], dir / fmt::format("p{}", next),
+                    dir / fmt::format("p{}.err", next))] = next;
       ++next;
     }
     int status = 0;
@@ -109,15 +167,17 @@ std::vector<double> run_points(const PointRunOptions& options,
     if (it == running.end()) continue;
     const std::size_t i = it->second;
     running.erase(it);
-    const fs::path summary = scratch.path / fmt::format("p{}", i) / "summary.json";
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && fs::exists(summary)) {
-      const auto json = nlohmann::json::parse(read_text(summary));
-      times[i] = json.at("sim_time_s").get<double>();
-      if (choices) (*choices)[i] = main_choice(json);
-      continue;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+      const auto json =
+          nlohmann::json::parse(read_text(dir / fmt::format("p{}", i) / "summary.json"), nullptr, false);
+      if (json.is_object() && json.contains("sim_time_s") && json["sim_time_s"].is_number()) {
+        times[i] = json["sim_time_s"].get<double>();
+        if (choices) (*choices)[i] = main_choice(json);
+        continue;
+      }
     }
     if (failure.empty()) {  // keep the first failure; let the others finish
-      std::string err = read_text(scratch.path / fmt::format("p{}.err", i));
+      std::string err = read_text(dir / fmt::format("p{}.err", i));
       if (err.rfind("aggsim: error: ", 0) == 0) err = err.substr(15);
       while (!err.empty() && err.back() == '\n') err.pop_back();
       input_failure = WIFEXITED(status) && WEXITSTATUS(status) == 2;

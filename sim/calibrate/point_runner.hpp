@@ -18,6 +18,7 @@ struct PointRunOptions {
 // that rejects its input raises InputError with the child's message; any other failure runtime_error.
 // `choices` (if given) receives each point's NCCL algorithm/protocol ("ring/simple"; most calls'),
 // empty for algorithms that choose none.
+// SIGINT, SIGTERM or SIGHUP meanwhile: the children are stopped and Interrupted is thrown.
 std::vector<double> run_points(const PointRunOptions& options,
                                const std::vector<std::vector<std::string>>& sets,
                                std::vector<std::string>* choices = nullptr);

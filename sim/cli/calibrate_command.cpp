@@ -3,14 +3,17 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
-#include <fstream>
+#include <map>
 #include <thread>
 
 #include "sim/calibrate/calibrate.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/strings.hpp"
+#include "sim/core/terminal.hpp"
 #include "sim/core/units.hpp"
+#include "sim/output/output_file.hpp"
 #include "sim/sweep/local_runner.hpp"
 
 namespace aggsim::cli {
@@ -29,8 +32,69 @@ void add_common(CLI::App* cmd, MeasuredOptions& o) {
       ->check(CLI::Range(1, 1 << 22));
   cmd->add_option("--nodes", o.nodes, "nodes of logs that do not print them (OSU: default one rank per node)")
       ->check(CLI::Range(1, 1 << 22));
+  cmd->add_option("--collective", o.collective,
+                  "collective of nccl-tests logs that do not name it: all_reduce | all_gather | "
+                  "reduce_scatter | broadcast | sendrecv");
+  cmd->add_option("--shape", o.shapes,
+                  "ranks and nodes of one measurement file, e.g. --shape one_node.log=8x1 (repeatable; "
+                  "overrides --ranks/--nodes for that file)")
+      ->allow_extra_args(false);
   cmd->add_option("-j,--jobs", o.jobs, "simulations run at once (default: one per CPU)")
       ->check(CLI::Range(1, 4096));
+}
+
+std::string checked_collective(const std::string& given) {
+  if (given.empty()) return given;
+  const auto& names = collective_names();
+  if (std::find(names.begin(), names.end(), given) != names.end()) return given;
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : " | ") + n;
+  throw InputError(fmt::format("--collective: '{}' is not a collective{}; use {}", given,
+                               did_you_mean(given, names), list));
+}
+
+// A whole number from 1 to 2^22 (the ranks aggsim simulates), or 0.
+int shape_count(const std::string& text) {
+  if (text.empty() || text.size() > 7 || text.find_first_not_of("0123456789") != std::string::npos) return 0;
+  const int value = std::stoi(text);
+  return value <= (1 << 22) ? value : 0;
+}
+
+// --shape FILE=RANKSxNODES, split at the last '=' (a path may hold '='); FILE must be one of the
+// measurement files, as given or as the same path written otherwise ("./a.log" for "a.log").
+std::map<std::string, MeasurementShape> checked_shapes(const MeasuredOptions& o) {
+  std::map<std::string, MeasurementShape> shapes;
+  for (const std::string& text : o.shapes) {
+    const auto eq = text.rfind('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InputError(
+          fmt::format("--shape: '{}': expected FILE=RANKSxNODES, e.g. --shape one_node.log=8x1", text));
+    const std::string file = text.substr(0, eq), shape = text.substr(eq + 1);
+    const auto x = shape.find_first_of("xX");
+    const int ranks = x == std::string::npos ? 0 : shape_count(shape.substr(0, x));
+    const int nodes = x == std::string::npos ? 0 : shape_count(shape.substr(x + 1));
+    if (ranks == 0 || nodes == 0)
+      throw InputError(fmt::format(
+          "--shape: '{}': '{}' is not RANKSxNODES with whole numbers from 1 to 4194304, e.g. 16x2", text,
+          shape));
+    if (nodes > ranks)
+      throw InputError(fmt::format("--shape: '{}': {} nodes for {} ranks: a node holds at least one rank",
+                                   text, nodes, ranks));
+    std::string match;
+    for (const auto& m : o.measurements)
+      if (m == file) match = m;
+    if (match.empty())
+      for (const auto& m : o.measurements)
+        if (fs::path(m).lexically_normal() == fs::path(file).lexically_normal()) match = m;
+    if (match.empty())
+      throw InputError(fmt::format("--shape: '{}': {} is not one of the measurement files given{}", text,
+                                   file, did_you_mean(file, o.measurements)));
+    if (const auto seen = shapes.find(match); seen != shapes.end())
+      throw InputError(
+          fmt::format("--shape: '{}': {} already has a shape ({})", text, match, seen->second.option));
+    shapes[match] = {ranks, nodes, "--shape " + text};
+  }
+  return shapes;
 }
 
 MeasuredRunOptions run_options(const MeasuredOptions& o) {
@@ -38,21 +102,26 @@ MeasuredRunOptions run_options(const MeasuredOptions& o) {
   r.scenario = o.scenario;
   r.measurement_files = o.measurements;
   r.overrides = o.overrides;
-  r.defaults = {o.ranks, o.nodes};
+  r.defaults.ranks = o.ranks;
+  r.defaults.nodes = o.nodes;
+  r.defaults.collective = checked_collective(o.collective);
+  r.shapes = checked_shapes(o);
   r.simgrid_args = o.simgrid_args;
   r.exe = self_executable();
   r.jobs = o.jobs > 0 ? o.jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   return r;
 }
 
-// Written whole or not at all.
-void write_atomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!(out << text)) throw InputError(fmt::format("{}: cannot write", path.string()));
-  }
-  fs::rename(tmp, path);
+// The inputs an output file must never replace.
+std::vector<fs::path> inputs_of(const MeasuredOptions& o) {
+  std::vector<fs::path> inputs = {o.scenario};
+  inputs.insert(inputs.end(), o.measurements.begin(), o.measurements.end());
+  return inputs;
+}
+
+fs::path report_path(const fs::path& out) {
+  fs::path report = out;
+  return report.replace_extension(".report.txt");
 }
 
 }  // namespace
@@ -74,6 +143,7 @@ std::pair<CLI::App*, CLI::App*> add_measured_verbs(CLI::App& app, MeasuredOption
 }
 
 int calibrate_command(const MeasuredOptions& o) {
+  const MeasuredRunOptions run = run_options(o);  // option errors before any work
   std::vector<std::uint64_t> edges = default_factor_edges();
   if (!o.breaks.empty()) {
     edges.clear();
@@ -87,25 +157,23 @@ int calibrate_command(const MeasuredOptions& o) {
         throw InputError(fmt::format("--breaks {}: sizes must be positive and increasing", o.breaks));
     }
   }
-  const CalibrationResult result = calibrate(run_options(o), edges);
-  const fs::path out = o.out;
-  if (out.has_parent_path()) fs::create_directories(out.parent_path());
-  fs::path report = out;
-  report.replace_extension(".report.txt");
-  write_atomically(out, result.calibration_yaml);
-  write_atomically(report, result.report);
-  fmt::print("{}wrote {} and {}\n", result.report, out.string(), report.string());
+  const fs::path out = o.out, report = report_path(out);
+  const std::vector<fs::path> inputs = inputs_of(o);
+  prepare_output_file(out, "--out", inputs);  // before any simulation
+  prepare_output_file(report, "--out (its report)", inputs);
+  const CalibrationResult result = calibrate(run, edges);
+  write_output_file(out, "--out", result.calibration_yaml, inputs);
+  write_output_file(report, "--out (its report)", result.report, inputs);
+  print_lines(stdout, "{}wrote {} and {}\n", result.report, out.string(), report.string());
   return 0;
 }
 
 int compare_command(const MeasuredOptions& o) {
-  const auto points = compare(run_options(o));
-  fmt::print("{}", comparison_table(points));
-  if (!o.csv.empty()) {
-    const fs::path csv = o.csv;
-    if (csv.has_parent_path()) fs::create_directories(csv.parent_path());
-    write_atomically(csv, comparison_csv(points));
-  }
+  const MeasuredRunOptions run = run_options(o);                          // option errors before any work
+  if (!o.csv.empty()) prepare_output_file(o.csv, "--csv", inputs_of(o));  // before any simulation
+  const auto points = compare(run);
+  print_lines(stdout, "{}", comparison_table(points));
+  if (!o.csv.empty()) write_output_file(o.csv, "--csv", comparison_csv(points), inputs_of(o));
   return 0;
 }
 

@@ -13,6 +13,8 @@ struct MeasuredOptions {
   std::string out;                     // calibrate: the calibration file
   std::string csv;                     // compare: also write the rows as CSV
   std::string breaks;                  // calibrate: factor step boundaries, e.g. "4KiB,64KiB,1MiB"
+  std::string collective;              // --collective, for logs that do not name theirs
+  std::vector<std::string> shapes;     // --shape FILE=RANKSxNODES, repeatable
   int ranks = 0, nodes = 0, jobs = 0;
   std::vector<std::string> simgrid_args;
 };

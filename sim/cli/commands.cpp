@@ -20,6 +20,7 @@
 #include "sim/scenario/scenario_keys.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/scenario/workload_loader.hpp"
+#include "sim/sweep/local_runner.hpp"
 #include "sim/workload/options.hpp"
 
 namespace aggsim::cli {
@@ -109,6 +110,7 @@ std::string locate_scenario(const std::string& given, const std::string& what) {
 }
 
 int run_command(const RunOptions& given_options) {
+  stop_with_sweep_parent();  // a point of calibrate or compare ends with its parent, even a killed one
   RunOptions options = given_options;
   options.scenario = locate_scenario(options.scenario);
   const Scenario sc = load_scenario(options.scenario, options.overrides);
@@ -124,7 +126,7 @@ int run_command(const RunOptions& given_options) {
   SimulationHooks hooks;
   if (!options.quiet)
     hooks.on_start = [&](const std::string& platform, const std::vector<LinkClassCost>& links) {
-      std::fputs(start_line(sc, platform, links, dir).c_str(), stderr);
+      std::fputs(printable_lines(start_line(sc, platform, links, dir)).c_str(), stderr);
       std::fflush(stderr);
     };
   Heartbeat heartbeat;
@@ -140,7 +142,7 @@ int run_command(const RunOptions& given_options) {
   const auto files = run_outputs(sc, result);
   write_run_folder(folder, files);
   if (!options.quiet) {
-    std::cout << human_summary(sc, result, dir, files);
+    std::cout << printable_lines(human_summary(sc, result, dir, files));
     std::cout << fmt::format("  wall time {:.3f} s\n", wall);
   }
   return 0;
@@ -152,8 +154,9 @@ int validate_command(const RunOptions& given_options) {
   const Scenario sc = load_scenario(options.scenario, options.overrides);
   print_dropped_keys(sc);
   const std::string platform = check_platform(sc, options.simgrid_args);
-  std::cout << fmt::format("{}: ok: {} ranks, {} steps, {} on {}, network {}\n", options.scenario, sc.ranks,
-                           sc.steps, sc.algorithm.name, platform, network_preset_name(sc.network));
+  std::cout << printable_lines(fmt::format("{}: ok: {} ranks, {} steps, {} on {}, network {}\n",
+                                           options.scenario, sc.ranks, sc.steps, sc.algorithm.name, platform,
+                                           network_preset_name(sc.network)));
   return 0;
 }
 

@@ -43,7 +43,7 @@ struct BenchOptions {
   int ranks = 1024;
   // 100 MiB splits into equal fp32 chunks for any power-of-two rank count. With 10^8 bytes chunk
   // sizes differ by one element, and LV08's reverse crosstraffic then makes SimGrid's solver cost
-  // grow as p^3 (the same for the bare program): see README "Performance".
+  // grow as p^3 (the same for the bare program): see tests/bench/README.md.
   std::string size = "100MiB";
   int repeat = 1;
   std::string reference;  // empty: the bare SimGrid program built beside aggsim

@@ -2,13 +2,16 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <simgrid/s4u/Engine.hpp>
 
 #include "sim/cli/calibrate_command.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/cli/option_errors.hpp"
 #include "sim/cli/perf_command.hpp"
 #include "sim/core/error.hpp"
 #include "sim/output/run_folder.hpp"
@@ -200,8 +203,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(reversed);
   } catch (const CLI::ParseError& e) {
-    // `aggsim sweep` or `aggsim sweep FILE` without a verb: name the verbs (CLI11 only says one is needed).
-    if (sweep->parsed() && sweep->get_subcommands().empty() && e.get_exit_code() != 0) {
+    // `aggsim sweep` or `aggsim sweep FILE` without a verb: name the verbs (CLI11 only says one is
+    // needed); a word that is no file (`aggsim sweep frob`) is a misspelt verb (option_error).
+    const bool file_given = args.size() > 1 && std::filesystem::exists(args[1]);
+    if (sweep->parsed() && sweep->get_subcommands().empty() && e.get_exit_code() != 0 &&
+        (args.size() < 2 || file_given)) {
       std::string verbs;
       for (const CLI::App* verb : sweep->get_subcommands([](CLI::App*) { return true; }))
         verbs += (verbs.empty() ? "" : " | ") + verb->get_name();
@@ -210,8 +216,10 @@ int main(int argc, char** argv) {
           << " SWEEP.yaml (e.g. aggsim sweep run SWEEP.yaml --jobs 2; aggsim sweep --help lists them)\n";
       return 2;
     }
-    const int code = app.exit(e);  // prints help, version or the error
-    return code == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::cerr << "aggsim: error: " << aggsim::cli::option_error(e, args)
+              << "\nRun with --help for more information.\n";
+    return 2;
   }
   try {
     if (*run) return aggsim::cli::run_command(options);
@@ -236,8 +244,15 @@ int main(int argc, char** argv) {
   } catch (const std::filesystem::filesystem_error& e) {
     std::cerr << "aggsim: error: " << aggsim::path_error(e).what() << "\n";
     return 2;
+  } catch (const aggsim::Interrupted& e) {
+    std::signal(e.signal(), SIG_DFL);  // its temporaries are gone: end as the signal would have
+    std::raise(e.signal());
+    return 128 + e.signal();
+  } catch (const aggsim::SimulationError& e) {
+    std::cerr << "aggsim: error: " << e.what() << "\n";
+    return 1;
   } catch (const std::exception& e) {
-    std::cerr << "aggsim: internal error: " << e.what() << "\n";
+    std::cerr << "aggsim: internal error: " << aggsim::printable(e.what()) << "\n";
     return 1;
   }
   return 0;

@@ -8,6 +8,7 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/terminal.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/output/report.hpp"
 #include "sim/output/run_folder.hpp"
@@ -82,7 +83,8 @@ int run_point(const SweepOptions& options) {
   check_point_id(options);
   const SweepFolder folder = folder_for(read_sweep_header(options.file, options.extras), options);
   if (folder.finished(options.point) && !options.force) {
-    fmt::print("point {}: already finished ({})\n", options.point, folder.run_dir(options.point).string());
+    print_lines(stdout, "point {}: already finished ({})\n", options.point,
+                folder.run_dir(options.point).string());
     return 0;
   }
   // Outside the failure record below: an id that is not a point of this sweep is no point's failure.
@@ -115,10 +117,10 @@ int run_point(const SweepOptions& options) {
 
 int finish(const Sweep& sweep, const SweepFolder& folder, int failures) {
   const std::string counts = folder.merge(sweep);
-  fmt::print(stderr, "sweep {}: {}; results: {}\n", sweep.name, counts, folder.results_file().string());
+  print_lines(stderr, "sweep {}: {}; results: {}\n", sweep.name, counts, folder.results_file().string());
   if (failures > 0)
-    fmt::print(stderr, "sweep {}: {} point(s) failed; their errors are in results.csv and {}/failed/\n",
-               sweep.name, failures, folder.root().string());
+    print_lines(stderr, "sweep {}: {} point(s) failed; their errors are in results.csv and {}/failed/\n",
+                sweep.name, failures, folder.root().string());
   return failures > 0 ? 1 : 0;
 }
 
@@ -130,12 +132,12 @@ int sweep_command(const SweepOptions& given_options) {
   if (options.verb == "run" && (options.point_given || !options.point.empty())) return run_point(options);
 
   const Sweep sweep = expand_sweep(options.file, options.extras);
-  for (const auto& note : sweep.notes) fmt::print(stderr, "aggsim: note: {}\n", note);
+  for (const auto& note : sweep.notes) print_lines(stderr, "aggsim: note: {}\n", note);
   const SweepFolder folder = folder_for(sweep, options);
   if (options.verb == "expand") {
     folder.write_expansion(sweep);
-    fmt::print("sweep {}: {} points ({} swept keys) -> {}/manifest.csv\n", sweep.name, sweep.points.size(),
-               sweep.keys.size(), folder.root().string());
+    print_lines(stdout, "sweep {}: {} points ({} swept keys) -> {}/manifest.csv\n", sweep.name,
+                sweep.points.size(), sweep.keys.size(), folder.root().string());
     return 0;
   }
   if (options.verb == "merge") {
@@ -165,9 +167,10 @@ int sweep_command(const SweepOptions& given_options) {
     write_file_atomic(file, script.text);
     with_fs_errors([&] { fs::create_directories(dir / "logs"); });
     if (script.chunk > options.chunk)
-      fmt::print("note: {} points per array task to stay within MaxArraySize={}\n", script.chunk,
-                 slurm.max_array_size);
-    fmt::print("{}\n  {} points in {} array tasks\n", file.string(), sweep.points.size(), script.tasks);
+      print_lines(stdout, "note: {} points per array task to stay within MaxArraySize={}\n", script.chunk,
+                  slurm.max_array_size);
+    print_lines(stdout, "{}\n  {} points in {} array tasks\n", file.string(), sweep.points.size(),
+                script.tasks);
     if (options.merge_job) {
       write_file_atomic(dir / (script.file_stem + "-merge.sbatch"), script.merge_text);
       write_file_atomic(dir / "submit.sh", script.submit_text);
@@ -176,10 +179,10 @@ int sweep_command(const SweepOptions& given_options) {
                         fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
                         fs::perm_options::add);
       });
-      fmt::print("  submit the array and its merge job with: {}\n", (dir / "submit.sh").string());
+      print_lines(stdout, "  submit the array and its merge job with: {}\n", (dir / "submit.sh").string());
     } else {
-      fmt::print("  submit with: sbatch {}\n  then: aggsim sweep merge {} --out {}\n", file.string(),
-                 options.file, folder.root().string());
+      print_lines(stdout, "  submit with: sbatch {}\n  then: aggsim sweep merge {} --out {}\n", file.string(),
+                  options.file, folder.root().string());
     }
     return 0;
   }

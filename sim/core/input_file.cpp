@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -30,7 +31,31 @@ const char* kind_of(mode_t mode) {
 
 }  // namespace
 
+void check_path_bytes(const std::string& path, const std::string& what) {
+  if (path.find('\0') != std::string::npos)
+    throw InputError(
+        fmt::format("{}: the {} file's path holds a NUL byte (\\x00), which no file name can; "
+                    "write the path without it",
+                    path, what));
+}
+
+void check_line_lengths(const std::string& text, const std::string& label) {
+  std::size_t line = 1, start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    if (end - start > kMaxInputLineBytes)
+      throw InputError(
+          fmt::format("{}:{}: the line is longer than {} bytes (1 MiB), the most aggsim reads in "
+                      "one line of an input file",
+                      label, line, kMaxInputLineBytes));
+    if (end == text.size()) break;
+    start = end + 1;
+    ++line;
+  }
+}
+
 bool input_path_exists(const std::string& path, const std::string& what) {
+  check_path_bytes(path, what);
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory)
@@ -38,7 +63,8 @@ bool input_path_exists(const std::string& path, const std::string& what) {
   return std::filesystem::exists(status);
 }
 
-std::string read_input_file(const std::string& path, const std::string& what) {
+std::string read_input_file(const std::string& path, const std::string& what, bool utf8) {
+  check_path_bytes(path, what);
   // O_NONBLOCK: opening a FIFO with no writer must not block; fstat then refuses it.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
@@ -72,7 +98,8 @@ std::string read_input_file(const std::string& path, const std::string& what) {
       throw InputError(fmt::format("{}: the {} file grew beyond {} bytes (64 MiB) while being read", path,
                                    what, kMaxInputBytes));
   }
-  check_utf8(text, path);
+  check_line_lengths(text, path);
+  if (utf8) check_utf8(text, path);
   return text;
 }
 
@@ -103,9 +130,10 @@ void check_utf8(const std::string& text, const std::string& label) {
     if (ok && len > 1) ok = cp >= min && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
     if (ok && c == 0) ok = false;  // a NUL byte ends C strings early: never text
     if (!ok)
-      throw InputError(
-          fmt::format("{}:{}:{}: the text is not valid UTF-8 (byte 0x{:02X}); save the file as UTF-8", label,
-                      line, col, c));
+      throw InputError(fmt::format("{}:{}:{}: {}", label, line, col,
+                                   c == 0 ? "a NUL byte, which text never holds"
+                                          : "the text is not valid UTF-8 here; save the "
+                                            "file as UTF-8"));
     if (c == '\n') {
       ++line;
       col = 1;

@@ -137,6 +137,11 @@ ParamValue parse_param(const ParamSpec& spec, const std::string& text) {
     case ParamKind::bandwidth: {
       double v = units::parse_bandwidth(text);
       if (v <= 0) throw std::invalid_argument(fmt::format("must be a positive bandwidth (got '{}')", text));
+      if (v < units::kMinBandwidth)
+        throw std::invalid_argument(fmt::format(
+            "must be at least 1Bps (8bps), the slowest link aggsim simulates: below it SimGrid's solver "
+            "loses transfers or a step outlasts its clock (got '{}')",
+            text));
       check_range(spec, v);
       return v;
     }
@@ -148,6 +153,11 @@ ParamValue parse_param(const ParamSpec& spec, const std::string& text) {
     case ParamKind::speed: {
       double v = units::parse_speed(text);
       if (v <= 0) throw std::invalid_argument(fmt::format("must be a positive speed (got '{}')", text));
+      if (v < units::kMinSpeed)
+        throw std::invalid_argument(fmt::format(
+            "must be at least 1f (one flop per second), the slowest host aggsim simulates: below it a step "
+            "can outlast the simulated clock (got '{}')",
+            text));
       check_range(spec, v);
       return v;
     }

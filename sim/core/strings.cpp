@@ -129,4 +129,10 @@ std::string csv_row(const std::vector<std::string>& fields) {
   return row + "\n";
 }
 
+std::string shell_quote(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 }  // namespace aggsim

@@ -9,6 +9,13 @@
 
 namespace aggsim::units {
 
+// The slowest link and host aggsim simulates: one byte, one operation a second, far below any real
+// hardware. Below that SimGrid's flow solver stops being exact (under LV08 a link of 1e-10 B/s
+// completes its transfers at once, a wrong result) and a rate near 1e-300 lets a step last longer
+// than a double can count (an infinite clock, reported as a deadlock).
+constexpr double kMinBandwidth = 1;  // bytes per second ("1Bps", "8bps")
+constexpr double kMinSpeed = 1;      // flop per second ("1f")
+
 std::uint64_t parse_bytes(const std::string& text);
 double parse_bandwidth(const std::string& text);  // bytes per second
 double parse_duration(const std::string& text);   // seconds

@@ -20,7 +20,7 @@
 // a dragonfly), the preset's own bound against plain LV08. Without that precision (alpha_beta, or
 // network: auto on infiniband or roce) the separate flows' ends stay apart by as much: the same
 // bound holds (1.9e-8 s in 0.0094 s on a torus of 16 x 4 GPUs). tests/sim/test_merged_node_flows.cpp
-// checks times against separate flows; README, "Merged node flows".
+// checks times against separate flows; sim/engine/README.md, "Merged node flows".
 #include <string>
 #include <vector>
 

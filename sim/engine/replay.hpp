@@ -16,7 +16,7 @@
 //
 // Times differ from a full simulation's by rounding only: SimGrid computes each event on the
 // absolute clock, so even identical simulated steps differ in the last bits of their durations;
-// the test bounds the difference (README, "Replay of repeated steps").
+// the test bounds the difference (sim/engine/README.md, "Replay of repeated steps").
 #include <map>
 #include <memory>
 #include <string>

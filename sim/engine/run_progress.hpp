@@ -25,6 +25,12 @@ class StepsDone {
   explicit StepsDone(int ranks) : ranks_(ranks) {}
   void rank_finished(int step);
   int steps_done() const { return steps_done_; }
+  // Ranks that finished `step` (all of them once steps_done() is past it).
+  int ranks_done(int step) const {
+    if (step < steps_done_) return ranks_;
+    const auto it = pending_.find(step);
+    return it == pending_.end() ? 0 : it->second;
+  }
 
  private:
   int ranks_;

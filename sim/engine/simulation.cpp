@@ -4,6 +4,7 @@
 #include <simgrid/version.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <simgrid/s4u.hpp>
 
@@ -287,6 +288,30 @@ std::string rank_group(int ranks, const AlgorithmRun& algorithm, int& size) {
   return out;
 }
 
+// No result without a finished simulation: every rank done with every step and a finite clock.
+// SimGrid reports a deadlock on stderr and returns normally, so a run would otherwise write outputs
+// with missing steps or an undefined time. (Actors still waiting once every step is done are no
+// failure: an asynchronous parameter server's servers wait for pushes that no longer come.)
+void check_finished(const Scenario& sc, const StepsDone& steps_done) {
+  const double clock = sg4::Engine::get_clock();
+  const int step = steps_done.steps_done();
+  const std::string where = step < sc.steps
+                                ? fmt::format("in step {} of {} ({} of {} ranks finished it)", step + 1,
+                                              sc.steps, steps_done.ranks_done(step), sc.ranks)
+                                : "after the last step";
+  if (!std::isfinite(clock))
+    throw SimulationError(fmt::format(
+        "the simulation did not finish: the simulated time became {} {}; a transfer or a computation "
+        "takes longer than a double can count (check the scenario's and the platform's rates and "
+        "latencies)",
+        std::isnan(clock) ? "undefined (NaN)" : "infinite", where));
+  if (step < sc.steps)
+    throw SimulationError(fmt::format(
+        "the simulation deadlocked at {} s {}: ranks wait for a message or an activity that never "
+        "completes (SimGrid's listing above names them); this is a bug of aggsim or of the algorithm",
+        clock, where));
+}
+
 }  // namespace
 
 PreparedRun::PreparedRun(const Scenario& sc, const std::vector<std::string>& simgrid_args, bool link_load)
@@ -409,6 +434,7 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
     });
   engine.run();
   heartbeat.reset();
+  check_finished(sc, steps_done);
   if (hooks.progress) progress(true);
   XBT_VERB("simulation ends at %g s", sg4::Engine::get_clock());
   result.sim_time_s = sg4::Engine::get_clock();

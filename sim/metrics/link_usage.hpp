@@ -23,7 +23,7 @@ namespace sg4 = simgrid::s4u;
 
 // The two things a link joins and its tier (intra_node, edge, core, torus, ...). For one direction
 // of a full-duplex link (names ending _UP or _DOWN) traffic flows from end_a to end_b. Empty
-// strings where the platform does not say (README.md, "Outputs").
+// strings where the platform does not say (sim/output/README.md, "The run folder").
 struct LinkPlace {
   std::string end_a, end_b, tier;
 };

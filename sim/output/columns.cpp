@@ -122,6 +122,9 @@ const OutputTable& summary_table() {
       "`mixing_period_rounds`; `parameter_server`: `max_staleness`, `deferred_pulls`, "
       "`discarded_pushes`; `hierarchical_allreduce`: `node_flows_merged`).",
       {
+          {"format_version", "",
+           "the layout of summary.json and of a sweep's results.csv, 1; it grows when a field changes "
+           "meaning or goes away (CHANGELOG.md says how to read the older one)"},
           {"aggsim_version", "", "the aggsim that wrote the run"},
           {"simgrid_version", "", "the SimGrid it ran on"},
           {"scenario", "", "the scenario's `name`"},

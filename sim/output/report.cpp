@@ -173,6 +173,10 @@ std::string steps_csv(const Scenario& sc, const SimulationResult& result,
 
 namespace {
 
+// summary.json's `format_version` (a sweep's results.csv carries it as a column): raised when a
+// field changes meaning or goes away, so a reader can tell old files from new ones.
+constexpr int kSummaryFormatVersion = 1;
+
 // summary.json's fields in summary_table()'s order; a field it does not define is a bug.
 class SummaryWriter {
  public:
@@ -208,6 +212,7 @@ nlohmann::ordered_json json_or_null(std::optional<double> v) {
 std::string summary_json(const Scenario& sc, const SimulationResult& result,
                          const std::vector<StepSummary>& steps) {
   SummaryWriter j;
+  j.set("format_version", kSummaryFormatVersion);
   j.set("aggsim_version", AGGSIM_VERSION);
   j.set("simgrid_version", simgrid_version());
   j.set("scenario", sc.name);

@@ -3,15 +3,17 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <limits.h>
-#include <pthread.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+
+#include "sim/core/strings.hpp"
+#include "sim/output/temporary.hpp"
 
 namespace aggsim {
 
@@ -23,15 +25,6 @@ const char* kind_name(FolderKind kind) {
   return kind == FolderKind::run ? "run" : "sweep";
 }
 
-std::string host_name() {
-  char host[HOST_NAME_MAX + 1] = {};
-  if (::gethostname(host, sizeof host - 1) != 0) return "host";
-  std::string name(host);
-  for (char& c : name)  // a temporary's name must stay one plain path component
-    if (c == '/' || c == '-') c = '_';
-  return name.empty() ? "host" : name;
-}
-
 // True when `ancestor` is `path` or one of its parent folders (both absolute and canonical).
 bool contains(const fs::path& ancestor, const fs::path& path) {
   auto a = ancestor.begin(), p = path.begin();
@@ -40,16 +33,12 @@ bool contains(const fs::path& ancestor, const fs::path& path) {
   return true;
 }
 
-std::string read_all(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
 void check_path_shape(const fs::path& dir) {
   const std::string text = dir.string();
   if (text.empty()) throw InputError("the output folder path is empty");
+  if (text.find('\0') != std::string::npos)
+    throw InputError(
+        fmt::format("{}: the output folder path holds a NUL byte (\\x00), which no folder name can", text));
   if (text.size() >= PATH_MAX)
     throw InputError(fmt::format("{}...: the output folder path is longer than {} bytes", text.substr(0, 60),
                                  PATH_MAX - 1));
@@ -58,23 +47,6 @@ void check_path_shape(const fs::path& dir) {
       throw InputError(fmt::format(
           "{}: a folder name in this path is longer than {} bytes; choose a shorter --out", text, NAME_MAX));
 }
-
-// Holds back the signals that would otherwise stop the process halfway through a folder swap.
-class HeldSignals {
- public:
-  HeldSignals() {
-    sigset_t set;
-    sigemptyset(&set);
-    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&set, s);
-    pthread_sigmask(SIG_BLOCK, &set, &old_);
-  }
-  ~HeldSignals() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
-  HeldSignals(const HeldSignals&) = delete;
-  HeldSignals& operator=(const HeldSignals&) = delete;
-
- private:
-  sigset_t old_;
-};
 
 // An exclusive lock on a folder (flock on the folder itself: nothing is left behind).
 class FolderLock {
@@ -95,15 +67,6 @@ class FolderLock {
   int fd_;
 };
 
-void write_file(const fs::path& path, const std::string& content) {
-  std::ofstream out(path, std::ios::binary);
-  out << content;
-  out.close();
-  if (!out)
-    throw fs::filesystem_error("cannot write", path,
-                               std::error_code(errno ? errno : EIO, std::generic_category()));
-}
-
 fs::path parent_of(const fs::path& dir) {
   const fs::path normal = dir.lexically_normal();
   const fs::path plain = normal.filename().empty() ? normal.parent_path() : normal;  // "out/x/" -> "out/x"
@@ -121,15 +84,50 @@ const char* folder_marker(FolderKind kind) {
   return kind == FolderKind::run ? ".aggsim-run" : ".aggsim-sweep";
 }
 
+std::string folder_marker_text(FolderKind kind) {
+  return kind == FolderKind::run
+             ? fmt::format(
+                   "{}, which may replace it whole. Remove this file to keep aggsim from ever "
+                   "replacing it.\n",
+                   kMarkerText)
+             : fmt::format(
+                   "{}, which writes and replaces files in it. Remove this file to keep aggsim from "
+                   "ever writing here.\n",
+                   kMarkerText);
+}
+
+MarkerState marker_state(const fs::path& marker) {
+  const int fd = ::open(marker.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return MarkerState::none;
+    if (errno == ELOOP) return MarkerState::foreign;  // a symbolic link
+    throw fs::filesystem_error("cannot read the marker", marker,
+                               std::error_code(errno, std::generic_category()));
+  }
+  struct stat st {};
+  std::string head(std::char_traits<char>::length(kMarkerText), '\0');
+  MarkerState state = MarkerState::foreign;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    if (st.st_size == 0) {
+      state = MarkerState::empty;
+    } else {
+      ssize_t got = 0, n = 0;
+      while (got < static_cast<ssize_t>(head.size()) &&
+             ((n = ::read(fd, head.data() + got, head.size() - static_cast<std::size_t>(got))) > 0 ||
+              (n < 0 && errno == EINTR)))
+        got += n > 0 ? n : 0;
+      if (got == static_cast<ssize_t>(head.size()) && head == kMarkerText) state = MarkerState::aggsim;
+    }
+  }
+  ::close(fd);
+  return state;
+}
+
 InputError path_error(const fs::filesystem_error& error) {
   std::string where = error.path1().string();
   if (!error.path2().empty()) where += " -> " + error.path2().string();
   if (where.empty()) where = "output";
   return InputError(fmt::format("{}: {}", where, error.code().message()));
-}
-
-std::string temporary_name(const std::string& name, const char* kind) {
-  return fmt::format(".{}.{}-{}-{}", name, kind, host_name(), ::getpid());
 }
 
 void check_output_folder(const fs::path& dir, FolderKind kind, const std::vector<fs::path>& protect) {
@@ -164,9 +162,29 @@ void check_output_folder(const fs::path& dir, FolderKind kind, const std::vector
             "scenario: choose another --out",
             dir.string(), p.string(), p == guarded.front() ? " (the working directory)" : ""));
     if (!fs::exists(link)) return;
-    if (fs::is_regular_file(dir / folder_marker(kind)) || fs::is_empty(dir)) return;
+    const fs::path marker = dir / folder_marker(kind);
+    switch (marker_state(marker)) {
+      case MarkerState::aggsim:
+        return;
+      case MarkerState::empty:
+        throw InputError(fmt::format(
+            "{}: its {} marker is empty, and aggsim's own markers say in their text that aggsim wrote the "
+            "folder (older aggsim run folders may have an empty one): if this is an aggsim {} folder you "
+            "want replaced, confirm it with: echo {} > {}, then run again; or choose another --out",
+            dir.string(), folder_marker(kind), kind_name(kind), shell_quote(kMarkerText),
+            shell_quote(marker.string())));
+      case MarkerState::foreign:
+        throw InputError(fmt::format(
+            "{}: its {} is a symbolic link, not a regular file, or does not hold aggsim's marker text, so "
+            "nothing shows that aggsim wrote this folder; aggsim replaces only folders it wrote: choose "
+            "another --out",
+            dir.string(), folder_marker(kind)));
+      case MarkerState::none:
+        break;
+    }
+    if (fs::is_empty(dir)) return;
     const FolderKind other = kind == FolderKind::run ? FolderKind::sweep : FolderKind::run;
-    if (fs::exists(dir / folder_marker(other)))
+    if (marker_state(dir / folder_marker(other)) != MarkerState::none)
       throw InputError(fmt::format("{}: is an aggsim {} folder, not a {} folder: choose another --out",
                                    dir.string(), kind_name(other), kind_name(kind)));
     throw InputError(fmt::format(
@@ -187,21 +205,11 @@ void check_writable(const fs::path& dir) {
       created.push_back(p);
       if (p == p.parent_path()) break;
     }
-    std::error_code ignored;
     // The parent folders made here stay: removing them again would race with another aggsim
     // (a sweep's parallel points) that found them and is about to write into them.
     try {
       for (auto it = created.rbegin(); it != created.rend(); ++it) fs::create_directory(*it);
-      const fs::path probe = parent / temporary_name(base_of(dir), "tmp");
-      fs::remove_all(probe);
-      fs::create_directory(probe);
-      try {
-        write_file(probe / ".aggsim-probe", "probe\n");
-      } catch (...) {
-        fs::remove_all(probe, ignored);
-        throw;
-      }
-      fs::remove_all(probe);
+      const Temporary probe(parent, base_of(dir));  // made with its marker, removed at once
     } catch (const fs::filesystem_error& e) {
       throw InputError(fmt::format("{}: cannot write the output folder there ({}: {}); choose another --out",
                                    dir.string(), e.path1().string(), e.code().message()));
@@ -212,6 +220,33 @@ void check_writable(const fs::path& dir) {
 }
 
 namespace {
+
+// Bound on a resolved.yaml read back: the scenario and the comment lines a run adds about its
+// platform are a few KB; anything far larger is no resolved.yaml aggsim wrote.
+constexpr std::size_t kMaxResolvedBytes = 16u << 20;
+
+// The text of a run folder's resolved.yaml, or "" when it is not a regular file (a symbolic link,
+// a FIFO) of at most kMaxResolvedBytes.
+std::string read_resolved_yaml(const fs::path& file) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return "";
+  struct stat st {};
+  std::string text;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+      static_cast<std::size_t>(st.st_size) <= kMaxResolvedBytes) {
+    text.resize(static_cast<std::size_t>(st.st_size));
+    std::size_t got = 0;
+    while (got < text.size()) {
+      const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    text.resize(got);
+  }
+  ::close(fd);
+  return text;
+}
 
 // resolved.yaml without its comment lines (what the run wrote about the platform beside the
 // scenario, such as its effective link costs): the scenario alone.
@@ -229,9 +264,10 @@ std::string without_comment_lines(const std::string& text) {
 
 void check_same_run(const RunFolderRequest& request) {
   if (request.replace_different) return;
-  const fs::path old = request.dir / "resolved.yaml";
-  if (!fs::exists(request.dir / folder_marker(FolderKind::run))) return;  // new or empty folder
-  if (fs::is_regular_file(old) && without_comment_lines(read_all(old)) == request.resolved_yaml) return;
+  if (marker_state(request.dir / folder_marker(FolderKind::run)) != MarkerState::aggsim)
+    return;  // new or empty
+  const std::string old = read_resolved_yaml(request.dir / "resolved.yaml");
+  if (!old.empty() && without_comment_lines(old) == request.resolved_yaml) return;
   throw InputError(fmt::format(
       "{}: already holds the run of a different scenario (its resolved.yaml differs from this run's); "
       "rerun with --force to replace it, or choose another folder with --out DIR",
@@ -250,84 +286,38 @@ void prepare_run_folder(const RunFolderRequest& request) {
   check_writable(request.dir);
 }
 
-namespace {
-
-// Whether process `pid` (of this host) may still write: it exists, and is not a zombie. A killed
-// writer stays a zombie until its parent reaps it, and a killed sweep runner's children may wait long
-// for that (their new parent need not reap at once), yet they write nothing any more.
-bool still_running(long pid) {
-  if (pid == ::getpid()) return true;
-  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return true;  // no /proc: trust kill()
-  const auto name_end = line.rfind(')');       // "pid (name) state ...", the name may hold spaces
-  if (name_end == std::string::npos || name_end + 2 >= line.size()) return true;
-  const char state = line[name_end + 2];
-  return state != 'Z' && state != 'X';
-}
-
-}  // namespace
-
-void remove_stale_temporaries(const fs::path& folder) {
-  std::error_code ec;
-  if (!fs::is_directory(folder, ec)) return;
-  const std::string host = host_name();
-  std::vector<fs::path> stale;
-  for (const auto& entry : fs::directory_iterator(folder, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || name[0] != '.') continue;
-    for (const char* kind : {".tmp-", ".old-"}) {
-      const auto at = name.rfind(kind);
-      if (at == std::string::npos) continue;
-      const std::string owner = name.substr(at + std::strlen(kind));  // HOST-PID
-      const auto dash = owner.rfind('-');
-      if (dash == std::string::npos || owner.substr(0, dash) != host) continue;
-      const std::string pid_text = owner.substr(dash + 1);
-      if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos) continue;
-      const long pid = std::strtol(pid_text.c_str(), nullptr, 10);
-      if (!still_running(pid)) stale.push_back(entry.path());
-    }
-  }
-  for (const auto& p : stale) fs::remove_all(p, ec);
-}
-
 void write_run_folder(const RunFolderRequest& request, const std::vector<OutputFile>& files) {
   const HeldSignals held;  // a signal now would leave a temporary or a half-swapped folder
   const fs::path target = request.dir.lexically_normal();
   const fs::path parent = parent_of(target);
-  const std::string base = base_of(target);
-  const fs::path tmp = parent / temporary_name(base, "tmp");
-  const fs::path old = parent / temporary_name(base, "old");
   try {
     fs::create_directories(parent);
     const FolderLock lock(parent);  // another aggsim swapping the same folder waits here
     check_output_folder(request.dir, FolderKind::run, request.protect);
     check_same_run(request);
     remove_stale_temporaries(parent);
-    fs::remove_all(tmp);
-    fs::create_directory(tmp);
+    // The new folder is built inside a temporary; the folder it replaces is moved into the same
+    // temporary, so a process killed at any point leaves at most one temporary, which proves itself.
+    const Temporary tmp(parent, base_of(target));
+    const fs::path fresh = tmp.content(), previous = tmp.path() / "previous";
+    fs::create_directory(fresh);
+    std::vector<OutputFile> all = {{folder_marker(FolderKind::run), folder_marker_text(FolderKind::run)}};
+    all.insert(all.end(), files.begin(), files.end());
+    for (const auto& [name, content] : all) {
+      std::ofstream out(fresh / name, std::ios::binary);
+      out << content;
+      out.close();
+      if (!out)
+        throw fs::filesystem_error("cannot write", fresh / name,
+                                   std::error_code(errno ? errno : EIO, std::generic_category()));
+    }
+    const bool replacing = fs::exists(fs::symlink_status(target));
+    if (replacing) fs::rename(target, previous);
     try {
-      write_file(tmp / folder_marker(FolderKind::run),
-                 "This folder was written by aggsim, which may replace it whole. Remove this file to keep "
-                 "aggsim from ever replacing it.\n");
-      for (const auto& [name, content] : files) write_file(tmp / name, content);
-      const bool replacing = fs::exists(fs::symlink_status(target));
-      if (replacing) fs::rename(target, old);
-      try {
-        fs::rename(tmp, target);
-      } catch (...) {
-        if (replacing) fs::rename(old, target);
-        throw;
-      }
-      if (replacing) fs::remove_all(old);
+      fs::rename(fresh, target);
     } catch (...) {
       std::error_code ignored;
-      fs::remove_all(tmp, ignored);
-      if (fs::exists(old, ignored)) {
-        if (!fs::exists(target, ignored)) fs::rename(old, target, ignored);
-        fs::remove_all(old, ignored);
-      }
+      if (replacing) fs::rename(previous, target, ignored);
       throw;
     }
   } catch (const fs::filesystem_error& e) {

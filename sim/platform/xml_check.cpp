@@ -4,8 +4,8 @@
 #include <strings.h>
 
 #include <algorithm>
-#include <boost/property_tree/ptree.hpp>
-#include <boost/property_tree/xml_parser.hpp>
+#include <boost/property_tree/detail/rapidxml.hpp>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -16,9 +16,11 @@
 #include <sstream>
 #include <tuple>
 
+#include "sim/core/checked.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/input_file.hpp"
 #include "sim/core/strings.hpp"
+#include "sim/core/units.hpp"
 
 namespace aggsim {
 
@@ -26,11 +28,17 @@ std::vector<XmlElement> scan_xml_elements(const std::string& text) {
   std::vector<XmlElement> out;
   std::vector<int> open;  // indices of the elements not closed yet
   int line = 1;
-  std::size_t i = 0;
+  std::size_t i = 0, line_start = 0;
   // Moves to `end` (exclusive of what follows), counting lines on the way.
   auto advance_to = [&](std::size_t end) {
     for (; i < end && i < text.size(); ++i)
-      if (text[i] == '\n') ++line;
+      if (text[i] == '\n') ++line, line_start = i + 1;
+  };
+  // Characters (not UTF-8 continuation bytes) from the start of the line to position i, plus one.
+  auto column_here = [&] {
+    int col = 1;
+    for (std::size_t k = line_start; k < i; ++k) col += (static_cast<unsigned char>(text[k]) & 0xC0) != 0x80;
+    return col;
   };
   auto skip_past = [&](const char* marker) {
     const auto end = text.find(marker, i);
@@ -67,6 +75,7 @@ std::vector<XmlElement> scan_xml_elements(const std::string& text) {
     }
     XmlElement e;
     e.line = line;
+    e.column = column_here();
     e.depth = static_cast<int>(open.size());
     e.parent = open.empty() ? -1 : open.back();
     ++i;
@@ -102,6 +111,9 @@ namespace {
 // names host by host stays within seconds (under ASan too) up to here, and SimGrid would take
 // minutes and gigabytes to build a larger cluster.
 constexpr long kMaxClusterHosts = 1L << 18;
+
+// Cores per host: far above any real host, far below where speed x cores stops being a number.
+constexpr long long kMaxCores = 1 << 16;
 
 // "0-15,20" -> its numbers; empty when it does not parse (SimGrid reports that one with its line).
 // Throws std::invalid_argument when it names more hosts than a platform can hold.
@@ -228,7 +240,7 @@ struct Checker {
   std::map<std::tuple<int, std::string, std::string, bool>, std::pair<int, bool>> routes;
 
   [[noreturn]] void fail(const XmlElement& e, const std::string& message) const {
-    throw InputError(fmt::format("{}:{}: <{}>: {}", file, e.line, e.name, message));
+    throw InputError(fmt::format("{}:{}:{}: <{}>: {}", file, e.line, e.column, e.name, message));
   }
   void declare(std::map<std::string, int>& names, const std::string& kind, const std::string& id,
                const XmlElement& e) {
@@ -245,6 +257,12 @@ struct Checker {
     } catch (const std::invalid_argument& err) {
       fail(e, err.what());
     }
+    // SimGrid reads a radical leniently (std::stoi: "1e308GBps" is host 1), then aborts when a
+    // topology needs more hosts than it got: a radical must be what it looks like.
+    if (radicals.empty())
+      fail(e, fmt::format("radical=\"{}\": must be numbers and ranges separated by commas, such as 0-15,20 "
+                          "(numbers below 10^9, each range from low to high)",
+                          e.attribute("radical")));
     for (long r : radicals)
       declare(netpoints, "host", e.attribute("prefix") + std::to_string(r) + e.attribute("suffix"), e);
     const std::string topology = e.attribute("topology").empty() ? "FLAT" : e.attribute("topology");
@@ -255,7 +273,7 @@ struct Checker {
       } catch (const std::invalid_argument& err) {
         fail(e, err.what());
       }
-      if (!radicals.empty() && leaves != static_cast<long>(radicals.size()))
+      if (leaves != static_cast<long>(radicals.size()))
         fail(e,
              fmt::format(
                  "topology {} with topo_parameters '{}' has {} leaves but radical '{}' names {} hosts",
@@ -275,24 +293,111 @@ struct Checker {
 
   // Bandwidths, latencies and speeds SimGrid divides by or would run backwards in time with.
   // Wifi links and multi-pstate hosts list several values separated by commas: each is checked.
-  void check_positive(const XmlElement& e, const std::string& attribute, bool zero_allowed) {
+  enum class Quantity { bandwidth, latency, speed };
+
+  // Bandwidths, latencies and speeds SimGrid divides by or would run backwards in time with, and
+  // rates below the slowest aggsim simulates (sim/core/units.hpp). Wifi links and multi-pstate hosts
+  // list several values separated by commas: each is checked.
+  void check_quantity(const XmlElement& e, const std::string& attribute, Quantity kind) {
     const auto it = e.attributes.find(attribute);
     if (it == e.attributes.end()) return;
+    const bool zero_allowed = kind == Quantity::latency;
     for (const std::string& part : split_list(it->second)) {
       const auto v = leading_number(part);
-      if (!v) continue;
+      if (!v) continue;  // SimGrid reports a value that is no number itself, with its line
       if (!std::isfinite(*v) || *v < 0 || (*v == 0 && !zero_allowed))
         fail(e, fmt::format("{}=\"{}\": must be a {} finite number", attribute, it->second,
                             zero_allowed ? "non-negative" : "positive"));
+      double value = 0;
+      try {
+        value = kind == Quantity::bandwidth ? units::parse_bandwidth(part)
+                : kind == Quantity::speed   ? units::parse_speed(part)
+                                            : units::parse_duration(part);
+      } catch (const std::invalid_argument&) {
+        continue;  // a unit SimGrid does not know: it says so itself
+      }
+      if (!std::isfinite(value))
+        fail(e, fmt::format("{}=\"{}\": is too large to be a finite number with its unit", attribute,
+                            it->second));
+      if (kind == Quantity::bandwidth && value < units::kMinBandwidth)
+        fail(e,
+             fmt::format("{}=\"{}\": must be at least 1Bps (8bps), the slowest link aggsim simulates: below "
+                         "it SimGrid's solver loses transfers or a step outlasts its clock",
+                         attribute, it->second));
+      if (kind == Quantity::speed && value < units::kMinSpeed)
+        fail(e, fmt::format("{}=\"{}\": must be at least 1f (one flop per second), the slowest host aggsim "
+                            "simulates: below it a step can outlast the simulated clock",
+                            attribute, it->second));
     }
   }
 
+  // A count SimGrid 3.32 reads with std::stoi: it takes the leading digits ("1.5" -> 1, "2x" -> 2,
+  // "abc" ends the load with "abc is not an int", beyond an int with "stoi"). aggsim accepts only
+  // a whole number, spaces around it allowed, that fits an int.
+  static std::optional<long long> whole_int(const std::string& text) {
+    std::size_t begin = 0, end = text.size();
+    while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
+    while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
+    if (begin < end && text[begin] == '+') ++begin;
+    const auto v = parse_integer_text<int>(std::string_view(text).substr(begin, end - begin));
+    if (!v) return std::nullopt;
+    return *v;
+  }
+
+  // SimGrid 3.32 asserts on zero or negative cores and on a pstate past the host's speeds: those
+  // abort the whole process (exit 134) in validate as in run.
+  void check_counts(const XmlElement& e) {
+    if ((e.name == "host" || e.name == "cluster") && e.attributes.count("core")) {
+      const auto core = whole_int(e.attribute("core"));
+      if (!core || *core < 1 || *core > kMaxCores)
+        fail(e, fmt::format("core=\"{}\": must be a whole number of cores from 1 to {}", e.attribute("core"),
+                            kMaxCores));
+    }
+    if (e.name == "host" && e.attributes.count("pstate")) {
+      const std::size_t speeds = split_list(e.attribute("speed")).size();
+      const auto pstate = whole_int(e.attribute("pstate"));
+      if (!pstate || *pstate < 0 || *pstate >= static_cast<long long>(speeds))
+        fail(e, fmt::format(
+                    "pstate=\"{}\": must be a whole number naming one of the host's {} speed(s) (0 to {})",
+                    e.attribute("pstate"), speeds, speeds - 1));
+    }
+    if (e.name == "platform" && e.attributes.count("version")) {
+      const auto v = leading_number(e.attribute("version"));
+      if (v && !std::isfinite(*v))
+        fail(e, fmt::format("version=\"{}\": must be a version number such as 4.1", e.attribute("version")));
+    }
+  }
+
+  // Files and programs a platform could name: SimGrid 3.32 reads profile files itself and aborts the
+  // process on one it cannot parse (printing its lines), includes other XML files past these checks,
+  // and starts deployment actors that aggsim has no code for.
+  void check_not_referenced(const XmlElement& e) {
+    if (e.name == "include" || e.name == "trace" || e.name == "trace_connect")
+      fail(e,
+           "profiles and included files are not supported: SimGrid 3.32 reads them past aggsim's checks and "
+           "aborts on a malformed one; write the platform as one file with constant values");
+    if (e.name == "actor" || e.name == "process" || e.name == "argument")
+      fail(e,
+           "deployment elements do not belong in an aggsim platform: aggsim starts the ranks' actors itself");
+    for (const char* file :
+         {"speed_file", "availability_file", "state_file", "bandwidth_file", "latency_file"})
+      if (e.attributes.count(file))
+        fail(e,
+             fmt::format("{}: profile files are not supported: SimGrid 3.32 reads them past aggsim's checks "
+                         "and aborts on a malformed one; give constant values",
+                         file));
+  }
+
   void check_values(const XmlElement& e) {
-    for (const char* bw : {"bandwidth", "bw", "bb_bw", "loopback_bw", "bw_in", "bw_out", "limiter_link"})
-      check_positive(e, bw, false);
-    for (const char* lat : {"latency", "lat", "bb_lat", "loopback_lat"}) check_positive(e, lat, true);
+    for (const char* bw : {"bandwidth", "bw", "bb_bw", "loopback_bw", "bw_in", "bw_out", "limiter_link",
+                           "read_bw", "write_bw"})
+      check_quantity(e, bw, Quantity::bandwidth);
+    for (const char* lat : {"latency", "lat", "bb_lat", "loopback_lat"})
+      check_quantity(e, lat, Quantity::latency);
     if (e.name == "host" || e.name == "cluster" || e.name == "peer" || e.name == "cabinet")
-      check_positive(e, "speed", false);
+      check_quantity(e, "speed", Quantity::speed);
+    check_counts(e);
+    check_not_referenced(e);
   }
 
   // SimGrid aborts the whole process on a second route between the same two points of a zone; a
@@ -370,24 +475,38 @@ struct Checker {
   }
 };
 
-// Malformed XML gets a precise line before SimGrid's parser sees it.
-void check_well_formed(const std::string& text, const std::string& file) {
-  boost::property_tree::ptree tree;
-  std::istringstream in(text);
-  try {
-    boost::property_tree::read_xml(in, tree);
-  } catch (const boost::property_tree::xml_parser_error& e) {
-    throw InputError(fmt::format("{}:{}: malformed platform XML: {}", file, e.line(), e.message()));
+// Line and column (in characters) of byte `offset` of `text`.
+std::pair<int, int> position_of(const std::string& text, std::size_t offset) {
+  int line = 1, col = 1;
+  for (std::size_t k = 0; k < offset && k < text.size(); ++k) {
+    if (text[k] == '\n') {
+      ++line;
+      col = 1;
+    } else if ((static_cast<unsigned char>(text[k]) & 0xC0) != 0x80) {
+      ++col;
+    }
   }
-  if (tree.find("platform") == tree.not_found())
-    throw InputError(fmt::format("{}: not a SimGrid platform (no <platform> root element)", file));
+  return {line, col};
 }
 
-std::string read_text(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// Malformed XML gets a precise line and column before SimGrid's parser sees it. rapidxml (Boost's
+// copy, which Boost's own XML reader uses) reports where it stopped; its messages hold no text of
+// the document.
+void check_well_formed(const std::string& text, const std::string& file) {
+  namespace rx = boost::property_tree::detail::rapidxml;
+  std::vector<char> buffer(text.begin(), text.end());
+  buffer.push_back('\0');
+  rx::xml_document<char> doc;
+  try {
+    // Boost's XML reader's flags, plus closing tags checked against their opening tag (an end tag
+    // that does not match would otherwise reach SimGrid, which reports no column).
+    doc.parse<rx::parse_comment_nodes | rx::parse_validate_closing_tags>(buffer.data());
+  } catch (const rx::parse_error& e) {
+    const char* where = e.where<char>();
+    const std::size_t offset = where ? static_cast<std::size_t>(where - buffer.data()) : 0;
+    const auto [line, col] = position_of(text, offset);
+    throw InputError(fmt::format("{}:{}:{}: malformed platform XML: {}", file, line, col, e.what()));
+  }
 }
 
 // What ns-3 can reach: SimGrid 3.32 hands it one-link routes (as cables between their ends) and
@@ -438,10 +557,10 @@ void check_ns3_reachable(const std::string& file, const std::vector<XmlElement>&
     if (long_route)
       why += fmt::format(" (the <{}> at line {} has {} and is ignored)", long_route->name, long_route->line,
                          long_route_links);
-    throw InputError(
-        fmt::format("{}:{}: <{}>: network ns3: host '{}' cannot reach host '{}': {}; use network lv08 "
-                    "or alpha_beta, or a generated cluster",
-                    file, hosts[h]->line, hosts[h]->name, host_names[h], host_names[0], why));
+    throw InputError(fmt::format(
+        "{}:{}:{}: <{}>: network ns3: host '{}' cannot reach host '{}': {}; use network lv08 "
+        "or alpha_beta, or a generated cluster",
+        file, hosts[h]->line, hosts[h]->column, hosts[h]->name, host_names[h], host_names[0], why));
   }
 }
 
@@ -453,38 +572,95 @@ void check_platform_xml(const std::string& file, bool for_ns3) {
 
 void check_platform_xml_text(const std::string& text, const std::string& file, bool for_ns3) {
   const auto elements = scan_xml_elements(text);
-  // Before any recursive parser (Boost's, SimGrid's) sees the document.
+  // Whether this is a platform at all, before any message may show a name or a value from it.
+  const auto root =
+      std::find_if(elements.begin(), elements.end(), [](const XmlElement& e) { return e.depth == 0; });
+  if (root == elements.end() || root->name != "platform")
+    throw InputError(
+        fmt::format("{}:{}:{}: not a SimGrid platform: {}; the file's text is not shown", file,
+                    root == elements.end() ? 1 : root->line, root == elements.end() ? 1 : root->column,
+                    root == elements.end() ? "no XML element found" : "the root element is not <platform>"));
+  // Before any recursive parser (rapidxml, SimGrid's) sees the document.
   for (const auto& e : elements)
     if (e.depth >= kMaxXmlDepth)
       throw InputError(
-          fmt::format("{}:{}: <{}>: elements nested {} deep; aggsim accepts platforms nested at most "
+          fmt::format("{}:{}:{}: <{}>: elements nested {} deep; aggsim accepts platforms nested at most "
                       "{} deep",
-                      file, e.line, e.name, e.depth + 1, kMaxXmlDepth));
+                      file, e.line, e.column, e.name, e.depth + 1, kMaxXmlDepth));
   check_well_formed(text, file);
   Checker checker{file, for_ns3, elements, {}, {}, {}};
   for (const auto& e : elements) checker.check(e);
   if (for_ns3) check_ns3_reachable(file, elements);
 }
 
+namespace {
+
+// Replaces every "BEFORE<x>AFTER" by "INTO_BEFORE<x>INTO_AFTER", <x> holding no quote.
+std::string reword(std::string text, const std::string& before, const std::string& after,
+                   const std::string& into_before, const std::string& into_after) {
+  for (std::size_t at = text.find(before); at != std::string::npos; at = text.find(before, at)) {
+    const std::size_t from = at + before.size(), end = text.find(after, from);
+    if (end == std::string::npos) break;
+    const std::string inner = text.substr(from, end - from);
+    text.replace(at, end + after.size() - at, into_before + inner + into_after);
+    at += into_before.size() + inner.size() + into_after.size();
+  }
+  return text;
+}
+
+}  // namespace
+
+// No regular expressions: SimGrid's messages repeat names from the platform, which may be long.
 std::string explain_simgrid_error(const std::string& file, const std::string& what) {
-  std::smatch m;
   std::string text = what;
   // Route ends SimGrid cannot find: it lists every netpoint of the platform, which can be thousands.
   const auto listing = text.find(" Existing netpoints:");
   if (listing != std::string::npos) text.erase(listing);
-  text = std::regex_replace(text, std::regex(R"(Route (src|dst)='([^']*)' does name a node\.)"),
-                            "route $1 '$2' is not a host, router or zone of this platform");
-  text = std::regex_replace(text, std::regex(R"(Invalid XML \(XML input line \d+, state \d+\): )"), "");
-  if (std::regex_search(text, m, std::regex(R"(^Parse error at (.*):(\d+): ([\s\S]*)$)")))
-    return fmt::format("{}:{}: {}", m[1].str(), m[2].str(), m[3].str());
-  // Errors SimGrid raises without a line: point at the element that caused them.
-  const auto elements = scan_xml_elements(read_text(file));
-  if (std::regex_search(text, m, std::regex(R"(Link not found: (.*))"))) {
-    for (const auto& e : elements)
-      if (e.name == "link_ctn" && e.attribute("id") == m[1].str())
-        return fmt::format("{}:{}: <link_ctn>: unknown link '{}'", file, e.line, m[1].str());
+  for (const char* end : {"src", "dst"})
+    text = reword(text, fmt::format("Route {}='", end), "' does name a node.", fmt::format("route {} '", end),
+                  "' is not a host, router or zone of this platform");
+  if (const auto at = text.find("Invalid XML (XML input line "); at != std::string::npos)
+    if (const auto close = text.find("): ", at); close != std::string::npos) text.erase(at, close + 3 - at);
+  // SimGrid's lexer accepts a platform only after its DOCTYPE line, and says so obscurely.
+  if (text.find("in prolog") != std::string::npos ||
+      text.find("Bad declaration <!DOCTYPE") != std::string::npos)
+    text +=
+        " (a SimGrid 3.32 platform begins with <?xml version='1.0'?> and then <!DOCTYPE platform SYSTEM "
+        "\"https://simgrid.org/simgrid.dtd\">)";
+  std::replace(text.begin(), text.end(), '\n', ' ');  // one line, not an escaped line break
+  std::vector<XmlElement> elements;
+  try {
+    elements = scan_xml_elements(read_input_file(file, "platform"));
+  } catch (const InputError&) {
   }
-  return fmt::format("{}: invalid platform: {}", file, text);
+  // The column of the first element on `line` (SimGrid reports lines only).
+  auto column_on = [&](long line) {
+    for (const auto& e : elements)
+      if (e.line == line) return e.column;
+    return 1;
+  };
+  const std::string parse_error = "Parse error at " + file + ":";
+  if (text.rfind(parse_error, 0) == 0) {
+    std::size_t i = parse_error.size();
+    const std::size_t digits = i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    const auto line = parse_integer_text<long>(std::string_view(text).substr(digits, i - digits));
+    if (line && text.compare(i, 2, ": ") == 0)
+      return fmt::format("{}:{}:{}: {}", file, *line, column_on(*line), text.substr(i + 2));
+  }
+  // Errors SimGrid raises without a line: point at the element that caused them.
+  const std::string link_not_found = "Link not found: ";
+  if (const auto at = text.find(link_not_found); at != std::string::npos) {
+    std::string id = text.substr(at + link_not_found.size());
+    id = id.substr(0, id.find('\n'));
+    for (const auto& e : elements)
+      if (e.name == "link_ctn" && e.attribute("id") == id)
+        return fmt::format("{}:{}:{}: <link_ctn>: unknown link '{}'", file, e.line, e.column, id);
+  }
+  const auto root =
+      std::find_if(elements.begin(), elements.end(), [](const XmlElement& e) { return e.depth == 0; });
+  return fmt::format("{}:{}:{}: invalid platform: {}", file, root == elements.end() ? 1 : root->line,
+                     root == elements.end() ? 1 : root->column, text);
 }
 
 }  // namespace aggsim

@@ -18,6 +18,7 @@ struct XmlElement {
   std::string name;
   std::map<std::string, std::string> attributes;
   int line = 0;
+  int column = 0;   // of its '<', in characters from 1
   int depth = 0;    // enclosing elements (the root element has 0)
   int parent = -1;  // index of the enclosing element in the scan, -1 for the root
   std::string attribute(const std::string& key) const {
@@ -36,14 +37,15 @@ std::vector<XmlElement> scan_xml_elements(const std::string& text);
 constexpr int kMaxZoneNesting = 32;
 constexpr int kMaxXmlDepth = 64;
 
-// Throws InputError("file:line: ...") on the first problem found: the file itself (regular, at
-// most 64 MiB, UTF-8), malformed XML, nesting beyond the bounds above, then the element checks.
+// Throws InputError("file:line:col: ...") on the first problem found: the file itself (regular, at
+// most 64 MiB, UTF-8), a root element other than <platform> (then nothing of the file is shown:
+// it may be any file), nesting beyond the bounds above, malformed XML, then the element checks.
 // `for_ns3`: also reject what the ns-3 network model cannot run.
 void check_platform_xml(const std::string& file, bool for_ns3);
 // The same on text already read (`file` names it in messages); what the fuzzer drives.
 void check_platform_xml_text(const std::string& text, const std::string& file, bool for_ns3);
 
-// Turns an exception message from SimGrid's platform parser into "file:line: message".
+// Turns an exception message from SimGrid's platform parser into "file:line:col: message".
 std::string explain_simgrid_error(const std::string& file, const std::string& what);
 
 }  // namespace aggsim

@@ -19,6 +19,9 @@ const FactorStep& FactorTable::at(double message_bytes) const {
 
 namespace {
 
+// The calibration file's `format`, written first; a file without it is format 1.
+constexpr int kCalibrationFormat = 1;
+
 FactorTable read_table(const YamlValue& value) {
   if (!value.node().IsSequence()) value.fail("must be a list of {from, latency, bandwidth} steps");
   FactorTable table;
@@ -113,13 +116,24 @@ void emit_nccl(YAML::Emitter& out, const ProtocolCosts& c, const std::vector<std
 Calibration load_calibration(const std::string& file, const std::vector<ParamSpec>* generator_specs) {
   const std::string text = read_input_file(file, "calibration");
   check_yaml_nesting(text, file);
-  const YAML::Node doc = parse_yaml(text, file);
+  const std::vector<std::string> keys = {"format", "network",  "platform",   "factors",
+                                         "nccl",   "measured", "fitted_from"};
+  const YAML::Node doc = parse_yaml(text, file, {"calibration file", keys});
   auto source = std::make_shared<YamlSource>();
   source->file = file;
-  if (!doc.IsMap()) throw InputError(file + ": a calibration must be a mapping (network, platform, factors)");
   YamlMap top(YamlValue(doc, "", source));
-  top.expect({"network", "platform", "factors", "nccl", "measured", "fitted_from"});
+  top.expect(keys);
   top.finish();
+  // Files written before the key existed are format 1.
+  if (auto format = top.get("format")) {
+    const std::string version = format->scalar();
+    if (version != std::to_string(kCalibrationFormat))
+      format->fail(fmt::format(
+          "calibration format {} is not one this aggsim reads (it reads format {}); the file comes from "
+          "another aggsim version: rerun `aggsim calibrate` with this one on the same measurements to "
+          "write a format-{} file",
+          version, kCalibrationFormat, kCalibrationFormat));
+  }
   Calibration cal;
   cal.file = file;
   auto network = top.require("network");
@@ -164,6 +178,7 @@ Calibration load_calibration(const std::string& file, const std::vector<ParamSpe
 std::string calibration_yaml(const Calibration& cal, const std::string& comment) {
   YAML::Emitter out;
   out << YAML::BeginMap;
+  out << YAML::Key << "format" << YAML::Value << kCalibrationFormat;
   out << YAML::Key << "network" << YAML::Value << cal.network;
   if (!cal.platform.empty()) {
     out << YAML::Key << "platform" << YAML::Value << YAML::BeginMap;

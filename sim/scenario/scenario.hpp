@@ -88,7 +88,7 @@ struct CompressionSpec {
 };
 
 // How the simulation runs; no setting here changes what it computes beyond the bound documented
-// in README "Replay of repeated steps".
+// in sim/engine/README.md, "Replay of repeated steps".
 struct EngineSpec {
   bool replay = true;  // reuse the timing of repeated steps (sim/engine/replay.hpp)
 };
@@ -115,10 +115,19 @@ struct Scenario {
   // "file:line:col" of keys that are checked again once the platform is built (ranks, algorithm
   // parameters), so that those errors point at the key too.
   std::map<std::string, std::string> key_locations;
-  // Where `key` was written, for a message: its "file:line:col", or the file alone.
+  // Where `key` was written, for a message: its "file:line:col"; for a key left to its default, the
+  // place of the section it belongs to (algorithm.name for the algorithm's keys), else the file's
+  // first line.
   std::string where(const std::string& key) const {
-    const auto it = key_locations.find(key);
-    return it != key_locations.end() ? it->second : source_file;
+    for (std::string k = key;;) {
+      if (const auto it = key_locations.find(k); it != key_locations.end()) return it->second;
+      const auto dot = k.find_last_of('.');
+      if (dot == std::string::npos) break;
+      k.erase(dot);
+    }
+    if (key.rfind("algorithm.", 0) == 0)
+      if (const auto it = key_locations.find("algorithm.name"); it != key_locations.end()) return it->second;
+    return source_file + ":1:1";
   }
   std::uint64_t seed = 1;
   int ranks = 16;

@@ -79,7 +79,7 @@ std::vector<ParamSpec> compute_param_specs() {
 
 std::vector<ParamSpec> engine_param_specs() {
   return {ParamSpec("replay", ParamKind::boolean, "true",
-                    "reuse the timing of repeated steps (README, Replay of repeated steps)")};
+                    "reuse the timing of repeated steps (sim/engine/README.md, Replay of repeated steps)")};
 }
 
 std::vector<ParamSpec> output_param_specs() {

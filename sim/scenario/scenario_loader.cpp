@@ -56,9 +56,9 @@ namespace fs = std::filesystem;
 
 YAML::Node parse_document(const std::string& text, const std::string& label) {
   check_yaml_nesting(text, label);
-  YAML::Node doc = parse_yaml(text, label);
-  if (!doc.IsDefined() || doc.IsNull()) throw InputError(label + ": the scenario is empty");
-  return doc;
+  std::vector<std::string> keys = scenario_top_level_keys();
+  keys.push_back("sweep");  // a sweep file given to run or validate is told so
+  return parse_yaml(text, label, {"scenario", keys});
 }
 
 // Applies "a.b.c=value" by creating/replacing the key in the document tree.
@@ -360,14 +360,26 @@ void check_every(YamlMap& alg, const Scenario& sc) {
         every));
 }
 
+// An asynchronous parameter server serves a bucket's pushes until every worker has sent its last
+// one, and a rank ends its buckets one after the other: with several buckets (granularity: layer)
+// the workers wait for a bucket whose server has not begun to serve, and the run deadlocks.
+void check_granularity(YamlMap& alg, const Scenario& sc) {
+  const Params& p = sc.algorithm.params;
+  if (sc.algorithm.name != "parameter_server" || sc.algorithm.granularity != Granularity::layer ||
+      !(p.has("asynchronous") && p.boolean("asynchronous")))
+    return;
+  alg.get("granularity")
+      ->fail(
+          "layer with asynchronous: true is not modelled (each bucket would be a server of its own, serving "
+          "only once the previous one has ended, so the run would deadlock); use granularity: model");
+}
+
 Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source) {
   Scenario sc;
   sc.source_file = source->file;
   YamlMap top(YamlValue(doc, "", source));
   // A misspelt key is the likeliest mistake and explains later ones: report it first.
-  std::vector<std::string> known = spec_keys(top_level_param_specs());
-  known.insert(known.end(), scenario_sections().begin(), scenario_sections().end());
-  top.expect(known);
+  top.expect(scenario_top_level_keys());
   top.finish();
 
   const Params given = top.params(top_level_param_specs());
@@ -403,7 +415,10 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
                       sc.platform.topology));
   }
 
-  if (auto v = top.get("calibration")) read_calibration_key(*v, sc, top.get("network").has_value());
+  if (auto v = top.get("calibration")) {
+    sc.key_locations["calibration"] = v->location();
+    read_calibration_key(*v, sc, top.get("network").has_value());
+  }
 
   read_model(top.get("model"), sc.model, source->file);
 
@@ -418,6 +433,7 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
     read_common_algorithm_keys(alg, sc.algorithm, info->consensus);
     sc.algorithm.params = alg.params(info->params);
     check_every(alg, sc);
+    check_granularity(alg, sc);
     for (const auto& spec : info->params)
       if (auto v = alg.get(spec.key)) sc.key_locations["algorithm." + spec.key] = v->location();
     alg.finish();
@@ -458,6 +474,7 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
 
   read_training(top, sc);
   check_math_memory(top, sc);
+  check_step_memory(top, sc);
 
   // Both sections' keys (and defaults) are their specs'.
   const auto read_section = [&](const char* section, const std::vector<ParamSpec>& specs) {
@@ -507,8 +524,6 @@ Scenario load_from(const std::string& text, const std::string& label,
     }
   }
   YAML::Node doc = parse_document(text, label);
-  if (!doc.IsMap())
-    throw InputError(label + ": a scenario must be a mapping of keys (seed, ranks, platform, ...)");
   if (sweep_file) {
     doc.remove("sweep");
   } else if (doc["sweep"]) {
@@ -532,6 +547,12 @@ Scenario load_from(const std::string& text, const std::string& label,
 }
 
 }  // namespace
+
+std::vector<std::string> scenario_top_level_keys() {
+  std::vector<std::string> known = spec_keys(top_level_param_specs());
+  known.insert(known.end(), scenario_sections().begin(), scenario_sections().end());
+  return known;
+}
 
 Scenario load_sweep_point_text(const std::string& text, const std::string& label,
                                const std::vector<std::string>& overrides) {

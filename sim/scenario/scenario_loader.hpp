@@ -14,6 +14,9 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
 Scenario load_scenario_text(const std::string& text, const std::string& label,
                             const std::vector<std::string>& overrides = {});
 
+// The keys a scenario takes at its top level (a sweep file adds `sweep`).
+std::vector<std::string> scenario_top_level_keys();
+
 // What the scenario's algorithm entry is prepared with (the simulation adds the platform's rank
 // layout).
 AlgorithmConfig algorithm_config(const Scenario& scenario);

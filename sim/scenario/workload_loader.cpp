@@ -4,11 +4,13 @@
 #include <unistd.h>
 
 #include <limits>
+#include <vector>
 
 #include "sim/core/checked.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/input_file.hpp"
 #include "sim/core/units.hpp"
+#include "sim/metrics/step_log.hpp"
 #include "sim/scenario/scenario_keys.hpp"
 #include "sim/workload/problem.hpp"
 
@@ -59,7 +61,7 @@ LayerSpec read_layer(const YamlValue& v) {
 void read_layer_table(const std::string& file, ModelSpec& spec) {
   const std::string text = read_input_file(file, "layer table");
   check_yaml_nesting(text, file);
-  YAML::Node doc = parse_yaml(text, file);
+  YAML::Node doc = parse_yaml(text, file, {"layer table", {"name", "layers", "source", "description"}});
   auto source = std::make_shared<YamlSource>();
   source->file = file;
   YamlMap top(YamlValue(doc, "", source));
@@ -115,6 +117,11 @@ ReduceSpeed read_reduce_speed(const YamlValue& v) {
     v.fail(
         fmt::format("must be host, 0 (free) or a rate in bytes per second such as 200GBps ({})", e.what()));
   }
+  if (r.bytes_per_s > 0 && r.bytes_per_s < units::kMinBandwidth)
+    v.fail(fmt::format(
+        "must be host, 0 (free) or at least 1Bps, the slowest reduction aggsim simulates: below it a step "
+        "can outlast the simulated clock (a reduction at 1e-300 B/s never ends) (got {} B/s)",
+        r.bytes_per_s));
   return r;
 }
 
@@ -318,6 +325,27 @@ void emit_training(YAML::Emitter& out, const Scenario& sc) {
           : rs.bytes_per_s > 0 ? fmt::format("{}Bps", rs.bytes_per_s)
                                : "0");
   out << YAML::EndMap;
+}
+
+// A step costs its summary, its block of rank records and its steps.csv row (18 columns, at least
+// 80 characters once the times are real numbers): 152 + 24 + 80 bytes, rounded down to 256, plus
+// 48 bytes a rank. The asserts keep that a lower bound if the records shrink.
+constexpr double kStepBytes = 256, kRankStepBytes = 48;
+static_assert(sizeof(StepSummary) + sizeof(std::vector<RankStepRecord>) + 80 >= kStepBytes);
+static_assert(sizeof(RankStepRecord) >= kRankStepBytes);
+
+void check_step_memory(const YamlMap& top, const Scenario& sc) {
+  const double per_step = kStepBytes + kRankStepBytes * static_cast<double>(sc.ranks);
+  const double bytes = per_step * static_cast<double>(sc.steps);
+  const std::uint64_t limit = math_memory_limit();
+  if (bytes <= static_cast<double>(limit)) return;
+  const YAML::Node given = top.value().node()["steps"];
+  const YamlValue at = given ? top.value().child("steps") : top.value();
+  at.fail(fmt::format(
+      "{} steps of {} ranks need at least {} for their per-step records (256 + 48 x ranks bytes a step, "
+      "kept as the steps complete), more than the {} aggsim allows on this machine (half its memory); "
+      "run fewer steps",
+      sc.steps, sc.ranks, units::format_bytes(bytes), units::format_bytes(static_cast<double>(limit))));
 }
 
 }  // namespace aggsim

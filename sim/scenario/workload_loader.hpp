@@ -29,6 +29,10 @@ void read_training(YamlMap& top, Scenario& sc);
 // The math plane's memory: ranks x proxy_dim x 4 bytes must stay within math_memory_limit() (half
 // the machine's physical memory), else an error at model.proxy_dim. Call after read_training.
 void check_math_memory(const YamlMap& top, const Scenario& sc);
+// The per-step records (the step log, the math log) grow as steps complete, at least
+// 256 + 48 x ranks bytes a step: `steps` whose records cannot fit in the same limit are refused
+// at the key (a replayed run reaches millions of steps a minute and was killed for memory).
+void check_step_memory(const YamlMap& top, const Scenario& sc);
 std::uint64_t math_memory_limit();
 
 void emit_model_layers(YAML::Emitter& out, const ModelSpec& spec);

@@ -34,7 +34,13 @@ std::string YamlValue::location() const {
     if (path_ == path || path_.rfind(path + ".", 0) == 0 || path_.rfind(path + "[", 0) == 0)
       return "--set " + text;
   const YAML::Mark mark = node_.Mark();
-  if (mark.is_null()) return source_->file;
+  if (mark.is_null()) {
+    // A mapping that only --set made (--set compression.name=topk makes `compression`): the option.
+    for (const auto& [path, text] : source_->overrides)
+      if (!path_.empty() && (path.rfind(path_ + ".", 0) == 0 || path.rfind(path_ + "[", 0) == 0))
+        return "--set " + text;
+    return source_->file;
+  }
   return fmt::format("{}:{}:{}", source_->file, mark.line + 1, mark.column + 1);
 }
 
@@ -293,8 +299,13 @@ void emit_params(YAML::Emitter& out, const std::vector<ParamSpec>& specs, const 
 
 namespace {
 InputError syntax_error(const std::string& label, const YAML::ParserException& e) {
+  // yaml-cpp appends the offending text to a few messages ("unknown escape character: x", "bad YAML
+  // version: ..."): the position says where, the text stays out.
+  std::string what = e.msg;
+  const auto colon = what.find(": ");
+  if (colon != std::string::npos) what.erase(colon);
   return InputError(
-      fmt::format("{}:{}:{}: syntax error: {}", label, e.mark.line + 1, e.mark.column + 1, e.msg));
+      fmt::format("{}:{}:{}: syntax error: {}", label, e.mark.line + 1, e.mark.column + 1, what));
 }
 }  // namespace
 
@@ -336,25 +347,56 @@ void check_duplicate_keys(const YAML::Node& root, const std::string& label, cons
   check_keys_once(root, label, path, visited);
 }
 
-YAML::Node parse_yaml(const std::string& text, const std::string& label) {
-  YAML::Node doc;
+namespace {
+
+YAML::Node load_yaml(const std::string& text, const std::string& label) {
   try {
-    doc = YAML::Load(text);
+    return YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     throw syntax_error(label, e);
   }
+}
+
+std::string at_top(const std::string& label, const YAML::Mark& mark) {
+  if (mark.is_null()) return fmt::format("{}:1:1", label);
+  return fmt::format("{}:{}:{}", label, mark.line + 1, mark.column + 1);
+}
+
+void check_schema(const YAML::Node& doc, const std::string& label, const FileSchema& schema) {
+  std::string keys;
+  for (std::size_t i = 0; i < schema.keys.size() && i < 6; ++i) keys += (i ? ", " : "") + schema.keys[i];
+  if (schema.keys.size() > 6) keys += ", ...";
+  if (!doc.IsDefined() || doc.IsNull())
+    throw InputError(fmt::format("{}: (top level): the {} is empty (expected keys such as {})",
+                                 at_top(label, doc.Mark()), schema.what, keys));
+  if (!doc.IsMap())
+    throw InputError(fmt::format(
+        "{}: (top level): not a {}: expected a mapping of keys ({}), found {}; the "
+        "file's text is not shown",
+        at_top(label, doc.Mark()), schema.what, keys, doc.IsSequence() ? "a list" : "a single value"));
+  for (auto it = doc.begin(); it != doc.end(); ++it)
+    if (it->first.IsScalar() &&
+        std::find(schema.keys.begin(), schema.keys.end(), it->first.Scalar()) != schema.keys.end())
+      return;
+  const YAML::Mark first = doc.begin() != doc.end() ? doc.begin()->first.Mark() : doc.Mark();
+  throw InputError(
+      fmt::format("{}: (top level): not a {}: none of its top-level keys is one a {} has ({}); the "
+                  "file's text is not shown",
+                  at_top(label, first), schema.what, schema.what, keys));
+}
+
+}  // namespace
+
+YAML::Node parse_yaml(const std::string& text, const std::string& label) {
+  YAML::Node doc = load_yaml(text, label);
   check_duplicate_keys(doc, label);
   return doc;
 }
 
-YAML::Node parse_yaml_file(const std::string& file) {
-  YAML::Node doc;
-  try {
-    doc = YAML::LoadFile(file);
-  } catch (const YAML::ParserException& e) {
-    throw syntax_error(file, e);
-  }
-  check_duplicate_keys(doc, file);
+YAML::Node parse_yaml(const std::string& text, const std::string& label, const FileSchema& schema) {
+  YAML::Node doc = load_yaml(text, label);
+  check_schema(doc, label, schema);
+  check_duplicate_keys(doc, label);
   return doc;
 }
 

@@ -15,9 +15,21 @@
 
 namespace aggsim {
 
-// Parses YAML text (or a file); a syntax error throws InputError "label:line:col: syntax error: ...".
+// Parses YAML text; a syntax error throws InputError "label:line:col: syntax error: ..." (with no
+// text of the document in it).
 YAML::Node parse_yaml(const std::string& text, const std::string& label);
-YAML::Node parse_yaml_file(const std::string& file);
+
+// What an input file must be at its top level before any of its text may appear in a message: a
+// mapping with at least one key the kind of file has. A file that is not (a scenario path given a
+// password file, `calibration: /etc/shadow`) is refused by its place alone: a line such as
+// "root:*:20228:..." is valid YAML, a mapping with one unknown key, and must not be repeated in an
+// error that may end up in someone's logs.
+struct FileSchema {
+  std::string what;               // "scenario", "calibration file", "layer table", "sweep file"
+  std::vector<std::string> keys;  // its top-level keys
+};
+// parse_yaml, then the schema check (before the duplicate-key check, which names keys).
+YAML::Node parse_yaml(const std::string& text, const std::string& label, const FileSchema& schema);
 // yaml-cpp keeps both entries of a key given twice in one mapping, and lookups find the first: both
 // parse functions refuse that with "label:line:col: key.path: duplicate key (first given at line N)".
 // `path` prefixes the key paths (a --set value's own key).

@@ -15,6 +15,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "sim/core/terminal.hpp"
 #include "sim/sweep/progress.hpp"
 
 extern char** environ;
@@ -113,9 +114,9 @@ LocalRunResult run_sweep_locally(const Sweep& sweep, const SweepFolder& folder,
   for (const auto& p : sweep.points)
     if (!folder.finished(p.id)) todo.push_back(&p);
   const int jobs = std::max(1, options.jobs);
-  fmt::print(stderr, "sweep {}: {} points, {} already done, {} to run with {} job{} -> {}\n", sweep.name,
-             sweep.points.size(), sweep.points.size() - todo.size(), todo.size(), jobs, jobs > 1 ? "s" : "",
-             folder.root().string());
+  print_lines(stderr, "sweep {}: {} points, {} already done, {} to run with {} job{} -> {}\n", sweep.name,
+              sweep.points.size(), sweep.points.size() - todo.size(), todo.size(), jobs, jobs > 1 ? "s" : "",
+              folder.root().string());
   std::fflush(stderr);
 
   SweepProgress progress(static_cast<int>(todo.size()), stderr);
@@ -138,8 +139,8 @@ LocalRunResult run_sweep_locally(const Sweep& sweep, const SweepFolder& folder,
       for (const auto& [pid, child] : running) ::waitpid(pid, nullptr, 0);
       running.clear();
       progress.close();
-      fmt::print(stderr, "sweep {}: interrupted; finished points are kept, run the sweep again to resume\n",
-                 sweep.name);
+      print_lines(stderr, "sweep {}: interrupted; finished points are kept, run the sweep again to resume\n",
+                  sweep.name);
       return {failures, true};
     }
     while (next < todo.size() && static_cast<int>(running.size()) < jobs) {

@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "sim/core/error.hpp"
+
 namespace aggsim {
 
 SweepProgress::SweepProgress(int total, std::FILE* out)
@@ -35,11 +37,11 @@ void SweepProgress::finished(bool ok, const std::string& what, double wall_s) {
   --running_;
   ok ? ++done_ : ++failed_;
   if (tty_) {
-    if (!ok) fmt::print(out_, "\r\033[KFAILED {}\n", what);
+    if (!ok) fmt::print(out_, "\r\033[KFAILED {}\n", printable(what));
     draw();
   } else {
     fmt::print(out_, "[{}/{}] {} {} ({:.1f} s; {} failed so far, ETA {})\n", done_ + failed_, total_,
-               ok ? "done" : "FAILED", what, wall_s, failed_, eta());
+               ok ? "done" : "FAILED", printable(what), wall_s, failed_, eta());
     std::fflush(out_);
   }
 }

@@ -11,6 +11,7 @@
 #include <regex>
 
 #include "sim/core/error.hpp"
+#include "sim/core/strings.hpp"
 
 namespace aggsim {
 
@@ -18,19 +19,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Single quotes keep every byte literal in bash (a quote itself is written '\'').
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 std::string absolute(const std::string& p) {
   return fs::absolute(p).lexically_normal().string();
 }
 
+// std::regex recurses once per character matched: a value of 50 KB overflowed the stack. No Slurm
+// value or path aggsim writes is longer than 4096 characters, so longer ones fail the match
+// without reaching the regex.
+constexpr std::size_t kMaxMatchedLength = 4096;
+
 bool matches(const std::string& text, const char* pattern) {
-  return std::regex_match(text, std::regex(pattern));
+  return text.size() <= kMaxMatchedLength && std::regex_match(text, std::regex(pattern));
 }
 
 // A #SBATCH line is read by sbatch, not by the shell, and has no quoting: what goes there must be
@@ -38,7 +37,7 @@ bool matches(const std::string& text, const char* pattern) {
 void check_sbatch_value(const std::string& option, const std::string& value, const char* pattern,
                         const std::string& expected) {
   if (!matches(value, pattern))
-    throw InputError(fmt::format("{} '{}': {} (it goes on a #SBATCH line, which cannot be quoted)", option,
+    throw InputError(fmt::format("{}: '{}': {} (it goes on a #SBATCH line, which cannot be quoted)", option,
                                  value, expected));
 }
 
@@ -54,17 +53,17 @@ void check_options(const SlurmOptions& o, const std::string& out) {
                        "expected Slurm's memory syntax, e.g. 4000M or 16G");
   if (!o.time.empty() && !valid_slurm_time(o.time))
     throw InputError(
-        fmt::format("--time '{}': expected one of Slurm's formats: minutes, minutes:seconds, "
+        fmt::format("--time: '{}': expected one of Slurm's formats: minutes, minutes:seconds, "
                     "hours:minutes:seconds, days-hours, days-hours:minutes, "
                     "days-hours:minutes:seconds (e.g. 01:30:00 or 2-00:00:00)",
                     o.time));
   if (o.max_running < 0) throw InputError("--max-running: must be at least 1");
   for (const auto& line : o.sbatch_lines) {
     if (line.find_first_of(std::string("\n\r\0", 3)) != std::string::npos)
-      throw InputError(fmt::format("--sbatch '{}': must be one line (no newline)", line));
+      throw InputError(fmt::format("--sbatch: '{}': must be one line (no newline)", line));
     if (line.empty() || line[0] != '-')
       throw InputError(
-          fmt::format("--sbatch '{}': expected an sbatch option such as --gres=gpu:1 (written after "
+          fmt::format("--sbatch: '{}': expected an sbatch option such as --gres=gpu:1 (written after "
                       "#SBATCH)",
                       line));
   }

@@ -121,12 +121,13 @@ Axis command_line_axis(const std::string& spec) {
 }
 
 SweepBlock read_block(const std::string& text, const std::string& label, const SweepExtras& extras) {
-  YAML::Node doc = parse_yaml(text, label);
+  std::vector<std::string> file_keys = scenario_top_level_keys();
+  file_keys.push_back("sweep");
+  YAML::Node doc = parse_yaml(text, label, {"sweep file", file_keys});
   auto source = std::make_shared<YamlSource>();
   source->file = label;
   const YamlValue top(doc, "", source);
   const bool from_command_line = !extras.grid.empty() || extras.repeat > 0;
-  if (!doc.IsMap()) top.fail("a sweep file must be a scenario mapping with a 'sweep:' block");
   if (!doc["sweep"] && !from_command_line)
     top.fail(
         "no 'sweep:' block (a sweep file is a scenario plus sweep: {grid: ..., zip: ...}; or give "
@@ -149,9 +150,9 @@ SweepBlock read_block(const std::string& text, const std::string& label, const S
     return block;
   }
   YamlMap sweep(top.child("sweep"));
-  std::vector<std::string> keys;
-  for (const auto& spec : sweep_param_specs()) keys.push_back(spec.key);
-  sweep.expect(keys);
+  std::vector<std::string> sweep_keys;
+  for (const auto& spec : sweep_param_specs()) sweep_keys.push_back(spec.key);
+  sweep.expect(sweep_keys);
   const auto spec_of = [](const std::string& key) {
     for (const auto& spec : sweep_param_specs())
       if (spec.key == key) return spec;
@@ -319,18 +320,26 @@ Sweep expand_sweep_text(const std::string& text, const std::string& label, const
           sweep.notes.push_back(fmt::format("sweep point {} of {} ({}): {}", n + 1, total, values_text,
                                             describe_dropped_key(dropped)));
     } catch (const InputError& e) {
-      throw InputError(fmt::format("{}\n  in sweep point {} of {} ({})",
-                                   locate_overrides(e.what(), point.overrides, values), n + 1, total,
-                                   describe_point(sweep, point)));
+      throw InputError(
+          locate_overrides(e.what(), point.overrides, values),
+          {fmt::format("in sweep point {} of {} ({})", n + 1, total, describe_point(sweep, point))});
     }
     point.id = point_id(point.resolved);
     const auto [it, fresh] = index_of_id.emplace(point.id, point.index);
     if (!fresh) {
       const SweepPoint& other = sweep.points[static_cast<std::size_t>(it->second)];
+      // At the first swept value where the two points differ: the one that has no effect.
+      std::string where = fmt::format("{}:1:1", label), key = "sweep";
+      for (std::size_t k = 0; k < values.size() && k < other.values.size(); ++k)
+        if (point.values[k] != other.values[k]) {
+          where = values[k]->location;
+          key = sweep.keys[k];
+          break;
+        }
       throw InputError(fmt::format(
-          "{}: sweep points {} ({}) and {} ({}) are the same scenario: a swept value has no "
+          "{}: {}: sweep points {} ({}) and {} ({}) are the same scenario: a swept value has no "
           "effect or two values mean the same",
-          label, other.index + 1, describe_point(sweep, other), n + 1, describe_point(sweep, point)));
+          where, key, other.index + 1, describe_point(sweep, other), n + 1, describe_point(sweep, point)));
     }
     sweep.points.push_back(std::move(point));
     // Advance the counter: repetitions fastest, then the last axis.

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "sim/core/input_file.hpp"
 #include "sim/core/strings.hpp"
 #include "sim/output/run_folder.hpp"
 #include "sim/sweep/numeric_columns.hpp"
@@ -22,24 +23,10 @@ namespace aggsim {
 namespace fs = std::filesystem;
 
 void write_file_atomic(const fs::path& path, const std::string& content) {
-  const fs::path parent = path.parent_path().empty() ? fs::path(".") : path.parent_path();
   try {
-    fs::create_directories(parent);
-    // Host and pid: array tasks on different nodes may write the same file on a shared file system.
-    const fs::path tmp = parent / temporary_name(path.filename().string(), "tmp");
-    try {
-      std::ofstream out(tmp, std::ios::binary);
-      out << content;
-      out.close();
-      if (!out)
-        throw fs::filesystem_error("cannot write", tmp,
-                                   std::error_code(errno ? errno : EIO, std::generic_category()));
-      fs::rename(tmp, path);
-    } catch (...) {
-      std::error_code ignored;
-      fs::remove(tmp, ignored);  // a full disk leaves no temporary behind
-      throw;
-    }
+    // Host, pid and a random token in the temporary's name: array tasks on different nodes may
+    // write the same file on a shared file system.
+    write_file_atomically(path, content);
   } catch (const fs::filesystem_error& e) {
     throw path_error(e);
   }
@@ -64,6 +51,11 @@ RunnerLock::~RunnerLock() {
 }
 
 std::string read_text_file(const fs::path& path) {
+  // A regular file of bounded size only: a FIFO or a device put in a sweep folder must not block
+  // or flood a merge.
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::symlink_status(path, ec)) || fs::file_size(path, ec) > kMaxInputBytes || ec)
+    return "";
   std::ifstream in(path, std::ios::binary);
   std::stringstream buffer;
   buffer << in.rdbuf();
@@ -121,6 +113,9 @@ void SweepFolder::check(const std::string& sweep_file) const {
 }
 
 void SweepFolder::write_expansion(const Sweep& sweep) const {
+  // The marker first: a folder interrupted at any later point (a full disk, a signal) is one aggsim
+  // wrote, so the rerun that completes it is not refused.
+  write_if_changed(root_ / folder_marker(FolderKind::sweep), folder_marker_text(FolderKind::sweep));
   std::vector<std::string> header = {"index", "id"};
   header.insert(header.end(), sweep.keys.begin(), sweep.keys.end());
   if (sweep.repeat > 1) header.push_back("repeat");
@@ -147,10 +142,6 @@ void SweepFolder::write_expansion(const Sweep& sweep) const {
     entry["scenario"] = scenario;
     manifest["points"].push_back(entry);
   }
-  write_if_changed(
-      root_ / folder_marker(FolderKind::sweep),
-      "This folder was written by aggsim, which writes and replaces files in it. Remove this file to "
-      "keep aggsim from ever writing here.\n");
   write_if_changed(root_ / "manifest.csv", csv);
   write_if_changed(root_ / "manifest.json", manifest.dump(2) + "\n");
 }

@@ -185,7 +185,7 @@ TEST_CASE("aggsim list shows every all-reduce algorithm with its parameters and 
   CHECK_THAT(
       r.out,
       Catch::Contains(
-          "(default ring; one of ring | halving_doubling | recursive_doubling | tree | double_binary_tree)"));
+          "(default ring; one of ring | halving_doubling | recursive_doubling | tree | double_binary_tree | nccl)"));
   CHECK_THAT(r.out, Catch::Contains("grid rows, must divide the rank count"));
 }
 

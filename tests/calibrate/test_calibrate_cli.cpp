@@ -1,6 +1,6 @@
 // `aggsim calibrate` and `aggsim compare` end to end: against measurements made from closed-form
 // alpha-beta costs with known factors (the fit must find them and predict held-out scales), against
-// public hardware results (the validation table of sim/calibrate/README.md), and on bad input.
+// public hardware results (the validation table of sim/calibrate/VALIDATION.md), and on bad input.
 #include <fmt/format.h>
 
 #include <catch2/catch.hpp>
@@ -95,6 +95,9 @@ TEST_CASE("calibrate finds known piecewise factors and compare predicts other sc
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("geometric-mean error: 0.0 %") != std::string::npos);
   CHECK(fs::exists(dir / "cal" / "fit.report.txt"));
+  // The format comes first, after the comment header.
+  const std::string fit_text = read_file(dir / "cal" / "fit.yaml");
+  CHECK(fit_text.find("\nformat: 1\nnetwork: ") != std::string::npos);
   const auto cal = aggsim::load_calibration((dir / "cal" / "fit.yaml").string(),
                                             &aggsim::find_topology("cluster")->params);
   REQUIRE(cal.intra.steps.size() == 2);
@@ -114,7 +117,9 @@ TEST_CASE("calibrate finds known piecewise factors and compare predicts other sc
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const std::string out = read_file(dir / "out" / "cmp.csv");
-  CHECK(out.rfind("collective,ranks,nodes,bytes,measured_s,simulated_s,rel_error\n", 0) == 0);
+  CHECK(out.rfind("collective,ranks,nodes,bytes,measured_s,simulated_s,rel_error,choice,in_measured_range,"
+                  "choice_observed\n",
+                  0) == 0);
   const auto errors = csv_column(out, 6);
   REQUIRE(errors.size() == 4);
   for (double e : errors) CHECK(std::fabs(e) < 1e-6);
@@ -160,15 +165,38 @@ TEST_CASE("bad calibration files and measurement logs are input errors that writ
              "     1048576        262144     flo");
   r = run_aggsim({"calibrate", "s.yaml", "all_reduce_perf.txt", "--out", "c.yaml"}, dir);
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("all_reduce_perf.txt: no measurement found") != std::string::npos);
-  CHECK(r.err.find("all_reduce_perf.txt:5") != std::string::npos);
+  CHECK(r.err.find("all_reduce_perf.txt:5: no measurement found") != std::string::npos);
   CHECK_FALSE(fs::exists(dir / "c.yaml"));
   r = run_aggsim({"compare", "s.yaml", "missing.txt"}, dir);
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("missing.txt: cannot read") != std::string::npos);
+  CHECK(r.err.find("missing.txt: measurement file not found") != std::string::npos);
   // A point the scenario cannot place (3 ranks on 2 nodes) names its row.
   write_file(dir / "m.csv", "collective,ranks,nodes,bytes,time\nall_reduce,3,2,1024,1e-5\n");
   r = run_aggsim({"compare", "s.yaml", "m.csv"}, dir);
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("m.csv:2: 3 ranks on 2 nodes") != std::string::npos);
+}
+
+TEST_CASE("a calibration file without a format is format 1, and an unknown format says how to convert",
+          "[calibrate][cli][malformed]") {
+  const auto dir = fresh_dir("calibrate-format");
+  const std::string factors =
+      "network: alpha_beta\nfactors:\n  intra:\n    - {from: 0B, latency: 1, bandwidth: 1}\n";
+  write_file(dir / "old.yaml", factors);
+  write_file(dir / "v1.yaml", "format: 1\n" + factors);
+  write_file(dir / "v2.yaml", "# from a later aggsim\nformat: 2\n" + factors);
+  for (const char* name : {"old", "v1"}) {
+    write_file(dir / (std::string("s_") + name + ".yaml"),
+               std::string(kScenario) + "calibration: " + name + ".yaml\n");
+    const auto r = run_aggsim({"validate", std::string("s_") + name + ".yaml"}, dir);
+    INFO(name << ": " << r.err);
+    CHECK(r.exit_code == 0);
+  }
+  write_file(dir / "s_v2.yaml", std::string(kScenario) + "calibration: v2.yaml\n");
+  const auto r = run_aggsim({"validate", "s_v2.yaml"}, dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find(
+            "v2.yaml:2:9: format: calibration format 2 is not one this aggsim reads (it reads format 1)") !=
+        std::string::npos);
+  CHECK(r.err.find("rerun `aggsim calibrate`") != std::string::npos);
 }

@@ -70,7 +70,8 @@ TEST_CASE("nccl-tests: 0-byte rows (all_gather below one element per rank) time 
   std::string text = kNewFormat;
   const std::string first_row = "        1024            64";
   text.insert(text.find(first_row),
-              "           0             0     float    none      -1     0.25    0.00    0.00      0     0.23    0.00    0.00      0\n");
+              "           0             0     float    none      -1     0.25    0.00    0.00      0     0.23 "
+              "   0.00    0.00      0\n");
   const auto f = parse_measurements(text, "log.txt", {});
   REQUIRE(f.rows.size() == 2);
   CHECK(f.skipped.empty());
@@ -123,7 +124,7 @@ TEST_CASE("nccl-tests: a truncated or mangled row is reported with file:line and
 
 TEST_CASE("a log without any measurement is an input error naming the file", "[readers][malformed]") {
   CHECK_THROWS_WITH(parse_measurements("hello\nworld\n", "empty.txt", {}),
-                    Catch::Contains("empty.txt: no measurement"));
+                    Catch::Contains("empty.txt:1: no measurement"));
   // Only the header survived (the job died before the first row).
   const std::string head = std::string(kOldFormat).substr(0, std::string(kOldFormat).find("           8 "));
   CHECK_THROWS_WITH(parse_measurements(head, "all_reduce_perf.txt", {}), Catch::Contains("no measurement"));
@@ -189,6 +190,68 @@ TEST_CASE("plain CSV, with a bad row reported", "[readers][csv]") {
   CHECK(f.skipped[1].where == "m.csv:6");  // more nodes than ranks
   CHECK_THROWS_WITH(parse_measurements("collective,ranks,bytes,time\nall_reduce,8,1,1\n", "m.csv", {}),
                     Catch::Contains("m.csv:1: CSV header lacks column 'nodes'"));
+}
+
+TEST_CASE("hostile logs: long lines, huge numbers and rank lines are bounded and located",
+          "[readers][hostile]") {
+  const std::string text = kNewFormat;
+  const auto line = [&](int n) {  // line n (from 1) of kNewFormat
+    std::size_t at = 0;
+    for (int i = 1; i < n; ++i) at = text.find('\n', at) + 1;
+    return text.substr(at, text.find('\n', at) - at);
+  };
+  const auto replace_line = [&](int n, const std::string& with) {
+    std::size_t at = 0;
+    for (int i = 1; i < n; ++i) at = text.find('\n', at) + 1;
+    return text.substr(0, at) + with + text.substr(text.find('\n', at));
+  };
+  // A launcher prefix of 600 KB on every rank line: std::regex recursed once per character of it and
+  // overflowed the stack (SIGSEGV); the prefix is removed and the log read as without it.
+  std::string prefix = "[";
+  for (int i = 0; i < 300000; ++i) prefix += "1,";
+  prefix += "0]<stdout>: ";
+  std::string prefixed = text;
+  for (int n : {9, 8, 7, 6}) {
+    std::size_t at = 0;
+    for (int i = 1; i < n; ++i) at = prefixed.find('\n', at) + 1;
+    prefixed.insert(at, prefix);
+  }
+  const auto f = parse_measurements(prefixed, "log.txt", {});
+  REQUIRE(f.rows.size() == 2);
+  CHECK(f.rows[0].ranks == 4);
+  // A rank number of a million digits, or one beyond an int: a located input error (was "stoi").
+  for (const std::string rank : {std::string(1000000, '9'), std::string("99999999999")}) {
+    const std::string rank_line =
+        "#  Rank " + rank + " Group  0 Pid   6899 on nodeA device  0 [0000:04:00] GPU";
+    CHECK_THROWS_WITH(
+        parse_measurements(replace_line(6, rank_line), "log.txt", {}),
+        Catch::Contains("log.txt:6: the rank number of this 'Rank N ... on HOST' line is beyond 4194304"));
+  }
+  // A host name of 3 MB: the line is refused by its length, before any reader holds it.
+  const std::string long_host =
+      "#  Rank  0 Group  0 Pid   6899 on " + std::string(3 << 20, 'h') + " device  0";
+  CHECK_THROWS_WITH(parse_measurements(replace_line(6, long_host), "log.txt", {}),
+                    Catch::Contains("log.txt:6: the line is longer than 1048576 bytes"));
+  CHECK(line(6).find("Rank  0") != std::string::npos);  // the line replaced above is a rank line
+  // Sizes and counts beyond what a double converts to an integer: skipped with their reason.
+  const auto csv = parse_measurements(
+      "collective,ranks,nodes,bytes,time\nall_reduce,8,1,1e30,1\nall_reduce,1e300,1,1024,1\n"
+      "all_reduce,8,1,1024,1e-5\n",
+      "m.csv", {});
+  CHECK(csv.rows.size() == 1);
+  REQUIRE(csv.skipped.size() == 2);
+  CHECK(csv.skipped[0].why.find("below 2^63") != std::string::npos);
+  CHECK(csv.skipped[1].why.find("4194304") != std::string::npos);
+  const auto osu = parse_measurements("# OSU MPI Latency Test v7.1\n# Size Latency (us)\n1e300 2.5\n8 1.5\n",
+                                      "osu.txt", {});
+  CHECK(osu.rows.size() == 1);
+  REQUIRE(osu.skipped.size() == 1);
+  CHECK(osu.skipped[0].where == "osu.txt:3");
+  const std::string nccl_row = "  1e30  1  float  none  -1  20.00  0.05  0.04  0  19.00  0.05  0.04  0";
+  const auto nccl = parse_measurements(text + nccl_row + "\n", "log.txt", {});
+  CHECK(nccl.rows.size() == 2);
+  REQUIRE(!nccl.skipped.empty());
+  CHECK(nccl.skipped.back().why.find("2^63") != std::string::npos);
 }
 
 TEST_CASE("bus bandwidth factors are nccl-tests' own", "[readers]") {

@@ -1,4 +1,4 @@
-// The validation table of sim/calibrate/README.md: calibrate on one part of a published nccl-tests
+// The validation table of sim/calibrate/VALIDATION.md: calibrate on one part of a published nccl-tests
 // result, predict the held-out part, and hold the geometric-mean errors the README reports.
 #include <fmt/format.h>
 
@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "support/cli.hpp"
+#include "support/csv.hpp"
 
 using namespace aggsim::test;
 namespace fs = std::filesystem;
@@ -53,14 +54,9 @@ Prediction calibrate_and_predict(const std::string& scenario, const std::vector<
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   Prediction p;
-  std::istringstream in(read_file(dir / "cmp.csv"));
-  std::string line;
-  std::getline(in, line);
-  while (std::getline(in, line)) {
-    const auto last = line.rfind(',');
-    const auto before = line.rfind(',', last - 1);
-    p.errors.push_back(std::stod(line.substr(last + 1)));
-    p.simulated.push_back(std::stod(line.substr(before + 1, last - before - 1)));
+  for (const auto& row : read_csv_rows(read_file(dir / "cmp.csv"))) {
+    p.errors.push_back(std::stod(row.at("rel_error")));
+    p.simulated.push_back(std::stod(row.at("simulated_s")));
   }
   p.geometric_mean = geometric_mean(p.errors);
   return p;
@@ -140,12 +136,12 @@ TEST_CASE("10 Gb/s Ethernet (TCP sockets): 8 nodes x 4 GPUs predict other sizes 
 
 TEST_CASE("InfiniBand, A100-PCIe: all-reduce on one node and on two predicts the other collectives",
           "[validation]") {
-  const auto p = calibrate_and_predict(
-      "a100_ib.yaml", {"a100_ib_1node_all_reduce.log", "a100_ib_2node_all_reduce.log"},
-      {"a100_ib_2node_all_gather.log", "a100_ib_2node_reduce_scatter.log", "a100_ib_2node_sendrecv.log",
-       "a100_ib_1node_all_gather.log"});
+  const auto p =
+      calibrate_and_predict("a100_ib.yaml", {"a100_ib_1node_all_reduce.log", "a100_ib_2node_all_reduce.log"},
+                            {"a100_ib_2node_all_gather.log", "a100_ib_2node_reduce_scatter.log",
+                             "a100_ib_2node_sendrecv.log", "a100_ib_1node_all_gather.log"});
   REQUIRE(p.errors.size() == 4 * 23);  // 1 GiB - 12 GiB in 500 MiB steps, four held-out tables
-  CHECK(p.geometric_mean <= 0.025);  // README: 2.0 %
+  CHECK(p.geometric_mean <= 0.025);    // README: 2.0 %
   for (double e : p.errors) CHECK(std::fabs(e) < 0.1);
   // The all-gather across nodes is the worst (README: 7.0 %): NCCL's 2-node all-gather reaches
   // 13.6 GB/s busbw where its all-reduce reaches 14.3 GB/s.
@@ -156,7 +152,8 @@ TEST_CASE("InfiniBand, A100-PCIe: all-reduce on one node and on two predicts the
 TEST_CASE("InfiniBand, 4 x 8 H100: one node and four nodes of all-reduce predict four nodes of all-gather",
           "[validation]") {
   const auto p = calibrate_and_predict(
-      "voltagepark_h100.yaml", {"voltagepark_h100_1node_all_reduce.log", "voltagepark_h100_4node_all_reduce.log"},
+      "voltagepark_h100.yaml",
+      {"voltagepark_h100_1node_all_reduce.log", "voltagepark_h100_4node_all_reduce.log"},
       {"voltagepark_h100_4node_all_gather.log"});
   REQUIRE(p.errors.size() == 25);  // 512 B - 8 GiB (the 0-byte rows time nothing)
   CHECK(p.geometric_mean > 0.12);

@@ -23,6 +23,15 @@ const Table kDissSend8 = {{1, 2, 3, 4, 5, 6, 7, 0}, {2, 3, 4, 5, 6, 7, 0, 1}, {4
 const Table kDissRecv8 = {{7, 0, 1, 2, 3, 4, 5, 6}, {6, 7, 0, 1, 2, 3, 4, 5}, {4, 5, 6, 7, 0, 1, 2, 3}};
 // CUBE: at step k, i exchanges with i xor 2^k.
 const Table kCube8 = {{1, 0, 3, 2, 5, 4, 7, 6}, {2, 3, 0, 1, 6, 7, 4, 5}, {4, 5, 6, 7, 0, 1, 2, 3}};
+// CUBE on subgroup counts that are even but no power of two, as torchdistx's gossip_grad runs them
+// (its own test uses 6 workers): the partner of i is i xor 2^k, and -1 (no exchange that step) when
+// that is past the last subgroup. Written out by hand: 6 subgroups, powers 1, 2, 4; 12 subgroups,
+// powers 1, 2, 4, 8.
+const Table kCube6 = {{1, 0, 3, 2, 5, 4}, {2, 3, 0, 1, -1, -1}, {4, 5, -1, -1, 0, 1}};
+const Table kCube12 = {{1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10},
+                       {2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9},
+                       {4, 5, 6, 7, 0, 1, 2, 3, -1, -1, -1, -1},
+                       {8, 9, 10, 11, -1, -1, -1, -1, 0, 1, 2, 3}};
 const Table kDissSend16 = {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0},
                            {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1},
                            {4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3},
@@ -74,6 +83,22 @@ TEST_CASE("DISSEMINATION and CUBE partners match the paper's definitions for p =
         const GossipPeers q = gossip_peers(GossipSchedule::cube, i, c.p, step);
         CHECK(q.send == (*c.cube)[k][ui]);
         CHECK(q.recv == (*c.cube)[k][ui]);
+      }
+  }
+}
+
+TEST_CASE("CUBE on 6 and 12 subgroups follows torchdistx's rule: i xor 2^k, no exchange past the last",
+          "[gossipgrad][schedule]") {
+  for (const auto& [p, table] : {std::pair{6, &kCube6}, std::pair{12, &kCube12}}) {
+    const int period = static_cast<int>(table->size());
+    REQUIRE(gossip_period(p) == period);  // ceil(log2 p), as torchdistx's gossip_period
+    for (int step = 0; step < 2 * period; ++step)
+      for (int i = 0; i < p; ++i) {
+        INFO("p " << p << ", step " << step << ", position " << i);
+        const int expected = (*table)[static_cast<std::size_t>(step % period)][static_cast<std::size_t>(i)];
+        const GossipPeers q = gossip_peers(GossipSchedule::cube, i, p, step);
+        CHECK(q.send == expected);
+        CHECK(q.recv == expected);
       }
   }
 }
@@ -142,6 +167,47 @@ TEST_CASE("each rank averages with the partner the schedule names", "[gossipgrad
       }
     }
   }
+}
+
+TEST_CASE("CUBE on 6 and 12 subgroups exchanges by torchdistx's rule and counts the skipped exchanges",
+          "[gossipgrad][math]") {
+  struct Case {
+    int subgroups, group_size;
+    const Table* table;
+    int skipped_per_period;  // the -1 entries of the table
+  };
+  for (const Case c : {Case{6, 1, &kCube6, 4}, Case{12, 2, &kCube12, 8}}) {
+    INFO(c.subgroups << " subgroups of " << c.group_size);
+    const int p = c.subgroups * c.group_size, period = static_cast<int>(c.table->size()), steps = 2 * period;
+    const GossipRun run = run_gossip(scenario(
+        p, fmt::format("{{name: gossipgrad, schedule: cube, group_size: {}, shuffle: false}}", c.group_size),
+        steps));
+    for (int step = 0; step < steps; ++step) {
+      const auto& st = run.steps[static_cast<std::size_t>(step)];
+      for (int r = 0; r < p; ++r) {
+        INFO("step " << step << ", rank " << r);
+        const int group = r / c.group_size;
+        const int partner =
+            (*c.table)[static_cast<std::size_t>(step % period)][static_cast<std::size_t>(group)];
+        // The subgroup's average first (a ring all-reduce inside it), then the leaders' exchange.
+        Eigen::VectorXd mine = Eigen::VectorXd::Zero(st.before[0].size());
+        Eigen::VectorXd theirs = mine;
+        for (int m = 0; m < c.group_size; ++m) {
+          mine += st.before[static_cast<std::size_t>(group * c.group_size + m)].cast<double>() / c.group_size;
+          if (partner >= 0)
+            theirs +=
+                st.before[static_cast<std::size_t>(partner * c.group_size + m)].cast<double>() / c.group_size;
+        }
+        const Eigen::VectorXd expected = partner >= 0 ? Eigen::VectorXd(0.5 * (mine + theirs)) : mine;
+        CHECK((st.after[static_cast<std::size_t>(r)].cast<double>() - expected).cwiseAbs().maxCoeff() <=
+              1e-5);
+      }
+    }
+    CHECK(run.fields.at("gossip_exchanges_skipped") == 2 * c.skipped_per_period);
+  }
+  // DISSEMINATION never skips, and reports no such count.
+  const GossipRun diss = run_gossip(scenario(6, "{name: gossipgrad, group_size: 1}", 3));
+  CHECK(diss.fields.count("gossip_exchanges_skipped") == 0);
 }
 
 TEST_CASE("with local subgroups of 2 both members hold equal vectors after each step", "[gossipgrad][math]") {

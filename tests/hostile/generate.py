@@ -3,6 +3,7 @@
 it names (p.xml, layers.yaml, symlink loops, FIFOs are made by the runner from `make:` lines).
 
     generate.py OUT_DIR [--count 3000] [--seed 1]
+    generate.py OUT_DIR --per-family 3 [--seed 1]    (N cases of every family: the suite's sample)
 
 The same seed gives the same corpus. Families (each case's family is the first part of its name):
   value    one scalar of a small valid scenario replaced by a hostile value (huge, negative, NaN,
@@ -15,10 +16,19 @@ The same seed gives the same corpus. Families (each case's family is the first p
   xml      platform XML: zero/negative/NaN bandwidths, duplicate routes and ids, missing routes,
            deep zones, huge radicals, unknown elements, truncation, entities, junk
   layers   layer tables with absurd shapes, counts and FLOPs
+and the scripted families of scripted.py, each case with a case.json of commands and checks
+(run.py): mutants of the shipped scenarios, sweeps, platforms and measurement logs (shipped,
+sweep, platform, log), output targets (outputs), foreign files such as /etc/shadow's format at
+every file slot (secrets), look-alike temporaries (temps), Slurm scripts run with a fake sbatch
+(slurm), command-line paths (args), and kill -9 or a full disk, then the same command (faults).
 """
 import argparse
+import json
 import os
 import random
+import sys
+
+import scripted
 
 BASES = {
     "ring": """seed: 3
@@ -322,8 +332,12 @@ def case_layers(rng):
     return "layers", BASES["layers"], layers
 
 
-FAMILIES = [("value", case_value, 0.30), ("keys", case_keys, 0.15), ("nesting", case_nesting, 0.06),
-            ("junk", case_junk, 0.12), ("path", case_path, 0.07), ("xml", case_xml, 0.22), ("layers", case_layers, 0.08)]
+# Scenario families (s.yaml, validated and run) and the scripted ones (scripted.py, a case.json
+# each); the weights sum to 1.
+FAMILIES = [("value", case_value, 0.20), ("keys", case_keys, 0.10), ("nesting", case_nesting, 0.04),
+            ("junk", case_junk, 0.08), ("path", case_path, 0.05), ("xml", case_xml, 0.14), ("layers", case_layers, 0.05)]
+SCRIPTED = {name for name, _, _ in scripted.FAMILIES}
+FAMILIES += scripted.FAMILIES
 
 
 def write(path, content):
@@ -334,18 +348,25 @@ def write(path, content):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--count", type=int, default=3000)
+    ap.add_argument("--count", type=int, default=5000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--per-family", type=int, default=0, metavar="N",
+                    help="N cases of each family instead of --count drawn by weight")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     os.makedirs(args.out, exist_ok=True)
     weights = [w for _, _, w in FAMILIES]
-    for n in range(args.count):
-        name, make, _ = rng.choices(FAMILIES, weights)[0]
-        result = make(rng)
-        base, scenario = result[0], result[1]
+    total = args.per_family * len(FAMILIES) if args.per_family else args.count
+    for n in range(total):
+        # Drawn as each case is made, so that a seed gives the same corpus as before --per-family.
+        name, make, _ = FAMILIES[n // args.per_family] if args.per_family else rng.choices(FAMILIES, weights)[0]
         case = os.path.join(args.out, "%s-%04d" % (name, n))
         os.makedirs(case, exist_ok=True)
+        if name in SCRIPTED:
+            scripted.write_case(case, make(rng), write)
+            continue
+        result = make(rng)
+        base, scenario = result[0], result[1]
         # Hostile values are kept as bytes: non-UTF-8 must reach aggsim as it is.
         write(os.path.join(case, "s.yaml"), scenario.encode("latin-1", "ignore") if isinstance(scenario, str) and
               any(0x80 <= ord(c) <= 0xff for c in scenario) and rng.random() < 0.5 else scenario)
@@ -353,7 +374,11 @@ def main():
             write(os.path.join(case, "p.xml"), result[2] if len(result) > 2 else PLATFORM)
         if base == "layers":
             write(os.path.join(case, "layers.yaml"), result[2] if len(result) > 2 else LAYERS)
-    print("wrote %d cases to %s" % (args.count, args.out))
+    # What made the corpus, for run.py's results file (not a case: run.py takes folders only).
+    with open(os.path.join(args.out, "corpus.json"), "w") as f:
+        json.dump({"command": " ".join(["tests/hostile/generate.py"] + sys.argv[1:]), "cases": total,
+                   "seed": args.seed, "per_family": args.per_family}, f, indent=1)
+    print("wrote %d cases to %s" % (total, args.out))
 
 
 if __name__ == "__main__":

@@ -81,11 +81,11 @@ TEST_CASE("platforms SimGrid aborts on are refused at file:line before it sees t
   platform_case("duplicated route",
                 two_hosts(kLink + "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"
                                   "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"),
-                {"p.xml:9: <route>: duplicate route from 'a' to 'b'", "line 8"});
+                {"p.xml:9:5: <route>: duplicate route from 'a' to 'b'", "line 8"});
   platform_case("route and its symmetrical twin",
                 two_hosts(kLink + "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"
                                   "    <route src=\"b\" dst=\"a\"><link_ctn id=\"l\"/></route>\n"),
-                {"p.xml:9: <route>: duplicate route from 'b' to 'a'", "symmetrical"});
+                {"p.xml:9:5: <route>: duplicate route from 'b' to 'a'", "symmetrical"});
   // Not a duplicate: one way each, declared as such.
   {
     const auto dir = fresh_dir("hostile-xml");
@@ -102,16 +102,16 @@ TEST_CASE("platforms SimGrid aborts on are refused at file:line before it sees t
   platform_case("zero bandwidth",
                 two_hosts("    <link id=\"l\" bandwidth=\"0\" latency=\"1us\"/>\n"
                           "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"),
-                {"p.xml:7: <link>: bandwidth=\"0\": must be a positive finite number"});
+                {"p.xml:7:5: <link>: bandwidth=\"0\": must be a positive finite number"});
   platform_case("negative bandwidth",
                 two_hosts("    <link id=\"l\" bandwidth=\"-5Gbps\" latency=\"1us\"/>\n"
                           "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"),
-                {"p.xml:7: <link>: bandwidth=\"-5Gbps\""});
+                {"p.xml:7:5: <link>: bandwidth=\"-5Gbps\""});
   platform_case(
       "cluster of zero bandwidth",
       platform("  <cluster id=\"c\" prefix=\"h-\" radical=\"0-3\" suffix=\"\" speed=\"1Gf\" bw=\"0Gbps\" "
                "lat=\"1us\"/>\n"),
-      {"p.xml:4: <cluster>: bw=\"0Gbps\""});
+      {"p.xml:4:3: <cluster>: bw=\"0Gbps\""});
   {
     std::string nested, closing;
     for (int i = 0; i < 500; ++i) {
@@ -122,16 +122,79 @@ TEST_CASE("platforms SimGrid aborts on are refused at file:line before it sees t
                   {"p.xml:", "nested", "at most"});
   }
   {
-    std::string deep(100000, ' ');
-    deep.clear();
-    for (int i = 0; i < 100000; ++i) deep += "<prop id=\"x\" value=\"y\">";
+    std::string deep, one_line;
+    for (int i = 0; i < 100000; ++i) deep += "<prop id=\"x\" value=\"y\">\n";
     platform_case("100,000 nested elements (a recursive parser's stack)", platform(deep),
-                  {"p.xml:4:", "nested", "at most 64"});
+                  {"p.xml:67:1: <prop>:", "nested", "at most 64"});
+    for (int i = 0; i < 100000; ++i) one_line += "<prop id=\"x\" value=\"y\">";
+    platform_case("the same on one line of 2.4 MB", platform(one_line),
+                  {"p.xml:4: the line is longer than 1048576 bytes"});
   }
   platform_case("two rank hosts without a route",
                 two_hosts(kLink + "    <host id=\"c\" speed=\"1Gf\"/>\n"
                                   "    <route src=\"a\" dst=\"c\"><link_ctn id=\"l\"/></route>\n"),
                 {"no route", "'a'", "'b'"});
+}
+
+TEST_CASE("core, pstate, profiles and rates SimGrid aborts on are refused at file:line:col",
+          "[input][platform]") {
+  // SimGrid 3.32 aborted (exit 134) on core="0" and core="-3" in validate and run, and ended with
+  // "invalid platform: stoi" on core="99999999999".
+  // SimGrid reads the leading digits only: "1.5" would be 1 core, "2x" 2, without a word.
+  for (const std::string core : {"0", "-3", "99999999999", "1.5", "2x", ""})
+    platform_case(
+        "core " + core,
+        two_hosts("    <host id=\"c\" speed=\"1Gf\" core=\"" + core + "\"/>\n" + kLink +
+                  "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"),
+        {"p.xml:7:5: <host>: core=\"" + core + "\": must be a whole number of cores from 1 to 65536"});
+  platform_case(
+      "cluster core 0",
+      platform("  <cluster id=\"c\" prefix=\"h-\" radical=\"0-3\" suffix=\"\" speed=\"1Gf\" core=\"0\" "
+               "bw=\"1Gbps\" lat=\"1us\"/>\n"),
+      {"p.xml:4:3: <cluster>: core=\"0\""});
+  platform_case(
+      "pstate past the speeds",
+      two_hosts("    <host id=\"c\" speed=\"1Gf,2Gf\" pstate=\"2\"/>\n" + kLink +
+                "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"),
+      {"p.xml:7:5: <host>: pstate=\"2\": must be a whole number naming one of the host's 2 speed(s) "
+       "(0 to 1)"});
+  // SimGrid ends the load with "abc is not an int", and reads "0.5" as pstate 0.
+  for (const std::string pstate : {"abc", "0.5"})
+    platform_case("pstate " + pstate,
+                  two_hosts("    <host id=\"c\" speed=\"1Gf,2Gf\" pstate=\"" + pstate + "\"/>\n" + kLink +
+                            "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"),
+                  {"p.xml:7:5: <host>: pstate=\"" + pstate + "\": must be a whole number naming one"});
+  platform_case("a profile file (read by SimGrid, which aborts on a bad one and prints its lines)",
+                two_hosts("    <host id=\"c\" speed=\"1Gf\" speed_file=\"/etc/hostname\"/>\n" + kLink +
+                          "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"),
+                {"p.xml:7:5: <host>: speed_file: profile files are not supported"});
+  platform_case("an included file", platform("  <include file=\"/etc/hostname\"/>\n"),
+                {"p.xml:4:3: <include>: profiles and included files are not supported"});
+  platform_case("a deployment actor",
+                platform("  <zone id=\"z\" routing=\"Full\">\n    <host id=\"a\" speed=\"1Gf\"/>\n  </zone>\n"
+                         "  <actor host=\"a\" function=\"x\"/>\n"),
+                {"p.xml:7:3: <actor>: deployment elements do not belong in an aggsim platform"});
+  platform_case("a link of 1e-300 B/s (an infinite clock)",
+                two_hosts("    <link id=\"l\" bandwidth=\"1e-300Bps\" latency=\"1us\"/>\n"
+                          "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"),
+                {"p.xml:7:5: <link>: bandwidth=\"1e-300Bps\": must be at least 1Bps (8bps)"});
+  platform_case("a host of 1e-300 flop/s",
+                two_hosts("    <host id=\"c\" speed=\"1e-300f\"/>\n" + kLink +
+                          "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"),
+                {"p.xml:7:5: <host>: speed=\"1e-300f\": must be at least 1f"});
+  platform_case("a bandwidth beyond a double with its unit",
+                two_hosts("    <link id=\"l\" bandwidth=\"1e308GBps\" latency=\"1us\"/>\n"
+                          "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"),
+                {"p.xml:7:5: <link>: bandwidth=\"1e308GBps\": is too large"});
+  // What aggsim still accepts: 8 cores (spaces around allowed), the second of two speeds, the slowest link.
+  const auto dir = fresh_dir("hostile-xml-ok");
+  write_file(dir / "s.yaml", kXmlScenario);
+  write_file(dir / "p.xml", two_hosts("    <host id=\"c\" speed=\"1Gf,2Gf\" pstate=\"1\" core=\" +8 \"/>\n"
+                                      "    <link id=\"l\" bandwidth=\"8bps\" latency=\"1us\"/>\n"
+                                      "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"));
+  const auto r = run_aggsim({"validate", "s.yaml"}, dir);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
 }
 
 TEST_CASE("input paths that are not regular files, or cannot be resolved, are input errors",
@@ -181,7 +244,7 @@ TEST_CASE("text that is not UTF-8 is refused at load with line and column", "[in
   std::string bad = kScenario;
   bad.insert(0, "name: caf\xE9\n");  // Latin-1 e-acute
   write_file(dir / "s.yaml", bad);
-  expect_refused(dir, "s.yaml", {"s.yaml:1:10: the text is not valid UTF-8 (byte 0xE9)"}, {"s.yaml"});
+  expect_refused(dir, "s.yaml", {"s.yaml:1:10: the text is not valid UTF-8 here"}, {"s.yaml"});
   // Well-formed UTF-8 goes through, and a run writes it back.
   std::string good = kScenario;
   good.insert(0, "name: caf\xC3\xA9\n");
@@ -195,7 +258,7 @@ TEST_CASE("text that is not UTF-8 is refused at load with line and column", "[in
   CHECK(set.err.find("--set name: the value is not valid UTF-8") != std::string::npos);
   write_file(dir / "s.yaml", kXmlScenario);
   write_file(dir / "p.xml", two_hosts("    <!-- \xC0\xAF overlong slash -->\n"));
-  expect_refused(dir, "s.yaml", {"p.xml:7:10: the text is not valid UTF-8 (byte 0xC0)"}, {"s.yaml", "p.xml"});
+  expect_refused(dir, "s.yaml", {"p.xml:7:10: the text is not valid UTF-8 here"}, {"s.yaml", "p.xml"});
   fs::remove_all(dir);
 }
 
@@ -275,12 +338,21 @@ TEST_CASE("memory that grows with steps or proxy_dim is bounded or refused with 
     INFO(r.err);
     CHECK(r.exit_code == 0);
   }
-  // steps: 10^9 used to allocate ranks x steps x 48 bytes (here 768 GB) before the first step. Under a
-  // 2 GB address-space limit the run must be simulating, not dead of bad_alloc, after a few seconds.
+  // steps: 10^9 of 16 ranks need at least 10^9 x (256 + 48 x 16) bytes of per-step records as they
+  // complete (a replayed run reaches millions of steps a minute: one was killed for memory after
+  // 37 s): refused at the key with the limit.
   s = kScenario;
   s.replace(s.find("steps: 1"), 8, "steps: 1000000000");
   s.replace(s.find("ranks: 4"), 8, "ranks: 16");
   s.replace(s.find("hosts: 4"), 8, "hosts: 16");
+  write_file(dir / "s.yaml", s);
+  expect_refused(dir, "s.yaml",
+                 {"s.yaml:3:8: steps: 1000000000 steps of 16 ranks need at least 1.02 TB",
+                  "aggsim allows on this machine (half its memory)"},
+                 {"s.yaml"});
+  // steps: 4 x 10^6 used to allocate ranks x steps x 48 bytes (here 3 GB) before the first step. Under
+  // a 2 GB address-space limit the run must be simulating, not dead of bad_alloc, after a few seconds.
+  s.replace(s.find("steps: 1000000000"), 17, "steps: 4000000");
   write_file(dir / "s.yaml", s);
   const std::string cmd = "cd " + shell_quote(dir.string()) + " && ulimit -v 2000000 && timeout 5 " +
                           shell_quote(AGGSIM_BIN) + " run s.yaml --out out -q --set model.math=off 2>err.txt";

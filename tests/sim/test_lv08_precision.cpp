@@ -30,8 +30,8 @@ struct Cost {
   double messages = 0;
   // What SimGrid's CPU time follows: each message is posted, matched and completed once, and every
   // event re-solves the messages in flight (one connected system under LV08). Measured on a
-  // 256-rank ring under plain LV08 (README, "Completion precision under LV08"): a flow update costs
-  // about 95 ns and a message about 3.2 us, some 34 flow updates. A message weighs 16 here, half of
+  // 256-rank ring under plain LV08 (sim/engine/README.md, "Completion precision under LV08"): a flow update
+  // costs about 95 ns and a message about 3.2 us, some 34 flow updates. A message weighs 16 here, half of
   // that, so that flow updates count for more than they cost.
   double work() const { return flow_updates + 16 * messages; }
 };

@@ -1,10 +1,10 @@
 // hierarchical_allreduce's `node_flows: merged` (sim/engine/merged_flows.hpp) against the same
 // scenario with separate flows, the slow path it stands for: every time within 1e-9 of the
 // simulated time, plus, where chunks split unevenly, the lv08 preset's completion precision for each
-// inter-node ring step (README, "Merged node flows"; most cases are equal to the last bit), every
-// other figure byte-identical (bytes and messages count each rank's share as its own), and the
-// default (auto) identical to merged where it is allowed. Where the conditions fail, merged is
-// refused naming the key and the reason, and auto runs the separate flows.
+// inter-node ring step (sim/engine/README.md, "Merged node flows"; most cases are equal to the last bit),
+// every other figure byte-identical (bytes and messages count each rank's share as its own), and the default
+// (auto) identical to merged where it is allowed. Where the conditions fail, merged is refused naming the key
+// and the reason, and auto runs the separate flows.
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -35,7 +35,7 @@ TEST_CASE("Merged node flows take the time of separate ones and leave every vect
     bool buckets = false;  // DDP buckets by layer (several aggregations a step)
     // Seconds the times may differ by beyond 1e-9 of the simulated time: with unevenly split chunks,
     // the lv08 preset's completion precision (8 B x g / the slowest link) for each of the 2 (N - 1)
-    // inter-node ring steps of each aggregation (README, "Merged node flows").
+    // inter-node ring steps of each aggregation (sim/engine/README.md, "Merged node flows").
     double extra = 0;
   };
   const std::vector<Case> cases = {

@@ -11,6 +11,7 @@
 #include <map>
 #include <thread>
 
+#include "sim/output/temporary.hpp"
 #include "support/cli.hpp"
 
 using namespace aggsim::test;
@@ -193,24 +194,33 @@ TEST_CASE("temporaries of dead processes are removed, live or other hosts' ones 
           "[outputs][safety]") {
   const auto dir = fresh_dir("safety-stale");
   write_file(dir / "s.yaml", kScenario);
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  std::string me(host);
-  for (char& c : me)
-    if (c == '/' || c == '-') c = '_';
-  const pid_t dead = fork();  // a pid that surely belongs to no process now
-  if (dead == 0) _exit(0);
+  // A temporary of a process that ended without removing it (as a SIGKILL leaves it).
+  std::fflush(nullptr);
+  const pid_t dead = fork();
+  if (dead == 0) {
+    new aggsim::Temporary(dir, "run");
+    _exit(0);
+  }
   waitpid(dead, nullptr, 0);
-  const std::string stale_tmp = ".run.tmp-" + me + "-" + std::to_string(dead);
-  const std::string stale_old = ".run.old-" + me + "-" + std::to_string(dead);
-  const std::string live = ".run.tmp-" + me + "-" + std::to_string(getpid());
-  const std::string other = ".run.tmp-otherhost-" + std::to_string(dead);
-  for (const auto& name : {stale_tmp, stale_old, live, other}) write_file(dir / name / "summary.json", "{}");
+  const auto ours = [&](const std::string& name) {
+    std::vector<fs::path> found;
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().filename().string().rfind("." + name + ".tmp-", 0) == 0) found.push_back(e.path());
+    return found;
+  };
+  REQUIRE(ours("run").size() == 1);
+  const fs::path stale = ours("run").front();
+  // The same temporary as another host's: its name says so, and its process may still run there.
+  std::string other_name = stale.filename().string();
+  const auto at = other_name.find(".tmp-") + 5;
+  other_name.replace(at, other_name.find('-', at) - at, "otherhost");
+  fs::create_directory(dir / other_name);
+  fs::copy(stale, dir / other_name, fs::copy_options::recursive);
+  const aggsim::Temporary live(dir, "live");  // this process's: running
   REQUIRE(run_aggsim({"run", "s.yaml", "--out", "run"}, dir).exit_code == 0);
-  CHECK(!fs::exists(dir / stale_tmp));
-  CHECK(!fs::exists(dir / stale_old));
-  CHECK(fs::exists(dir / live));
-  CHECK(fs::exists(dir / other));
+  CHECK(!fs::exists(stale));
+  CHECK(fs::exists(live.path()));
+  CHECK(fs::exists(dir / other_name));
 }
 
 TEST_CASE("SIGINT or SIGTERM during a run leaves no temporary and no partial folder", "[outputs][safety]") {
@@ -261,4 +271,75 @@ TEST_CASE("runs racing to the same folder all succeed and leave no temporary or 
   }
   CHECK(temporaries(dir).empty());
   CHECK(fs::exists(dir / "run/summary.json"));
+}
+
+TEST_CASE("a folder is aggsim's only if its marker is a regular file with aggsim's text",
+          "[outputs][safety]") {
+  const auto dir = fresh_dir("safety-marker");
+  write_file(dir / "s.yaml", kScenario);
+  write_file(dir / "elsewhere/.aggsim-run",
+             "This folder was written by aggsim, which may replace it whole.\n");
+  // An empty marker (a person's `touch`, or an old run folder), a symbolic link to a genuine marker,
+  // a marker with other text: each folder holds someone's data.
+  write_file(dir / "empty/.aggsim-run", "");
+  write_file(dir / "linked/data.txt", "keep\n");
+  fs::create_symlink(dir / "elsewhere/.aggsim-run", dir / "linked/.aggsim-run");
+  write_file(dir / "other/.aggsim-run", "not aggsim\n");
+  for (const std::string folder : {"empty", "linked", "other"})
+    write_file(dir / folder / "data.txt", "keep\n");
+  const auto before = snapshot(dir);
+  for (const std::string folder : {"empty", "linked", "other"})
+    for (const bool force : {false, true}) {
+      INFO(folder << (force ? " --force" : ""));
+      std::vector<std::string> args = {"run", "s.yaml", "--out", folder};
+      if (force) args.push_back("--force");
+      const auto r = run_aggsim(args, dir);
+      check_refused(r, folder);
+      if (folder == "empty") {
+        CHECK_THAT(r.err, Catch::Contains("its .aggsim-run marker is empty"));
+        CHECK_THAT(r.err, Catch::Contains("confirm it with: echo 'This folder was written by aggsim' > '" +
+                                          folder + "/.aggsim-run'"));
+      } else {
+        CHECK_THAT(r.err, Catch::Contains("is a symbolic link, not a regular file, or does not hold aggsim's "
+                                          "marker text"));
+      }
+    }
+  // The sweep marker is held to the same rule.
+  write_file(dir / "sweep/.aggsim-sweep", "");
+  write_file(dir / "sweep/data.txt", "keep\n");
+  check_refused(run_aggsim({"sweep", "expand", "sw.yaml", "--out", "sweep"}, dir), "sweep");
+  fs::remove_all(dir / "sweep");
+  CHECK(snapshot(dir) == before);
+  // The command the message gives, run as it is, makes the folder replaceable, also when the
+  // folder's name holds a quote.
+  for (const std::string folder : {"empty", "it's empty"}) {
+    INFO(folder);
+    write_file(dir / folder / ".aggsim-run", "");
+    write_file(dir / folder / "data.txt", "keep\n");
+    const auto refused = run_aggsim({"run", "s.yaml", "--out", folder, "--force"}, dir);
+    const std::string lead = "confirm it with: ", tail = ", then run again";
+    const auto from = refused.err.find(lead), to = refused.err.find(tail);
+    REQUIRE(from != std::string::npos);
+    REQUIRE(to != std::string::npos);
+    const std::string command = refused.err.substr(from + lead.size(), to - from - lead.size());
+    REQUIRE(std::system(("cd " + shell_quote(dir.string()) + " && " + command).c_str()) == 0);
+    const auto r = run_aggsim({"run", "s.yaml", "--out", folder, "--force"}, dir);
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(fs::exists(dir / folder / "summary.json"));
+    CHECK(!fs::exists(dir / folder / "data.txt"));
+  }
+}
+
+TEST_CASE("run folders whose marker is empty stay readable: a sweep counts their points as done",
+          "[outputs][safety]") {
+  const auto dir = fresh_dir("safety-old-marker");
+  write_file(dir / "sw.yaml", std::string(kScenario) + "sweep:\n  grid:\n    ranks: [2, 4]\n");
+  REQUIRE(run_aggsim({"sweep", "run", "sw.yaml", "--out", "sweep", "--jobs", "1"}, dir).exit_code == 0);
+  for (const auto& e : fs::directory_iterator(dir / "sweep/runs"))
+    write_file(e.path() / ".aggsim-run", "");  // as an older tool left them
+  const auto merged = run_aggsim({"sweep", "merge", "sw.yaml", "--out", "sweep"}, dir);
+  INFO(merged.err);
+  CHECK(merged.exit_code == 0);
+  CHECK_THAT(merged.err, Catch::Contains("2 done, 0 failed, 0 pending"));
 }

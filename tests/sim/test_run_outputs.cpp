@@ -39,6 +39,8 @@ TEST_CASE("a run writes resolved.yaml, summary.json and steps.csv with the contr
                           "mean_step_time_s", "bytes_sent"})
     CHECK(j.contains(key));
   CHECK(j["simgrid_version"].get<std::string>().rfind("3.32", 0) == 0);
+  // The layout's version comes first, so a reader sees it before anything it might misread.
+  CHECK(read_file(dir / "run" / "summary.json").rfind("{\n  \"format_version\": 1,\n", 0) == 0);
   CHECK(j["seed"] == 3);
   CHECK(j["ranks"] == 8);
   CHECK(j["steps"] == 4);

@@ -1,55 +1,160 @@
 // Temporaries of dead writers are removed when a later run writes beside them
-// (sim/output/run_folder.hpp), including a writer killed while its parent was killed too, which
-// stays a zombie until someone reaps it: the temporaries of a sweep killed mid-point.
+// (sim/output/temporary.hpp), including a writer killed while its parent was killed too, which
+// stays a zombie until someone reaps it: the temporaries of a sweep killed mid-point. Anything that
+// only looks like a temporary (the names users give their own files, a temporary whose proof was
+// tampered with) is never touched.
+#include <limits.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <csignal>
 #include <filesystem>
+#include <map>
 #include <string>
 
-#include "sim/output/run_folder.hpp"
+#include "sim/output/temporary.hpp"
 #include "support/cli.hpp"
 
 namespace fs = std::filesystem;
+using namespace aggsim::test;
 
 namespace {
 
-// This process's temporary name for `name`, with `pid` in place of its own.
-std::string temporary_of(pid_t pid, const std::string& name) {
-  std::string t = aggsim::temporary_name(name, "tmp");
-  return t.substr(0, t.rfind('-') + 1) + std::to_string(pid);
+// A process that makes a temporary for `name` in `dir`, prints nothing and then waits to be killed,
+// or ends at once (`linger` false) without removing it, as a SIGKILL would leave it.
+pid_t writer(const fs::path& dir, const std::string& name, bool linger) {
+  int ready[2];
+  REQUIRE(::pipe(ready) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(ready[0]);
+    new aggsim::Temporary(dir, name);  // never destroyed: the process ends without cleaning up
+    const char ok = 1;
+    if (::write(ready[1], &ok, 1) != 1) ::_exit(1);
+    if (linger) ::pause();
+    ::_exit(0);
+  }
+  ::close(ready[1]);
+  char ok = 0;
+  REQUIRE(::read(ready[0], &ok, 1) == 1);
+  ::close(ready[0]);
+  return pid;
+}
+
+// The temporaries in `dir` whose names mention `name`.
+std::vector<fs::path> temporaries_of(const fs::path& dir, const std::string& name) {
+  std::vector<fs::path> found;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().rfind("." + name + ".tmp-", 0) == 0) found.push_back(e.path());
+  return found;
+}
+
+std::string this_host() {
+  char host[HOST_NAME_MAX + 1] = {};
+  ::gethostname(host, sizeof host - 1);
+  std::string me(host);
+  for (char& c : me)
+    if (c == '/' || c == '-') c = '_';
+  return me;
+}
+
+pid_t dead_pid() {
+  const pid_t pid = ::fork();  // a pid that surely belongs to no process now
+  if (pid == 0) ::_exit(0);
+  ::waitpid(pid, nullptr, 0);
+  return pid;
+}
+
+// Names in `dir`, recursively, with their content (a symbolic link as its target).
+std::map<std::string, std::string> snapshot(const fs::path& dir) {
+  std::map<std::string, std::string> files;
+  for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator(); ++it) {
+    const auto& e = *it;
+    const std::string name = fs::relative(e.path(), dir).string();
+    if (e.is_symlink())
+      files[name] = "-> " + fs::read_symlink(e.path()).string();
+    else
+      files[name] = e.is_regular_file() ? read_file(e.path()) : "<dir>";
+  }
+  return files;
 }
 
 }  // namespace
 
 TEST_CASE("a zombie's temporaries are stale, a running process's are not", "[outputs][safety]") {
-  const fs::path dir = aggsim::test::fresh_dir("stale");
-  const pid_t zombie = ::fork();
-  REQUIRE(zombie >= 0);
-  if (zombie == 0) ::_exit(0);
-  const pid_t sleeper = ::fork();
-  REQUIRE(sleeper >= 0);
-  if (sleeper == 0) {
-    ::pause();
-    ::_exit(0);
-  }
+  const fs::path dir = fresh_dir("stale");
+  const pid_t zombie = writer(dir, "a", false);
+  const pid_t sleeper = writer(dir, "b", true);
   // Let the first child exit and stay unreaped.
   siginfo_t info{};
   REQUIRE(::waitid(P_PID, static_cast<id_t>(zombie), &info, WEXITED | WNOWAIT) == 0);
-  fs::create_directory(dir / temporary_of(zombie, "a"));
-  fs::create_directory(dir / temporary_of(sleeper, "b"));
-  fs::create_directory(dir / temporary_of(::getpid(), "c"));
+  const aggsim::Temporary mine(dir, "c");
+  REQUIRE(temporaries_of(dir, "a").size() == 1);
+  REQUIRE(temporaries_of(dir, "b").size() == 1);
 
-  aggsim::remove_stale_temporaries(dir);
-  CHECK_FALSE(fs::exists(dir / temporary_of(zombie, "a")));
-  CHECK(fs::exists(dir / temporary_of(sleeper, "b")));
-  CHECK(fs::exists(dir / temporary_of(::getpid(), "c")));
+  CHECK(aggsim::remove_stale_temporaries(dir) == 1);
+  CHECK(temporaries_of(dir, "a").empty());
+  CHECK(temporaries_of(dir, "b").size() == 1);
+  CHECK(fs::exists(mine.path()));
 
   ::kill(sleeper, SIGKILL);
   ::waitpid(sleeper, nullptr, 0);
   ::waitpid(zombie, nullptr, 0);
-  aggsim::remove_stale_temporaries(dir);
-  CHECK_FALSE(fs::exists(dir / temporary_of(sleeper, "b")));
+  CHECK(aggsim::remove_stale_temporaries(dir) == 1);
+  CHECK(temporaries_of(dir, "b").empty());
+  CHECK(fs::exists(mine.path()));
+}
+
+TEST_CASE("files and folders that only look like temporaries are never removed", "[outputs][safety]") {
+  const fs::path dir = fresh_dir("lookalikes");
+  const std::string me = this_host(), dead = std::to_string(dead_pid());
+  const std::string token(32, 'a');
+  // What users name their own things (the names that an earlier cleanup deleted), on this host and
+  // with pids that run no process.
+  write_file(dir / ".mydata.old-vm-999999/data.csv", "a month of results\n");
+  write_file(dir / ".notes.old-vm-123456", "notes\n");
+  write_file(dir / (".thesis.tmp-" + me + "-4000000/chapter1.tex"), "\\chapter{One}\n");
+  write_file(dir / (".draft.tmp-" + me + "-" + dead + "/text"), "draft\n");
+  write_file(dir / (".draft.old-" + me + "-" + dead + "/text"), "old draft\n");
+  // Names of the full form whose proof does not hold: no marker, a marker with other text, a marker
+  // that is a symbolic link to a genuine one, a marker naming another token, a plain file.
+  const auto full = [&](const std::string& name, const std::string& t = std::string(32, 'a')) {
+    return dir / ("." + name + ".tmp-" + me + "-" + dead + "-" + t);
+  };
+  write_file(full("nomarker") / "keep", "keep\n");
+  write_file(full("othertext") / aggsim::kTemporaryMarker, "aggsim temporary\n");
+  write_file(full("othertext") / "keep", "keep\n");
+  write_file(dir / "genuine-marker", aggsim::temporary_marker_text(token));
+  fs::create_directories(full("linked"));
+  fs::create_symlink(dir / "genuine-marker", full("linked") / aggsim::kTemporaryMarker);
+  write_file(full("othertoken") / aggsim::kTemporaryMarker,
+             aggsim::temporary_marker_text(std::string(32, 'b')));
+  write_file(full("plainfile"), aggsim::temporary_marker_text(token));
+  // A symbolic link named like a temporary, to a folder that holds a genuine marker.
+  write_file(dir / "real/keep", "keep\n");
+  write_file(dir / "real" / aggsim::kTemporaryMarker, aggsim::temporary_marker_text(token));
+  fs::create_symlink(dir / "real", full("symlink"));
+  const auto before = snapshot(dir);
+
+  CHECK(aggsim::remove_stale_temporaries(dir) == 0);
+  CHECK(snapshot(dir) == before);
+  // The same through the binary: a new run folder written beside them, as a user runs it.
+  write_file(dir / "s.yaml",
+             "ranks: 2\nsteps: 1\nplatform: {topology: cluster, hosts: 2}\nmodel: {size: 1MB}\n"
+             "algorithm: {name: ring_allreduce}\n");
+  const auto with_scenario = snapshot(dir);
+  REQUIRE(run_aggsim({"run", "s.yaml", "--out", "newrun", "-q"}, dir).exit_code == 0);
+  auto after = snapshot(dir);
+  for (auto it = after.begin(); it != after.end();)
+    it = it->first.rfind("newrun", 0) == 0 ? after.erase(it) : std::next(it);
+  CHECK(after == with_scenario);
+  // And a genuine temporary of a dead process next to them goes.
+  const pid_t killed = writer(dir, "run", false);
+  ::waitpid(killed, nullptr, 0);
+  REQUIRE(temporaries_of(dir, "run").size() == 1);
+  REQUIRE(run_aggsim({"run", "s.yaml", "--out", "newrun", "-q"}, dir).exit_code == 0);
+  CHECK(temporaries_of(dir, "run").empty());
+  CHECK(fs::exists(dir / ".mydata.old-vm-999999/data.csv"));
 }

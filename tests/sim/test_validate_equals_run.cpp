@@ -133,42 +133,46 @@ TEST_CASE("validate refuses torus2d_allreduce rows that do not divide the ranks,
         0);
 }
 
-TEST_CASE("validate refuses gossipgrad cube on a subgroup count that is no power of two, as run does",
+TEST_CASE("validate refuses gossipgrad cube on an odd number of subgroups, as torchdistx and run do",
           "[validate][gossipgrad]") {
-  // 12 ranks in subgroups of 2: 6 subgroups, known from the scenario alone.
-  const Verdicts v = validate_and_run(scenario("{name: gossipgrad, schedule: cube, group_size: 2}",
+  // 12 ranks in subgroups of 4: 3 subgroups, known from the scenario alone.
+  const Verdicts v = validate_and_run(scenario("{name: gossipgrad, schedule: cube, group_size: 4}",
                                                "{name: none}", "{topology: cluster, hosts: 12}", 12));
   check_agree(v);
   CHECK(v.validate.exit_code == 2);
-  CHECK_THAT(v.validate.err,
-             Catch::Contains("s.yaml:7:41: algorithm.schedule: gossipgrad: schedule cube needs a "
-                             "power-of-two number of subgroups (2, 4, 8, ...), got 6 (12 ranks in "
-                             "subgroups of group_size 2)"));
-  // What works is named: dissemination, or the group sizes that give a power of two.
+  CHECK_THAT(
+      v.validate.err,
+      Catch::Contains("s.yaml:7:41: algorithm.schedule: gossipgrad: schedule cube needs an even number "
+                      "of subgroups, as torchdistx's, got 3 (12 ranks in subgroups of group_size 4)"));
+  // What works is named: dissemination, or the group sizes that give an even number.
   CHECK_THAT(v.validate.err, Catch::Contains("Use schedule: dissemination (any number of subgroups)"));
-  CHECK_THAT(v.validate.err,
-             Catch::Contains("group_size giving a power of two: 3 (4 subgroups), 6 (2 subgroups)"));
+  CHECK_THAT(
+      v.validate.err,
+      Catch::Contains("group_size giving an even number: 1 (12 subgroups), 2 (6 subgroups), 3 (4 subgroups), "
+                      "6 (2 subgroups)"));
   // Subgroups by node: 3 nodes of 2 GPUs, known only from the platform.
   const Verdicts by_node = validate_and_run(scenario("{name: gossipgrad, schedule: cube}", "{name: none}",
                                                      "{topology: cluster, nodes: 3, gpus_per_node: 2}", 6));
   check_agree(by_node);
   CHECK(by_node.validate.exit_code == 2);
-  CHECK_THAT(by_node.validate.err,
-             Catch::Contains("s.yaml:7:41: algorithm.schedule: gossipgrad: schedule cube needs a "
-                             "power-of-two number of subgroups (2, 4, 8, ...), got 3 (the ranks of each "
-                             "of 3 nodes (group_size 0))"));
-  // Powers of two pass both, and dissemination takes any count.
+  CHECK_THAT(
+      by_node.validate.err,
+      Catch::Contains("s.yaml:7:41: algorithm.schedule: gossipgrad: schedule cube needs an even number "
+                      "of subgroups, as torchdistx's, got 3 (the ranks of each of 3 nodes (group_size 0))"));
+  // Even counts pass both, powers of two or not (6 subgroups: torchdistx's own test), and
+  // dissemination takes any count.
   for (const std::string alg : {"{name: gossipgrad, schedule: cube, group_size: 3}",
-                                "{name: gossipgrad, schedule: dissemination, group_size: 2}"}) {
+                                "{name: gossipgrad, schedule: cube, group_size: 2}",
+                                "{name: gossipgrad, schedule: dissemination, group_size: 4}"}) {
     INFO(alg);
     const Verdicts ok = validate_and_run(scenario(alg, "{name: none}", "{topology: cluster, hosts: 12}", 12));
     check_agree(ok);
     CHECK(ok.run.exit_code == 0);
   }
-  const Verdicts nodes4 = validate_and_run(scenario("{name: gossipgrad, schedule: cube}", "{name: none}",
-                                                    "{topology: cluster, nodes: 4, gpus_per_node: 2}", 8));
-  check_agree(nodes4);
-  CHECK(nodes4.run.exit_code == 0);
+  const Verdicts nodes6 = validate_and_run(scenario("{name: gossipgrad, schedule: cube}", "{name: none}",
+                                                    "{topology: cluster, nodes: 6, gpus_per_node: 2}", 12));
+  check_agree(nodes6);
+  CHECK(nodes6.run.exit_code == 0);
 }
 
 TEST_CASE("validate and run agree on what only the platform can refute", "[validate]") {

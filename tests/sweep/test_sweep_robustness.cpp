@@ -2,6 +2,8 @@
 // file-size limit), a runner killed alone, two runners on one folder, a point killed in Slurm.
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -127,6 +129,43 @@ TEST_CASE("failed writes (a full disk) leave no temporary and no running child",
   CHECK(run_aggsim({"sweep", "run", "sweep.yaml", "--out", "out"}, dir).exit_code == 0);
   CHECK(finished_points(dir / "out").size() == 4);
   CHECK(temporaries(dir / "out").empty());
+}
+
+TEST_CASE("a sweep expanded on a full disk can be rerun once space is back", "[sweep][robust]") {
+  // The expansion interrupted at every point a full disk can stop it: before any file (limit 0),
+  // after the marker but before the points (the marker is 130 bytes, a point's scenario 575), and
+  // after the points but before the manifests (manifest.json is 702). A file-size limit stands for
+  // the full disk (EFBIG, SIGXFSZ ignored); with no room at all stderr's file stays empty too.
+  for (const rlim_t limit : {rlim_t(0), rlim_t(200), rlim_t(600)}) {
+    INFO("file size limit " << limit);
+    const auto dir = fresh_dir("full-disk-expand");
+    write_file(dir / "sweep.yaml", small_sweep("  grid:\n    ranks: [2, 3, 4, 6]\n"));
+    std::fflush(nullptr);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      if (chdir(dir.c_str()) != 0) _exit(127);
+      if (!std::freopen("expand.log", "w", stderr) || !std::freopen("/dev/null", "w", stdout)) _exit(127);
+      signal(SIGXFSZ, SIG_IGN);
+      const rlimit rl{limit, limit};
+      setrlimit(RLIMIT_FSIZE, &rl);
+      execl(AGGSIM_BIN, "aggsim", "sweep", "expand", "sweep.yaml", "--out", "out",
+            static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    const std::string log = read_file(dir / "expand.log");
+    INFO(log);
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 2));
+    if (limit > 0) CHECK_THAT(log, Catch::StartsWith("aggsim: error: "));
+    if (fs::exists(dir / "out")) CHECK(temporaries(dir / "out").empty());
+    // Space is back: the same command completes the folder, and a run finishes every point.
+    const auto again = run_aggsim({"sweep", "expand", "sweep.yaml", "--out", "out"}, dir);
+    INFO(again.err);
+    CHECK(again.exit_code == 0);
+    CHECK(run_aggsim({"sweep", "run", "sweep.yaml", "--out", "out"}, dir).exit_code == 0);
+    CHECK(finished_points(dir / "out").size() == 4);
+  }
 }
 
 TEST_CASE("killing only the sweep runner stops its children, a second runner is refused", "[sweep][robust]") {

@@ -171,7 +171,7 @@ TEST_CASE("a point that fails at run time is recorded with its error and retried
       CHECK_THAT(read_file(dir / "out/failed" / (rows[i][0] + ".log")),
                  Catch::Contains("malformed platform XML"));
     if (bad)
-      CHECK_THAT(read_file(dir / "out/results.csv"), Catch::Contains("bad.xml:4: malformed platform XML"));
+      CHECK_THAT(read_file(dir / "out/results.csv"), Catch::Contains("bad.xml:4:1: malformed platform XML"));
   }
   // Repair the platform: the next run only runs the two failed points, and clears their failure records.
   write_file(dir / "bad.xml", read_file(dir / "good.xml"));

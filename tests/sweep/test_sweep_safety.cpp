@@ -80,6 +80,11 @@ TEST_CASE("hostile Slurm options and output folders are refused before anything 
       {"--sbatch=touch PWNED"},
       {"--out", "o$(touch PWNED)"},
       {"--out", "o\ntouch PWNED"},
+      // 100 KB values: std::regex recursed once per character and overflowed the stack (from 50 KB).
+      {"--partition", std::string(100000, 'a')},
+      {"--account", std::string(100000, 'a')},
+      {"--mem", std::string(100000, '1')},
+      {"--time", std::string(100000, '1')},
   };
   for (const auto& extra : cases) {
     std::vector<std::string> args = {"sweep", "slurm", "sweep.yaml"};
@@ -88,7 +93,9 @@ TEST_CASE("hostile Slurm options and output folders are refused before anything 
     INFO(extra.front() << " " << (extra.size() > 1 ? extra[1] : ""));
     INFO(r.err);
     CHECK(r.exit_code == 2);
-    CHECK_THAT(r.err, Catch::StartsWith("aggsim: error: "));
+    const std::string option = extra.front().substr(0, extra.front().find('='));
+    CHECK_THAT(r.err,
+               Catch::StartsWith("aggsim: error: " + (option == "--out" ? std::string() : option + ": ")));
   }
   CHECK(!fs::exists(dir / "out"));
   CHECK(pwned_files(dir).empty());
@@ -116,4 +123,27 @@ TEST_CASE("sweep run --point takes only point ids of the sweep", "[sweep][safety
   CHECK(!fs::exists(dir / "x"));
   CHECK(!fs::exists(dir / "sub/out/failed"));
   CHECK(!fs::exists(dir / "sub/out/runs"));
+}
+
+TEST_CASE("escape sequences in a sweep's name, values and folder reach the terminal escaped",
+          "[sweep][safety]") {
+  const auto dir = fresh_dir("sweep-escapes");
+  std::string text =
+      small_sweep("  zip:\n    ranks: [2, 4]\n    description: [\"a\\e[2J\", b]\n  out: \"sw\\e[31m\"\n");
+  text.replace(text.find("name: small"), 11, "name: \"s\\e]0;title\\a\"");
+  write_file(dir / "sweep.yaml", text);
+  for (const std::string verb : {"expand", "run", "merge", "slurm"}) {
+    std::vector<std::string> args = {"sweep", verb, "sweep.yaml"};
+    if (verb == "run") args.insert(args.end(), {"--jobs", "1"});
+    const auto r = run_aggsim(args, dir);
+    INFO(verb << ": " << r.out << r.err);
+    // slurm refuses the folder: its path goes on an #SBATCH line, which cannot be quoted.
+    CHECK(r.exit_code == (verb == "slurm" ? 2 : 0));
+    CHECK((r.out + r.err).find_first_of("\x1b\x07") == std::string::npos);
+    if (verb == "run") {
+      CHECK_THAT(r.err, Catch::Contains("sweep s\\x1B]0;title\\x07: 2 points"));
+      CHECK_THAT(r.err, Catch::Contains("-> sw\\x1B[31m"));
+    }
+  }
+  CHECK(finished_points(dir / "sw\x1b[31m").size() == 2);
 }

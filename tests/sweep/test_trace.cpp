@@ -141,8 +141,8 @@ TEST_CASE("tracing is deterministic and changes no other output", "[trace]") {
   const fs::path a = run(dir, "a", true), b = run(dir, "b", true), off = run(dir, "off", false);
   CHECK(read_file(a / "trace.json") == read_file(b / "trace.json"));
   CHECK(read_file(a / "links.csv") == read_file(b / "links.csv"));
-  // A traced run is never replayed (README, "Replay of repeated steps"): compare it with a run that
-  // simulates every step too, and say why.
+  // A traced run is never replayed (sim/engine/README.md, "Replay of repeated steps"): compare it with a run
+  // that simulates every step too, and say why.
   write_file(dir / "full.yaml", traced_scenario(false) + "engine: {replay: false}\n");
   REQUIRE(
       run_aggsim({"run", (dir / "full.yaml").string(), "--out", (dir / "full").string(), "-q"}).exit_code ==
