@@ -99,8 +99,8 @@ TEST_CASE("aggsim perf times an MSCCL program: the shipped ring within 15% of th
           "[perf][cli][msccl]") {
   const auto dir = fresh_dir("perf");
   write_file(dir / "s.yaml", kScenario);
-  auto r = run_aggsim({"perf", "s.yaml", "--set", "algorithm={name: msccl, program: ring_allreduce_8}", "--min",
-                       "16MiB", "--max", "64MiB", "--factor", "4", "--csv", "p.csv"},
+  auto r = run_aggsim({"perf", "s.yaml", "--set", "algorithm={name: msccl, program: ring_allreduce_8}",
+                       "--min", "16MiB", "--max", "64MiB", "--factor", "4", "--csv", "p.csv"},
                       dir);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -114,8 +114,8 @@ TEST_CASE("aggsim perf times an MSCCL program: the shipped ring within 15% of th
     CHECK(std::abs(std::stod(row.at("time_s")) / ring - 1) < 0.15);
   }
   // A rank count the program was not written for is refused, naming the program's GPUs.
-  auto wrong = run_aggsim({"perf", "s.yaml", "--set", "algorithm={name: msccl, program: ring_allreduce_8}", "--set",
-                           "ranks=4", "--min", "1MiB", "--max", "1MiB"},
+  auto wrong = run_aggsim({"perf", "s.yaml", "--set", "algorithm={name: msccl, program: ring_allreduce_8}",
+                           "--set", "ranks=4", "--min", "1MiB", "--max", "1MiB"},
                           dir);
   CHECK(wrong.exit_code == 2);
   CHECK_THAT(wrong.err, Catch::Contains("8"));
