@@ -9,6 +9,7 @@
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/scenario/workload_loader.hpp"
 #include "sim/workload/options.hpp"
+#include "support/algorithm_keys.hpp"
 #include "support/cli.hpp"
 #include "support/reduction_check.hpp"
 
@@ -127,7 +128,7 @@ TEST_CASE("aggsim list prints exactly the algorithms and compressors the loader 
   CHECK(compressors.size() >= 11);
   for (const auto& name : algorithms) {
     INFO("algorithm " << name);
-    CHECK(validates(kPlatform + "algorithm: {name: " + name + "}\n"));
+    CHECK(validates(kPlatform + "algorithm: {name: " + name + required_algorithm_keys(name, 4) + "}\n"));
   }
   for (const auto& name : compressors) {
     INFO("compressor " << name);
@@ -143,7 +144,9 @@ TEST_CASE("every default aggsim list prints is what a scenario gets when it leav
   std::size_t checked = 0;
   for (const auto& name : entry_names(algorithms))
     for (const auto& d : printed_defaults(algorithms, name)) {
-      check_printed_default(kPlatform + "algorithm: {name: " + name + "}\n", "algorithm." + d.key, d.value);
+      check_printed_default(
+          kPlatform + "algorithm: {name: " + name + required_algorithm_keys(name, 4) + "}\n",
+          "algorithm." + d.key, d.value);
       ++checked;
     }
   const auto compressors = section(r.out, "Compressors ");
@@ -181,10 +184,8 @@ TEST_CASE("aggsim list shows every all-reduce algorithm with its parameters and 
   CHECK_THAT(r.out, Catch::Contains("chunk_bytes"));
   CHECK_THAT(r.out, Catch::Contains("512KiB when neither chunk_bytes nor chunks is given"));
   CHECK_THAT(r.out, Catch::Contains("explicit override: pieces each half is pipelined in"));
-  CHECK_THAT(
-      r.out,
-      Catch::Contains(
-          "(default ring; one of ring | halving_doubling | recursive_doubling | tree | double_binary_tree | nccl)"));
+  CHECK_THAT(r.out, Catch::Contains("(default ring; one of ring | halving_doubling | recursive_doubling | "
+                                    "tree | double_binary_tree | nccl)"));
   CHECK_THAT(r.out, Catch::Contains("grid rows, must divide the rank count"));
 }
 
