@@ -105,8 +105,8 @@ TEST_CASE("a calibration fitted for another algorithm family is an input error a
   write_file(dir / "s.yaml", scenario("{name: ring_allreduce}", "1MiB", 2, 2));
   auto r = run_aggsim({"run", "s.yaml", "-q", "--out", "out"}, dir);
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("aggsim: error: s.yaml:8:14: calibration: cal.yaml was fitted for nccl_allreduce "
-                   "(cal.yaml:7:1: nccl): its numbers are NCCL's protocol costs") != std::string::npos);
+  CHECK(r.err.find("aggsim: error: s.yaml:9:14: calibration: cal.yaml was fitted for nccl_allreduce "
+                   "(cal.yaml:8:3: nccl): its numbers are NCCL's protocol costs") != std::string::npos);
   CHECK_FALSE(fs::exists(dir / "out"));
   // The same file serves nccl_allreduce and the hierarchical all-reduce's NCCL stage.
   r = run_aggsim({"validate", "s.yaml", "--set", "algorithm={name: nccl_allreduce}"}, dir);
@@ -124,11 +124,11 @@ TEST_CASE("a calibration fitted for another algorithm family is an input error a
   write_file(dir / "s.yaml", scenario("{name: nccl_allreduce}", "1MiB", 2, 2));
   r = run_aggsim({"run", "s.yaml", "-q", "--out", "out"}, dir);
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("aggsim: error: s.yaml:8:14: calibration: cal.yaml holds per-size-step factors fitted "
+  CHECK(r.err.find("aggsim: error: s.yaml:9:14: calibration: cal.yaml holds per-size-step factors fitted "
                    "for ring_allreduce (cal.yaml:3:12: algorithm)") != std::string::npos);
   // Those factors still serve the other per-step algorithms, and a file that does not say what it
   // was fitted for (written by hand) is taken as it is.
-  r = run_aggsim({"validate", "s.yaml", "--set", "algorithm={name: recursive_doubling}"}, dir);
+  r = run_aggsim({"validate", "s.yaml", "--set", "algorithm={name: recursive_doubling_allreduce}"}, dir);
   INFO(r.err);
   CHECK(r.exit_code == 0);
   write_file(dir / "cal.yaml",
@@ -149,7 +149,7 @@ TEST_CASE(
   write_file(dir / "cal.yaml", one_node);
   CliResult r;
   run_summary(dir, scenario("{name: nccl_allreduce}", "512KiB", 2, 2), &r);
-  CHECK(r.err.find("aggsim: warning: s.yaml:8:14: calibration: cal.yaml was fitted on measurements inside "
+  CHECK(r.err.find("aggsim: warning: s.yaml:9:14: calibration: cal.yaml was fitted on measurements inside "
                    "one node (cal.yaml:13:17: link_classes): links between nodes keep the platform's values "
                    "and NCCL's network costs, not calibrated") != std::string::npos);
   run_summary(dir, scenario("{name: nccl_allreduce}", "512KiB", 1, 4), &r);  // inside one node: as measured
@@ -158,13 +158,13 @@ TEST_CASE(
   // Fitted on InfiniBand: RoCE is another transport (extrapolated), Ethernet another network model.
   write_file(dir / "cal.yaml", kNcclCalibration);
   run_summary(dir, scenario("{name: nccl_allreduce}", "512KiB", 2, 2, "roce"), &r);
-  CHECK(r.err.find("aggsim: warning: s.yaml:8:14: calibration: cal.yaml was fitted on infiniband "
+  CHECK(r.err.find("aggsim: warning: s.yaml:9:14: calibration: cal.yaml was fitted on infiniband "
                    "(cal.yaml:14:11: fabric), and this platform's fabric is roce: links between nodes are "
                    "extrapolated") != std::string::npos);
   write_file(dir / "s.yaml", scenario("{name: nccl_allreduce}", "512KiB", 2, 2, "ethernet"));
   r = run_aggsim({"run", "s.yaml", "-q", "--out", "eth"}, dir);
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("aggsim: error: s.yaml:8:14: calibration: cal.yaml was fitted on infiniband "
+  CHECK(r.err.find("aggsim: error: s.yaml:9:14: calibration: cal.yaml was fitted on infiniband "
                    "(cal.yaml:14:11: fabric), and this platform's fabric is ethernet: under network auto the "
                    "two run different network models") != std::string::npos);
   CHECK_FALSE(fs::exists(dir / "eth"));
