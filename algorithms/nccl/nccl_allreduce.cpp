@@ -46,24 +46,25 @@ NcclOptions nccl_options(const Params& params) {
   NcclOptions o;
   o.algorithm = algorithm_option(params.text("nccl_algorithm"));
   o.protocol = protocol_option(params.text("protocol"));
-  const std::string channels = params.text("channels");
-  if (channels != "auto") {
+  const auto channel_count = [&](const std::string& key) -> std::optional<int> {
+    const std::string text = params.text(key);
+    if (text == "auto") return std::nullopt;
     std::size_t used = 0;
     long value = 0;
     try {
-      value = std::stol(channels, &used);
+      value = std::stol(text, &used);
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used != channels.size() || value < 1)
-      throw ParamError("channels",
-                       fmt::format("'{}' is neither auto nor a whole number of channels from 1", channels));
+    if (used != text.size() || value < 1)
+      throw ParamError(key, fmt::format("'{}' is neither auto nor a whole number of channels from 1", text));
     if (value > kNcclMaxChannels)
-      throw ParamError("channels",
-                       fmt::format("{} is more than the {} channels NCCL 2.21.5 opens (MAXCHANNELS)", value,
-                                   kNcclMaxChannels));
-    o.channels = static_cast<int>(value);
-  }
+      throw ParamError(key, fmt::format("{} is more than the {} channels NCCL 2.21.5 opens (MAXCHANNELS)",
+                                        value, kNcclMaxChannels));
+    return static_cast<int>(value);
+  };
+  o.channels = channel_count("channels");
+  o.comm_channels = channel_count("comm_channels");
   const std::string collective = params.text("collective");
   for (NcclCollective c : {NcclCollective::all_reduce, NcclCollective::all_gather,
                            NcclCollective::reduce_scatter, NcclCollective::broadcast})
@@ -127,6 +128,9 @@ std::vector<ParamSpec> nccl_param_specs() {
       ParamSpec(
           "channels", ParamKind::text, "auto",
           "channels (auto: two per NIC between nodes, fewer for small calls, as NCCL; or a number up to 32)"),
+      ParamSpec("comm_channels", ParamKind::text, "auto",
+                "the communicator's channels, as NCCL's init line 'N coll channels' reports them (auto: two "
+                "per NIC between nodes; or a number up to 32); small calls still run on fewer"),
       ParamSpec("movement", ParamKind::choice, "flow",
                 "flow: each channel edge one stream (fast); chunk: every piece a message (the reference, "
                 "small runs)")

@@ -147,7 +147,7 @@ NcclCommunicator::NcclCommunicator(const std::vector<int>& members, const std::v
     : view_(members, hosts),
       options_(options),
       costs_(costs),
-      channels_(options.channels.value_or(view_.default_channels())),
+      channels_(options.channels.value_or(options.comm_channels.value_or(view_.default_channels()))),
       tuning_(view_.system(channels_, options.arch)),
       calls_made_(members.size(), 0) {}
 

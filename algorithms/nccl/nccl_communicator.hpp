@@ -38,6 +38,7 @@ struct NcclOptions {
   std::optional<NcclAlgorithm> algorithm;  // forced (NCCL_ALGO); empty: NCCL's choice
   std::optional<Protocol> protocol;        // forced (NCCL_PROTO)
   std::optional<int> channels;             // forced; empty: NCCL's (fewer for small calls)
+  std::optional<int> comm_channels;        // the communicator's (NCCL_MIN/MAX_NCHANNELS); empty: NCCL's
   NcclCollective collective = NcclCollective::all_reduce;
   Movement movement = Movement::flow;
   GpuArch arch = GpuArch::hopper;

@@ -122,6 +122,12 @@ NcclTuning::NcclTuning(const NcclSystem& s) : system_(s) {
         if (a == NcclAlgorithm::tree && p == Protocol::ll128)
           bus = std::min(bus * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
                          channels * kPerChMaxTreeLL128Bw[cc][index2]);
+        // On Hopper NCCL's search tries "a simpler tree" (search.cc: NCCL_TOPO_PATTERN_TREE in place of
+        // the balanced one) when the balanced tree is not perfect, and tuning.cc takes 15 % off such a
+        // tree's bandwidth. Across nodes it is what NCCL's own estimates show (NVIDIA/nccl#1453: tree
+        // LL at 20.4 x 0.85 GB/s on 3 nodes of H100, and NVLS-Tree chosen over tree/LL128 at 512 KiB);
+        // without it the model's choice flapped from NVLS-Tree back to tree between 64 and 256 MiB.
+        if (a == NcclAlgorithm::tree && s.arch == GpuArch::hopper && nodes > 1) bus *= .85;
         const double ratio = a == NcclAlgorithm::ring ? static_cast<double>(ranks) / nsteps
                              : nvls_family            ? 5.0 / 6.0
                                                       : .5;

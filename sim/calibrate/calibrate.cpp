@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "sim/calibrate/factor_fit.hpp"
 #include "sim/calibrate/nccl_fit.hpp"
@@ -41,7 +42,8 @@ std::vector<MeasurementFile> read_measurement_files(const MeasuredRunOptions& op
     files.push_back(read_measurement_file(file, defaults));
     for (const auto& s : files.back().skipped)
       print_lines(stderr, "aggsim: warning: {}: skipped: {}\n", s.where, s.why);
-    for (const auto& w : files.back().warnings) print_lines(stderr, "aggsim: warning: {}: {}\n", w.where, w.why);
+    for (const auto& w : files.back().warnings)
+      print_lines(stderr, "aggsim: warning: {}: {}\n", w.where, w.why);
   }
   return files;
 }
@@ -218,7 +220,14 @@ CalibrationResult calibrate(const MeasuredRunOptions& options, const std::vector
   const std::vector<Measurement> measured = read_all_measurements(options);
   check_observed_choices(base, measured);
   std::vector<PointPlan> plans;
-  for (const auto& m : measured) plans.push_back(plan_point(base, m));
+  std::set<std::string> missed_choices;  // warned once per file and algorithm
+  for (const auto& m : measured) {
+    plans.push_back(plan_point(base, m));
+    const std::string missed = follow_observed_choice(base, m, plans.back());
+    const std::string file = m.source.substr(0, m.source.rfind(':'));
+    if (!missed.empty() && missed_choices.insert(file + missed).second)
+      print_lines(stderr, "aggsim: warning: {}: the model cannot run {}\n", m.observed_source, missed);
+  }
 
   Calibration cal;
   cal.network = network_preset_name(base.network);
@@ -297,6 +306,16 @@ CalibrationResult calibrate(const MeasuredRunOptions& options, const std::vector
     for (const auto& n : fit.notes) notes += "- " + n + "\n";
   }
   cal.platform = link_values(base);
+  // What the fit is for and what its points crossed, checked where the calibration is used.
+  cal.algorithm = base.algorithm.name;
+  bool intra = false, inter = false;
+  for (const auto& m : measured) {
+    intra = intra || m.ranks > m.nodes;
+    inter = inter || m.nodes > 1;
+  }
+  if (intra) cal.link_classes.push_back("intra");
+  if (inter) cal.link_classes.push_back("inter");
+  if (inter) cal.fabric = fabric_name(base.platform.fabric);
   for (const auto& m : measured) {
     cal.measured_min_bytes =
         cal.measured_min_bytes == 0 ? m.bytes : std::min(cal.measured_min_bytes, m.bytes);

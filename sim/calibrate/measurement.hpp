@@ -25,6 +25,9 @@ struct Measurement {
   // Empty when the log has no tuning line for it.
   CollectiveChoice observed;
   std::string observed_source;  // "file:line" of the first tuning line with that choice
+  // The communicator's channels from NCCL's init lines of this row's file (MeasurementFile::
+  // observed_channels), 0 when the log does not say.
+  int init_channels = 0;
 };
 
 // What a log may not say; 0 or empty = unknown.

@@ -428,6 +428,7 @@ class NcclTestsReader {
       out_.observed_channels = ring_total_ > 0 ? ring_total_ : ring_indices_;
       out_.observed_channels_source = ring_where_;
     }
+    for (auto& row : out_.rows) row.init_channels = out_.observed_channels;
   }
 
   const std::vector<std::string>& lines_;

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "algorithms/nccl/nccl_tuning.hpp"
 #include "algorithms/registry.hpp"
 #include "sim/core/error.hpp"
 
@@ -15,6 +18,30 @@ void check_plain_collective(const Scenario& base, const std::string& verb) {
   if (base.workload.enabled) fail("the workload");
   if (!base.model.layers.empty()) fail("model.layers");
   if (base.compression.name != "none") fail("the compression");
+}
+
+std::string follow_observed_choice(const Scenario& base, const Measurement& m, PointPlan& plan) {
+  if (base.algorithm.name != "nccl_allreduce" || m.collective == "sendrecv") return "";
+  std::string missed;
+  const std::string& algorithm = m.observed.nccl_algorithm;
+  // Other collectives run NCCL's ring here (nccl_allreduce's collective key).
+  const bool runnable = m.collective == "all_reduce" ? algorithm == "ring" || algorithm == "tree" ||
+                                                           algorithm == "nvls" || algorithm == "nvls_tree"
+                                                     : algorithm == "ring";
+  if (runnable)
+    plan.sets.push_back("algorithm.nccl_algorithm=" + algorithm);
+  else if (!algorithm.empty())
+    missed = fmt::format("NCCL's algorithm {} (the model's choice is used)", algorithm);
+  const std::string& protocol = m.observed.protocol;
+  if (!protocol.empty() && (runnable || algorithm.empty()))
+    plan.sets.push_back("algorithm.protocol=" + protocol);
+  // NCCL from 2.22 opens up to 64 channels, the model up to 32 (NCCL 2.21.5's MAXCHANNELS).
+  const auto channels = [](int c) { return std::min(c, kNcclMaxChannels); };
+  if (m.observed.channels > 0 && runnable)
+    plan.sets.push_back(fmt::format("algorithm.channels={}", channels(m.observed.channels)));
+  else if (m.init_channels > 0)
+    plan.sets.push_back(fmt::format("algorithm.comm_channels={}", channels(m.init_channels)));
+  return missed;
 }
 
 PointPlan plan_point(const Scenario& base, const Measurement& m, bool keep_platform) {

@@ -25,6 +25,13 @@ struct PointPlan {
 // Throws InputError (naming the measurement's file:line) for points the scenario cannot express.
 PointPlan plan_point(const Scenario& base, const Measurement& m, bool keep_platform = false);
 
+// nccl_allreduce only: the point runs as NCCL ran it where its log says so (calibrate fits the
+// costs of what ran, not of what the model would have chosen): the algorithm and protocol of its
+// tuning lines (Measurement::observed) when the model has them, the channels of the tuning line,
+// else the communicator's channels of the init lines (Measurement::init_channels). Returns what of
+// the observed choice the model cannot run (empty when all of it, or nothing, was observed).
+std::string follow_observed_choice(const Scenario& base, const Measurement& m, PointPlan& plan);
+
 // Checks that the scenario times a bare collective (no workload, layer table or compression).
 void check_plain_collective(const Scenario& base, const std::string& verb);
 

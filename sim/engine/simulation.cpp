@@ -11,6 +11,8 @@
 #include "algorithms/registry.hpp"
 #include "sim/core/checked.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/terminal.hpp"
+#include "sim/engine/calibration_reach.hpp"
 #include "sim/engine/link_classes.hpp"
 #include "sim/engine/merged_flows.hpp"
 #include "sim/engine/network_factors.hpp"
@@ -324,6 +326,8 @@ PreparedRun::PreparedRun(const Scenario& sc, const std::vector<std::string>& sim
     install_fabric_factors(*engine);
   if (sc.calibration) install_network_factors(*engine, *sc.calibration);
   layout = layout_of(hosts);
+  for (const auto& w : calibration_reach_warnings(sc, layout))
+    print_lines(stderr, "aggsim: warning: {}\n", w);
   link_classes = effective_link_classes(sc, hosts, layout);
   config = algorithm_config(sc);
   config.layout = &layout;

@@ -166,6 +166,23 @@ const OutputTable& summary_table() {
           {"steps_communicated", "", "steps that aggregated (`steps` / `every`, rounded down)"},
           {"steps_replayed", "", "steps whose timing was reused from an equal earlier step"},
           {"replay_refused", "", "why no step of the run could be replayed, or null"},
+          {"calibration_sizes", "",
+           "with a calibration: one entry per call size the run used, in increasing size: `wire_bytes` "
+           "(one rank's contribution, the collective's buffer without compression), `calls`, `choice` "
+           "(the NCCL algorithm/protocol most of those calls ran, or null), `in_measured_range` (1 when "
+           "the size lies between the smallest and the largest size the calibration was fitted on, 0 "
+           "outside, null when the calibration does not say) and `choice_observed` (1 when that choice "
+           "ran in the calibration's measurements, 0 when not, null when unknown): what `aggsim compare` "
+           "and `perf` print per size",
+           true},
+          {"calibration_in_measured_range", "",
+           "with a calibration: 1 when every call's size lies inside the measured range, 0 when one does "
+           "not (a prediction outside what was measured), null when the calibration does not say",
+           true},
+          {"calibration_choice_observed", "",
+           "with a calibration: 1 when every call's NCCL choice ran in the calibration's measurements, 0 "
+           "when one did not, null when unknown",
+           true},
           {"problem", "", "the training workload's problem (workload runs)", true},
           {"final_loss", "", "the last evaluation's held-out loss (workload runs)", true},
           {"target_loss", "", "`workload.target_loss` (when given)", true},

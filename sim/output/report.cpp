@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -207,6 +208,54 @@ nlohmann::ordered_json json_or_null(std::optional<double> v) {
   return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
 }
 
+// Per call size the run used, whether the calibration saw that size and that NCCL choice (the
+// flags `aggsim compare` and `perf` print), and the same over the whole run.
+void set_calibration_coverage(SummaryWriter& j, const Calibration& cal, const SimulationResult& result) {
+  struct Size {
+    int calls = 0;
+    std::map<std::string, int> choices;
+  };
+  std::map<std::uint64_t, Size> sizes;
+  for (int s = 0; s < result.calls.steps_recorded(); ++s)
+    for (int b = 0; b < result.calls.calls_per_step(); ++b) {
+      const CollectiveRecord& r = result.calls.at(s, b);
+      if (!r.called) continue;
+      Size& size = sizes[result.call_sizes.at(static_cast<std::size_t>(b)).wire_bytes];
+      ++size.calls;
+      if (!r.choice.nccl_algorithm.empty()) ++size.choices[r.choice.nccl_algorithm + "/" + r.choice.protocol];
+    }
+  // 1 / 0 / -1 (unknown); a run's flag is 0 if any size's is, else unknown if any is.
+  int all_in_range = 1, all_observed = 1;
+  const auto combine = [](int& all, int flag) { all = all == 0 || flag == 0 ? 0 : std::min(all, flag); };
+  const auto flag = [](int f) { return f < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(f); };
+  nlohmann::ordered_json entries = nlohmann::ordered_json::array();
+  for (const auto& [bytes, size] : sizes) {
+    std::string choice;
+    int most = 0;
+    for (const auto& [c, n] : size.choices)
+      if (n > most) choice = c, most = n;
+    const int in_range =
+        cal.measured_max_bytes == 0 ? -1 : bytes >= cal.measured_min_bytes && bytes <= cal.measured_max_bytes;
+    const int observed = cal.observed_choices.empty() || choice.empty()
+                             ? -1
+                             : std::find(cal.observed_choices.begin(), cal.observed_choices.end(), choice) !=
+                                   cal.observed_choices.end();
+    combine(all_in_range, in_range);
+    combine(all_observed, observed);
+    nlohmann::ordered_json e;
+    e["wire_bytes"] = bytes;
+    e["calls"] = size.calls;
+    e["choice"] = choice.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(choice);
+    e["in_measured_range"] = flag(in_range);
+    e["choice_observed"] = flag(observed);
+    entries.push_back(e);
+  }
+  if (sizes.empty()) all_in_range = all_observed = -1;
+  j.set("calibration_sizes", entries);
+  j.set("calibration_in_measured_range", flag(all_in_range));
+  j.set("calibration_choice_observed", flag(all_observed));
+}
+
 }  // namespace
 
 std::string summary_json(const Scenario& sc, const SimulationResult& result,
@@ -277,6 +326,7 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result,
   j.set("steps_replayed", result.steps_replayed);
   j.set("replay_refused", result.replay_refusal.empty() ? nlohmann::ordered_json(nullptr)
                                                         : nlohmann::ordered_json(result.replay_refusal));
+  if (sc.calibration) set_calibration_coverage(j, *sc.calibration, result);
   if (sc.workload.enabled) {
     const WorkloadOptions w = workload_options(sc.workload.params);
     j.set("problem", problem_name(w.problem));

@@ -116,8 +116,8 @@ void emit_nccl(YAML::Emitter& out, const ProtocolCosts& c, const std::vector<std
 Calibration load_calibration(const std::string& file, const std::vector<ParamSpec>* generator_specs) {
   const std::string text = read_input_file(file, "calibration");
   check_yaml_nesting(text, file);
-  const std::vector<std::string> keys = {"format", "network",  "platform",   "factors",
-                                         "nccl",   "measured", "fitted_from"};
+  const std::vector<std::string> keys = {"format",  "network", "algorithm", "platform",
+                                         "factors", "nccl",    "measured",  "fitted_from"};
   const YAML::Node doc = parse_yaml(text, file, {"calibration file", keys});
   auto source = std::make_shared<YamlSource>();
   source->file = file;
@@ -140,6 +140,10 @@ Calibration load_calibration(const std::string& file, const std::vector<ParamSpe
   cal.network = network.scalar();
   if (cal.network != "lv08" && cal.network != "alpha_beta" && cal.network != "auto")
     network.fail(fmt::format("must be auto | lv08 | alpha_beta (got '{}')", cal.network));
+  if (auto algorithm = top.get("algorithm")) {
+    cal.algorithm = algorithm->scalar();
+    cal.algorithm_where = algorithm->location();
+  }
   if (auto platform = top.get("platform")) {
     YamlMap map(*platform);
     if (!generator_specs && platform->node().size() > 0)
@@ -160,7 +164,10 @@ Calibration load_calibration(const std::string& file, const std::vector<ParamSpe
     if (auto v = map.get("inter")) cal.inter = read_table(*v);
     map.finish();
   }
-  if (auto nccl = top.get("nccl")) cal.nccl = read_nccl(*nccl, cal.identified);
+  if (auto nccl = top.get("nccl")) {
+    cal.nccl = read_nccl(*nccl, cal.identified);
+    cal.nccl_where = nccl->location();
+  }
   if (auto measured = top.get("measured")) {
     YamlMap map(*measured);
     if (auto v = map.get("min_size")) cal.measured_min_bytes = v->bytes();
@@ -168,6 +175,22 @@ Calibration load_calibration(const std::string& file, const std::vector<ParamSpe
     if (auto v = map.get("choices")) {
       if (!v->node().IsSequence()) v->fail("must be a list of algorithm/protocol pairs");
       for (std::size_t i = 0; i < v->node().size(); ++i) cal.observed_choices.push_back(v->item(i).scalar());
+    }
+    if (auto v = map.get("link_classes")) {
+      if (!v->node().IsSequence()) v->fail("must be a list of intra | inter");
+      for (std::size_t i = 0; i < v->node().size(); ++i) {
+        const std::string c = v->item(i).scalar();
+        if (c != "intra" && c != "inter")
+          v->item(i).fail(fmt::format("must be intra or inter (got '{}')", c));
+        cal.link_classes.push_back(c);
+      }
+      cal.link_classes_where = v->location();
+    }
+    if (auto v = map.get("fabric")) {
+      cal.fabric = v->scalar();
+      if (cal.fabric != "infiniband" && cal.fabric != "roce" && cal.fabric != "ethernet")
+        v->fail(fmt::format("must be infiniband | roce | ethernet (got '{}')", cal.fabric));
+      cal.fabric_where = v->location();
     }
     map.finish();
   }
@@ -180,6 +203,7 @@ std::string calibration_yaml(const Calibration& cal, const std::string& comment)
   out << YAML::BeginMap;
   out << YAML::Key << "format" << YAML::Value << kCalibrationFormat;
   out << YAML::Key << "network" << YAML::Value << cal.network;
+  if (!cal.algorithm.empty()) out << YAML::Key << "algorithm" << YAML::Value << cal.algorithm;
   if (!cal.platform.empty()) {
     out << YAML::Key << "platform" << YAML::Value << YAML::BeginMap;
     for (const auto& [key, value] : cal.platform) out << YAML::Key << key << YAML::Value << value;
@@ -207,6 +231,12 @@ std::string calibration_yaml(const Calibration& cal, const std::string& comment)
       for (const auto& c : cal.observed_choices) out << c;
       out << YAML::EndSeq;
     }
+    if (!cal.link_classes.empty()) {
+      out << YAML::Key << "link_classes" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+      for (const auto& c : cal.link_classes) out << c;
+      out << YAML::EndSeq;
+    }
+    if (!cal.fabric.empty()) out << YAML::Key << "fabric" << YAML::Value << cal.fabric;
     out << YAML::EndMap;
   }
   out << YAML::EndMap;

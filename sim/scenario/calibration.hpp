@@ -42,6 +42,15 @@ struct Calibration {
   // ("ring/simple"); empty when the file does not say.
   std::uint64_t measured_min_bytes = 0, measured_max_bytes = 0;
   std::vector<std::string> observed_choices;
+  // What it was fitted for (written by aggsim calibrate; empty in files written by hand or before):
+  // the scenario's algorithm, the link classes the measured points crossed ("intra": two ranks on
+  // one node, "inter": ranks on several nodes) and the fabric between nodes. Each with the
+  // "file:line:col" it was read from, for messages.
+  std::string algorithm, algorithm_where;
+  std::vector<std::string> link_classes;
+  std::string link_classes_where;
+  std::string fabric, fabric_where;
+  std::string nccl_where;  // of the `nccl:` section
 };
 
 // Reads a calibration file; `generator_specs` (the scenario's topology parameters, or null for an

@@ -438,6 +438,7 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
       if (auto v = alg.get(spec.key)) sc.key_locations["algorithm." + spec.key] = v->location();
     alg.finish();
   }
+  check_calibration_family(sc);
 
   auto compression = top.get("compression");
   if (compression) {

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -178,4 +180,50 @@ TEST_CASE("nccl_allreduce refuses what NCCL would not run, naming the key", "[nc
       "ranks: 8\nplatform: {topology: cluster, nodes: 1, gpus_per_node: 8, nvswitch: true}\n"
       "model: {size: 1MB}\nalgorithm: {name: nccl_allreduce, nccl_algorithm: nvls_tree}\n",
       {"nvls_tree joins nodes, and these ranks are on one node: use nvls"});
+}
+
+TEST_CASE("NCCL's cost model gives the estimates and choices NCCL printed on 3 nodes of H100",
+          "[nccl][tuning]") {
+  // NVIDIA/nccl issue 1453 (tests/data/nccl_info/): NCCL 2.20 - 2.22 prints, per call, the
+  // algorithm and protocol it chose and its own estimate: "N Bytes -> Algo A proto P time T". The
+  // communicator: 24 ranks (3 nodes of 8 H100 on NVSwitch), 16 coll and 16 NVLS channels, 12 GB/s
+  // per channel between nodes (its ring reaches 16 x 12 GB/s, the 8 GiB line's bandwidth).
+  NcclSystem s;
+  s.ranks = 24;
+  s.nodes = 3;
+  s.nvls = true;
+  s.nvls_channels = 16;
+  s.channels = 16;
+  s.bw_intra = 20;
+  s.bw_inter = 12;
+  const NcclTuning tuning(s);
+  std::ifstream log(std::string(AGGSIM_SOURCE_DIR) +
+                    "/tests/data/nccl_info/issue1453_h100_numeric_tuning_excerpts.log");
+  REQUIRE(log);
+  int lines = 0;
+  for (std::string line; std::getline(log, line);) {
+    const auto at = line.find("NCCL INFO ");
+    double bytes = 0, printed = 0;
+    int algo = -1, proto = -1;
+    if (at == std::string::npos ||
+        std::sscanf(line.c_str() + at + 10, "%lf Bytes -> Algo %d proto %d time %lf", &bytes, &algo, &proto,
+                    &printed) != 4)
+      continue;
+    ++lines;
+    // NCCL's enum: 0 tree, 1 ring, 5 NVLS-Tree; protocols 0 LL, 1 LL128, 2 Simple.
+    const NcclAlgorithm a = algo == 0   ? NcclAlgorithm::tree
+                            : algo == 1 ? NcclAlgorithm::ring
+                                        : NcclAlgorithm::nvls_tree;
+    const Protocol p = static_cast<Protocol>(proto);
+    INFO(line);
+    CHECK(tuning.time_us(NcclCollective::all_reduce, a, p, bytes) == Approx(printed).epsilon(1e-5));
+    const NcclChoice c = tuning.choose(NcclCollective::all_reduce, bytes);
+    CHECK(c.algorithm == a);
+    CHECK(c.protocol == p);
+  }
+  CHECK(lines > 40);
+  // The NVLS-Tree call of the same thread ("524288 Bytes -> Algo 5 proto 2 time 59.553600").
+  const NcclChoice c = tuning.choose(NcclCollective::all_reduce, 524288);
+  CHECK(c.algorithm == NcclAlgorithm::nvls_tree);
+  CHECK(c.predicted_us == Approx(59.5536).epsilon(1e-6));
 }

@@ -27,6 +27,9 @@ PAIRS = {
     "abci_a100_8to16": ("abci_a100", "InfiniBand", ["abci_a100_8node_all_reduce.log"], ["abci_a100_16node_all_reduce.log"]),
     "polaris_a100_2to8": ("polaris_a100", "Slingshot 11 (RDMA)", ["polaris_a100_2node_all_reduce.log"], ["polaris_a100_8node_all_reduce.log"]),
     "polaris_a100_tcp_2to8": ("polaris_a100_tcp", "Slingshot 11 over TCP", ["polaris_a100_tcp_2node_all_reduce.log"], ["polaris_a100_tcp_8node_all_reduce.log"]),
+    "alps_gh200_1to2": ("alps_gh200", "Slingshot 11 (RDMA)", ["alps_gh200_1node_all_reduce.log"], ["alps_gh200_2node_all_reduce.log"]),
+    "alps_gh200_2to4": ("alps_gh200", "Slingshot 11 (RDMA)", ["alps_gh200_2node_all_reduce.log"], ["alps_gh200_4node_all_reduce.log"]),
+    "alps_gh200_4to8": ("alps_gh200", "Slingshot 11 (RDMA)", ["alps_gh200_4node_all_reduce.log"], ["alps_gh200_8node_all_reduce.log"]),
 }
 MiB = 1 << 20
 

@@ -76,6 +76,10 @@ TEST_CASE("calibrating nccl_allreduce on 1 and 2 nodes recovers a machine's cost
   CHECK(cal.measured_max_bytes == 256ull << 20);
   CHECK(!cal.observed_choices.empty());
   CHECK(!cal.identified.empty());
+  // What it was fitted for: this algorithm, across both link classes, on the scenario's fabric.
+  CHECK(cal.algorithm == "nccl_allreduce");
+  CHECK(cal.link_classes == std::vector<std::string>{"intra", "inter"});
+  CHECK(cal.fabric == "infiniband");
 
   // Held out: 4 nodes, every size; then sizes beyond what was measured get flagged.
   write_file(dir / "s_fit.yaml", std::string(kScenario) + "calibration: fit.yaml\n");

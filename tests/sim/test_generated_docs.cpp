@@ -81,7 +81,9 @@ TEST_CASE("the output reference names exactly the columns the files have", "[doc
   write_file(dir / "s.yaml",
              "ranks: 4\nsteps: 2\nplatform: {topology: cluster, hosts: 4}\nmodel: {size: 1MB}\n"
              "algorithm: {name: ring_allreduce}\nworkload: {problem: softmax, dim: 8, classes: 3, "
-             "target_loss: 0.1}\n");
+             "target_loss: 0.1}\ncalibration: cal.yaml\n");
+  write_file(dir / "cal.yaml",
+             "format: 1\nnetwork: auto\nfactors:\n  inter: [{from: 0B, latency: 1, bandwidth: 1}]\n");
   REQUIRE(run_aggsim({"run", "s.yaml", "--out", "run", "-q"}, dir).exit_code == 0);
   const auto r = run_aggsim({"list", "--outputs", "--markdown"});
   // The columns each section of the reference lists, in order.
@@ -100,5 +102,6 @@ TEST_CASE("the output reference names exactly the columns the files have", "[doc
   const std::string json = read_file(dir / "run/summary.json");
   for (std::size_t at = json.find("\n  \""); at != std::string::npos; at = json.find("\n  \"", at + 1))
     fields.push_back(json.substr(at + 4, json.find('"', at + 4) - at - 4));
-  CHECK(fields == listed.at("summary.json"));  // a workload with a target: every field present
+  // A workload with a target and a calibration: every field present.
+  CHECK(fields == listed.at("summary.json"));
 }

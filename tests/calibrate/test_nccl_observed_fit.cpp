@@ -1,0 +1,167 @@
+// calibrate with nccl_allreduce fits the costs of what NCCL ran: each measured point runs with the
+// algorithm, protocol and channels of NCCL's tuning lines (or the init lines' channels), not with
+// the model's own choice.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+
+#include "sim/calibrate/point_plan.hpp"
+#include "sim/platform/topology.hpp"
+#include "sim/scenario/calibration.hpp"
+#include "support/cli.hpp"
+#include "support/csv.hpp"
+
+using namespace aggsim;
+using namespace aggsim::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Two GPUs on one 10 GB/s link: every byte of a 2-rank all-reduce crosses it once each way
+// (2(p-1)/p = 1), so a bandwidth-bound point takes size / (link x share x protocol efficiency).
+const char* kScenario = R"(name: obs
+ranks: 2
+steps: 1
+platform: {topology: cluster, nodes: 1, gpus_per_node: 2, intra_bandwidth: 10GBps, intra_latency: 0.5us,
+           bandwidth: 10GBps, latency: 1us}
+model: {size: 1MB, math: off}
+algorithm: {name: nccl_allreduce}
+compute: {reduce_speed: 0}
+)";
+
+constexpr double kMeasuredBps = 2e9;  // what the log's times say the call reached
+constexpr double kIntercept = 20e-6;
+
+// An nccl-tests log of that node whose NCCL printed ring/LL on 2 channels for every size (as with
+// NCCL_PROTO=LL), its times size / 2 GB/s + 20 us.
+std::string ll_log(const std::vector<std::uint64_t>& sizes) {
+  std::string log =
+      "# Collective test starting: all_reduce_perf\n"
+      "#  Rank  0 Group  0 Pid 1 on n device  0 [0x1] GPU\n"
+      "#  Rank  1 Group  0 Pid 1 on n device  1 [0x1] GPU\n"
+      "n:1:1 [0] NCCL INFO 2 coll channels, 0 nvls channels, 2 p2p channels, 2 p2p channels per peer\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   "
+      "algbw   busbw #wrong\n"
+      "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  "
+      "(GB/s)  (GB/s)\n";
+  for (const std::uint64_t bytes : sizes) {
+    for (int call = 0; call < 3; ++call)
+      log += fmt::format(
+          "n:1:1 [0] NCCL INFO AllReduce: {} Bytes -> Algo RING proto LL channel{{Lo..Hi}}={{0..1}}\n",
+          bytes);
+    const double us = (static_cast<double>(bytes) / kMeasuredBps + kIntercept) * 1e6;
+    const double algbw = static_cast<double>(bytes) / (us * 1e3);
+    log += fmt::format(
+        "{:>12} {:>13}     float     sum      -1  {:9.2f}  {:6.3f}  {:6.3f}      0  {:9.2f}  "
+        "{:6.3f}  {:6.3f}      0\n",
+        bytes, bytes / 4, us, algbw, algbw, us, algbw, algbw);
+  }
+  return log;
+}
+
+}  // namespace
+
+TEST_CASE("the NCCL fit runs each point as NCCL's tuning lines say, not as the model would choose",
+          "[calibrate][nccl][tuning][cli]") {
+  const auto dir = fresh_dir("observed-fit");
+  write_file(dir / "s.yaml", kScenario);
+  const std::vector<std::uint64_t> sizes = {4u << 20, 16u << 20, 64u << 20, 256u << 20};
+  write_file(dir / "ll.log", ll_log(sizes));
+
+  // The model's own choice at these sizes is not ring/LL (LL halves the bandwidth).
+  auto r = run_aggsim(
+      {"perf", "s.yaml", "--min", "4MiB", "--max", "256MiB", "--factor", "4", "--csv", "own.csv"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  for (const auto& row : read_csv_rows(read_file(dir / "own.csv"))) CHECK(row.at("choice") != "ring/ll");
+
+  r = run_aggsim({"calibrate", "s.yaml", "ll.log", "--out", "fit.yaml", "-j", "2"}, dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto cal = load_calibration((dir / "fit.yaml").string(), &find_topology("cluster")->params);
+  REQUIRE(cal.nccl);
+  CHECK(cal.observed_choices == std::vector<std::string>{"ring/ll"});
+  CHECK(cal.algorithm == "nccl_allreduce");
+  CHECK(cal.link_classes == std::vector<std::string>{"intra"});
+  CHECK(cal.fabric.empty());  // no point crossed nodes
+
+  // LL's cost is what the fit moved: a fit on the model's own choice (no LL) could not touch it.
+  CHECK(std::find(cal.identified.begin(), cal.identified.end(), "efficiency.ll") != cal.identified.end());
+
+  // Closed form from the data: the least-squares line through (size, time) extrapolated to 1 GiB,
+  // four times the largest size measured, against the calibrated model run as NCCL ran (ring/LL).
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const std::uint64_t b : sizes) {
+    const double x = static_cast<double>(b), y = x / kMeasuredBps + kIntercept;
+    sx += x, sy += y, sxx += x * x, sxy += x * y;
+  }
+  const double n = static_cast<double>(sizes.size());
+  const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+  const double intercept = (sy - slope * sx) / n;
+  write_file(dir / "s_ll.yaml",
+             std::string(kScenario).replace(std::string(kScenario).find("{name: nccl_allreduce}"),
+                                            std::string("{name: nccl_allreduce}").size(),
+                                            "{name: nccl_allreduce, nccl_algorithm: ring, protocol: ll}") +
+                 "calibration: fit.yaml\n");
+  r = run_aggsim({"perf", "s_ll.yaml", "--min", "1GiB", "--max", "1GiB", "--csv", "held.csv"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto held = read_csv_rows(read_file(dir / "held.csv"));
+  REQUIRE(held.size() == 1);
+  CHECK(std::stod(held[0].at("time_s")) == Approx(intercept + slope * (1u << 30)).epsilon(0.02));
+  // And every point, run as NCCL ran it, reproduces its measured time.
+  r = run_aggsim({"compare", "s_ll.yaml", "ll.log", "--csv", "cmp.csv"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  for (const auto& row : read_csv_rows(read_file(dir / "cmp.csv"))) {
+    INFO(row.at("bytes"));
+    CHECK(std::fabs(std::stod(row.at("rel_error"))) < 0.03);
+    CHECK(row.at("choice") == "ring/ll");
+    CHECK(row.at("choice_observed") == "1");
+  }
+}
+
+TEST_CASE(
+    "a measured point follows NCCL's observed algorithm, protocol and channels where the model has them",
+    "[calibrate][nccl][tuning]") {
+  Scenario nccl;
+  nccl.algorithm.name = "nccl_allreduce";
+  Measurement m;
+  m.collective = "all_reduce";
+  m.ranks = 16;
+  m.nodes = 2;
+  m.bytes = 1 << 20;
+  const auto sets = [&](const Scenario& sc, std::string* missed = nullptr) {
+    PointPlan plan;
+    const std::string why = follow_observed_choice(sc, m, plan);
+    if (missed) *missed = why;
+    return plan.sets;
+  };
+  using Sets = std::vector<std::string>;
+  CHECK(sets(nccl).empty());  // nothing observed: the model chooses
+  m.init_channels = 4;
+  CHECK(sets(nccl) == Sets{"algorithm.comm_channels=4"});
+  m.observed = {"tree", "ll128", 0};
+  CHECK(sets(nccl) ==
+        Sets{"algorithm.nccl_algorithm=tree", "algorithm.protocol=ll128", "algorithm.comm_channels=4"});
+  m.observed = {"ring", "simple", 8};  // the tuning line's channels win over the init line's
+  CHECK(sets(nccl) ==
+        Sets{"algorithm.nccl_algorithm=ring", "algorithm.protocol=simple", "algorithm.channels=8"});
+  m.observed = {"ring", "simple", 64};  // NCCL >= 2.22 opens up to 64; the model 32
+  CHECK(sets(nccl) ==
+        Sets{"algorithm.nccl_algorithm=ring", "algorithm.protocol=simple", "algorithm.channels=32"});
+  std::string missed;
+  m.observed = {"pat", "simple", 4};  // not in the model: its own choice, on the init lines' channels
+  CHECK(sets(nccl, &missed) == Sets{"algorithm.comm_channels=4"});
+  CHECK(missed == "NCCL's algorithm pat (the model's choice is used)");
+  m.collective = "all_gather";  // runs NCCL's ring here: a tree would not be followed
+  m.observed = {"ring", "ll", 0};
+  CHECK(sets(nccl) ==
+        Sets{"algorithm.nccl_algorithm=ring", "algorithm.protocol=ll", "algorithm.comm_channels=4"});
+  Scenario ring;
+  ring.algorithm.name = "ring_allreduce";
+  CHECK(sets(ring).empty());
+}
