@@ -5,7 +5,8 @@ same cluster, every size the logs hold. Writes each compare CSV to
 tests/data/calibration/nccl/results/PAIR.csv and one summary row per pair (held-out geometric-mean
 error above and below 1 MiB, against the targets 10 % and 25 %) with machine, date, commit and
 command to tests/bench/results/nccl_scaleout.csv, which sim/calibrate/VALIDATION.md renders
-(tests/bench/render.py). Not run by ctest (tests/calibrate/test_scaleout.cpp reruns one pair).
+(tests/bench/render.py). Not run by ctest (too long); tests/calibrate/test_nccl_calibration.cpp checks the same
+scale-out on a synthetic machine whose costs are known.
     tests/calibrate/scaleout.py [BUILD_DIR] [PAIR...]
 """
 import csv, datetime, math, os, platform, subprocess, sys, tempfile
