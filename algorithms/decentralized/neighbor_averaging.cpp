@@ -22,13 +22,13 @@ namespace {
 
 constexpr int kChannel = 3;  // apart from collectives' channel 0
 
-struct Options {
+struct NeighborAveragingOptions {
   int rounds = 1;
   bool asynchronous = false;
   int staleness = 1;
 };
 
-Options options_of(const Params& p) {
+NeighborAveragingOptions neighbor_averaging_options(const Params& p) {
   return {static_cast<int>(p.integer("rounds")), p.boolean("asynchronous"),
           static_cast<int>(p.integer("staleness"))};
 }
@@ -125,9 +125,9 @@ class AsyncNeighborAveraging final : public Aggregator {
 };
 
 // Checks the options against the graph, builds the mixing schedule once for every rank.
-AlgorithmRun prepare(const AlgorithmConfig& cfg) {
+AlgorithmRun prepare_neighbor_averaging(const AlgorithmConfig& cfg) {
   check_averaging_scheme(cfg, "neighbor_averaging");
-  const Options o = options_of(cfg.params);
+  const NeighborAveragingOptions o = neighbor_averaging_options(cfg.params);
   auto schedule = std::make_shared<const MixingSchedule>(build_mixing(cfg.params, cfg.world, cfg.seed));
   if (o.asynchronous && o.rounds != 1)
     throw ParamError("rounds", "asynchronous averaging mixes once per step");
@@ -167,7 +167,7 @@ AlgorithmInfo neighbor_averaging_entry() {
   info.reduces_in_flight = false;  // whole dense models travel
   info.consensus = false;          // ranks approach the average, they do not all hold it
   info.collective = CollectiveKind::neighbor_exchange;
-  info.prepare = prepare;
+  info.prepare = prepare_neighbor_averaging;
   return info;
 }
 

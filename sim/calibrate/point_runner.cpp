@@ -31,7 +31,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // A child's summary.json or stderr: a regular file of bounded size (the child writes both).
-std::string read_text(const fs::path& p) {
+std::string point_file_text(const fs::path& p) {
   std::error_code ec;
   if (!fs::is_regular_file(fs::symlink_status(p, ec)) || fs::file_size(p, ec) > kMaxInputBytes || ec)
     return "";
@@ -51,19 +51,19 @@ extern "C" void on_point_batch_signal(int sig) {
 
 constexpr std::array<int, 3> kStopSignals = {SIGINT, SIGTERM, SIGHUP};
 
-class StopSignals {
+class PointRunStopSignals {
  public:
-  StopSignals() {
+  PointRunStopSignals() {
     struct sigaction sa {};
     sa.sa_handler = on_point_batch_signal;  // no SA_RESTART: waitpid returns EINTR
     sigemptyset(&sa.sa_mask);
     for (std::size_t i = 0; i < kStopSignals.size(); ++i) sigaction(kStopSignals[i], &sa, &old_[i]);
   }
-  ~StopSignals() {
+  ~PointRunStopSignals() {
     for (std::size_t i = 0; i < kStopSignals.size(); ++i) sigaction(kStopSignals[i], &old_[i], nullptr);
   }
-  StopSignals(const StopSignals&) = delete;
-  StopSignals& operator=(const StopSignals&) = delete;
+  PointRunStopSignals(const PointRunStopSignals&) = delete;
+  PointRunStopSignals& operator=(const PointRunStopSignals&) = delete;
 
  private:
   std::array<struct sigaction, kStopSignals.size()> old_{};
@@ -125,7 +125,7 @@ std::vector<double> run_points(const PointRunOptions& options,
                                std::vector<std::string>* choices) {
   if (choices) choices->assign(sets.size(), "");
   g_signal = 0;
-  const StopSignals stop_signals;
+  const PointRunStopSignals stop_signals;
   // The children's run folders go to a private scratch folder: a temporary (with aggsim's proof of
   // origin) in the system's temporary folder, removed when the batch ends however it ends, except
   // by SIGKILL: the next batch removes one left by a process that no longer runs.
@@ -168,8 +168,8 @@ std::vector<double> run_points(const PointRunOptions& options,
     const std::size_t i = it->second;
     running.erase(it);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-      const auto json =
-          nlohmann::json::parse(read_text(dir / fmt::format("p{}", i) / "summary.json"), nullptr, false);
+      const auto json = nlohmann::json::parse(point_file_text(dir / fmt::format("p{}", i) / "summary.json"),
+                                              nullptr, false);
       if (json.is_object() && json.contains("sim_time_s") && json["sim_time_s"].is_number()) {
         times[i] = json["sim_time_s"].get<double>();
         if (choices) (*choices)[i] = main_choice(json);
@@ -177,7 +177,7 @@ std::vector<double> run_points(const PointRunOptions& options,
       }
     }
     if (failure.empty()) {  // keep the first failure; let the others finish
-      std::string err = read_text(dir / fmt::format("p{}.err", i));
+      std::string err = point_file_text(dir / fmt::format("p{}.err", i));
       if (err.rfind("aggsim: error: ", 0) == 0) err = err.substr(15);
       while (!err.empty() && err.back() == '\n') err.pop_back();
       input_failure = WIFEXITED(status) && WEXITSTATUS(status) == 2;

@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string absolute(const std::string& p) {
+std::string absolute_path(const std::string& p) {
   return fs::absolute(p).lexically_normal().string();
 }
 
@@ -143,7 +143,7 @@ int slurm_max_array_size() {
 }
 
 SlurmScript sbatch_script(const Sweep& sweep, const SweepFolder& folder, const SlurmOptions& options) {
-  const std::string out = absolute(folder.root().string());
+  const std::string out = absolute_path(folder.root().string());
   check_options(options, out);
   SlurmScript script;
   const int points = static_cast<int>(sweep.points.size());
@@ -201,7 +201,7 @@ SlurmScript sbatch_script(const Sweep& sweep, const SweepFolder& folder, const S
   s += "for id in \"${ids[@]}\"; do\n";
   s += "  echo \"aggsim: point $id: start $(date -u +%FT%TZ) on $(hostname)\"\n";
   std::string command = fmt::format("  {} sweep run {} --point \"$id\" --out \"$out\"",
-                                    shell_quote(options.exe), shell_quote(absolute(sweep.file)));
+                                    shell_quote(options.exe), shell_quote(absolute_path(sweep.file)));
   for (const auto& a : options.extra_args) command += " " + shell_quote(a);
   s += command + "\n";
   // A point that died without a word (signal, out of memory) still leaves a failure record.
@@ -224,7 +224,7 @@ SlurmScript sbatch_script(const Sweep& sweep, const SweepFolder& folder, const S
     m += common;
     m += fmt::format("cd {} || exit 1\n", shell_quote(workdir));
     m += fmt::format("exec {} sweep merge {} --out {}\n", shell_quote(options.exe),
-                     shell_quote(absolute(sweep.file)), shell_quote(out));
+                     shell_quote(absolute_path(sweep.file)), shell_quote(out));
     std::string& w = script.submit_text;
     w += "#!/bin/bash\n";
     w += "# Submits the job array, then the merge job to run when the array has ended (whatever its "

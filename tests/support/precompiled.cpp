@@ -1,0 +1,1 @@
+// The object that owns the test programs' precompiled header (tests/CMakeLists.txt).
