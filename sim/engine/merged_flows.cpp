@@ -6,15 +6,16 @@
 #include <simgrid/s4u.hpp>
 #include <xbt/config.hpp>
 
+#include "sim/engine/network_factors.hpp"
+
 namespace aggsim {
 
 namespace sg4 = simgrid::s4u;
 
 namespace {
 
-// SimGrid's weight of a flow's reverse (ACK) traffic under crosstraffic, and LV08's bandwidth factor.
+// SimGrid's weight of a flow's reverse (ACK) traffic under crosstraffic.
 constexpr double kReverseWeight = 0.05;
-constexpr double kLv08BandwidthFactor = 0.97;
 // The share of a link a ring's merged flow gets under LV08, beside its reverse traffic.
 constexpr double kLv08RingShare = 1 / (1 + kReverseWeight);
 static_assert(kLv08BandwidthFactor >= kLv08RingShare,
