@@ -196,13 +196,6 @@ const OutputTable& results_table() {
   return table;
 }
 
-const std::string& column_name(const OutputTable& table, const std::string& name) {
-  for (const auto& c : table.columns)
-    if (c.name == name) return c.name;
-  throw std::logic_error(
-      fmt::format("{}: no column '{}' in its definition (sim/output/columns.cpp)", table.file, name));
-}
-
 namespace {
 
 std::vector<const OutputTable*> tables() {

@@ -30,10 +30,6 @@ const OutputTable& results_table();
 std::string output_reference_markdown();
 std::string output_reference_text();
 
-// `name` itself, after checking that `table` defines it (a writer cannot write an undocumented name);
-// throws std::logic_error otherwise.
-const std::string& column_name(const OutputTable& table, const std::string& name);
-
 // A CSV written in a table's column order: each row gives every column's cell, by name, in order.
 class CsvTableWriter {
  public:
