@@ -41,7 +41,8 @@ std::vector<MeasurementFile> read_measurement_files(const MeasuredRunOptions& op
     files.push_back(read_measurement_file(file, defaults));
     for (const auto& s : files.back().skipped)
       print_lines(stderr, "aggsim: warning: {}: skipped: {}\n", s.where, s.why);
-    for (const auto& w : files.back().warnings) print_lines(stderr, "aggsim: warning: {}: {}\n", w.where, w.why);
+    for (const auto& w : files.back().warnings)
+      print_lines(stderr, "aggsim: warning: {}: {}\n", w.where, w.why);
   }
   return files;
 }
@@ -114,10 +115,7 @@ struct TempFile {
   fs::path path;
   explicit TempFile(const std::string& text)
       : folder(fs::temp_directory_path(), "aggsim-calibration"), path(folder.path() / "calibration.yaml") {
-    std::ofstream out(path);
-    out << text;
-    out.close();
-    if (!out) throw std::runtime_error("cannot write the temporary calibration file " + path.string());
+    write_new_file(path, text);
   }
 };
 
