@@ -249,7 +249,7 @@ std::string replay_refusal(const Scenario& sc, const AlgorithmRun& algorithm) {
   if (!sc.engine.replay) return "engine.replay: false";
   if (sc.output.trace) return "output.trace: the trace records every transfer";
   if (sc.network == NetworkPreset::ns3) return "network: ns3 keeps transport state from step to step";
-  if (straggler_options(sc.compute.straggler).kind != StragglerKind::none)
+  if (sc.compute.straggler.kind != StragglerKind::none)
     return "compute.straggler: compute times change from step to step";
   if (!algorithm.replay_refusal.empty())
     return fmt::format("{}: {}", sc.algorithm.name, algorithm.replay_refusal);
@@ -364,7 +364,7 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
   std::unique_ptr<Workload> workload;
   std::unique_ptr<Evaluator> evaluator;
   if (sc.workload.enabled) {
-    workload = std::make_unique<Workload>(workload_options(sc.workload.params), sc.seed);
+    workload = std::make_unique<Workload>(sc.workload.options, sc.seed);
     // Local steps (every > 1) leave the ranks apart even under an all-reduce: report their spread.
     evaluator = std::make_unique<Evaluator>(*workload, sc.ranks, sc.steps,
                                             !sc.algorithm.entry->consensus || sc.algorithm.every > 1);
@@ -379,7 +379,7 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
   ReplayBook replay(result.log, result.calls, sc.algorithm.every, replay_refusal(sc, prepared.algorithm));
   const RunShared run{sc,
                       std::move(plan),
-                      ComputeModel(sc.compute.speed, straggler_options(sc.compute.straggler), sc.seed),
+                      ComputeModel(sc.compute.speed, sc.compute.straggler, sc.seed),
                       workload.get(),
                       evaluator.get(),
                       result.log,

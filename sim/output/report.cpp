@@ -278,7 +278,7 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result,
   j.set("replay_refused", result.replay_refusal.empty() ? nlohmann::ordered_json(nullptr)
                                                         : nlohmann::ordered_json(result.replay_refusal));
   if (sc.workload.enabled) {
-    const WorkloadOptions w = workload_options(sc.workload.params);
+    const WorkloadOptions& w = sc.workload.options;
     j.set("problem", problem_name(w.problem));
     j.set("final_loss", result.evaluations.empty() ? nlohmann::ordered_json()
                                                    : nlohmann::ordered_json(result.evaluations.back().loss));
@@ -320,7 +320,7 @@ std::string human_summary(const Scenario& sc, const SimulationResult& result, co
     const Evaluation& e = result.evaluations.back();
     out += fmt::format("  held-out loss after step {}: {:.6g}{}\n", e.step, e.loss,
                        e.accuracy ? fmt::format(", accuracy {:.4f}", *e.accuracy) : std::string());
-    const WorkloadOptions w = workload_options(sc.workload.params);
+    const WorkloadOptions& w = sc.workload.options;
     if (w.target_loss) {
       const auto t = time_to_target(steps, *w.target_loss);
       out += t ? fmt::format("  target loss {:.6g} reached at {} simulated\n", *w.target_loss,
