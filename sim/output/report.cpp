@@ -11,6 +11,7 @@
 #include "sim/core/strings.hpp"
 #include "sim/core/units.hpp"
 #include "sim/output/columns.hpp"
+#include "sim/output/step_columns.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
 namespace aggsim {
@@ -32,12 +33,6 @@ std::vector<StepSummary> summarize(const SimulationResult& result) {
   }
   for (std::size_t i = 0; i < result.math.size() && i < steps.size(); ++i) steps[i].math = result.math[i];
   return steps;
-}
-
-// A local step (algorithm.every > 1) aggregated and compressed nothing: only rank_spread, how far
-// apart the ranks' vectors are, means something there.
-bool measured_on(const StepSummary& s, double StepMath::*field) {
-  return s.communicated || field == &StepMath::rank_spread;
 }
 
 // Mean of the steps' times: what summary.json reports and the printed summary shows.
@@ -140,33 +135,14 @@ std::string collectives_csv(const Scenario& sc, const SimulationResult& result) 
 
 std::string steps_csv(const Scenario& sc, const SimulationResult& result,
                       const std::vector<StepSummary>& steps) {
-  // Shortest round-trip formatting: exact and byte-stable across runs.
   const CallBandwidth bw = call_bandwidth(sc, result.group_size);
-  const auto math_cell = [](const StepSummary& s, double StepMath::*field) {
-    return s.math && measured_on(s, field) ? fmt::format("{}", (*s.math).*field) : std::string();
-  };
   CsvTableWriter csv(steps_table());
   for (const auto& s : steps) {
     const CallTotals calls = call_totals(result, s.step, s.step);
-    csv.cell("step", fmt::format("{}", s.step))
-        .cell("step_time_s", number_cell(s.step_time_s))
-        .cell("comm_time_s", number_cell(s.comm_time_s))
-        .cell("compute_time_s", number_cell(s.compute_time_s))
-        .cell("end_time_s", number_cell(s.end_time_s))
-        .cell("bytes_sent", fmt::format("{}", s.bytes_sent))
-        .cell("messages", fmt::format("{}", s.messages_sent))
-        .cell("loss", optional_cell(s.loss))
-        .cell("accuracy", optional_cell(s.accuracy))
-        .cell("consensus_distance", optional_cell(s.consensus_distance))
-        .cell("exposed_comm_time_s", number_cell(s.exposed_comm_time_s))
-        .cell("algbw_GBps", optional_cell(bw.algbw_GBps(calls.dense_bytes, calls.seconds)))
-        .cell("busbw_GBps", optional_cell(bw.busbw_GBps(calls.wire_bytes, calls.seconds)))
-        .cell("agg_error", math_cell(s, &StepMath::agg_error))
-        .cell("agg_signed_error", math_cell(s, &StepMath::agg_signed_error))
-        .cell("compress_error", math_cell(s, &StepMath::compress_error))
-        .cell("rank_spread", math_cell(s, &StepMath::rank_spread))
-        .cell("communicated", s.communicated ? "1" : "0")
-        .end_row();
+    const StepRow row{s, bw.algbw_GBps(calls.dense_bytes, calls.seconds),
+                      bw.busbw_GBps(calls.wire_bytes, calls.seconds)};
+    for (const auto& column : step_columns()) csv.cell(column.column.name, column.cell(row));
+    csv.end_row();
   }
   return csv.text();
 }

@@ -11,7 +11,7 @@ namespace aggsim {
 
 // The bandwidth columns of one run: nccl-tests' algbw (dense bytes / time) and busbw (wire bytes x
 // the collective's bus factor / time), with time from a call's first transfer to its last
-// (sim/output/columns.cpp has the definitions; sim/output/README.md why).
+// (sim/output/columns.cpp and step_columns.cpp have the definitions; sim/output/README.md why).
 struct CallBandwidth {
   bool algbw_applies = false;
   bool busbw_applies = false;
