@@ -22,19 +22,6 @@ std::string optional_cell(const std::optional<double>& v) {
   return v ? fmt::format("{}", *v) : std::string();
 }
 
-// Step summaries with the evaluations of workload runs filled in.
-std::vector<StepSummary> summarize(const SimulationResult& result) {
-  auto steps = summarize_steps(result.log);
-  for (const Evaluation& e : result.evaluations) {
-    StepSummary& s = steps.at(static_cast<std::size_t>(e.step));
-    s.loss = e.loss;
-    s.accuracy = e.accuracy;
-    s.consensus_distance = e.consensus_distance;
-  }
-  for (std::size_t i = 0; i < result.math.size() && i < steps.size(); ++i) steps[i].math = result.math[i];
-  return steps;
-}
-
 // Mean of the steps' times: what summary.json reports and the printed summary shows.
 double mean_step_time_s(const std::vector<StepSummary>& steps) {
   double total = 0;
@@ -50,6 +37,18 @@ std::optional<double> time_to_target(const std::vector<StepSummary>& steps, doub
 }
 
 }  // namespace
+
+std::vector<StepSummary> step_summaries(const SimulationResult& result) {
+  auto steps = summarize_steps(result.log);
+  for (const Evaluation& e : result.evaluations) {
+    StepSummary& s = steps.at(static_cast<std::size_t>(e.step));
+    s.loss = e.loss;
+    s.accuracy = e.accuracy;
+    s.consensus_distance = e.consensus_distance;
+  }
+  for (std::size_t i = 0; i < result.math.size() && i < steps.size(); ++i) steps[i].math = result.math[i];
+  return steps;
+}
 
 CallBandwidth call_bandwidth(const Scenario& sc, int group_size) {
   CallBandwidth bw;
@@ -270,10 +269,10 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result,
   return j.dump();
 }
 
-std::vector<OutputFile> run_outputs(const Scenario& sc, const SimulationResult& result) {
-  const auto steps = summarize(result);
+std::vector<OutputFile> run_outputs(const Scenario& sc, const SimulationResult& result,
+                                    const std::vector<StepSummary>& steps, const std::string& resolved) {
   std::vector<OutputFile> files = {
-      {"resolved.yaml", resolved_yaml(sc) + link_classes_comment(sc, result.link_classes)},
+      {"resolved.yaml", resolved + link_classes_comment(sc, result.link_classes)},
       {"summary.json", summary_json(sc, result, steps)},
       {"steps.csv", steps_csv(sc, result, steps)},
       {"collectives.csv", collectives_csv(sc, result)}};
@@ -281,9 +280,9 @@ std::vector<OutputFile> run_outputs(const Scenario& sc, const SimulationResult& 
   return files;
 }
 
-std::string human_summary(const Scenario& sc, const SimulationResult& result, const std::string& out_dir,
+std::string human_summary(const Scenario& sc, const SimulationResult& result,
+                          const std::vector<StepSummary>& steps, const std::string& out_dir,
                           const std::vector<OutputFile>& files) {
-  const auto steps = summarize(result);
   const double mean = mean_step_time_s(steps);
   std::string out;
   out += fmt::format("aggsim {}: {} ({}, compression {}) on {} ranks, platform {}, network {}\n", sc.name,
