@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "sim/calibrate/perf.hpp"
+#include "sim/cli/commands.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
 #include "sim/output/output_file.hpp"
@@ -37,7 +38,7 @@ CLI::App* add_perf_verb(CLI::App& app, PerfCommandOptions& o) {
 
 int perf_command(const PerfCommandOptions& o) {
   PerfOptions p;
-  p.scenario = o.scenario;
+  p.scenario = locate_scenario(o.scenario);  // as `run` finds it: a bare name is a shipped scenario
   p.overrides = o.overrides;
   p.collective = o.collective;
   const auto bytes = [](const std::string& option, const std::string& text) {

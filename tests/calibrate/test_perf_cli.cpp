@@ -114,6 +114,22 @@ TEST_CASE("aggsim perf refuses bad options, naming them", "[perf][cli]") {
   }
 }
 
+TEST_CASE("aggsim perf finds a shipped scenario by its bare name from any folder, as run does",
+          "[perf][cli]") {
+  const auto dir = fresh_dir("perf-name");
+  auto r = run_aggsim({"perf", "default", "--set", "ranks=4", "--min", "1KiB", "--max", "1KiB", "--csv", "p.csv"},
+                      dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(read_csv_rows(read_file(dir / "p.csv")).size() == 1);
+  // A name found nowhere is refused with where it looked, as by run.
+  r = run_aggsim({"perf", "defualt"}, dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("defualt: scenario file not found (looked for ") != std::string::npos);
+  CHECK(r.err == run_aggsim({"run", "defualt"}, dir).err);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("aggsim perf --csv is checked before any simulation and replaces only a regular file",
           "[perf][cli]") {
   const auto dir = fresh_dir("perf-csv");
