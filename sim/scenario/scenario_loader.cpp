@@ -293,6 +293,9 @@ PlatformSpec read_platform(YamlMap& top, const std::string& scenario_file) {
     if (!info) topology->fail(unknown_name("topology", spec.topology, topology_table()));
     spec.generator = info;
     spec.params = map.params(info->params);
+    if (spec.params.has("gpus_per_node"))
+      spec.gpus_per_node = static_cast<int>(spec.params.integer("gpus_per_node"));
+    spec.sized_by_hosts = spec.params.has("hosts");
     auto overrides = map.get("overrides");
     if (overrides) spec.overrides = read_overrides(*overrides);
     try {

@@ -51,6 +51,20 @@ TEST_CASE("the loader decodes workload and straggler keys once, into the scenari
   CHECK(plain.compute.straggler.kind == StragglerKind::none);
 }
 
+TEST_CASE("the loader decodes a generated platform's shape once, onto the scenario", "[workload][scenario]") {
+  const auto platform = [](const std::string& spec) {
+    return load_scenario_text("ranks: 8\nplatform: " + spec + "\nalgorithm: {name: ring_allreduce}\n",
+                              "t.yaml")
+        .platform;
+  };
+  const PlatformSpec by_nodes = platform("{topology: cluster, nodes: 2, gpus_per_node: 4}");
+  CHECK(by_nodes.gpus_per_node == 4);
+  CHECK_FALSE(by_nodes.sized_by_hosts);
+  const PlatformSpec by_hosts = platform("{topology: cluster, hosts: 8}");
+  CHECK(by_hosts.gpus_per_node == 1);
+  CHECK(by_hosts.sized_by_hosts);
+}
+
 TEST_CASE("training keys are checked with their position", "[workload][scenario]") {
   using Catch::Matchers::Contains;
   CHECK_THAT(load_error(base("workload: {problem: svm}")),
