@@ -19,6 +19,7 @@ AlgorithmInfo double_binary_tree_allreduce_entry();
 AlgorithmInfo hierarchical_allreduce_entry();
 AlgorithmInfo torus2d_allreduce_entry();
 AlgorithmInfo nccl_allreduce_entry();
+AlgorithmInfo msccl_entry();
 AlgorithmInfo allgather_entry();
 // Centralized
 AlgorithmInfo parameter_server_entry();
@@ -59,6 +60,7 @@ const std::vector<AlgorithmInfo>& algorithm_table() {
       hierarchical_allreduce_entry(),
       torus2d_allreduce_entry(),
       nccl_allreduce_entry(),
+      msccl_entry(),
       allgather_entry(),
       parameter_server_entry(),
       neighbor_averaging_entry(),

@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "algorithms/compression/compressor.hpp"
@@ -48,10 +50,12 @@ struct AlgorithmConfig {
 };
 
 // An extra figure an algorithm reports in summary.json (e.g. a graph's spectral gap); NaN is
-// written as null.
+// written as null. A field may instead hold a text, or an object of named figures (in order).
 struct SummaryField {
   std::string key;
   double value = 0;
+  std::optional<std::string> text = {};
+  std::optional<std::vector<std::pair<std::string, double>>> object = {};
 };
 
 // Host names the first ranks run on, in rank order (e.g. a parameter server's servers); the other
@@ -104,6 +108,9 @@ struct AlgorithmInfo {
   std::function<AlgorithmRun(const AlgorithmConfig&)> prepare;
   // Optional: pins ranks to named hosts (the default maps rank i to the i-th host in natural order).
   std::function<RankPlacement(const Params&)> placement = {};
+  // Optional: the one rank count the algorithm runs on (an MSCCL program's GPUs); calibrate and
+  // compare refuse measurements at any other. May throw InputError (an unreadable program).
+  std::function<int(const Params&)> fixed_ranks = {};
 };
 
 // ceil(log2 p) rounds (at least 1): the depth of trees, halving-doubling and gossip schedules.

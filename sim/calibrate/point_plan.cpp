@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "algorithms/registry.hpp"
 #include "sim/core/error.hpp"
 
 namespace aggsim {
@@ -18,6 +19,14 @@ void check_plain_collective(const Scenario& base, const std::string& verb) {
 
 PointPlan plan_point(const Scenario& base, const Measurement& m, bool keep_platform) {
   const int p = m.ranks, n = m.nodes;
+  if (base.algorithm.entry && base.algorithm.entry->fixed_ranks) {
+    const int only = base.algorithm.entry->fixed_ranks(base.algorithm.params);
+    if (only != p)
+      throw InputError(
+          fmt::format("{}: {} on {} ranks: algorithm {} runs on exactly {} ranks (its program's "
+                      "ngpus): keep only measurements at {} ranks",
+                      m.source, m.collective, p, base.algorithm.name, only, only));
+  }
   if (p < 2)
     throw InputError(
         fmt::format("{}: {} on {} rank has no communication to simulate", m.source, m.collective, p));

@@ -32,6 +32,10 @@ KindPlace place_of(DataKind kind) {
       return {{"scenarios/models"}, ".yaml"};
     case DataKind::calibration:
       return {{}, ".yaml"};
+    case DataKind::msccl_program:
+      return {{"algorithms/msccl/programs"}, ".xml"};
+    case DataKind::other:
+      return {};
   }
   return {};
 }

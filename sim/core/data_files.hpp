@@ -4,13 +4,15 @@
 // the data folder: $AGGSIM_DATA when set, else the data `cmake --install` put beside the binary
 // (<prefix>/share/aggsim for <prefix>/bin/aggsim), else the source tree a build-tree binary was built
 // from. In the data folder a bare name also names a shipped file of its kind: `resnet50` is
-// scenarios/models/resnet50.yaml, `cluster_16` platforms/cluster_16.xml, `default` scenarios/default.yaml.
+// scenarios/models/resnet50.yaml, `cluster_16` platforms/cluster_16.xml, `default` scenarios/default.yaml,
+// `ring_allreduce_8` algorithms/msccl/programs/ring_allreduce_8.xml.
 #include <string>
 #include <vector>
 
 namespace aggsim {
 
-enum class DataKind { scenario, platform, layer_table, calibration };
+// `other`: no shipped names (found by path only).
+enum class DataKind { scenario, platform, layer_table, calibration, msccl_program, other };
 
 // The data folder ("" when there is none: no $AGGSIM_DATA, no installed data, no source tree).
 // Throws InputError when $AGGSIM_DATA is set but names no folder.

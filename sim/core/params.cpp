@@ -49,6 +49,8 @@ const char* param_kind_name(ParamKind kind) {
       return "integer list";
     case ParamKind::rows:
       return "rows";
+    case ParamKind::files:
+      return "file(s)";
   }
   return "?";
 }
@@ -201,6 +203,10 @@ ParamValue parse_param(const ParamSpec& spec, const std::string& text) {
       }
       return out;
     }
+    case ParamKind::files:
+      // Text form (defaults, --set of one file): one path, found by the scenario loader.
+      if (text.empty()) throw std::invalid_argument("must name a file");
+      return std::vector<std::string>{text};
   }
   throw std::logic_error("unknown parameter kind");
 }
@@ -228,6 +234,8 @@ std::string format_param(const ParamSpec& spec, const ParamValue& value) {
           return v;
         } else if constexpr (std::is_same_v<T, std::vector<std::int64_t>>) {
           return fmt::format("{}", fmt::join(v, ","));
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          return fmt::format("{}", fmt::join(v, ", "));
         } else {
           std::string out;
           for (const auto& row : v) out += fmt::format("{}{}", out.empty() ? "" : "; ", fmt::join(row, ", "));

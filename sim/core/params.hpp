@@ -11,6 +11,8 @@
 #include <variant>
 #include <vector>
 
+#include "sim/core/data_files.hpp"
+
 namespace aggsim {
 
 enum class ParamKind {
@@ -24,7 +26,9 @@ enum class ParamKind {
   duration,      // "1us", "2ms"; stored as seconds
   speed,         // "100Gf"; stored as flop/s
   integer_list,  // [2, 4, 8]
-  rows           // rows of numbers: [[0, 1], [1, 2, 0.5]] (edge lists, small tables)
+  rows,          // rows of numbers: [[0, 1], [1, 2, 0.5]] (edge lists, small tables)
+  files          // an input file or a list of them, each found like platform files (relative to
+                 // the working folder, else to the scenario's); stored as the paths found
 };
 
 struct ParamSpec {
@@ -49,6 +53,11 @@ struct ParamSpec {
     choices = std::move(values);
     return *this;
   }
+  // For `files`: a bare name names a shipped file of this kind (sim/core/data_files.hpp).
+  ParamSpec& shipped_as(DataKind k) {
+    data_kind = k;
+    return *this;
+  }
   // How the key reference names the type when the loader reads the value its own way (a list or a
   // mapping, a keyword or a unit).
   ParamSpec& shown_as(std::string type) {
@@ -65,11 +74,12 @@ struct ParamSpec {
   double max = 1e300;
   std::vector<std::string> choices;
   std::string shown_type;  // empty: param_kind_name(kind)
+  DataKind data_kind = DataKind::other;  // files: the shipped files a bare name names
 };
 
 using NumberRows = std::vector<std::vector<double>>;
-using ParamValue =
-    std::variant<bool, std::int64_t, double, std::string, std::vector<std::int64_t>, NumberRows>;
+using ParamValue = std::variant<bool, std::int64_t, double, std::string, std::vector<std::int64_t>,
+                                NumberRows, std::vector<std::string>>;
 
 class Params {
  public:
@@ -84,6 +94,9 @@ class Params {
     return std::get<std::vector<std::int64_t>>(at(key));
   }
   const NumberRows& rows(const std::string& key) const { return std::get<NumberRows>(at(key)); }
+  const std::vector<std::string>& files(const std::string& key) const {
+    return std::get<std::vector<std::string>>(at(key));
+  }
   const std::map<std::string, ParamValue>& all() const { return values_; }
 
  private:

@@ -18,6 +18,9 @@ std::string us(double seconds) {
 
 using Events = std::vector<std::string>;
 
+// Named work lanes come after any number of send and receive lanes.
+constexpr int kWorkLaneThread = 100000;
+
 void complete_event(Events& out, const std::string& name, int pid, int tid, double start, double end,
                     const std::string& args) {
   out.push_back(
@@ -108,7 +111,12 @@ std::string Tracer::chrome_trace(const StepLog& log, const std::string& title,
           out, "aggregate", r, 0, rec.agg_start, rec.agg_end,
           fmt::format("\"step\":{},\"bytes_sent\":{},\"messages\":{}", s, rec.bytes_sent, rec.messages_sent));
     }
-    for (const auto* w : work_by_rank[r]) complete_event(out, w->name, r, 0, w->start, w->end, "");
+    std::map<int, std::string> lanes;  // named work lanes, in lane order
+    for (const auto* w : work_by_rank[r])
+      if (w->lane >= 0) lanes.emplace(w->lane, w->lane_name);
+    for (const auto& [lane, name] : lanes) metadata(out, "thread_name", r, kWorkLaneThread + lane, name);
+    for (const auto* w : work_by_rank[r])
+      complete_event(out, w->name, r, w->lane < 0 ? 0 : kWorkLaneThread + w->lane, w->start, w->end, "");
     for (const CommDirection dir : {CommDirection::send, CommDirection::recv}) {
       auto it = by_rank.find({r, dir});
       if (it == by_rank.end()) continue;

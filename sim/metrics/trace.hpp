@@ -43,6 +43,10 @@ struct WorkSpan {
   std::string name;  // "compress", "decompress", "compute", ...
   double start = 0;
   double end = 0;
+  // Its own lane of the rank (e.g. an MSCCL threadblock's steps): spans with the same lane number
+  // share a thread named `lane_name`; -1: the rank's first thread, with the steps.
+  int lane = -1;
+  std::string lane_name = {};
 };
 
 class Tracer {
@@ -52,7 +56,8 @@ class Tracer {
   const std::vector<CommSpan>& comms() const { return comms_; }
 
   // The Chrome trace: one process per rank; thread 0 holds the step phases and host work, each
-  // further thread one lane of non-overlapping sends or receives; a flow (arrow) from each send to
+  // further thread one lane of non-overlapping sends or receives, then one thread per named work
+  // lane (thread 100000 + lane); a flow (arrow) from each send to
   // its receive; then one process "links" with a counter track per loaded link. Times in
   // microseconds. The format is described in analysis/README.md ("Timeline").
   std::string chrome_trace(const StepLog& log, const std::string& title,

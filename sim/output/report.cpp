@@ -263,9 +263,20 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result,
       j.set("time_to_target_s", t ? nlohmann::ordered_json(*t) : nlohmann::ordered_json());
     }
   }
-  for (const auto& f : result.summary_fields)
-    j.set_extra(f.key,
-                std::isfinite(f.value) ? nlohmann::ordered_json(f.value) : nlohmann::ordered_json(nullptr));
+  const auto number = [](double v) {
+    return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+  };
+  for (const auto& f : result.summary_fields) {
+    if (f.text) {
+      j.set_extra(f.key, *f.text);
+    } else if (f.object) {
+      nlohmann::ordered_json o = nlohmann::ordered_json::object();
+      for (const auto& [key, value] : *f.object) o[key] = number(value);
+      j.set_extra(f.key, o);
+    } else {
+      j.set_extra(f.key, number(f.value));
+    }
+  }
   return j.dump();
 }
 

@@ -91,6 +91,17 @@ std::uint64_t YamlValue::bytes() const {
 }
 
 ParamValue YamlValue::param(const ParamSpec& spec) const {
+  if (spec.kind == ParamKind::files) {
+    std::vector<std::string> out;
+    if (node_.IsSequence()) {
+      for (std::size_t i = 0; i < node_.size(); ++i)
+        out.push_back(find_input_file(item(i), spec.key, source_->file, spec.data_kind));
+      if (out.empty()) fail("must not be an empty list");
+    } else {
+      out.push_back(find_input_file(*this, spec.key, source_->file, spec.data_kind));
+    }
+    return out;
+  }
   if (spec.kind == ParamKind::integer_list) {
     if (node_.IsScalar()) return parse_or_fail([&](const std::string& t) { return parse_param(spec, t); });
     if (!node_.IsSequence()) fail("expected a list of integers, e.g. [2, 4]");
@@ -252,6 +263,10 @@ void emit_value(YAML::Emitter& out, const ParamSpec& spec, const ParamValue& val
   if (auto* list = std::get_if<std::vector<std::int64_t>>(&value)) {
     out << YAML::Flow << YAML::BeginSeq;
     for (auto x : *list) out << x;
+    out << YAML::EndSeq;
+  } else if (auto* files = std::get_if<std::vector<std::string>>(&value); files && files->size() > 1) {
+    out << YAML::Flow << YAML::BeginSeq;
+    for (const auto& f : *files) out << f;
     out << YAML::EndSeq;
   } else if (auto* rows = std::get_if<NumberRows>(&value)) {
     out << YAML::Flow << YAML::BeginSeq;

@@ -10,6 +10,7 @@
 #include "sim/scenario/workload_loader.hpp"
 #include "sim/workload/options.hpp"
 #include "support/aggsim_list.hpp"
+#include "support/algorithm_keys.hpp"
 #include "support/cli.hpp"
 #include "support/reduction_check.hpp"
 
@@ -102,7 +103,7 @@ TEST_CASE("aggsim list prints exactly the algorithms and compressors the loader 
   CHECK(compressors.size() >= 11);
   for (const auto& name : algorithms) {
     INFO("algorithm " << name);
-    CHECK(validates(kPlatform + "algorithm: {name: " + name + "}\n"));
+    CHECK(validates(kPlatform + "algorithm: {name: " + name + required_algorithm_keys(name, 4) + "}\n"));
   }
   for (const auto& name : compressors) {
     INFO("compressor " << name);
@@ -118,7 +119,9 @@ TEST_CASE("every default aggsim list prints is what a scenario gets when it leav
   std::size_t checked = 0;
   for (const auto& name : list_entry_names(algorithms))
     for (const auto& d : printed_defaults(algorithms, name)) {
-      check_printed_default(kPlatform + "algorithm: {name: " + name + "}\n", "algorithm." + d.key, d.value);
+      check_printed_default(
+          kPlatform + "algorithm: {name: " + name + required_algorithm_keys(name, 4) + "}\n",
+          "algorithm." + d.key, d.value);
       ++checked;
     }
   const auto compressors = section(r.out, "Compressors ");

@@ -95,6 +95,32 @@ TEST_CASE("aggsim perf: nccl_allreduce's broadcast streams at the link's bandwid
   CHECK(std::stod(rows[0].at("busbw_GBps")) == Approx(100).epsilon(0.05));
 }
 
+TEST_CASE("aggsim perf times an MSCCL program: the shipped ring within 15% of the ring's closed form",
+          "[perf][cli][msccl]") {
+  const auto dir = fresh_dir("perf");
+  write_file(dir / "s.yaml", kScenario);
+  auto r = run_aggsim({"perf", "s.yaml", "--set", "algorithm={name: msccl, program: ring_allreduce_8}",
+                       "--min", "16MiB", "--max", "64MiB", "--factor", "4", "--csv", "p.csv"},
+                      dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto rows = read_csv_rows(read_file(dir / "p.csv"));
+  REQUIRE(rows.size() == 2);
+  for (const auto& row : rows) {
+    const double S = std::stod(row.at("bytes"));
+    INFO(S);
+    CHECK(row.at("collective") == "all_reduce");
+    const double ring = 2.0 * 7 * (kAlpha + S / 8 / kBeta);
+    CHECK(std::abs(std::stod(row.at("time_s")) / ring - 1) < 0.15);
+  }
+  // A rank count the program was not written for is refused, naming the program's GPUs.
+  auto wrong = run_aggsim({"perf", "s.yaml", "--set", "algorithm={name: msccl, program: ring_allreduce_8}",
+                           "--set", "ranks=4", "--min", "1MiB", "--max", "1MiB"},
+                          dir);
+  CHECK(wrong.exit_code == 2);
+  CHECK_THAT(wrong.err, Catch::Contains("8"));
+}
+
 TEST_CASE("aggsim perf refuses bad options, naming them", "[perf][cli]") {
   const auto dir = fresh_dir("perf");
   write_file(dir / "s.yaml", kScenario);

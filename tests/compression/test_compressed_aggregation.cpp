@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "compressor_fixture.hpp"
+#include "support/algorithm_keys.hpp"
 #include "support/cli.hpp"
 #include "support/reduction_check.hpp"
 #include "support/simulate_capturing.hpp"
@@ -143,11 +144,12 @@ TEST_CASE("every reducing collective carries summable payloads and PowerSGD's fa
   for (const auto& algorithm : algorithm_table()) {
     if (!algorithm.reduces_in_flight) continue;
     INFO(algorithm.name);
-    const auto shared = check_reduction(
-        scenario(8, algorithm.name, "name: randomk, ratio: 1, shared_seed: true", 301, "1MB"));
+    const std::string name = algorithm.name + required_algorithm_keys(algorithm.name, 8);
+    const auto shared =
+        check_reduction(scenario(8, name, "name: randomk, ratio: 1, shared_seed: true", 301, "1MB"));
     CHECK(shared.checked_vectors == 16);
     CHECK(shared.max_abs_error <= summation_tolerance(8, shared.reference_scale));
-    const auto power = check_reduction(scenario(8, algorithm.name, "name: powersgd, rank: 4", 16, "1MB"));
+    const auto power = check_reduction(scenario(8, name, "name: powersgd, rank: 4", 16, "1MB"));
     CHECK(power.checked_vectors == 16);
     CHECK(power.max_abs_error <= 1e-4 * std::max(1.0, power.reference_scale));
   }
@@ -215,7 +217,8 @@ TEST_CASE("shared-seed random-k keeps one index set on every transport (ratio 1/
   std::vector<std::string> algorithms = {"allgather", "parameter_server, servers: 1",
                                          "parameter_server, servers: 2"};
   for (const auto& algorithm : algorithm_table())
-    if (algorithm.reduces_in_flight) algorithms.push_back(algorithm.name);
+    if (algorithm.reduces_in_flight)
+      algorithms.push_back(algorithm.name + required_algorithm_keys(algorithm.name, p));
   for (const auto& algorithm : algorithms) {
     INFO(algorithm);
     const auto r = run_shared_randomk(

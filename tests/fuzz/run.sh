@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, ASan + UBSan, in build-sanitize/ unless AGGSIM_FUZZ_BUILD says
 # otherwise; tests/sanitize/run.sh shares that tree) and runs each for a bounded time on a seed
-# corpus made of the shipped scenarios, platforms and measurement logs plus the regression inputs
+# corpus made of the shipped scenarios, platforms, measurement logs and MSCCL programs plus the regression inputs
 # in tests/fuzz/regressions/. Any crash, sanitizer report, leak, hang (> 10 s on one input) or
 # input using more than 2 GB fails the run; libFuzzer then writes the input as crash-* /
 # timeout-* / oom-* in the build folder.
@@ -14,10 +14,10 @@ seconds=${1:-60}
 build=${AGGSIM_FUZZ_BUILD:-build-sanitize}
 # AGGSIM_SANITIZE_PREBUILT=1: the tree is already built (ctest builds it once, in a setup test).
 [ "${AGGSIM_SANITIZE_PREBUILT:-0}" = 1 ] ||
-  tests/sanitize/configure.sh "$build" fuzz_scenario fuzz_platform_xml fuzz_measurements fuzz_tuning_lines
+  tests/sanitize/configure.sh "$build" fuzz_scenario fuzz_platform_xml fuzz_measurements fuzz_tuning_lines fuzz_msccl_program
 
 corpus="$build/fuzz-corpus"
-for kind in scenario platform measurement tuning; do mkdir -p "$corpus/$kind-seeds" "$corpus/$kind"; done
+for kind in scenario platform measurement tuning msccl_program; do mkdir -p "$corpus/$kind-seeds" "$corpus/$kind"; done
 find scenarios -name '*.yaml' -exec cp {} "$corpus/scenario-seeds/" \;
 cp tests/fuzz/regressions/scenario/* "$corpus/scenario-seeds/" 2>/dev/null || true
 cp platforms/*.xml "$corpus/platform-seeds/"
@@ -26,11 +26,12 @@ cp tests/data/calibration/*.log "$corpus/measurement-seeds/"
 cp tests/fuzz/regressions/measurement/* "$corpus/measurement-seeds/" 2>/dev/null || true
 cp tests/data/nccl_info/*.log tests/data/calibration/a100_ib_1node_all_reduce.log "$corpus/tuning-seeds/"
 cp tests/fuzz/regressions/tuning/* "$corpus/tuning-seeds/" 2>/dev/null || true
+cp algorithms/msccl/programs/*.xml tests/data/msccl/*.xml "$corpus/msccl_program-seeds/"
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # target:corpus kind
-for pair in scenario:scenario platform_xml:platform measurements:measurement tuning_lines:tuning; do
+for pair in scenario:scenario platform_xml:platform measurements:measurement tuning_lines:tuning msccl_program:msccl_program; do
   target=${pair%%:*}
   seeds="$corpus/${pair##*:}-seeds"
   work="$corpus/${pair##*:}"

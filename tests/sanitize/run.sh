@@ -36,6 +36,9 @@ pairings() {
   compressors=$("$aggsim" list | awk '/^Compressors/{s=1;next} /^$/{s=0} s && /^  [a-z]/{print $1}')
   local ran=0 refused=0
   for a in $algorithms; do
+    # Keys an algorithm needs besides its name (tests/support/algorithm_keys.hpp).
+    local keys=""
+    [ "$a" = msccl ] && keys=", program: $PWD/tests/data/msccl/ring_allreduce_4.xml"
     for c in $compressors; do
       cat >"$work/s.yaml" <<YAML
 name: pair
@@ -44,7 +47,7 @@ steps: 2
 platform: {topology: cluster, nodes: 2, gpus_per_node: 2}
 network: alpha_beta
 model: {size: 64kB, proxy_dim: 256}
-algorithm: {name: $a}
+algorithm: {name: $a$keys}
 compression: {name: $c}
 YAML
       set +e

@@ -92,6 +92,8 @@ TEST_CASE("Replayed steps give a full simulation's figures across algorithms, co
       {"PowerSGD on a ring",
        "algorithm: {name: ring_allreduce, granularity: layer, bucket: 25MB}\n"
        "compression: {name: powersgd, rank: 2}\n"},
+      {"NCCL's model, algorithm and protocol chosen per call",
+       "algorithm: {name: nccl_allreduce, granularity: layer, bucket: 25MB}\n"},
       {"sign with error feedback",
        "algorithm: {name: parameter_server, granularity: layer, bucket: 25MB}\n"
        "compression: {name: sign, error_feedback: true}\n"},
@@ -198,6 +200,9 @@ TEST_CASE("Runs replay cannot repeat are simulated in full and byte-identical", 
        "gossipgrad: a rank waits for its partners only, so ranks drift apart by whole steps"},
       {"neighbour averaging", "algorithm: {name: neighbor_averaging, granularity: layer, bucket: 25MB}\n",
        "neighbor_averaging: a rank waits for its neighbours only, so ranks drift apart by whole steps"},
+      {"an MSCCL program (the shipped ring)",
+       "algorithm: {name: msccl, program: ring_allreduce_8, granularity: layer, bucket: 25MB}\n",
+       "msccl: threadblocks interleave their transfers by timing"},
   };
   for (const Case& c : cases) {
     SECTION(c.what) {

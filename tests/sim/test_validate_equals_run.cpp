@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "support/aggsim_list.hpp"
+#include "support/algorithm_keys.hpp"
 #include "support/cli.hpp"
 
 using namespace aggsim::test;
@@ -72,7 +73,8 @@ TEST_CASE("validate and run agree on every algorithm with every compressor", "[v
   for (const auto& a : algorithms)
     for (const auto& c : compressors) {
       INFO(a << " with " << c);
-      const Verdicts v = validate_and_run(scenario("{name: " + a + "}", "{name: " + c + "}"));
+      const Verdicts v = validate_and_run(
+          scenario("{name: " + a + required_algorithm_keys(a, 4) + "}", "{name: " + c + "}"));
       check_agree(v);
       if (v.run.exit_code == 0) {
         ++accepted;
