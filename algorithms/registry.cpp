@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "sim/core/params.hpp"
@@ -89,6 +91,10 @@ auto find_in(const Table& table, std::string_view name) -> decltype(&table.front
   return nullptr;
 }
 }  // namespace
+
+double log2_rounds(int ranks) {
+  return std::max(1.0, std::ceil(std::log2(std::max(2.0, static_cast<double>(ranks)))));
+}
 
 const AlgorithmInfo* find_algorithm(std::string_view name) {
   return find_in(algorithm_table(), name);

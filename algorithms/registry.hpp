@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "algorithms/compression/compressor.hpp"
-#include "algorithms/nccl/protocol.hpp"
 #include "algorithms/memory/memory.hpp"
+#include "algorithms/nccl/protocol.hpp"
 #include "sim/api/aggregator.hpp"
 #include "sim/api/collective_call.hpp"
 #include "sim/core/params.hpp"
@@ -35,7 +35,7 @@ struct AlgorithmConfig {
   const std::vector<sg4::Host*>* hosts = nullptr;
   // The costs of NCCL's protocols on each class of link: a calibration's, else NCCL's own.
   ProtocolCosts protocol_costs = ProtocolCosts::nccl_defaults();
-  bool math = true;  // the math plane runs (model.math)
+  bool math = true;        // the math plane runs (model.math)
   std::uint64_t seed = 0;  // the scenario seed (e.g. for a random graph every rank must agree on)
   const CompressorInfo* compressor = nullptr;  // the scenario's compressor (`none` when absent)
   Params compressor_params;
@@ -99,6 +99,9 @@ struct AlgorithmInfo {
   bool consensus = true;
   // What one call's traffic is (collectives.csv's bandwidths, sim/api/collective_call.hpp).
   CollectiveKind collective = CollectiveKind::all_reduce;
+  // The algorithm's cost formula: roughly how many messages one rank sends per step on `ranks`
+  // ranks, from its communication pattern. A sweep's Slurm array balances its tasks by it.
+  std::function<double(int ranks)> messages_per_rank_step;
   // Checks the parameters as a whole against the scenario and, when config.layout is set, the
   // platform; builds what the ranks share. Throws ParamError naming the offending key. Every check
   // of the algorithm's parameters happens here: `aggsim validate` runs it exactly as `aggsim run`.
@@ -109,6 +112,9 @@ struct AlgorithmInfo {
   // compare refuse measurements at any other. May throw InputError (an unreadable program).
   std::function<int(const Params&)> fixed_ranks = {};
 };
+
+// ceil(log2 p) rounds (at least 1): the depth of trees, halving-doubling and gossip schedules.
+double log2_rounds(int ranks);
 
 // An algorithm whose ranks share nothing: each rank's aggregator comes from `make(config)`. Its
 // steps repeat (replay_refusal is "").

@@ -229,6 +229,7 @@ std::unique_ptr<Aggregator> make_sync_parameter_server(const AlgorithmConfig& cf
 AlgorithmInfo parameter_server_entry() {
   AlgorithmInfo info;
   info.name = "parameter_server";
+  info.messages_per_rank_step = [](int) { return 2.0; };
   info.summary =
       "sharded parameter server: push compressed gradients, pull the dense reduction; k-of-n, async";
   info.params = {

@@ -55,6 +55,7 @@ class Allgather final : public Aggregator {
 AlgorithmInfo allgather_entry() {
   AlgorithmInfo info;
   info.name = "allgather";
+  info.messages_per_rank_step = [](int p) { return 2.0 * (p - 1); };
   info.summary = "compress, ring all-gather of the p payloads, decode and reduce locally; any compressor";
   info.reduces_in_flight = false;  // payloads are decoded before they are added: any compressor works
   info.consensus = true;

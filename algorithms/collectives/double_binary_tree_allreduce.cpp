@@ -242,6 +242,7 @@ GroupAllreduce with_chunk_bytes(std::uint64_t chunk_bytes) {
 AlgorithmInfo double_binary_tree_allreduce_entry() {
   AlgorithmInfo info;
   info.name = "double_binary_tree_allreduce";
+  info.messages_per_rank_step = [](int p) { return 2 * log2_rounds(p); };
   info.summary =
       "NCCL-style double binary tree: two complementary trees, each reducing + broadcasting half, pipelined";
   info.params = {

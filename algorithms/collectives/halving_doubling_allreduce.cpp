@@ -30,6 +30,7 @@ void halving_doubling_allreduce(Comm& comm, const Group& group, Gradient& g, con
 AlgorithmInfo halving_doubling_allreduce_entry() {
   AlgorithmInfo info;
   info.name = "halving_doubling_allreduce";
+  info.messages_per_rank_step = [](int p) { return 2 * log2_rounds(p); };
   info.summary =
       "Rabenseifner: recursive-halving reduce-scatter + recursive-doubling all-gather (non-power-of-two "
       "fold)";

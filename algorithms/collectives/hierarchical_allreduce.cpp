@@ -189,6 +189,7 @@ class HierarchicalAllreduce final : public Aggregator {
 AlgorithmInfo hierarchical_allreduce_entry() {
   AlgorithmInfo info;
   info.name = "hierarchical_allreduce";
+  info.messages_per_rank_step = [](int p) { return 2 * log2_rounds(p); };
   info.summary = "intra-node reduce-scatter, inter-node all-reduce of each shard, intra-node all-gather";
   info.params = {
       ParamSpec("inter", ParamKind::choice, "ring",

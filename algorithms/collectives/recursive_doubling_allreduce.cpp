@@ -27,6 +27,7 @@ void recursive_doubling_allreduce(Comm& comm, const Group& group, Gradient& g, c
 AlgorithmInfo recursive_doubling_allreduce_entry() {
   AlgorithmInfo info;
   info.name = "recursive_doubling_allreduce";
+  info.messages_per_rank_step = [](int p) { return 2 * log2_rounds(p); };
   info.summary = "recursive doubling: log2(p) full-vector exchanges (non-power-of-two fold)";
   info.reduces_in_flight = true;
   info.consensus = true;

@@ -45,6 +45,7 @@ void ring_allreduce(Comm& comm, const Group& group, Gradient& g, const ReduceOp&
 AlgorithmInfo ring_allreduce_entry() {
   AlgorithmInfo info;
   info.name = "ring_allreduce";
+  info.messages_per_rank_step = [](int p) { return 2.0 * (p - 1); };
   info.summary = "ring reduce-scatter + all-gather; 2(p-1) steps of S/p bytes";
   info.reduces_in_flight = true;
   info.consensus = true;

@@ -9,6 +9,8 @@
 // SMPI: no equivalent (its allreduce:smp_rsag* are two-level by node, not by a logical grid).
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "algorithms/collectives/allreduce.hpp"
 #include "algorithms/registry.hpp"
 
@@ -44,6 +46,7 @@ class Torus2dAllreduce final : public Aggregator {
 AlgorithmInfo torus2d_allreduce_entry() {
   AlgorithmInfo info;
   info.name = "torus2d_allreduce";
+  info.messages_per_rank_step = [](int p) { return 4 * std::sqrt(static_cast<double>(p)); };
   info.summary = "2D torus (ring per dimension): row reduce-scatter, column all-reduce, row all-gather";
   info.params = {ParamSpec("rows", ParamKind::integer, "",
                            "grid rows, must divide the rank count (default: most square)")

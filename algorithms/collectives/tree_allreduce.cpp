@@ -25,6 +25,7 @@ void tree_allreduce(Comm& comm, const Group& group, Gradient& g, const ReduceOp&
 AlgorithmInfo tree_allreduce_entry() {
   AlgorithmInfo info;
   info.name = "tree_allreduce";
+  info.messages_per_rank_step = [](int p) { return 2 * log2_rounds(p); };
   info.summary = "binomial-tree reduce to rank 0 + binomial broadcast, optionally pipelined";
   info.params = {
       ParamSpec("chunks", ParamKind::integer, "1", "pieces the vector is pipelined in through the tree")

@@ -236,6 +236,7 @@ AlgorithmRun prepare(const AlgorithmConfig& cfg) {
 AlgorithmInfo gossipgrad_entry() {
   AlgorithmInfo info;
   info.name = "gossipgrad";
+  info.messages_per_rank_step = [](int p) { return 2 * log2_rounds(p); };
   info.summary =
       "GossipGraD: subgroup all-reduce, one gossip exchange per step (dissemination | cube), broadcast";
   info.params = {

@@ -162,6 +162,7 @@ AlgorithmInfo neighbor_averaging_entry() {
                        .between(0, 1 << 30));
   AlgorithmInfo info;
   info.name = "neighbor_averaging";
+  info.messages_per_rank_step = [](int p) { return 2 * log2_rounds(p); };
   info.summary = "average full models with graph neighbours (weights W, doubly stochastic)";
   info.params = params;
   info.reduces_in_flight = false;  // whole dense models travel

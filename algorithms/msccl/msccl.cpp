@@ -108,6 +108,9 @@ void check_sizes_covered(const std::vector<std::shared_ptr<const MscclProgram>>&
 AlgorithmInfo msccl_entry() {
   AlgorithmInfo info;
   info.name = "msccl";
+  // The shipped programs (rings, all-pairs, hierarchical) send about 2(p-1) chunks per rank: a
+  // rough figure, the program's own count is only known once it is read.
+  info.messages_per_rank_step = [](int p) { return 2.0 * (p - 1); };
   info.summary =
       "an MSCCL algorithm file (MSCCL-IR XML from msccl-tools): checked for deadlocks and an exact result, "
       "then run threadblock by threadblock with NCCL's protocol costs";

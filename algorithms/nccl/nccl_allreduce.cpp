@@ -148,6 +148,7 @@ std::vector<ParamSpec> nccl_param_specs() {
 AlgorithmInfo nccl_allreduce_entry() {
   AlgorithmInfo info;
   info.name = "nccl_allreduce";
+  info.messages_per_rank_step = [](int p) { return 2 * log2_rounds(p); };
   info.summary =
       "NCCL's all-reduce: ring / tree / NVLS / NVLS-Tree, LL / LL128 / Simple and channels chosen per call "
       "as "

@@ -76,18 +76,6 @@ const char* nccl_collective_name(NcclCollective c) {
   return "?";
 }
 
-const char* gpu_arch_name(GpuArch a) {
-  switch (a) {
-    case GpuArch::volta:
-      return "volta";
-    case GpuArch::ampere:
-      return "ampere";
-    case GpuArch::hopper:
-      return "hopper";
-  }
-  return "?";
-}
-
 NcclTuning::NcclTuning(const NcclSystem& s) : system_(s) {
   const int nodes = std::max(1, s.nodes), ranks = std::max(1, s.ranks);
   const double ppn = static_cast<double>(ranks) / nodes;

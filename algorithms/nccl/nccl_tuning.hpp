@@ -20,7 +20,6 @@ const char* nccl_collective_name(NcclCollective c);  // nccl-tests' names: all_r
 
 // GPU generation, for NCCL's per-channel bandwidth caps and where it enables LL128.
 enum class GpuArch { volta, ampere, hopper };
-const char* gpu_arch_name(GpuArch a);
 
 // What NCCL's topology search reports of a communicator.
 struct NcclSystem {

@@ -194,13 +194,4 @@ NcclTreeLinks NcclView::tree_links(int channel, int total_channels, int member) 
   return links;
 }
 
-int NcclView::tree_depth(int channel, int total_channels) const {
-  const NodeTree& tree = trees_[channel < std::max(1, total_channels / 2) ? 0 : 1];
-  int depth = 0;
-  for (int n = 0; n < nodes(); ++n)
-    depth = std::max(depth, tree.depth[static_cast<std::size_t>(n)] +
-                                static_cast<int>(node_members_[static_cast<std::size_t>(n)].size()) - 1);
-  return depth;
-}
-
 }  // namespace aggsim

@@ -72,8 +72,6 @@ class NcclView {
   std::vector<int> ring(int channel) const;
   // Channel c's tree links of `member` (channels < total/2 use tree 0).
   NcclTreeLinks tree_links(int channel, int total_channels, int member) const;
-  // Depth of channel c's tree in hops (chain plus nodes), from the deepest member to the root.
-  int tree_depth(int channel, int total_channels) const;
 
  private:
   std::vector<int> members_;

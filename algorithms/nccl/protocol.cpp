@@ -14,18 +14,6 @@ const char* protocol_name(Protocol p) {
   return "?";
 }
 
-const char* link_class_name(LinkClass c) {
-  switch (c) {
-    case LinkClass::nvlink:
-      return "nvlink";
-    case LinkClass::pcie:
-      return "pcie";
-    case LinkClass::network:
-      return "network";
-  }
-  return "?";
-}
-
 const char* nccl_algorithm_name(NcclAlgorithm a) {
   switch (a) {
     case NcclAlgorithm::tree:

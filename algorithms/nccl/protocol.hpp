@@ -23,7 +23,6 @@ const char* protocol_name(Protocol p);
 enum class LinkClass { nvlink, pcie, network };
 inline constexpr std::array<LinkClass, 3> kLinkClasses = {LinkClass::nvlink, LinkClass::pcie,
                                                           LinkClass::network};
-const char* link_class_name(LinkClass c);
 
 // NCCL's collective algorithms (CollNet is not modelled).
 enum class NcclAlgorithm { tree, ring, nvls, nvls_tree };

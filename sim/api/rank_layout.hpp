@@ -6,7 +6,6 @@ namespace aggsim {
 // Which ranks share a physical node (multi-GPU hosts); every rank is its own node on flat platforms.
 struct RankLayout {
   std::vector<int> node_of_rank;  // node index of each rank, nodes numbered 0.. in rank order
-  int node_count() const { return node_of_rank.empty() ? 0 : node_of_rank.back() + 1; }
 };
 
 }  // namespace aggsim

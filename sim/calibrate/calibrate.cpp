@@ -116,10 +116,7 @@ struct TempFile {
   fs::path path;
   explicit TempFile(const std::string& text)
       : folder(fs::temp_directory_path(), "aggsim-calibration"), path(folder.path() / "calibration.yaml") {
-    std::ofstream out(path);
-    out << text;
-    out.close();
-    if (!out) throw std::runtime_error("cannot write the temporary calibration file " + path.string());
+    write_new_file(path, text);
   }
 };
 

@@ -19,11 +19,8 @@ namespace {
 // Nodes the scenario's ranks occupy: a generated platform's gpus_per_node, else one rank a node
 // (a platform file's nodes are its own; the count only labels the table there).
 int nodes_of(const Scenario& sc) {
-  if (sc.platform.generator && sc.platform.params.has("gpus_per_node")) {
-    const auto g = static_cast<int>(sc.platform.params.integer("gpus_per_node"));
-    if (g > 0) return (sc.ranks + g - 1) / g;
-  }
-  return sc.ranks;
+  const int g = sc.platform.gpus_per_node;
+  return sc.platform.generator && g > 0 ? (sc.ranks + g - 1) / g : sc.ranks;
 }
 
 bool per_rank_count(const std::string& collective) {

@@ -68,8 +68,8 @@ PointPlan plan_point(const Scenario& base, const Measurement& m, bool keep_platf
                       "ranks on every node",
                       m.source, p, n));
     plan.sets.push_back(fmt::format("platform.gpus_per_node={}", p / n));
-    plan.sets.push_back(base.platform.params.has("hosts") ? fmt::format("platform.hosts={}", p)
-                                                          : fmt::format("platform.nodes={}", n));
+    plan.sets.push_back(base.platform.sized_by_hosts ? fmt::format("platform.hosts={}", p)
+                                                     : fmt::format("platform.nodes={}", n));
   }
   const auto size = [&](std::uint64_t bytes) { plan.sets.push_back(fmt::format("model.size={}B", bytes)); };
   const bool nccl = base.algorithm.name == "nccl_allreduce";

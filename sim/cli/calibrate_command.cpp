@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "sim/calibrate/calibrate.hpp"
+#include "sim/cli/commands.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/strings.hpp"
 #include "sim/core/terminal.hpp"
@@ -99,7 +100,7 @@ std::map<std::string, MeasurementShape> checked_shapes(const MeasuredOptions& o)
 
 MeasuredRunOptions run_options(const MeasuredOptions& o) {
   MeasuredRunOptions r;
-  r.scenario = o.scenario;
+  r.scenario = locate_scenario(o.scenario);  // as `run` finds it: a bare name is a shipped scenario
   r.measurement_files = o.measurements;
   r.overrides = o.overrides;
   r.defaults.ranks = o.ranks;
@@ -114,7 +115,7 @@ MeasuredRunOptions run_options(const MeasuredOptions& o) {
 
 // The inputs an output file must never replace.
 std::vector<fs::path> inputs_of(const MeasuredOptions& o) {
-  std::vector<fs::path> inputs = {o.scenario};
+  std::vector<fs::path> inputs = {locate_scenario(o.scenario)};
   inputs.insert(inputs.end(), o.measurements.begin(), o.measurements.end());
   return inputs;
 }

@@ -139,10 +139,11 @@ int run_command(const RunOptions& given_options) {
   }
   const SimulationResult result = simulate(sc, options.simgrid_args, hooks);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  const auto files = run_outputs(sc, result);
+  const auto steps = step_summaries(result);
+  const auto files = run_outputs(sc, result, steps, folder.resolved_yaml);
   write_run_folder(folder, files);
   if (!options.quiet) {
-    std::cout << printable_lines(human_summary(sc, result, dir, files));
+    std::cout << printable_lines(human_summary(sc, result, steps, dir, files));
     std::cout << fmt::format("  wall time {:.3f} s\n", wall);
   }
   return 0;

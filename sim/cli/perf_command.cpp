@@ -4,12 +4,13 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <thread>
 
 #include "sim/calibrate/perf.hpp"
+#include "sim/cli/commands.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
+#include "sim/output/output_file.hpp"
 #include "sim/sweep/local_runner.hpp"
 
 namespace aggsim::cli {
@@ -37,7 +38,7 @@ CLI::App* add_perf_verb(CLI::App& app, PerfCommandOptions& o) {
 
 int perf_command(const PerfCommandOptions& o) {
   PerfOptions p;
-  p.scenario = o.scenario;
+  p.scenario = locate_scenario(o.scenario);  // as `run` finds it: a bare name is a shipped scenario
   p.overrides = o.overrides;
   p.collective = o.collective;
   const auto bytes = [](const std::string& option, const std::string& text) {
@@ -53,20 +54,11 @@ int perf_command(const PerfCommandOptions& o) {
   p.simgrid_args = o.simgrid_args;
   p.exe = self_executable();
   p.jobs = o.jobs > 0 ? o.jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  if (!o.csv.empty() && fs::is_directory(o.csv))
-    throw InputError(fmt::format("--csv: {} is a folder; name a file", o.csv));
+  const std::vector<fs::path> inputs = {p.scenario};
+  if (!o.csv.empty()) prepare_output_file(o.csv, "--csv", inputs);  // before any simulation
   const PerfTable table = perf(p);
   fmt::print("{}", perf_text(table));
-  if (!o.csv.empty()) {
-    const fs::path csv = o.csv;
-    if (csv.has_parent_path()) fs::create_directories(csv.parent_path());
-    const fs::path tmp = csv.string() + ".tmp";
-    {
-      std::ofstream out(tmp, std::ios::binary);
-      if (!(out << perf_csv(table))) throw InputError(fmt::format("--csv: {}: cannot write", o.csv));
-    }
-    fs::rename(tmp, csv);
-  }
+  if (!o.csv.empty()) write_output_file(o.csv, "--csv", perf_csv(table), inputs);
   return 0;
 }
 

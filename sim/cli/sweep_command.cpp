@@ -58,19 +58,28 @@ void check_point_id(const SweepOptions& options) {
         id, options.file));
 }
 
+// A point's scenario and its resolved.yaml text (computed once: its hash is the point's id).
+struct PointScenario {
+  Scenario scenario;
+  std::string resolved;
+};
+
 // The point's scenario: its points/<id>.yaml when that still hashes to the id (no need to expand
 // the whole sweep in every array task), else found by expanding the sweep.
-Scenario point_scenario(const SweepOptions& options, const SweepFolder& folder) {
+PointScenario point_scenario(const SweepOptions& options, const SweepFolder& folder) {
   const fs::path file = folder.point_file(options.point);
   if (fs::is_regular_file(file)) {
-    const Scenario sc = load_scenario(file.string());
-    if (point_id(resolved_yaml(sc)) == options.point) return sc;
+    PointScenario point{load_scenario(file.string()), ""};
+    point.resolved = resolved_yaml(point.scenario);
+    if (point_id(point.resolved) == options.point) return point;
   }
   const Sweep sweep = expand_sweep(options.file, options.extras);
   for (const auto& p : sweep.points)
     if (p.id == options.point) {
       folder.write_expansion(sweep);
-      return load_scenario(folder.point_file(p.id).string());
+      PointScenario point{load_scenario(folder.point_file(p.id).string()), ""};
+      point.resolved = resolved_yaml(point.scenario);
+      return point;
     }
   throw InputError(
       fmt::format("{}: no point with id {} in this sweep (ids change when the sweep file changes; "
@@ -88,7 +97,8 @@ int run_point(const SweepOptions& options) {
     return 0;
   }
   // Outside the failure record below: an id that is not a point of this sweep is no point's failure.
-  const Scenario sc = point_scenario(options, folder);
+  const PointScenario point = point_scenario(options, folder);
+  const Scenario& sc = point.scenario;
   if (const char* log = std::getenv("AGGSIM_TASK_LOG"))  // set by the Slurm script
     // Replaced by the real outcome unless the process is killed (time limit, memory): then the point
     // shows as failed, with the log to read, instead of pending.
@@ -99,11 +109,11 @@ int run_point(const SweepOptions& options) {
     RunFolderRequest run;
     run.dir = folder.run_dir(options.point);
     run.protect = {options.file};
-    run.resolved_yaml = resolved_yaml(sc);
+    run.resolved_yaml = point.resolved;
     run.replace_different = true;  // the id names the scenario; an unfinished or --force point is rerun
     prepare_run_folder(run);
     const SimulationResult result = simulate(sc, options.simgrid_args);
-    write_run_folder(run, run_outputs(sc, result));
+    write_run_folder(run, run_outputs(sc, result, step_summaries(result), run.resolved_yaml));
     folder.clear_failure(options.point);
   } catch (const std::exception& e) {
     try {

@@ -17,8 +17,4 @@ void warn_counter_saturated() {
       "there; bytes_sent and messages totals are lower bounds\n");
 }
 
-bool counter_saturated() {
-  return saturated.load();
-}
-
 }  // namespace aggsim

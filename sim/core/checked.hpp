@@ -40,8 +40,6 @@ std::optional<T> parse_integer_text(std::string_view text) {
 
 // Prints the saturation warning once per process.
 void warn_counter_saturated();
-// Whether any counter saturated in this process (tests, summaries).
-bool counter_saturated();
 
 inline void add_saturating(std::uint64_t& counter, std::uint64_t amount) {
   if (__builtin_add_overflow(counter, amount, &counter)) {

@@ -251,7 +251,7 @@ std::string replay_refusal(const Scenario& sc, const AlgorithmRun& algorithm) {
   if (!sc.engine.replay) return "engine.replay: false";
   if (sc.output.trace) return "output.trace: the trace records every transfer";
   if (sc.network == NetworkPreset::ns3) return "network: ns3 keeps transport state from step to step";
-  if (straggler_options(sc.compute.straggler).kind != StragglerKind::none)
+  if (sc.compute.straggler.kind != StragglerKind::none)
     return "compute.straggler: compute times change from step to step";
   if (!algorithm.replay_refusal.empty())
     return fmt::format("{}: {}", sc.algorithm.name, algorithm.replay_refusal);
@@ -346,6 +346,84 @@ std::string check_platform(const Scenario& sc, const std::vector<std::string>& s
   return PreparedRun(sc, simgrid_args, false).platform_description;
 }
 
+namespace {
+
+// The training problem and its evaluator, when the scenario has a workload.
+struct Training {
+  std::unique_ptr<Workload> workload;
+  std::unique_ptr<Evaluator> evaluator;
+};
+
+Training make_training(const Scenario& sc) {
+  Training t;
+  if (!sc.workload.enabled) return t;
+  t.workload = std::make_unique<Workload>(sc.workload.options, sc.seed);
+  // Local steps (every > 1) leave the ranks apart even under an all-reduce: report their spread.
+  t.evaluator = std::make_unique<Evaluator>(*t.workload, sc.ranks, sc.steps,
+                                            !sc.algorithm.entry->consensus || sc.algorithm.every > 1);
+  return t;
+}
+
+// One state per rank, each with its aggregators (one per bucket), its actors started.
+std::vector<std::unique_ptr<RankState>> start_ranks(const Scenario& sc, const PreparedRun& prepared,
+                                                    const RunShared& run, Tracer* tracer, bool record_steps,
+                                                    bool math) {
+  std::vector<std::unique_ptr<RankState>> ranks;
+  ranks.reserve(static_cast<std::size_t>(sc.ranks));
+  for (int r = 0; r < sc.ranks; ++r) {
+    sg4::Host* host = prepared.hosts[static_cast<std::size_t>(r)];
+    auto st = std::make_unique<RankState>(r, sc.ranks);
+    st->ctx.rank = r;
+    st->ctx.world = sc.ranks;
+    st->ctx.comm = &st->comm;
+    st->comm.set_tracer(tracer);
+    st->comm.record_steps(record_steps);
+    st->comm.set_reduce_flops_per_byte(sc.compute.reduce_speed.flops_per_byte(host->get_speed()));
+    st->ctx.host = host;
+    st->ctx.layout = &prepared.layout;
+    st->ctx.seed = sc.seed;
+    if (math) st->ctx.compression = &st->compression;
+    for (std::size_t b = 0; b < run.plan.buckets.size(); ++b)
+      st->aggregators.push_back(
+          make_aggregator(prepared.algorithm, *sc.compression.transport, prepared.config));
+    if (run.workload) st->trainer = std::make_unique<RankTrainer>(*run.workload, r);
+    start_rank(*st, run);
+    ranks.push_back(std::move(st));
+  }
+  return ranks;
+}
+
+// Runs the engine to its end, reporting progress through the hooks, then checks that every step
+// finished.
+void run_engine(const Scenario& sc, sg4::Engine& engine, const SimulationHooks& hooks,
+                const StepsDone& steps_done, const std::vector<std::unique_ptr<RankState>>& ranks) {
+  WallClockGate gate(hooks.progress_interval_s);
+  const auto progress = [&](bool finished) {
+    RunProgress p;
+    p.steps_done = steps_done.steps_done();
+    p.steps_total = sc.steps;
+    p.sim_time_s = sg4::Engine::get_clock();
+    for (const auto& st : ranks) add_saturating(p.messages, st->comm.counters().messages_sent);
+    p.elapsed_s = gate.elapsed_s();
+    p.finished = finished;
+    hooks.progress(p);
+  };
+  // SimGrid keeps its callbacks for the life of the process: this one goes quiet when the run returns.
+  auto heartbeat = std::make_shared<std::function<void()>>([&] {
+    if (gate.due()) progress(false);
+  });
+  if (hooks.progress)
+    sg4::Engine::on_time_advance_cb([weak = std::weak_ptr<std::function<void()>>(heartbeat)](double) {
+      if (const auto beat = weak.lock()) (*beat)();
+    });
+  engine.run();
+  heartbeat.reset();
+  check_finished(sc, steps_done);
+  if (hooks.progress) progress(true);
+}
+
+}  // namespace
+
 SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& simgrid_args,
                           const SimulationHooks& hooks) {
   if (sc.network == NetworkPreset::ns3) reexec_with_ns3_defaults();  // ns-3 reads it at load time
@@ -365,81 +443,33 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
 
   result.log = StepLog(sc.ranks, sc.steps, sc.algorithm.every);
   StepsDone steps_done(sc.ranks);
-  std::unique_ptr<Workload> workload;
-  std::unique_ptr<Evaluator> evaluator;
-  if (sc.workload.enabled) {
-    workload = std::make_unique<Workload>(workload_options(sc.workload.params), sc.seed);
-    // Local steps (every > 1) leave the ranks apart even under an all-reduce: report their spread.
-    evaluator = std::make_unique<Evaluator>(*workload, sc.ranks, sc.steps,
-                                            !sc.algorithm.entry->consensus || sc.algorithm.every > 1);
-  }
+  const Training training = make_training(sc);
   const std::unique_ptr<MathLog> math_log = make_math_log(sc, prepared.algorithm);
   StepPlan plan =
       make_step_plan(modeled_layers(sc.model), bucketing(sc.algorithm), sc.algorithm.bucket_bytes,
-                     workload ? workload->problem->tensors() : std::vector<TensorInfo>{}, sc.model.proxy_dim);
+                     training.workload ? training.workload->problem->tensors() : std::vector<TensorInfo>{},
+                     sc.model.proxy_dim);
   result.calls = CollectiveLog(static_cast<int>(plan.buckets.size()));
   result.call_sizes = call_sizes(plan, prepared.config);
   result.rank_group = rank_group(sc.ranks, prepared.algorithm, result.group_size);
   ReplayBook replay(result.log, result.calls, sc.algorithm.every, replay_refusal(sc, prepared.algorithm));
   const RunShared run{sc,
                       std::move(plan),
-                      ComputeModel(sc.compute.speed, straggler_options(sc.compute.straggler), sc.seed),
-                      workload.get(),
-                      evaluator.get(),
+                      ComputeModel(sc.compute.speed, sc.compute.straggler, sc.seed),
+                      training.workload.get(),
+                      training.evaluator.get(),
                       result.log,
                       result.calls,
                       hooks,
                       math_log.get(),
                       steps_done,
                       &replay};
-  std::vector<std::unique_ptr<RankState>> ranks;
-  ranks.reserve(static_cast<std::size_t>(sc.ranks));
-  for (int r = 0; r < sc.ranks; ++r) {
-    auto st = std::make_unique<RankState>(r, sc.ranks);
-    st->ctx.rank = r;
-    st->ctx.world = sc.ranks;
-    st->ctx.comm = &st->comm;
-    st->comm.set_tracer(tracer.get());
-    st->comm.record_steps(replay.refusal().empty());
-    st->comm.set_reduce_flops_per_byte(
-        sc.compute.reduce_speed.flops_per_byte(hosts[static_cast<std::size_t>(r)]->get_speed()));
-    st->ctx.host = hosts[static_cast<std::size_t>(r)];
-    st->ctx.layout = &prepared.layout;
-    st->ctx.seed = sc.seed;
-    if (math_log) st->ctx.compression = &st->compression;
-    for (std::size_t b = 0; b < run.plan.buckets.size(); ++b)
-      st->aggregators.push_back(
-          make_aggregator(prepared.algorithm, *sc.compression.transport, prepared.config));
-    if (workload) st->trainer = std::make_unique<RankTrainer>(*workload, r);
-    start_rank(*st, run);
-    ranks.push_back(std::move(st));
-  }
+  const auto ranks =
+      start_ranks(sc, prepared, run, tracer.get(), replay.refusal().empty(), math_log != nullptr);
   XBT_VERB("%d ranks, %d steps, %zu bucket(s) per step: simulation starts", sc.ranks, sc.steps,
            run.plan.buckets.size());
   if (hooks.on_start) hooks.on_start(prepared.platform_description, prepared.link_classes);
-  WallClockGate gate(hooks.progress_interval_s);
-  const auto progress = [&](bool finished) {
-    RunProgress p;
-    p.steps_done = steps_done.steps_done();
-    p.steps_total = sc.steps;
-    p.sim_time_s = sg4::Engine::get_clock();
-    for (const auto& st : ranks) add_saturating(p.messages, st->comm.counters().messages_sent);
-    p.elapsed_s = gate.elapsed_s();
-    p.finished = finished;
-    hooks.progress(p);
-  };
-  // SimGrid keeps its callbacks for the life of the process: this one goes quiet when simulate returns.
-  auto heartbeat = std::make_shared<std::function<void()>>([&] {
-    if (gate.due()) progress(false);
-  });
-  if (hooks.progress)
-    sg4::Engine::on_time_advance_cb([weak = std::weak_ptr<std::function<void()>>(heartbeat)](double) {
-      if (const auto beat = weak.lock()) (*beat)();
-    });
-  engine.run();
-  heartbeat.reset();
-  check_finished(sc, steps_done);
-  if (hooks.progress) progress(true);
+  run_engine(sc, engine, hooks, steps_done, ranks);
   XBT_VERB("simulation ends at %g s", sg4::Engine::get_clock());
   result.sim_time_s = sg4::Engine::get_clock();
   if (tracer) {
@@ -452,7 +482,7 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
     add_saturating(result.bytes_sent, st->comm.counters().bytes_sent);
     add_saturating(result.messages_sent, st->comm.counters().messages_sent);
   }
-  if (evaluator) result.evaluations = evaluator->results();
+  if (training.evaluator) result.evaluations = training.evaluator->results();
   if (math_log) result.math = math_log->steps();
   if (prepared.algorithm.summary_fields) result.summary_fields = prepared.algorithm.summary_fields();
   result.steps_replayed = replay.steps_replayed();

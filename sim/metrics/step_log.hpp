@@ -33,7 +33,6 @@ class StepLog {
   int ranks() const { return ranks_; }
   int steps() const { return steps_; }
   // Steps with records (the highest step reached plus one).
-  int steps_recorded() const { return static_cast<int>(records_.size()); }
 
  private:
   int ranks_, steps_, every_;

@@ -9,73 +9,6 @@
 
 namespace aggsim {
 
-namespace {
-
-const char* kAlgbw =
-    "dense bytes over transfer time (what the user gets): the call's `dense_bytes` / `time_s`, in "
-    "10^9 bytes per second";
-const char* kBusbw =
-    "wire bytes x the collective's bus factor over transfer time (what the links carry): `wire_bytes` x "
-    "2(p-1)/p for all-reduces, x (p-1) for `allgather` (nccl-tests' all_gather busbw, per rank's "
-    "payload), p the size of `rank_group`; with compression it counts the compressed bytes";
-
-}  // namespace
-
-const OutputTable& steps_table() {
-  static const OutputTable table{
-      "steps.csv",
-      "One row per step. Ranks are not in lockstep: a rank that ends a step early starts the next one "
-      "inside the previous window, and that part belongs to the previous row; the per-rank times count "
-      "only what lies inside the row's window, so `compute_time_s`, `comm_time_s` <= `step_time_s` and "
-      "`exposed_comm_time_s` <= `comm_time_s` on every row.",
-      {
-          {"step", "", "the step's index, from 0"},
-          {"step_time_s", "s",
-           "the step's window: from the end of the previous step (its last rank) to the end of this one"},
-          {"comm_time_s", "s",
-           "the slowest rank's time inside the aggregation, from entering its first call to leaving its "
-           "last (with DDP buckets the waits for the backward pass between them included)"},
-          {"compute_time_s", "s", "the slowest rank's gradient computation (forward and backward pass)"},
-          {"end_time_s", "s", "when the last rank finished the step (simulated clock)"},
-          {"bytes_sent", "bytes", "wire bytes all ranks sent in the step"},
-          {"messages", "", "messages all ranks sent in the step"},
-          {"loss", "",
-           "held-out loss of the averaged model, on the steps a training workload evaluates (empty "
-           "otherwise)"},
-          {"accuracy", "", "held-out accuracy, for classification workloads (empty otherwise)"},
-          {"consensus_distance", "",
-           "how far the ranks' models are apart on evaluated steps, for decentralized schemes and with "
-           "`algorithm.every` > 1 (empty otherwise)"},
-          {"exposed_comm_time_s", "s",
-           "the slowest rank's aggregation time not hidden behind its compute: from the later of compute end "
-           "and aggregation start to aggregation end (with DDP buckets, what remains after the backward "
-           "pass)"},
-          {"algbw_GBps", "GB/s",
-           std::string("the step's calls (collectives.csv): their dense bytes summed over their transfer "
-                       "times summed, i.e. ") +
-               kAlgbw + "; empty for decentralized schemes and on local steps"},
-          {"busbw_GBps", "GB/s",
-           std::string("the step's calls: ") + kBusbw +
-               "; empty for parameter servers, decentralized schemes and local steps"},
-          {"agg_error", "",
-           "||x - e|| / ||e||: e the exact reduction of the ranks' inputs with the scenario's `op` (in "
-           "double precision), x the mean of the ranks' results; empty with `math: off` and on local "
-           "steps"},
-          {"agg_signed_error", "",
-           "<x - e, e> / ||e||^2, the part of that error along e: tends to 0 over seeds for an unbiased "
-           "scheme, stays negative for one that shrinks (top-k)"},
-          {"compress_error", "",
-           "mean over the ranks that compressed of ||decode(encode(v)) - v|| / ||v||, v the rank's own "
-           "vector (compensated under error feedback; for PowerSGD its matrix against the projection P Q^T); "
-           "0 without compression. On a synthetic gradient (`gradient: synthetic` in summary.json) v is "
-           "random: see sim/output/README.md for what to expect there"},
-          {"rank_spread", "",
-           "max over ranks of ||x_r - x|| / ||x||: 0 for an all-reduce, the consensus distance for gossip"},
-          {"communicated", "", "1 on a step that aggregated, 0 on a local step of `algorithm.every`"},
-      }};
-  return table;
-}
-
 const OutputTable& collectives_table() {
   static const OutputTable table{
       "collectives.csv",
@@ -106,9 +39,9 @@ const OutputTable& collectives_table() {
           {"start_s", "s", "when the call's first transfer started (simulated clock)"},
           {"end_s", "s", "when its last transfer ended"},
           {"time_s", "s", "`end_s` - `start_s` (empty when the call transferred nothing, e.g. one rank)"},
-          {"algbw_GBps", "GB/s", std::string(kAlgbw) + "; empty for decentralized schemes"},
+          {"algbw_GBps", "GB/s", std::string(kAlgbwMeaning) + "; empty for decentralized schemes"},
           {"busbw_GBps", "GB/s",
-           std::string(kBusbw) + "; empty for parameter servers and decentralized schemes"},
+           std::string(kBusbwMeaning) + "; empty for parameter servers and decentralized schemes"},
       }};
   return table;
 }
@@ -213,13 +146,6 @@ const OutputTable& results_table() {
   return table;
 }
 
-const std::string& column_name(const OutputTable& table, const std::string& name) {
-  for (const auto& c : table.columns)
-    if (c.name == name) return c.name;
-  throw std::logic_error(
-      fmt::format("{}: no column '{}' in its definition (sim/output/columns.cpp)", table.file, name));
-}
-
 namespace {
 
 std::vector<const OutputTable*> tables() {
@@ -250,7 +176,8 @@ std::string output_reference_markdown() {
   std::string out =
       "# Output columns\n\n"
       "Generated by `aggsim list --outputs --markdown` from the definitions the writers use "
-      "(`sim/output/columns.cpp`); a test fails when this file differs from what aggsim prints. What "
+      "(`sim/output/columns.cpp`, steps.csv's in `sim/output/step_columns.cpp` with how each cell is "
+      "computed); a test fails when this file differs from what aggsim prints. What "
       "the files are for, and how the bandwidths are meant: [README.md](README.md).\n";
   for (const OutputTable* t : tables()) {
     out += fmt::format("\n## `{}`\n\n{}\n\n| column | unit | meaning |\n| --- | --- | --- |\n", t->file,

@@ -15,13 +15,22 @@ struct OutputColumn {
   bool optional = false;  // summary.json: present only when it applies (a workload, a target loss)
 };
 
+// nccl-tests' two bandwidths, as steps.csv, collectives.csv and summary.json define them.
+inline constexpr const char* kAlgbwMeaning =
+    "dense bytes over transfer time (what the user gets): the call's `dense_bytes` / `time_s`, in "
+    "10^9 bytes per second";
+inline constexpr const char* kBusbwMeaning =
+    "wire bytes x the collective's bus factor over transfer time (what the links carry): `wire_bytes` x "
+    "2(p-1)/p for all-reduces, x (p-1) for `allgather` (nccl-tests' all_gather busbw, per rank's "
+    "payload), p the size of `rank_group`; with compression it counts the compressed bytes";
+
 struct OutputTable {
   std::string file;  // "steps.csv"
   std::string what;  // one paragraph (Markdown)
   std::vector<OutputColumn> columns;
 };
 
-const OutputTable& steps_table();
+const OutputTable& steps_table();  // from step_columns() (sim/output/step_columns.hpp)
 const OutputTable& collectives_table();
 const OutputTable& summary_table();
 const OutputTable& results_table();
@@ -29,10 +38,6 @@ const OutputTable& results_table();
 // The four tables as a Markdown reference (sim/output/COLUMNS.md) or as plain text for a terminal.
 std::string output_reference_markdown();
 std::string output_reference_text();
-
-// `name` itself, after checking that `table` defines it (a writer cannot write an undocumented name);
-// throws std::logic_error otherwise.
-const std::string& column_name(const OutputTable& table, const std::string& name);
 
 // A CSV written in a table's column order: each row gives every column's cell, by name, in order.
 class CsvTableWriter {

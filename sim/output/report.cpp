@@ -12,6 +12,7 @@
 #include "sim/core/strings.hpp"
 #include "sim/core/units.hpp"
 #include "sim/output/columns.hpp"
+#include "sim/output/step_columns.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
 namespace aggsim {
@@ -20,25 +21,6 @@ namespace {
 
 std::string optional_cell(const std::optional<double>& v) {
   return v ? fmt::format("{}", *v) : std::string();
-}
-
-// Step summaries with the evaluations of workload runs filled in.
-std::vector<StepSummary> summarize(const SimulationResult& result) {
-  auto steps = summarize_steps(result.log);
-  for (const Evaluation& e : result.evaluations) {
-    StepSummary& s = steps.at(static_cast<std::size_t>(e.step));
-    s.loss = e.loss;
-    s.accuracy = e.accuracy;
-    s.consensus_distance = e.consensus_distance;
-  }
-  for (std::size_t i = 0; i < result.math.size() && i < steps.size(); ++i) steps[i].math = result.math[i];
-  return steps;
-}
-
-// A local step (algorithm.every > 1) aggregated and compressed nothing: only rank_spread, how far
-// apart the ranks' vectors are, means something there.
-bool measured_on(const StepSummary& s, double StepMath::*field) {
-  return s.communicated || field == &StepMath::rank_spread;
 }
 
 // Mean of the steps' times: what summary.json reports and the printed summary shows.
@@ -56,6 +38,18 @@ std::optional<double> time_to_target(const std::vector<StepSummary>& steps, doub
 }
 
 }  // namespace
+
+std::vector<StepSummary> step_summaries(const SimulationResult& result) {
+  auto steps = summarize_steps(result.log);
+  for (const Evaluation& e : result.evaluations) {
+    StepSummary& s = steps.at(static_cast<std::size_t>(e.step));
+    s.loss = e.loss;
+    s.accuracy = e.accuracy;
+    s.consensus_distance = e.consensus_distance;
+  }
+  for (std::size_t i = 0; i < result.math.size() && i < steps.size(); ++i) steps[i].math = result.math[i];
+  return steps;
+}
 
 CallBandwidth call_bandwidth(const Scenario& sc, int group_size) {
   CallBandwidth bw;
@@ -141,33 +135,14 @@ std::string collectives_csv(const Scenario& sc, const SimulationResult& result) 
 
 std::string steps_csv(const Scenario& sc, const SimulationResult& result,
                       const std::vector<StepSummary>& steps) {
-  // Shortest round-trip formatting: exact and byte-stable across runs.
   const CallBandwidth bw = call_bandwidth(sc, result.group_size);
-  const auto math_cell = [](const StepSummary& s, double StepMath::*field) {
-    return s.math && measured_on(s, field) ? fmt::format("{}", (*s.math).*field) : std::string();
-  };
   CsvTableWriter csv(steps_table());
   for (const auto& s : steps) {
     const CallTotals calls = call_totals(result, s.step, s.step);
-    csv.cell("step", fmt::format("{}", s.step))
-        .cell("step_time_s", number_cell(s.step_time_s))
-        .cell("comm_time_s", number_cell(s.comm_time_s))
-        .cell("compute_time_s", number_cell(s.compute_time_s))
-        .cell("end_time_s", number_cell(s.end_time_s))
-        .cell("bytes_sent", fmt::format("{}", s.bytes_sent))
-        .cell("messages", fmt::format("{}", s.messages_sent))
-        .cell("loss", optional_cell(s.loss))
-        .cell("accuracy", optional_cell(s.accuracy))
-        .cell("consensus_distance", optional_cell(s.consensus_distance))
-        .cell("exposed_comm_time_s", number_cell(s.exposed_comm_time_s))
-        .cell("algbw_GBps", optional_cell(bw.algbw_GBps(calls.dense_bytes, calls.seconds)))
-        .cell("busbw_GBps", optional_cell(bw.busbw_GBps(calls.wire_bytes, calls.seconds)))
-        .cell("agg_error", math_cell(s, &StepMath::agg_error))
-        .cell("agg_signed_error", math_cell(s, &StepMath::agg_signed_error))
-        .cell("compress_error", math_cell(s, &StepMath::compress_error))
-        .cell("rank_spread", math_cell(s, &StepMath::rank_spread))
-        .cell("communicated", s.communicated ? "1" : "0")
-        .end_row();
+    const StepRow row{s, bw.algbw_GBps(calls.dense_bytes, calls.seconds),
+                      bw.busbw_GBps(calls.wire_bytes, calls.seconds)};
+    for (const auto& column : step_columns()) csv.cell(column.column.name, column.cell(row));
+    csv.end_row();
   }
   return csv.text();
 }
@@ -328,7 +303,7 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result,
                                                         : nlohmann::ordered_json(result.replay_refusal));
   if (sc.calibration) set_calibration_coverage(j, *sc.calibration, result);
   if (sc.workload.enabled) {
-    const WorkloadOptions w = workload_options(sc.workload.params);
+    const WorkloadOptions& w = sc.workload.options;
     j.set("problem", problem_name(w.problem));
     j.set("final_loss", result.evaluations.empty() ? nlohmann::ordered_json()
                                                    : nlohmann::ordered_json(result.evaluations.back().loss));
@@ -355,10 +330,10 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result,
   return j.dump();
 }
 
-std::vector<OutputFile> run_outputs(const Scenario& sc, const SimulationResult& result) {
-  const auto steps = summarize(result);
+std::vector<OutputFile> run_outputs(const Scenario& sc, const SimulationResult& result,
+                                    const std::vector<StepSummary>& steps, const std::string& resolved) {
   std::vector<OutputFile> files = {
-      {"resolved.yaml", resolved_yaml(sc) + link_classes_comment(sc, result.link_classes)},
+      {"resolved.yaml", resolved + link_classes_comment(sc, result.link_classes)},
       {"summary.json", summary_json(sc, result, steps)},
       {"steps.csv", steps_csv(sc, result, steps)},
       {"collectives.csv", collectives_csv(sc, result)}};
@@ -366,9 +341,9 @@ std::vector<OutputFile> run_outputs(const Scenario& sc, const SimulationResult& 
   return files;
 }
 
-std::string human_summary(const Scenario& sc, const SimulationResult& result, const std::string& out_dir,
+std::string human_summary(const Scenario& sc, const SimulationResult& result,
+                          const std::vector<StepSummary>& steps, const std::string& out_dir,
                           const std::vector<OutputFile>& files) {
-  const auto steps = summarize(result);
   const double mean = mean_step_time_s(steps);
   std::string out;
   out += fmt::format("aggsim {}: {} ({}, compression {}) on {} ranks, platform {}, network {}\n", sc.name,
@@ -381,7 +356,7 @@ std::string human_summary(const Scenario& sc, const SimulationResult& result, co
     const Evaluation& e = result.evaluations.back();
     out += fmt::format("  held-out loss after step {}: {:.6g}{}\n", e.step, e.loss,
                        e.accuracy ? fmt::format(", accuracy {:.4f}", *e.accuracy) : std::string());
-    const WorkloadOptions w = workload_options(sc.workload.params);
+    const WorkloadOptions& w = sc.workload.options;
     if (w.target_loss) {
       const auto t = time_to_target(steps, *w.target_loss);
       out += t ? fmt::format("  target loss {:.6g} reached at {} simulated\n", *w.target_loss,

@@ -11,7 +11,7 @@ namespace aggsim {
 
 // The bandwidth columns of one run: nccl-tests' algbw (dense bytes / time) and busbw (wire bytes x
 // the collective's bus factor / time), with time from a call's first transfer to its last
-// (sim/output/columns.cpp has the definitions; sim/output/README.md why).
+// (sim/output/columns.cpp and step_columns.cpp have the definitions; sim/output/README.md why).
 struct CallBandwidth {
   bool algbw_applies = false;
   bool busbw_applies = false;
@@ -26,10 +26,16 @@ std::string steps_csv(const Scenario& scenario, const SimulationResult& result,
                       const std::vector<StepSummary>& steps);
 std::string summary_json(const Scenario& scenario, const SimulationResult& result,
                          const std::vector<StepSummary>& steps);
-// resolved.yaml, summary.json, steps.csv, collectives.csv (and trace.json, links.csv when traced)
-std::vector<OutputFile> run_outputs(const Scenario& scenario, const SimulationResult& result);
+// The run's step summaries with its evaluations and math figures filled in: computed once per run
+// and passed to every writer below.
+std::vector<StepSummary> step_summaries(const SimulationResult& result);
+// resolved.yaml, summary.json, steps.csv, collectives.csv (and trace.json, links.csv when traced);
+// `resolved` is resolved_yaml(scenario), which the run folder's checks already needed.
+std::vector<OutputFile> run_outputs(const Scenario& scenario, const SimulationResult& result,
+                                    const std::vector<StepSummary>& steps, const std::string& resolved);
 // A few lines for people.
 std::string human_summary(const Scenario& scenario, const SimulationResult& result,
-                          const std::string& out_dir, const std::vector<OutputFile>& files);
+                          const std::vector<StepSummary>& steps, const std::string& out_dir,
+                          const std::vector<OutputFile>& files);
 
 }  // namespace aggsim

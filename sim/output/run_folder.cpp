@@ -303,14 +303,7 @@ void write_run_folder(const RunFolderRequest& request, const std::vector<OutputF
     fs::create_directory(fresh);
     std::vector<OutputFile> all = {{folder_marker(FolderKind::run), folder_marker_text(FolderKind::run)}};
     all.insert(all.end(), files.begin(), files.end());
-    for (const auto& [name, content] : all) {
-      std::ofstream out(fresh / name, std::ios::binary);
-      out << content;
-      out.close();
-      if (!out)
-        throw fs::filesystem_error("cannot write", fresh / name,
-                                   std::error_code(errno ? errno : EIO, std::generic_category()));
-    }
+    for (const auto& [name, content] : all) write_new_file(fresh / name, content);
     const bool replacing = fs::exists(fs::symlink_status(target));
     if (replacing) fs::rename(target, previous);
     try {

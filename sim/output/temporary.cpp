@@ -54,25 +54,6 @@ std::string random_token() {
   throw fs::filesystem_error(what, path, std::error_code(errno ? errno : EIO, std::generic_category()));
 }
 
-// Writes a new file (never through a symbolic link, never over an existing file).
-void write_new_file(const fs::path& path, const std::string& content) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) fail_errno("cannot create", path);
-  std::size_t done = 0;
-  while (done < content.size()) {
-    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      errno = err;
-      fail_errno("cannot write", path);
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::close(fd) != 0) fail_errno("cannot write", path);
-}
-
 // A file's text if it is a regular file (not a symbolic link) of at most `limit` bytes.
 bool read_small_regular_file(const fs::path& path, std::size_t limit, std::string& text) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -112,6 +93,24 @@ bool still_running(long pid) {
 }
 
 }  // namespace
+
+void write_new_file(const fs::path& path, const std::string& content) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) fail_errno("cannot create", path);
+  std::size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      errno = err;
+      fail_errno("cannot write", path);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0) fail_errno("cannot write", path);
+}
 
 HeldSignals::HeldSignals() {
   sigset_t set;

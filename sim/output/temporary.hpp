@@ -60,6 +60,11 @@ bool is_stale_temporary(const std::filesystem::path& entry);
 // Removes the stale temporaries in `folder`; returns how many. Never throws.
 int remove_stale_temporaries(const std::filesystem::path& folder);
 
+// Writes `content` into a new file at `path`, never through a symbolic link and never over an existing
+// file: the one way aggsim writes a file's bytes (inside a temporary, before it is renamed into
+// place). Throws std::filesystem::filesystem_error.
+void write_new_file(const std::filesystem::path& path, const std::string& content);
+
 // Writes `content` to `path` whole or not at all: into a temporary beside it, then renamed over
 // it, with signals held back; a failure (a full disk) leaves no temporary. Creates missing parent
 // folders. Throws std::filesystem::filesystem_error.

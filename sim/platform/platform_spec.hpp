@@ -34,6 +34,10 @@ struct PlatformSpec {
   Params params;                            // the generator's parameters
   std::vector<PlatformOverride> overrides;  // generated platforms only
   Fabric fabric = Fabric::infiniband;       // resolved: the key, else the XML's property, else infiniband
+  // A generated platform's shape, decoded once by the loader: GPUs (ranks) per node, and whether
+  // its size was given as `hosts` rather than `nodes`. 1 and false for a platform file.
+  int gpus_per_node = 1;
+  bool sized_by_hosts = false;
 };
 
 }  // namespace aggsim

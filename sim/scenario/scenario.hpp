@@ -57,7 +57,8 @@ struct AlgorithmSpec {
 // Training on the math plane; absent: synthetic gradients, aggregation only.
 struct WorkloadSpec {
   bool enabled = false;
-  Params params;  // workload_param_specs()
+  WorkloadOptions options;  // decoded once by the loader
+  Params as_written;        // the same keys (workload_param_specs()), for resolved.yaml only
 };
 
 // compute.reduce_speed: how fast a rank reduces received data into its own. `host` (the default)
@@ -76,7 +77,8 @@ struct ReduceSpeed {
 
 struct ComputeSpec {
   SpeedFactors speed;
-  Params straggler;  // straggler_param_specs()
+  StragglerOptions straggler;   // decoded once by the loader
+  Params straggler_as_written;  // the same keys (straggler_param_specs()), for resolved.yaml only
   ReduceSpeed reduce_speed;
 };
 

@@ -293,6 +293,9 @@ PlatformSpec read_platform(YamlMap& top, const std::string& scenario_file) {
     if (!info) topology->fail(unknown_name("topology", spec.topology, topology_table()));
     spec.generator = info;
     spec.params = map.params(info->params);
+    if (spec.params.has("gpus_per_node"))
+      spec.gpus_per_node = static_cast<int>(spec.params.integer("gpus_per_node"));
+    spec.sized_by_hosts = spec.params.has("hosts");
     auto overrides = map.get("overrides");
     if (overrides) spec.overrides = read_overrides(*overrides);
     try {
@@ -374,37 +377,33 @@ void check_granularity(YamlMap& alg, const Scenario& sc) {
           "only once the previous one has ended, so the run would deadlock); use granularity: model");
 }
 
-Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source) {
-  Scenario sc;
-  sc.source_file = source->file;
-  YamlMap top(YamlValue(doc, "", source));
-  // A misspelt key is the likeliest mistake and explains later ones: report it first.
-  top.expect(scenario_top_level_keys());
-  top.finish();
-
+// name, seed, ranks and steps.
+void read_run_size(YamlMap& top, Scenario& sc, const std::string& file) {
   const Params given = top.params(top_level_param_specs());
-  sc.name = given.has("name") ? given.text("name") : fs::path(source->file).stem().string();
+  sc.name = given.has("name") ? given.text("name") : fs::path(file).stem().string();
   if (sc.name.empty() || sc.name.find('/') != std::string::npos || sc.name == "." || sc.name == "..")
     top.value().fail("name: must be a plain, non-empty name usable as a folder name");
   sc.seed = static_cast<std::uint64_t>(given.integer("seed"));
   sc.ranks = static_cast<int>(given.integer("ranks"));
   sc.steps = static_cast<int>(given.integer("steps"));
-  auto ranks = top.get("ranks");
-  if (ranks) sc.key_locations["ranks"] = ranks->location();
+  sc.network = find_network_preset(given.text("network")).value_or(NetworkPreset::auto_by_fabric);
+  if (auto ranks = top.get("ranks")) sc.key_locations["ranks"] = ranks->location();
+}
 
-  sc.platform = read_platform(top, source->file);
-  if (!sc.platform.topology.empty()) {
-    const auto hosts = sc.platform.generator->host_count(sc.platform.params);
-    if (sc.ranks > hosts) {
-      const YamlValue& at = ranks ? *ranks : top.value();
-      at.fail(ranks_do_not_fit(sc, hosts));
-    }
+// The platform, and whether the ranks fit on a generated one.
+void read_platform_section(YamlMap& top, Scenario& sc, const std::string& file) {
+  sc.platform = read_platform(top, file);
+  if (sc.platform.topology.empty()) return;
+  const auto hosts = sc.platform.generator->host_count(sc.platform.params);
+  if (sc.ranks > hosts) {
+    const auto ranks = top.get("ranks");
+    const YamlValue& at = ranks ? *ranks : top.value();
+    at.fail(ranks_do_not_fit(sc, hosts));
   }
+}
 
-  {
-    const std::string n = given.text("network");
-    sc.network = find_network_preset(n).value_or(NetworkPreset::auto_by_fabric);
-  }
+// The network preset against the platform, then the calibration that may replace its factors.
+void check_network(YamlMap& top, Scenario& sc) {
   if (auto v = top.get("network")) {
     // SimGrid 3.32 hands ns-3 only one-link routes: generators that route inside their zone cannot run there.
     if (sc.network == NetworkPreset::ns3 && !sc.platform.topology.empty() &&
@@ -414,34 +413,34 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
                       "use topology cluster, or network lv08 | alpha_beta",
                       sc.platform.topology));
   }
-
   if (auto v = top.get("calibration")) {
     sc.key_locations["calibration"] = v->location();
     read_calibration_key(*v, sc, top.get("network").has_value());
   }
+}
 
-  read_model(top.get("model"), sc.model, source->file);
+// The algorithm's entry, its common keys and its own parameters, one key at a time.
+void read_algorithm_section(YamlMap& top, Scenario& sc) {
+  YamlMap alg(top.require("algorithm"));
+  auto name = alg.require("name");
+  sc.algorithm.name = name.scalar();
+  const AlgorithmInfo* info = find_algorithm(sc.algorithm.name);
+  if (!info) name.fail(unknown_name("algorithm", sc.algorithm.name, algorithm_table()));
+  sc.algorithm.entry = info;
+  sc.key_locations["algorithm.name"] = name.location();
+  read_common_algorithm_keys(alg, sc.algorithm, info->consensus);
+  sc.algorithm.params = alg.params(info->params);
+  check_every(alg, sc);
+  check_granularity(alg, sc);
+  for (const auto& spec : info->params)
+    if (auto v = alg.get(spec.key)) sc.key_locations["algorithm." + spec.key] = v->location();
+  alg.finish();
+}
 
-  {
-    YamlMap alg(top.require("algorithm"));
-    auto name = alg.require("name");
-    sc.algorithm.name = name.scalar();
-    const AlgorithmInfo* info = find_algorithm(sc.algorithm.name);
-    if (!info) name.fail(unknown_name("algorithm", sc.algorithm.name, algorithm_table()));
-    sc.algorithm.entry = info;
-    sc.key_locations["algorithm.name"] = name.location();
-    read_common_algorithm_keys(alg, sc.algorithm, info->consensus);
-    sc.algorithm.params = alg.params(info->params);
-    check_every(alg, sc);
-    check_granularity(alg, sc);
-    for (const auto& spec : info->params)
-      if (auto v = alg.get(spec.key)) sc.key_locations["algorithm." + spec.key] = v->location();
-    alg.finish();
-  }
-  check_calibration_family(sc);
-
-  auto compression = top.get("compression");
-  if (compression) {
+// The compressor's entry and parameters (`none` when the section is absent), and the transport that
+// carries its payloads on the algorithm.
+void read_compression_section(YamlMap& top, Scenario& sc) {
+  if (auto compression = top.get("compression")) {
     YamlMap comp(*compression);
     auto name = comp.require("name");
     sc.compression.name = name.scalar();
@@ -459,25 +458,25 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
   }
   if (!sc.compression.entry) sc.compression.entry = find_compressor("none");
   sc.compression.transport = &transport_for(*sc.algorithm.entry, *sc.compression.entry);
-  {
-    // The algorithm's checks of its parameters as a whole (a graph, the op, the compressor), then
-    // the transport's check of the pairing: the prepare stage `run` goes through, here without the
-    // platform (built later, when the checks that need it run too).
-    const AlgorithmConfig config = algorithm_config(sc);
-    try {
-      sc.algorithm.entry->prepare(config);
-      if (sc.compression.transport->check) sc.compression.transport->check(config);
-    } catch (const ParamError& e) {
-      if (e.key == "compression" && compression) compression->fail(e.what());
-      value_at_key(top.value().child("algorithm"), e.key).fail(e.what());
-    }
+}
+
+// The algorithm's checks of its parameters as a whole (a graph, the op, the compressor), then the
+// transport's check of the pairing: the prepare stage `run` goes through, here without the platform
+// (built later, when the checks that need it run too).
+void check_algorithm_pairing(YamlMap& top, const Scenario& sc) {
+  const AlgorithmConfig config = algorithm_config(sc);
+  try {
+    sc.algorithm.entry->prepare(config);
+    if (sc.compression.transport->check) sc.compression.transport->check(config);
+  } catch (const ParamError& e) {
+    if (auto compression = top.get("compression"); e.key == "compression" && compression)
+      compression->fail(e.what());
+    value_at_key(top.value().child("algorithm"), e.key).fail(e.what());
   }
+}
 
-  read_training(top, sc);
-  check_math_memory(top, sc);
-  check_step_memory(top, sc);
-
-  // Both sections' keys (and defaults) are their specs'.
+// engine.* and output.*: both sections' keys (and defaults) are their specs'.
+void read_run_settings(YamlMap& top, Scenario& sc) {
   const auto read_section = [&](const char* section, const std::vector<ParamSpec>& specs) {
     const auto v = top.get(section);
     if (!v) return default_params(specs);
@@ -492,6 +491,27 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
   const Params output = read_section("output", output_param_specs());
   if (output.has("dir")) sc.output.dir = output.text("dir");
   sc.output.trace = output.boolean("trace");
+}
+
+Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source) {
+  Scenario sc;
+  sc.source_file = source->file;
+  YamlMap top(YamlValue(doc, "", source));
+  // A misspelt key is the likeliest mistake and explains later ones: report it first.
+  top.expect(scenario_top_level_keys());
+  top.finish();
+  read_run_size(top, sc, source->file);
+  read_platform_section(top, sc, source->file);
+  check_network(top, sc);
+  read_model(top.get("model"), sc.model, source->file);
+  read_algorithm_section(top, sc);
+  check_calibration_family(sc);
+  read_compression_section(top, sc);
+  check_algorithm_pairing(top, sc);
+  read_training(top, sc);
+  check_math_memory(top, sc);
+  check_step_memory(top, sc);
+  read_run_settings(top, sc);
   top.finish();
   return sc;
 }

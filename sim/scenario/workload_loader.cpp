@@ -227,10 +227,11 @@ void read_training(YamlMap& top, Scenario& sc) {
   if (auto w = top.get("workload")) {
     YamlMap map(*w);
     sc.workload.enabled = true;
-    sc.workload.params = map.params(workload_param_specs());
+    sc.workload.as_written = map.params(workload_param_specs());
+    sc.workload.options = workload_options(sc.workload.as_written);
     map.finish();
     if (!sc.model.math) w->fail("a training workload needs model.math: on");
-    const std::int64_t dim = problem_parameter_count(workload_options(sc.workload.params));
+    const std::int64_t dim = problem_parameter_count(sc.workload.options);
     const YAML::Node given = top.value().node()["model"];
     if (given && given.IsMap() && given["proxy_dim"] && sc.model.proxy_dim != dim)
       top.value()
@@ -239,7 +240,7 @@ void read_training(YamlMap& top, Scenario& sc) {
           .fail(fmt::format("the workload's problem has {} parameters; leave proxy_dim out", dim));
     sc.model.proxy_dim = dim;
   }
-  sc.compute.straggler = default_params(straggler_param_specs());
+  sc.compute.straggler_as_written = default_params(straggler_param_specs());
   if (auto c = top.get("compute")) {
     YamlMap map(*c);
     map.expect(spec_keys(compute_param_specs()));
@@ -248,11 +249,12 @@ void read_training(YamlMap& top, Scenario& sc) {
     if (auto s = map.get("reduce_speed")) sc.compute.reduce_speed = read_reduce_speed(*s);
     if (auto s = map.get("straggler")) {
       YamlMap straggler(*s);
-      sc.compute.straggler = straggler.params(straggler_param_specs());
+      sc.compute.straggler_as_written = straggler.params(straggler_param_specs());
       straggler.finish();
     }
     map.finish();
   }
+  sc.compute.straggler = straggler_options(sc.compute.straggler_as_written);
 }
 
 std::uint64_t math_memory_limit() {
@@ -299,7 +301,7 @@ void emit_aggregation_scope(YAML::Emitter& out, const AlgorithmSpec& spec) {
 void emit_training(YAML::Emitter& out, const Scenario& sc) {
   if (sc.workload.enabled) {
     out << YAML::Key << "workload" << YAML::Value << YAML::BeginMap;
-    emit_params(out, workload_param_specs(), sc.workload.params);
+    emit_params(out, workload_param_specs(), sc.workload.as_written);
     out << YAML::EndMap;
   }
   out << YAML::Key << "compute" << YAML::Value << YAML::BeginMap;
@@ -317,7 +319,7 @@ void emit_training(YAML::Emitter& out, const Scenario& sc) {
     out << YAML::EndMap;
   }
   out << YAML::Key << "straggler" << YAML::Value << YAML::BeginMap;
-  emit_params(out, straggler_param_specs(), sc.compute.straggler);
+  emit_params(out, straggler_param_specs(), sc.compute.straggler_as_written);
   out << YAML::EndMap;
   const ReduceSpeed& rs = sc.compute.reduce_speed;
   out << YAML::Key << "reduce_speed" << YAML::Value

@@ -1,7 +1,6 @@
 #include "sim/sweep/slurm.hpp"
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cmath>
@@ -82,33 +81,11 @@ std::string job_name_of(const std::string& name) {
   return job;
 }
 
-// Messages one rank sends per step, roughly, by the algorithm's communication pattern.
-double messages_per_rank_step(const std::string& algorithm, double ranks) {
-  const double log_p = std::max(1.0, std::ceil(std::log2(std::max(2.0, ranks))));
-  if (algorithm.find("ring") != std::string::npos || algorithm == "allgather") return 2 * (ranks - 1);
-  if (algorithm.find("parameter_server") != std::string::npos) return 2;
-  if (algorithm.find("torus") != std::string::npos) return 4 * std::sqrt(ranks);
-  return 2 * log_p;  // trees, halving-doubling, recursive doubling, hierarchical, gossip
-}
-
 }  // namespace
 
 bool valid_slurm_time(const std::string& time) {
   return matches(time,
                  "[0-9]+(:[0-9]+){0,2}|[0-9]+-[0-9]+(:[0-9]+){0,2}|UNLIMITED|INFINITE|unlimited|infinite");
-}
-
-double point_cost(const std::string& resolved_yaml) {
-  try {
-    const YAML::Node doc = YAML::Load(resolved_yaml);
-    const double ranks = doc["ranks"] ? doc["ranks"].as<double>() : 1;
-    const double steps = doc["steps"] ? doc["steps"].as<double>() : 1;
-    const std::string algorithm =
-        doc["algorithm"] && doc["algorithm"]["name"] ? doc["algorithm"]["name"].as<std::string>() : "";
-    return ranks * steps * messages_per_rank_step(algorithm, ranks);
-  } catch (const YAML::Exception&) {
-    return 1;  // an estimate only: an unreadable point counts as a light one
-  }
 }
 
 std::vector<std::vector<int>> balance_points(const std::vector<double>& costs, int tasks, int chunk) {
@@ -153,7 +130,7 @@ SlurmScript sbatch_script(const Sweep& sweep, const SweepFolder& folder, const S
   script.job_name = job_name_of(sweep.name);
   script.file_stem = script.job_name.substr(std::string("aggsim-").size());
   std::vector<double> costs;
-  for (const auto& p : sweep.points) costs.push_back(point_cost(p.resolved));
+  for (const auto& p : sweep.points) costs.push_back(p.cost);
   script.task_points = balance_points(costs, script.tasks, script.chunk);
   const std::string workdir = options.workdir.empty() ? fs::current_path().string() : options.workdir;
 

@@ -44,10 +44,6 @@ struct SlurmScript {
 // Throws InputError when an option cannot go into an sbatch script (wrong Slurm syntax, a newline).
 SlurmScript sbatch_script(const Sweep& sweep, const SweepFolder& folder, const SlurmOptions& options);
 
-// Rough cost of a point in simulated messages (ranks x steps x the algorithm's messages per rank
-// and step), from its resolved scenario: what array tasks are balanced on.
-double point_cost(const std::string& resolved_yaml);
-
 // Splits points with these costs into `tasks` groups of at most `chunk` points each, heaviest
 // first onto the lightest group, so no task gets all the heavy points.
 std::vector<std::vector<int>> balance_points(const std::vector<double>& costs, int tasks, int chunk);

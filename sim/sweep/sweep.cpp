@@ -11,6 +11,7 @@
 #include <map>
 #include <sstream>
 
+#include "algorithms/registry.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/input_file.hpp"
 #include "sim/core/random.hpp"
@@ -238,6 +239,10 @@ Sweep header_of(const SweepBlock& block, const std::string& label) {
 
 }  // namespace
 
+double point_cost(const Scenario& sc) {
+  return static_cast<double>(sc.ranks) * sc.steps * sc.algorithm.entry->messages_per_rank_step(sc.ranks);
+}
+
 std::string point_id(const std::string& resolved_yaml) {
   std::uint64_t h = 0xcbf29ce484222325ULL;
   for (unsigned char c : resolved_yaml) {
@@ -313,6 +318,7 @@ Sweep expand_sweep_text(const std::string& text, const std::string& label, const
     try {
       const Scenario scenario = load_sweep_point_text(text, label, overrides);
       point.resolved = resolved_yaml(scenario);
+      point.cost = point_cost(scenario);
       std::string values_text;
       for (const auto& o : point.overrides) values_text += (values_text.empty() ? "" : ", ") + o;
       if (repetition == 0)

@@ -22,6 +22,8 @@
 
 namespace aggsim {
 
+struct Scenario;
+
 // The keys of the `sweep:` block (what the reader expects, and `aggsim list --keys` prints).
 std::vector<ParamSpec> sweep_param_specs();
 
@@ -32,6 +34,7 @@ struct SweepPoint {
   std::vector<std::string> overrides;  // "key=value", as for --set
   std::string resolved;                // the point's resolved scenario (YAML)
   int repeat = 0;                      // which repetition (0 .. Sweep::repeat - 1)
+  double cost = 1;                     // point_cost() of its scenario
 };
 
 struct Sweep {
@@ -62,6 +65,11 @@ Sweep read_sweep_header(const std::string& file, const SweepExtras& extras = {})
 // Reads, expands and checks every point. Throws InputError ("file:line:col: ..." or naming the point).
 Sweep expand_sweep(const std::string& file, const SweepExtras& extras = {});
 Sweep expand_sweep_text(const std::string& text, const std::string& label, const SweepExtras& extras = {});
+
+// Rough cost of a scenario in simulated messages: ranks x steps x its algorithm's messages per rank
+// and step (the algorithm's own formula, AlgorithmInfo::messages_per_rank_step). A sweep's Slurm
+// array balances its tasks by it.
+double point_cost(const Scenario& scenario);
 
 // Stable 12-hex-digit id of a resolved scenario text (64-bit FNV-1a).
 std::string point_id(const std::string& resolved_yaml);

@@ -9,6 +9,7 @@
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/scenario/workload_loader.hpp"
 #include "sim/workload/options.hpp"
+#include "support/aggsim_list.hpp"
 #include "support/algorithm_keys.hpp"
 #include "support/cli.hpp"
 #include "support/reduction_check.hpp"
@@ -17,38 +18,12 @@ using namespace aggsim::test;
 
 namespace {
 
-// The lines of `out` from the one equal to `heading` (trimmed) up to the next blank line.
+// A section of `aggsim list`'s output, which must not be empty.
 std::vector<std::string> section(const std::string& out, const std::string& heading) {
-  std::vector<std::string> lines;
-  std::istringstream in(out);
-  bool inside = false;
-  for (std::string line; std::getline(in, line);) {
-    if (!inside) {
-      inside = line.rfind(heading, 0) == 0;
-      continue;
-    }
-    if (line.empty()) break;
-    lines.push_back(line);
-  }
+  const auto lines = list_section(out, heading);
   INFO("section " << heading);
   CHECK(!lines.empty());
   return lines;
-}
-
-std::string first_word(const std::string& line) {
-  std::istringstream in(line);
-  std::string word;
-  in >> word;
-  return word;
-}
-
-// The names `aggsim list` prints against the names the loader accepts: the loader's own message
-// for an unknown name lists them, and each printed name must pass `aggsim validate`.
-std::vector<std::string> entry_names(const std::vector<std::string>& lines) {
-  std::vector<std::string> names;
-  for (const auto& line : lines)
-    if (line.rfind("  ", 0) == 0 && line.size() > 2 && line[2] != ' ') names.push_back(first_word(line));
-  return names;
 }
 
 // "unknown algorithm 'x' (available: a | b)" -> {a, b}
@@ -119,8 +94,8 @@ void check_printed_default(const std::string& yaml, const std::string& key, cons
 TEST_CASE("aggsim list prints exactly the algorithms and compressors the loader accepts", "[list]") {
   const auto r = run_aggsim({"list"});
   REQUIRE(r.exit_code == 0);
-  const auto algorithms = entry_names(section(r.out, "Algorithms "));
-  const auto compressors = entry_names(section(r.out, "Compressors "));
+  const auto algorithms = list_entry_names(section(r.out, "Algorithms "));
+  const auto compressors = list_entry_names(section(r.out, "Compressors "));
   CHECK(algorithms == names_the_loader_accepts(kPlatform + "algorithm: {name: no_such_algorithm}\n"));
   CHECK(compressors == names_the_loader_accepts(kPlatform + "algorithm: {name: allgather}\n"
                                                             "compression: {name: no_such_compressor}\n"));
@@ -142,7 +117,7 @@ TEST_CASE("every default aggsim list prints is what a scenario gets when it leav
   REQUIRE(r.exit_code == 0);
   const auto algorithms = section(r.out, "Algorithms ");
   std::size_t checked = 0;
-  for (const auto& name : entry_names(algorithms))
+  for (const auto& name : list_entry_names(algorithms))
     for (const auto& d : printed_defaults(algorithms, name)) {
       check_printed_default(
           kPlatform + "algorithm: {name: " + name + required_algorithm_keys(name, 4) + "}\n",
@@ -150,7 +125,7 @@ TEST_CASE("every default aggsim list prints is what a scenario gets when it leav
       ++checked;
     }
   const auto compressors = section(r.out, "Compressors ");
-  for (const auto& name : entry_names(compressors))
+  for (const auto& name : list_entry_names(compressors))
     for (const auto& d : printed_defaults(compressors, name)) {
       check_printed_default(kPlatform + "algorithm: {name: allgather}\ncompression: {name: " + name + "}\n",
                             "compression." + d.key, d.value);

@@ -139,3 +139,41 @@ TEST_CASE("aggsim perf refuses bad options, naming them", "[perf][cli]") {
     CHECK(r.err.find(named) != std::string::npos);
   }
 }
+
+TEST_CASE("aggsim perf finds a shipped scenario by its bare name from any folder, as run does",
+          "[perf][cli]") {
+  const auto dir = fresh_dir("perf-name");
+  auto r = run_aggsim({"perf", "default", "--set", "ranks=4", "--min", "1KiB", "--max", "1KiB", "--csv", "p.csv"},
+                      dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(read_csv_rows(read_file(dir / "p.csv")).size() == 1);
+  // A name found nowhere is refused with where it looked, as by run.
+  r = run_aggsim({"perf", "defualt"}, dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("defualt: scenario file not found (looked for ") != std::string::npos);
+  CHECK(r.err == run_aggsim({"run", "defualt"}, dir).err);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("aggsim perf --csv is checked before any simulation and replaces only a regular file",
+          "[perf][cli]") {
+  const auto dir = fresh_dir("perf-csv");
+  write_file(dir / "s.yaml", kScenario);
+  write_file(dir / "kept.txt", "the user's\n");
+  fs::create_symlink("kept.txt", dir / "link.csv");
+  fs::create_directory(dir / "folder.csv");
+  for (const char* csv : {"link.csv", "folder.csv", "s.yaml"}) {
+    const auto r = run_aggsim({"perf", "s.yaml", "--min", "1KiB", "--max", "1KiB", "--csv", csv}, dir);
+    INFO(csv << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.rfind(std::string("aggsim: error: --csv: "), 0) == 0);
+    CHECK(r.out.empty());  // refused before the table
+  }
+  CHECK(read_file(dir / "kept.txt") == "the user's\n");
+  CHECK(read_file(dir / "s.yaml") == kScenario);
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++entries;
+  CHECK(entries == 4);  // no temporary left behind
+  fs::remove_all(dir);
+}

@@ -105,3 +105,31 @@ TEST_CASE("the output reference names exactly the columns the files have", "[doc
   // A workload with a target and a calibration: every field present.
   CHECK(fields == listed.at("summary.json"));
 }
+
+TEST_CASE("a sweep's results.csv has the columns its reference describes, format_version included",
+          "[docs]") {
+  const auto dir = fresh_dir("results");
+  write_file(dir / "s.yaml",
+             "ranks: 2\nsteps: 1\nplatform: {topology: cluster, hosts: 4}\nmodel: {size: 1MB, math: off}\n"
+             "algorithm: {name: ring_allreduce}\n");
+  const auto r =
+      run_aggsim({"sweep", "run", "s.yaml", "--grid", "ranks=2,4", "--jobs", "1", "--out", "sw"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto header = parse_csv(read_file(dir / "sw" / "results.csv")).at(0);
+  // id, status, the swept key, every summary.json field but the one named like the swept key, error.
+  std::vector<std::string> expected = {"id", "status", "ranks"};
+  fs::path point;
+  for (const auto& entry : fs::recursive_directory_iterator(dir / "sw"))
+    if (entry.path().filename() == "summary.json") point = entry.path();
+  REQUIRE(!point.empty());
+  const std::string json = read_file(point);
+  for (std::size_t at = json.find("\n  \""); at != std::string::npos; at = json.find("\n  \"", at + 1))
+    if (const std::string field = json.substr(at + 4, json.find('"', at + 4) - at - 4); field != "ranks")
+      expected.push_back(field);
+  expected.push_back("error");
+  CHECK(header == expected);
+  REQUIRE(header.size() > 3);
+  CHECK(header[3] == "format_version");  // the version of both layouts, first of the summary's fields
+  fs::remove_all(dir);
+}

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "support/aggsim_list.hpp"
 #include "support/algorithm_keys.hpp"
 #include "support/cli.hpp"
 
@@ -49,19 +50,7 @@ void check_agree(const Verdicts& v) {
 std::vector<std::string> listed(const std::string& heading) {
   const auto r = run_aggsim({"list"});
   REQUIRE(r.exit_code == 0);
-  std::vector<std::string> names;
-  std::istringstream in(r.out);
-  bool inside = false;
-  for (std::string line; std::getline(in, line);) {
-    if (!inside) {
-      inside = line.rfind(heading, 0) == 0;
-      continue;
-    }
-    if (line.empty()) break;
-    if (line.size() > 2 && line.rfind("  ", 0) == 0 && line[2] != ' ')
-      names.push_back(line.substr(2, line.find(' ', 2) - 2));
-  }
-  return names;
+  return list_entry_names(list_section(r.out, heading));
 }
 
 std::string scenario(const std::string& algorithm, const std::string& compression,

@@ -1,6 +1,7 @@
 // Sweep expansion: point counts and order, stable ids, and clear errors for bad sweeps.
 #include <catch2/catch.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "sim/core/error.hpp"
@@ -237,9 +238,35 @@ TEST_CASE("array tasks are balanced by estimated cost, not filled in manifest or
     heaviest = std::max(heaviest, load);
   }
   CHECK(heaviest == 11);  // the best possible: 10 + 1
-  // The estimate: a ring sends 2(p-1) messages per rank and step, a tree about 2 log2(p).
-  CHECK(point_cost("ranks: 8\nsteps: 3\nalgorithm: {name: ring_allreduce}\n") == 8 * 3 * 14);
-  CHECK(point_cost("ranks: 8\nsteps: 3\nalgorithm: {name: tree_allreduce}\n") == 8 * 3 * 6);
+}
+
+TEST_CASE("a point's cost is its algorithm's own formula, which counts the messages a run sends",
+          "[sweep][slurm]") {
+  // Where the formula is exact (a ring sends 2(p-1) messages per rank and step, halving-doubling
+  // 2 log2 p on a power of two), it must equal the messages the simulation counts.
+  for (const std::string algorithm : {"ring_allreduce", "halving_doubling_allreduce"}) {
+    INFO(algorithm);
+    const std::string text =
+        "ranks: 8\nsteps: 3\nplatform: {topology: cluster, hosts: 8}\nnetwork: alpha_beta\n"
+        "model: {size: 1MB, math: off}\nalgorithm: {name: " +
+        algorithm + "}\n";
+    const auto dir = fresh_dir("cost");
+    write_file(dir / "s.yaml", text);
+    const auto r = run_aggsim({"run", "s.yaml", "--out", "out"}, dir);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto summary = nlohmann::json::parse(read_file(dir / "out" / "summary.json"));
+    CHECK(point_cost(load_scenario_text(text, "s.yaml", {})) == summary["messages"].get<double>());
+    std::filesystem::remove_all(dir);
+  }
+  for (const auto& entry : algorithm_table()) {
+    INFO(entry.name << " has no messages_per_rank_step");
+    CHECK(entry.messages_per_rank_step);
+  }
+  // Elsewhere it is an estimate: a parameter server's worker pushes and pulls once a step.
+  CHECK(point_cost(load_scenario_text("ranks: 8\nsteps: 3\nplatform: {topology: cluster, hosts: 8}\n"
+                                      "algorithm: {name: parameter_server}\n",
+                                      "s.yaml", {})) == 8 * 3 * 2);
 }
 
 TEST_CASE("aggsim sweep run --grid --repeat sweeps a plain scenario from the command line", "[sweep][grid]") {

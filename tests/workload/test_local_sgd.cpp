@@ -178,7 +178,7 @@ TEST_CASE("local SGD follows per-rank SGD with periodic averaging computed here"
           const Scenario sc = load_scenario_text(yaml, "test.yaml");
           const auto by_step = weights_after_each_step(sc);
 
-          const WorkloadOptions o = workload_options(sc.workload.params);
+          const WorkloadOptions o = sc.workload.options;
           const Workload wl(o, sc.seed);
           std::vector<Eigen::VectorXd> w(static_cast<std::size_t>(p), wl.initial_weights.cast<double>());
           double worst = 0;

@@ -29,6 +29,42 @@ std::string load_error(const std::string& yaml, const std::vector<std::string>& 
 
 }  // namespace
 
+TEST_CASE("the loader decodes workload and straggler keys once, into the scenario's typed options",
+          "[workload][scenario]") {
+  const Scenario sc = load_scenario_text(
+      base("workload: {problem: mlp, hidden: 12, lr: 0.125, momentum: 0.5, target_loss: 0.25}\n"
+           "compute: {straggler: {distribution: exponential, mean: 2, probability: 0.75}}\n"),
+      "t.yaml");
+  CHECK(sc.workload.enabled);
+  CHECK(sc.workload.options.problem == ProblemKind::mlp);
+  CHECK(sc.workload.options.hidden == 12);
+  CHECK(sc.workload.options.lr == 0.125);
+  CHECK(sc.workload.options.momentum == 0.5);
+  REQUIRE(sc.workload.options.target_loss);
+  CHECK(*sc.workload.options.target_loss == 0.25);
+  CHECK(sc.compute.straggler.kind == StragglerKind::exponential);
+  CHECK(sc.compute.straggler.mean == 2);
+  CHECK(sc.compute.straggler.probability == 0.75);
+  // Without the sections: no workload, and compute times without noise.
+  const Scenario plain = load_scenario_text(base(""), "t.yaml");
+  CHECK_FALSE(plain.workload.enabled);
+  CHECK(plain.compute.straggler.kind == StragglerKind::none);
+}
+
+TEST_CASE("the loader decodes a generated platform's shape once, onto the scenario", "[workload][scenario]") {
+  const auto platform = [](const std::string& spec) {
+    return load_scenario_text("ranks: 8\nplatform: " + spec + "\nalgorithm: {name: ring_allreduce}\n",
+                              "t.yaml")
+        .platform;
+  };
+  const PlatformSpec by_nodes = platform("{topology: cluster, nodes: 2, gpus_per_node: 4}");
+  CHECK(by_nodes.gpus_per_node == 4);
+  CHECK_FALSE(by_nodes.sized_by_hosts);
+  const PlatformSpec by_hosts = platform("{topology: cluster, hosts: 8}");
+  CHECK(by_hosts.gpus_per_node == 1);
+  CHECK(by_hosts.sized_by_hosts);
+}
+
 TEST_CASE("training keys are checked with their position", "[workload][scenario]") {
   using Catch::Matchers::Contains;
   CHECK_THAT(load_error(base("workload: {problem: svm}")),

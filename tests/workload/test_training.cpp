@@ -97,7 +97,7 @@ TEST_CASE("training lowers the held-out loss on every proxy problem", "[workload
     REQUIRE(losses.size() == 8);
     // The starting loss, on the same held-out set.
     const Scenario sc = load_scenario_text(yaml, "test.yaml");
-    const Workload wl(workload_options(sc.workload.params), sc.seed);
+    const Workload wl(sc.workload.options, sc.seed);
     const double initial = wl.problem->loss(wl.initial_weights, wl.data.held_out(), nullptr);
     CHECK(losses.front() < initial);
     CHECK(losses.back() < 0.8 * initial);
@@ -123,7 +123,7 @@ TEST_CASE("p ranks with batch b follow single-process SGD on batch p*b step for 
           const auto by_step = weights_after_each_step(sc);
 
           // Single process: the union of the ranks' minibatches, plain heavy-ball SGD with L2.
-          const WorkloadOptions o = workload_options(sc.workload.params);
+          const WorkloadOptions o = sc.workload.options;
           const Workload wl(o, sc.seed);
           Eigen::VectorXd w = wl.initial_weights.cast<double>(), v = Eigen::VectorXd::Zero(w.size());
           double worst = 0;
