@@ -24,7 +24,7 @@ std::vector<std::string> calibration_reach_warnings(const Scenario& sc, const Ra
   const auto& node = layout.node_of_rank;
   bool intra = false;
   for (std::size_t r = 1; r < node.size() && !intra; ++r) intra = node[r] == node[r - 1];
-  const bool inter = layout.node_count() > 1;
+  const bool inter = std::any_of(node.begin(), node.end(), [&](int n) { return n != node.front(); });
   const std::string at = sc.where("calibration");
   if (!cal.link_classes.empty()) {
     const auto seen = [&](const char* c) {
