@@ -46,6 +46,20 @@ std::string vectors_after(const std::string& yaml) {
   });
 }
 
+// NVIDIA/nccl issue 1453's communicator: 24 ranks of H100 (3 nodes of 8 on NVSwitch), 16 coll and
+// 16 NVLS channels, 20 GB/s per channel inside a node and 12 GB/s between nodes.
+NcclSystem issue1453_system() {
+  NcclSystem s;
+  s.ranks = 24;
+  s.nodes = 3;
+  s.nvls = true;
+  s.nvls_channels = 16;
+  s.channels = 16;
+  s.bw_intra = 20;
+  s.bw_inter = 12;
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("nccl_allreduce: every rank ends with the exact reduction, for ring and tree and every op",
@@ -92,15 +106,7 @@ TEST_CASE("NCCL's cost model gives the estimate NCCL printed for an NVLS-Tree ca
   // "524288 Bytes -> Algo 5 proto 2 time 59.553600" (algorithm 5 NVLS_TREE, protocol 2 Simple).
   // Latency: NVLS-Tree's NVLink hop (25 us) + 2 log2(3 nodes) network hops (14 us); bandwidth: 16
   // NVLS channels at half of 12 GB/s between nodes (more than 2 nodes), times 5/6.
-  NcclSystem s;
-  s.ranks = 24;
-  s.nodes = 3;
-  s.nvls = true;
-  s.nvls_channels = 16;
-  s.channels = 16;
-  s.bw_intra = 20;
-  s.bw_inter = 12;
-  const NcclTuning tuning(s);
+  const NcclTuning tuning(issue1453_system());
   CHECK(tuning.time_us(NcclCollective::all_reduce, NcclAlgorithm::nvls_tree, Protocol::simple, 524288) ==
         Approx(59.553600).epsilon(1e-6));
   CHECK(tuning.cost(NcclCollective::all_reduce, NcclAlgorithm::nvls_tree, Protocol::simple).latency_us ==
@@ -188,15 +194,7 @@ TEST_CASE("NCCL's cost model gives the estimates and choices NCCL printed on 3 n
   // algorithm and protocol it chose and its own estimate: "N Bytes -> Algo A proto P time T". The
   // communicator: 24 ranks (3 nodes of 8 H100 on NVSwitch), 16 coll and 16 NVLS channels, 12 GB/s
   // per channel between nodes (its ring reaches 16 x 12 GB/s, the 8 GiB line's bandwidth).
-  NcclSystem s;
-  s.ranks = 24;
-  s.nodes = 3;
-  s.nvls = true;
-  s.nvls_channels = 16;
-  s.channels = 16;
-  s.bw_intra = 20;
-  s.bw_inter = 12;
-  const NcclTuning tuning(s);
+  const NcclTuning tuning(issue1453_system());
   std::ifstream log(std::string(AGGSIM_SOURCE_DIR) +
                     "/tests/data/nccl_info/issue1453_h100_numeric_tuning_excerpts.log");
   REQUIRE(log);
