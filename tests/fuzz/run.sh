@@ -26,7 +26,9 @@ cp tests/data/calibration/*.log "$corpus/measurement-seeds/"
 cp tests/fuzz/regressions/measurement/* "$corpus/measurement-seeds/" 2>/dev/null || true
 cp tests/data/nccl_info/*.log tests/data/calibration/a100_ib_1node_all_reduce.log "$corpus/tuning-seeds/"
 cp tests/fuzz/regressions/tuning/* "$corpus/tuning-seeds/" 2>/dev/null || true
-cp algorithms/msccl/programs/*.xml tests/data/msccl/*.xml "$corpus/msccl_program-seeds/"
+# The shipped and the test programs share some names: keep both copies.
+for f in algorithms/msccl/programs/*.xml; do cp "$f" "$corpus/msccl_program-seeds/shipped-${f##*/}"; done
+for f in tests/data/msccl/*.xml; do cp "$f" "$corpus/msccl_program-seeds/test-${f##*/}"; done
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
