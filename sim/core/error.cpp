@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "sim/core/strings.hpp"
+
 namespace aggsim {
 
 namespace {
@@ -35,21 +37,9 @@ std::string printable(const std::string& text) {
       continue;
     }
     // A well-formed, printable UTF-8 sequence stays; anything else is escaped byte by byte.
-    std::size_t len = 0;
-    std::uint32_t cp = 0, min = 0;
-    if ((c & 0xE0) == 0xC0) {
-      len = 2, cp = c & 0x1F, min = 0x80;
-    } else if ((c & 0xF0) == 0xE0) {
-      len = 3, cp = c & 0x0F, min = 0x800;
-    } else if ((c & 0xF8) == 0xF0) {
-      len = 4, cp = c & 0x07, min = 0x10000;
-    }
-    bool ok = len != 0 && i + len <= n;
-    for (std::size_t k = 1; ok && k < len; ++k) {
-      ok = (s[i + k] & 0xC0) == 0x80;
-      cp = (cp << 6) | (s[i + k] & 0x3F);
-    }
-    ok = ok && cp >= min && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF) && !invisible(cp);
+    std::uint32_t cp = 0;
+    std::size_t len = c >= 0x80 ? utf8_sequence(text, i, cp) : 0;
+    const bool ok = len != 0 && !invisible(cp);
     if (!ok) len = 1;
     for (std::size_t k = 0; k < len; ++k) {
       if (ok)

@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "sim/core/error.hpp"
+#include "sim/core/strings.hpp"
 
 namespace aggsim {
 
@@ -105,30 +106,12 @@ std::string read_input_file(const std::string& path, const std::string& what, bo
 
 void check_utf8(const std::string& text, const std::string& label) {
   int line = 1, col = 1;
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  const std::size_t n = text.size();
-  for (std::size_t i = 0; i < n;) {
-    const unsigned char c = s[i];
-    std::size_t len = 0;
-    std::uint32_t cp = 0, min = 0;
-    if (c < 0x80) {
-      len = 1;
-      cp = c;
-    } else if ((c & 0xE0) == 0xC0) {
-      len = 2, cp = c & 0x1F, min = 0x80;
-    } else if ((c & 0xF0) == 0xE0) {
-      len = 3, cp = c & 0x0F, min = 0x800;
-    } else if ((c & 0xF8) == 0xF0) {
-      len = 4, cp = c & 0x07, min = 0x10000;
-    }
-    bool ok = len != 0 && i + len <= n;
-    for (std::size_t k = 1; ok && k < len; ++k) {
-      ok = (s[i + k] & 0xC0) == 0x80;
-      cp = (cp << 6) | (s[i + k] & 0x3F);
-    }
-    // Overlong forms, UTF-16 surrogates and code points beyond U+10FFFF are not UTF-8 either.
-    if (ok && len > 1) ok = cp >= min && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
-    if (ok && c == 0) ok = false;  // a NUL byte ends C strings early: never text
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    std::uint32_t cp = 0;
+    const std::size_t len = utf8_sequence(text, i, cp);
+    // A NUL byte ends C strings early: never text.
+    const bool ok = len != 0 && c != 0;
     if (!ok)
       throw InputError(fmt::format("{}:{}:{}: {}", label, line, col,
                                    c == 0 ? "a NUL byte, which text never holds"

@@ -1,5 +1,6 @@
 #pragma once
 // Small text helpers shared by every layer.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -36,5 +37,10 @@ std::string csv_row(const std::vector<std::string>& fields);
 // `text` as one shell word: single quotes keep every byte literal in bash and sh (a quote itself
 // is written '\''). Slurm scripts and the commands error messages suggest go through it.
 std::string shell_quote(const std::string& text);
+
+// The length (1 to 4) of the well-formed UTF-8 sequence at text[i], its code point in `cp`; 0 where
+// the bytes there are not UTF-8: a bad lead or continuation byte, a cut sequence, an overlong form,
+// a UTF-16 surrogate or a code point beyond U+10FFFF.
+std::size_t utf8_sequence(const std::string& text, std::size_t i, std::uint32_t& cp);
 
 }  // namespace aggsim
