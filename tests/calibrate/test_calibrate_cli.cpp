@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "calibration_fixture.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/scenario/calibration.hpp"
 #include "support/cli.hpp"
@@ -17,18 +18,6 @@ using namespace aggsim::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-// 8-GPU nodes: 100 GB/s, 1 us per GPU link; 10 GB/s, 10 us fabric links (crossed twice).
-const char* kScenario = R"(name: cal
-ranks: 8
-steps: 1
-platform: {topology: cluster, nodes: 1, gpus_per_node: 8, intra_bandwidth: 100GBps, intra_latency: 1us,
-           bandwidth: 10GBps, latency: 10us}
-network: alpha_beta
-model: {size: 1MB, math: off}
-algorithm: {name: ring_allreduce}
-compute: {reduce_speed: 0}
-)";
 
 struct Factors {
   double latency, bandwidth;
@@ -79,7 +68,7 @@ const fs::path kData = fs::path(AGGSIM_SOURCE_DIR) / "tests" / "data" / "calibra
 
 TEST_CASE("calibrate finds known piecewise factors and compare predicts other scales", "[calibrate][cli]") {
   const auto dir = fresh_dir("calibrate");
-  write_file(dir / "s.yaml", kScenario);
+  write_file(dir / "s.yaml", kOneNodeScenario);
   // Two sizes on each side of 64 KiB messages, on one node and on two.
   write_file(dir / "train.csv", csv({{8, 1, 16384},
                                      {8, 1, 262144},
@@ -111,7 +100,7 @@ TEST_CASE("calibrate finds known piecewise factors and compare predicts other sc
   }
 
   // Held out: half a node, and four nodes of four GPUs, at sizes not measured.
-  write_file(dir / "s_cal.yaml", std::string(kScenario) + "calibration: cal/fit.yaml\n");
+  write_file(dir / "s_cal.yaml", std::string(kOneNodeScenario) + "calibration: cal/fit.yaml\n");
   write_file(dir / "heldout.csv", csv({{4, 1, 65536}, {4, 1, 33554432}, {16, 4, 131072}, {16, 4, 16777216}}));
   r = run_aggsim({"compare", "s_cal.yaml", "heldout.csv", "--csv", "out/cmp.csv", "-j", "2"}, dir);
   INFO(r.err);
@@ -137,23 +126,23 @@ TEST_CASE("calibrate finds known piecewise factors and compare predicts other sc
 TEST_CASE("bad calibration files and measurement logs are input errors that write nothing",
           "[calibrate][cli][malformed]") {
   const auto dir = fresh_dir("calibrate-bad");
-  write_file(dir / "s.yaml", kScenario);
+  write_file(dir / "s.yaml", kOneNodeScenario);
   write_file(dir / "bad.yaml",
              "network: alpha_beta\nfactors:\n  intra:\n    - {from: 0B, latency: -1, bandwidth: 1}\n");
-  write_file(dir / "s_bad.yaml", std::string(kScenario) + "calibration: bad.yaml\n");
+  write_file(dir / "s_bad.yaml", std::string(kOneNodeScenario) + "calibration: bad.yaml\n");
   auto r = run_aggsim({"validate", "s_bad.yaml"}, dir);
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("bad.yaml:4:") != std::string::npos);
   CHECK(r.err.find("factors.intra") != std::string::npos);
 
   write_file(dir / "lv.yaml", "network: lv08\n");
-  write_file(dir / "s_lv.yaml", std::string(kScenario) + "calibration: lv.yaml\n");
+  write_file(dir / "s_lv.yaml", std::string(kOneNodeScenario) + "calibration: lv.yaml\n");
   r = run_aggsim({"validate", "s_lv.yaml"}, dir);
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("s_lv.yaml:10:") != std::string::npos);
   CHECK(r.err.find("fitted under network lv08") != std::string::npos);
 
-  write_file(dir / "s_missing.yaml", std::string(kScenario) + "calibration: nowhere.yaml\n");
+  write_file(dir / "s_missing.yaml", std::string(kOneNodeScenario) + "calibration: nowhere.yaml\n");
   r = run_aggsim({"validate", "s_missing.yaml"}, dir);
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("calibration file not found") != std::string::npos);
@@ -187,12 +176,12 @@ TEST_CASE("a calibration file without a format is format 1, and an unknown forma
   write_file(dir / "v2.yaml", "# from a later aggsim\nformat: 2\n" + factors);
   for (const char* name : {"old", "v1"}) {
     write_file(dir / (std::string("s_") + name + ".yaml"),
-               std::string(kScenario) + "calibration: " + name + ".yaml\n");
+               std::string(kOneNodeScenario) + "calibration: " + name + ".yaml\n");
     const auto r = run_aggsim({"validate", std::string("s_") + name + ".yaml"}, dir);
     INFO(name << ": " << r.err);
     CHECK(r.exit_code == 0);
   }
-  write_file(dir / "s_v2.yaml", std::string(kScenario) + "calibration: v2.yaml\n");
+  write_file(dir / "s_v2.yaml", std::string(kOneNodeScenario) + "calibration: v2.yaml\n");
   const auto r = run_aggsim({"validate", "s_v2.yaml"}, dir);
   CHECK(r.exit_code == 2);
   CHECK(r.err.find(

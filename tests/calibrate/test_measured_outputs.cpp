@@ -14,23 +14,13 @@
 #include <functional>
 #include <thread>
 
+#include "calibration_fixture.hpp"
 #include "support/cli.hpp"
 
 using namespace aggsim::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-const char* kScenario = R"(name: cal
-ranks: 8
-steps: 1
-platform: {topology: cluster, nodes: 1, gpus_per_node: 8, intra_bandwidth: 100GBps, intra_latency: 1us,
-           bandwidth: 10GBps, latency: 10us}
-network: alpha_beta
-model: {size: 1MB, math: off}
-algorithm: {name: ring_allreduce}
-compute: {reduce_speed: 0}
-)";
 
 // `points` all-reduce rows on 8 ranks of one node, of a plausible machine (10 us + S / 10 GB/s).
 std::string measurements(int points) {
@@ -90,7 +80,7 @@ pid_t start(const fs::path& dir, const fs::path& tmp, const std::vector<std::str
 TEST_CASE("compare --csv and calibrate --out refuse what is not a regular file, before any work",
           "[calibrate][cli][outputs]") {
   const auto dir = fresh_dir("measured-outputs");
-  write_file(dir / "s.yaml", kScenario);
+  write_file(dir / "s.yaml", kOneNodeScenario);
   write_file(dir / "m.csv", measurements(2));
   fs::create_directories(dir / "folder");
   REQUIRE(::mkfifo((dir / "fifo").c_str(), 0600) == 0);
@@ -136,7 +126,7 @@ TEST_CASE("compare --csv and calibrate --out refuse what is not a regular file, 
 
 TEST_CASE("measurement paths get the checks of every input file", "[calibrate][cli][malformed]") {
   const auto dir = fresh_dir("measured-inputs");
-  write_file(dir / "s.yaml", kScenario);
+  write_file(dir / "s.yaml", kOneNodeScenario);
   REQUIRE(::mkfifo((dir / "fifo.log").c_str(), 0600) == 0);
   // /dev/zero and /dev/urandom grew to gigabytes, a FIFO blocked forever: refused by name.
   for (const auto& [path, what] : std::vector<std::pair<std::string, std::string>>{
@@ -158,7 +148,7 @@ TEST_CASE("SIGINT or SIGTERM stops compare and calibrate with no points folder, 
       const auto dir = fresh_dir("measured-signal");
       const fs::path tmp = dir / "tmp";
       fs::create_directories(tmp);
-      write_file(dir / "s.yaml", kScenario);
+      write_file(dir / "s.yaml", kOneNodeScenario);
       write_file(dir / "m.csv", measurements(400));
       const std::vector<std::string> args = {
           verb, "s.yaml", "m.csv", "-j", "2", verb == "compare" ? "--csv" : "--out", "out.file"};
@@ -185,7 +175,7 @@ TEST_CASE("a SIGKILLed compare's children end with it, and the next batch remove
   const auto dir = fresh_dir("measured-kill");
   const fs::path tmp = dir / "tmp";
   fs::create_directories(tmp);
-  write_file(dir / "s.yaml", kScenario);
+  write_file(dir / "s.yaml", kOneNodeScenario);
   write_file(dir / "m.csv", measurements(400));
   write_file(dir / "one.csv", measurements(1));
   const pid_t pid = start(dir, tmp, {"compare", "s.yaml", "m.csv", "-j", "2"});
@@ -204,7 +194,7 @@ TEST_CASE("a SIGKILLed compare's children end with it, and the next batch remove
 
 TEST_CASE("text of a log shown in a warning or the table is escaped", "[calibrate][cli][malformed]") {
   const auto dir = fresh_dir("measured-escapes");
-  write_file(dir / "s.yaml", kScenario);
+  write_file(dir / "s.yaml", kOneNodeScenario);
   // A row of the table whose collective is an escape sequence: skipped, and named, escaped.
   write_file(dir / "m.csv", measurements(2) + "\x1b[2Jall\x1b]0;x\x07,8,1,1024,0.001\n");
   for (const std::string verb : {"compare", "calibrate"}) {

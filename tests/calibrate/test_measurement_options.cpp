@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "calibration_fixture.hpp"
 #include "sim/calibrate/calibrate.hpp"
 #include "sim/core/error.hpp"
 #include "sim/scenario/scenario_loader.hpp"
@@ -17,25 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* kScenario = R"(name: cal
-ranks: 8
-steps: 1
-platform: {topology: cluster, nodes: 1, gpus_per_node: 8, intra_bandwidth: 100GBps, intra_latency: 1us,
-           bandwidth: 10GBps, latency: 10us}
-network: alpha_beta
-model: {size: 1MB, math: off}
-algorithm: {name: ring_allreduce}
-compute: {reduce_speed: 0}
-)";
-
-const char* kHeader =
-    "#                                                              out-of-place                       "
-    "in-place\n"
-    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   "
-    "busbw #wrong\n"
-    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  "
-    "(GB/s)\n";
-
 // A posted all_reduce table: no "Collective test starting" line, no rank lines; `us` per size.
 std::string posted_table(double us_1mib, double us_4mib) {
   const auto row = [](long bytes, double us) {
@@ -45,7 +27,7 @@ std::string posted_table(double us_1mib, double us_4mib) {
         "{:6.2f}  {:6.2f}      0\n",
         bytes, bytes / 4, us, algbw, algbw, us, algbw, algbw);
   };
-  return std::string(kHeader) + row(1 << 20, us_1mib) + row(4 << 20, us_4mib);
+  return std::string(kNcclTestsHeader) + row(1 << 20, us_1mib) + row(4 << 20, us_4mib);
 }
 
 std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
@@ -67,7 +49,7 @@ std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
 TEST_CASE("compare with --shape takes a one-node and a two-node table without rank lines in one call",
           "[calibrate][cli][shape]") {
   const auto dir = fresh_dir("shape");
-  write_file(dir / "s.yaml", kScenario);
+  write_file(dir / "s.yaml", kOneNodeScenario);
   write_file(dir / "one node.txt", posted_table(60, 200));
   write_file(dir / "two=nodes.txt", posted_table(400, 1500));  // '=' in the name: split at the last one
   auto r = run_aggsim(
@@ -94,7 +76,7 @@ TEST_CASE("compare with --shape takes a one-node and a two-node table without ra
 TEST_CASE("options --shape and --collective refuse what they cannot use, before any work",
           "[calibrate][cli][malformed]") {
   const auto dir = fresh_dir("shape-bad");
-  write_file(dir / "s.yaml", kScenario);
+  write_file(dir / "s.yaml", kOneNodeScenario);
   write_file(dir / "one.txt", posted_table(60, 200));
   const auto refused = [&](const std::vector<std::string>& extra, const std::string& message) {
     std::vector<std::string> args = {"calibrate", "s.yaml", "one.txt", "--out", "c.yaml"};
@@ -126,7 +108,7 @@ TEST_CASE("options --shape and --collective refuse what they cannot use, before 
 TEST_CASE("tuning lines that contradict the scenario's forced NCCL algorithm or protocol are input errors",
           "[calibrate][cli][tuning]") {
   const auto dir = fresh_dir("forced");
-  const std::string scenario = std::string(kScenario);
+  const std::string scenario = std::string(kOneNodeScenario);
   const auto with_algorithm = [&](const std::string& algorithm) {
     std::string s = scenario;
     s.replace(s.find("algorithm: {name: ring_allreduce}"),

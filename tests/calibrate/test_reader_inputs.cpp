@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "calibration_fixture.hpp"
 #include "sim/calibrate/measurement.hpp"
 #include "sim/core/error.hpp"
 #include "support/cli.hpp"
@@ -39,15 +40,6 @@ std::string joined(const std::vector<std::string>& lines) {
   for (const auto& l : lines) text += l + "\n";
   return text;
 }
-
-// A 2-rank, 2-node all_reduce table in nccl-tests 2.17's columns, without its rank lines.
-const char* kHeader =
-    "#                                                              out-of-place                       "
-    "in-place\n"
-    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   "
-    "busbw #wrong\n"
-    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  "
-    "(GB/s)\n";
 
 }  // namespace
 
@@ -114,7 +106,7 @@ TEST_CASE("rows cut by NCCL's per-call lines are read whole, as in the NVIDIA/nc
   std::string log =
       "# Collective test starting: all_reduce_perf\n#  Rank  0 Group  0 Pid 1 on nodeA device  0 "
       "[0x1] GPU\n#  Rank  1 Group  0 Pid 2 on nodeB device  0 [0x1] GPU\n";
-  for (const auto& l : lines_of(kHeader)) log += "[0] " + l + "\n";
+  for (const auto& l : lines_of(aggsim::test::kNcclTestsHeader)) log += "[0] " + l + "\n";
   log += info("1048576 Bytes -> Algo 1 proto 2 time 86.0");  // warm-up of the largest size
   // 512 B: tree/LL in every call.
   log += "[0]          512           128     float     sum      -1[0] " + host +
@@ -164,7 +156,7 @@ TEST_CASE("tuning lines match their rows by collective, size and run", "[readers
   const std::string head =
       "# Collective test starting: all_gather_perf\n#  Rank  0 Group  0 Pid 1 on a device  0 "
       "[0x1] GPU\n#  Rank  1 Group  0 Pid 2 on a device  1 [0x1] GPU\n" +
-      std::string(kHeader);
+      std::string(aggsim::test::kNcclTestsHeader);
   const std::string row =
       "     1048576        131072     float    none      -1    100.0   10.49    5.24      0    "
       "99.00   10.59    5.30      0\n";
@@ -191,7 +183,7 @@ TEST_CASE("tuning lines match their rows by collective, size and run", "[readers
   const std::string run2 =
       "# Using devices\n#  Rank  0 Group  0 Pid 1 on a device  0 [0x1] GPU\n#  Rank  1 Group  0 "
       "Pid 2 on a device  1 [0x1] GPU\n" +
-      std::string(kHeader);
+      std::string(aggsim::test::kNcclTestsHeader);
   f = parse_measurements(
       head + "a:1:1 [0] NCCL INFO AllGather: 524288 Bytes -> Algo RING proto LL channel{Lo..Hi}={0..1}\n" +
           row + run2 +
@@ -275,7 +267,7 @@ TEST_CASE("in-place columns when the out-of-place ones are missing, on the q2ndr
 TEST_CASE("option --collective names a log's collective, and a log that names another is an input error",
           "[readers][collective]") {
   const std::string table =
-      std::string(kHeader) +
+      std::string(aggsim::test::kNcclTestsHeader) +
       "     1048576        262144     float     sum      -1    100.0   10.49   10.49      0    "
       "99.00   10.59   10.59      0\n";
   MeasurementDefaults d;
