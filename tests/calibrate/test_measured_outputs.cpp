@@ -16,6 +16,7 @@
 
 #include "calibration_fixture.hpp"
 #include "support/cli.hpp"
+#include "support/process_group.hpp"
 
 using namespace aggsim::test;
 namespace fs = std::filesystem;
@@ -33,46 +34,10 @@ std::string measurements(int points) {
   return csv;
 }
 
-// Entries of `dir` whose names mark them as temporaries (".NAME.tmp-...").
-std::vector<std::string> temporaries(const fs::path& dir) {
-  std::vector<std::string> found;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    const std::string name = e.path().filename().string();
-    if (name.find(".tmp-") != std::string::npos) found.push_back(e.path().string());
-  }
-  return found;
-}
-
-bool group_alive(pid_t group) {
-  return ::kill(-group, 0) == 0;
-}
-
-bool wait_until(double seconds, const std::function<bool()>& done) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
-}
-
-// Starts `aggsim args...` in `dir` as the leader of its own process group, with TMPDIR=`tmp`.
+// `aggsim args...` in `dir` as the leader of its own process group, with TMPDIR=`tmp`.
 pid_t start(const fs::path& dir, const fs::path& tmp, const std::vector<std::string>& args) {
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    if (chdir(dir.c_str()) != 0) _exit(127);
-    if (!std::freopen("/dev/null", "w", stdout) || !std::freopen("aggsim.log", "w", stderr)) _exit(127);
-    setenv("TMPDIR", tmp.c_str(), 1);
-    std::vector<char*> argv = {const_cast<char*>("aggsim")};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(AGGSIM_BIN, argv.data());
-    _exit(127);
-  }
-  setpgid(pid, pid);
-  return pid;
+  return start_group("cd " + shell_quote(dir.string()) + " && export TMPDIR=" + shell_quote(tmp.string()) +
+                     " && " + aggsim_command(args, dir / "aggsim.log"));
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 #pragma once
-// Helpers for the sweep tests: sweep files in temp folders, CSV reading, background runs.
+// Helpers for the sweep tests: sweep files in temp folders, CSV reading (background runs: support/process_group.hpp).
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "support/cli.hpp"
+#include "support/process_group.hpp"
 
 namespace aggsim::test {
 
@@ -59,25 +60,6 @@ inline std::set<std::string> finished_points(const std::filesystem::path& out) {
     if (name[0] != '.' && std::filesystem::is_regular_file(e.path() / "summary.json")) ids.insert(name);
   }
   return ids;
-}
-
-// Starts a shell command in its own process group (so the whole group can be killed).
-inline pid_t start_group(const std::string& command) {
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  setpgid(pid, pid);
-  return pid;
-}
-
-inline std::string aggsim_command(const std::vector<std::string>& args, const std::filesystem::path& log) {
-  std::string cmd = "exec " + shell_quote(AGGSIM_BIN);  // the group leader's pid is aggsim's
-  for (const auto& a : args) cmd += " " + shell_quote(a);
-  return cmd + " >" + shell_quote(log.string()) + " 2>&1";
 }
 
 }  // namespace aggsim::test

@@ -17,29 +17,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<std::string> temporaries(const fs::path& dir) {
-  std::vector<std::string> found;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    const std::string name = e.path().filename().string();
-    if (name.find(".tmp-") != std::string::npos || name.find(".old-") != std::string::npos)
-      found.push_back(e.path().string());
-  }
-  return found;
-}
-
-bool group_alive(pid_t group) {
-  return ::kill(-group, 0) == 0;
-}
-
-bool wait_until(double seconds, const std::function<bool()>& done) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return true;
-}
-
 std::string status_of(const fs::path& results, const std::string& id, std::string* error = nullptr) {
   const std::string csv = read_file(results);
   std::istringstream in(csv);
