@@ -9,6 +9,14 @@ using namespace aggsim;
 
 namespace {
 
+// --ranks and --nodes as the command line gives them.
+MeasurementDefaults shape(int ranks, int nodes) {
+  MeasurementDefaults d;
+  d.ranks = ranks;
+  d.nodes = nodes;
+  return d;
+}
+
 // nccl-tests >= 2.13: `root` and `#wrong` columns, "Group" in the rank lines; 2 hosts x 2 GPUs.
 const char* kNewFormat = R"(# nccl-tests version 2.18.0 nccl-headers=22907 nccl-library=22907
 # Collective test starting: all_gather_perf
@@ -142,7 +150,7 @@ TEST_CASE("nccl-tests: an unnamed collective or an unknown rank count is an inpu
   const std::string no_ranks =
       old.substr(old.find("                                                     out-of-place"));
   CHECK_THROWS_WITH(parse_measurements(no_ranks, "sendrecv.txt", {}), Catch::Contains("--ranks"));
-  const auto f = parse_measurements(no_ranks, "sendrecv.txt", {4, 2});
+  const auto f = parse_measurements(no_ranks, "sendrecv.txt", shape(4, 2));
   CHECK(f.rows[0].ranks == 4);
   CHECK(f.rows[0].nodes == 2);
 }
@@ -160,7 +168,7 @@ TEST_CASE("OSU latency, bandwidth and allreduce", "[readers][osu]") {
   CHECK(lat.rows[1].time_s == Approx(2.5e-6));
   const auto bw = parse_measurements(
       "# OSU MPI Bandwidth Test v5.6.2\n# Size      Bandwidth (MB/s)\n1048576   10000.00\n", "bw.txt",
-      {0, 1});
+      shape(0, 1));
   REQUIRE(bw.rows.size() == 1);
   CHECK(bw.rows[0].nodes == 1);
   CHECK(bw.rows[0].time_s == Approx(1048576 / 1e10));
@@ -168,7 +176,7 @@ TEST_CASE("OSU latency, bandwidth and allreduce", "[readers][osu]") {
       "# OSU MPI Allreduce Latency Test v5.6.2\n# Size       Avg Latency(us)\n4                       "
       "5.12\n8    5.20\n";
   CHECK_THROWS_WITH(parse_measurements(ar, "ar.txt", {}), Catch::Contains("--ranks"));
-  const auto f = parse_measurements(ar, "ar.txt", {16, 2});
+  const auto f = parse_measurements(ar, "ar.txt", shape(16, 2));
   REQUIRE(f.rows.size() == 2);
   CHECK(f.rows[1].collective == "all_reduce");
   CHECK(f.rows[1].ranks == 16);
@@ -220,7 +228,7 @@ TEST_CASE("hostile logs: long lines, huge numbers and rank lines are bounded and
   REQUIRE(f.rows.size() == 2);
   CHECK(f.rows[0].ranks == 4);
   // A rank number of a million digits, or one beyond an int: a located input error (was "stoi").
-  for (const std::string rank : {std::string(1000000, '9'), std::string("99999999999")}) {
+  for (const std::string& rank : {std::string(1000000, '9'), std::string("99999999999")}) {
     const std::string rank_line =
         "#  Rank " + rank + " Group  0 Pid   6899 on nodeA device  0 [0000:04:00] GPU";
     CHECK_THROWS_WITH(

@@ -11,8 +11,10 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  for (const aggsim::MeasurementDefaults defaults :
-       {aggsim::MeasurementDefaults{}, aggsim::MeasurementDefaults{8, 2}}) {
+  aggsim::MeasurementDefaults eight_on_two;  // --ranks 8 --nodes 2
+  eight_on_two.ranks = 8;
+  eight_on_two.nodes = 2;
+  for (const aggsim::MeasurementDefaults& defaults : {aggsim::MeasurementDefaults{}, eight_on_two}) {
     try {
       // The label names no collective: the reader must find it in the text or refuse the file.
       aggsim::parse_measurements(text, "fuzz.log", defaults);
