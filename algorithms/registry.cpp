@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <stdexcept>
 
@@ -145,6 +146,38 @@ AlgorithmRun independent_ranks(const AlgorithmConfig& config,
   run.make_aggregator = [config, make = std::move(make)] { return make(config); };
   run.replay_refusal = "";
   return run;
+}
+
+bool same_inputs(const AlgorithmConfig& a, const AlgorithmConfig& b) {
+  const auto same_costs = [](const ProtocolCosts& x, const ProtocolCosts& y) {
+    return x.hop_latency_s == y.hop_latency_s && x.efficiency == y.efficiency &&
+           x.base_latency_s == y.base_latency_s && x.nvls_hop_latency_s == y.nvls_hop_latency_s;
+  };
+  return a.algorithm == b.algorithm && a.op.kind == b.op.kind && a.op.denominator == b.op.denominator &&
+         a.params.all() == b.params.all() && a.world == b.world && same_costs(a.protocol_costs, b.protocol_costs) &&
+         a.math == b.math && a.seed == b.seed && a.compressor == b.compressor &&
+         a.compressor_params.all() == b.compressor_params.all();
+}
+
+namespace {
+std::atomic<long> prepares{0};
+}  // namespace
+
+AlgorithmRun prepare_run(const AlgorithmConfig& config) {
+  ++prepares;
+  return config.algorithm->prepare(config);
+}
+
+long algorithm_prepares() {
+  return prepares.load();
+}
+
+std::optional<AlgorithmRun> PreparedAtLoad::take_for(const AlgorithmConfig& wanted) {
+  if (config.reads_platform()) run.reset();  // never stands for a run on the platform: let it go
+  if (!run || !same_inputs(config, wanted)) return std::nullopt;
+  std::optional<AlgorithmRun> taken = std::move(run);
+  run.reset();
+  return taken;
 }
 
 std::unique_ptr<Aggregator> make_aggregator(const AlgorithmRun& run, const TransportInfo& transport,

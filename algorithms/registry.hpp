@@ -28,26 +28,56 @@ struct AlgorithmConfig {
   ReduceOp op;
   Params params;  // the algorithm's own parameters (its ParamSpecs)
   int world = 1;
-  // Which ranks share a node. Null while the scenario loads (the platform is not built yet): the
-  // checks that need it run again when the run is prepared on the platform.
-  const RankLayout* layout = nullptr;
-  // Each rank's host (rank r on (*hosts)[r]); null while the scenario loads.
-  const std::vector<sg4::Host*>* hosts = nullptr;
   // The costs of NCCL's protocols on each class of link: a calibration's, else NCCL's own.
   ProtocolCosts protocol_costs = ProtocolCosts::nccl_defaults();
   bool math = true;        // the math plane runs (model.math)
   std::uint64_t seed = 0;  // the scenario seed (e.g. for a random graph every rank must agree on)
   const CompressorInfo* compressor = nullptr;  // the scenario's compressor (`none` when absent)
   Params compressor_params;
+
+  using MergedFlowsRefusal = std::function<std::string(const std::vector<std::vector<int>>& nodes)>;
+  // The platform, null while the scenario loads (it is not built yet): the checks that need it run
+  // again when the run is prepared on it. A prepare stage that reads any of these depends on the
+  // platform (reads_platform()); one that reads none is prepared once, when the scenario loads,
+  // and the run takes that (sim/engine/simulation.cpp). Aggregators get the platform from their
+  // RankContext, never from a config they captured.
+  // Which ranks share a node.
+  const RankLayout* layout() const {
+    platform_read_ = true;
+    return layout_;
+  }
+  // Each rank's host (rank r on (*hosts())[r]).
+  const std::vector<sg4::Host*>* hosts() const {
+    platform_read_ = true;
+    return hosts_;
+  }
   // Why, with `nodes` the ranks of each node (in ring order), one flow from each node's first rank
   // to the next node's would not take the time of one flow from each of the node's ranks to the
-  // rank of the same local index there ("" when it would: sim/engine/merged_flows.hpp). Null while
-  // the scenario loads.
-  std::function<std::string(const std::vector<std::vector<int>>& nodes)> merged_node_flows_refusal = {};
+  // rank of the same local index there ("" when it would: sim/engine/merged_flows.hpp).
+  const MergedFlowsRefusal& merged_node_flows_refusal() const {
+    platform_read_ = true;
+    return merged_node_flows_refusal_;
+  }
+  void set_platform(const RankLayout* layout, const std::vector<sg4::Host*>* hosts, MergedFlowsRefusal refusal) {
+    layout_ = layout;
+    hosts_ = hosts;
+    merged_node_flows_refusal_ = std::move(refusal);
+  }
+  bool reads_platform() const { return platform_read_; }
 
   // A new compressor as the scenario configures it (each rank owns its own).
   std::unique_ptr<Compressor> make_compressor() const;
+
+ private:
+  const RankLayout* layout_ = nullptr;
+  const std::vector<sg4::Host*>* hosts_ = nullptr;
+  MergedFlowsRefusal merged_node_flows_refusal_ = {};
+  mutable bool platform_read_ = false;  // set by the accessors above
 };
+
+// Whether two configurations give the same prepare stage, the platform aside: the same algorithm,
+// op, parameters, ranks, protocol costs, math, seed and compressor.
+bool same_inputs(const AlgorithmConfig& a, const AlgorithmConfig& b);
 
 // An extra figure an algorithm reports in summary.json (e.g. a graph's spectral gap); NaN is
 // written as null. A field may instead hold a text, or an object of named figures (in order).
@@ -102,7 +132,7 @@ struct AlgorithmInfo {
   // The algorithm's cost formula: roughly how many messages one rank sends per step on `ranks`
   // ranks, from its communication pattern. A sweep's Slurm array balances its tasks by it.
   std::function<double(int ranks)> messages_per_rank_step;
-  // Checks the parameters as a whole against the scenario and, when config.layout is set, the
+  // Checks the parameters as a whole against the scenario and, when config.layout() is set, the
   // platform; builds what the ranks share. Throws ParamError naming the offending key. Every check
   // of the algorithm's parameters happens here: `aggsim validate` runs it exactly as `aggsim run`.
   std::function<AlgorithmRun(const AlgorithmConfig&)> prepare;
@@ -120,6 +150,21 @@ double log2_rounds(int ranks);
 // steps repeat (replay_refusal is "").
 AlgorithmRun independent_ranks(const AlgorithmConfig& config,
                                std::function<std::unique_ptr<Aggregator>(const AlgorithmConfig&)> make);
+
+// Runs the configured algorithm's prepare stage. algorithm_prepares() counts the calls in this
+// process (tests check that a run prepares once).
+AlgorithmRun prepare_run(const AlgorithmConfig& config);
+long algorithm_prepares();
+
+// The prepare stage the scenario loader ran (without the platform), kept for the run, which takes
+// it when that stage read nothing of the platform and the run's configuration gives the same stage.
+// Taken once: a second run of the same scenario prepares again (a run may change what it shares).
+struct PreparedAtLoad {
+  AlgorithmConfig config;
+  std::optional<AlgorithmRun> run;
+  // The loaded stage when it stands for one prepared on `config` (then the slot is emptied).
+  std::optional<AlgorithmRun> take_for(const AlgorithmConfig& config);
+};
 
 struct CompressorInfo {
   std::string name;

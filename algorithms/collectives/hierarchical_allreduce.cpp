@@ -118,8 +118,8 @@ bool merge_node_flows(const AlgorithmConfig& cfg, const NodeTable& table) {
     why = fmt::format("the inter-node rings are merged, and inter is {}, not ring", cfg.params.text("inter"));
   else if (table.nodes.size() < 2 || table.nodes.front().size() < 2)
     return false;  // one ring per node pair already: nothing to merge
-  else if (cfg.merged_node_flows_refusal)
-    why = cfg.merged_node_flows_refusal(table.nodes);
+  else if (cfg.merged_node_flows_refusal())
+    why = cfg.merged_node_flows_refusal()(table.nodes);
   else
     return false;  // the scenario is loading: the platform is checked when the run is prepared
   if (why.empty()) return true;
@@ -209,12 +209,12 @@ AlgorithmInfo hierarchical_allreduce_entry() {
   info.consensus = true;
   info.prepare = [](const AlgorithmConfig& cfg) {
     // Throws when the platform's nodes hold unequal shares.
-    auto table = std::make_shared<const NodeTable>(cfg.layout, cfg.world);
+    auto table = std::make_shared<const NodeTable>(cfg.layout(), cfg.world);
     const bool merged = merge_node_flows(cfg, *table);
     auto meetings = merged ? std::make_shared<std::vector<NodeMeeting>>(table->nodes.size()) : nullptr;
     std::shared_ptr<NcclAcrossNodes> nccl;
-    if (cfg.params.text("inter") == "nccl" && cfg.hosts)
-      nccl = std::make_shared<NcclAcrossNodes>(table->nodes, *cfg.hosts, cfg.protocol_costs);
+    if (cfg.params.text("inter") == "nccl" && cfg.hosts())
+      nccl = std::make_shared<NcclAcrossNodes>(table->nodes, *cfg.hosts(), cfg.protocol_costs);
     AlgorithmRun run = independent_ranks(cfg, [table, meetings, nccl](const AlgorithmConfig& c) {
       const int inter_chunks = static_cast<int>(c.params.integer("inter_chunks"));
       GroupAllreduce inter = nccl ? nccl->allreduce() : inter_algorithm(c.params.text("inter"), inter_chunks);

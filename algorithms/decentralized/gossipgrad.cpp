@@ -179,7 +179,7 @@ class GossipGrad final : public Aggregator {
 // CUBE pairs position i with i xor 2^k. torchdistx refuses an odd number of nodes for it (its
 // GossipGraDState: "doesn't support uneven number of nodes for CUBE topology") and runs any even
 // number, a node whose partner is past the last one sitting that step out. Subgroups by node are
-// known once the platform is (config.layout), so that check runs when the run is prepared, for
+// known once the platform is (config.layout()), so that check runs when the run is prepared, for
 // `validate` as for `run`.
 void check_cube_subgroups(const AlgorithmConfig& cfg, const Options& o) {
   if (o.schedule != GossipSchedule::cube) return;
@@ -188,8 +188,8 @@ void check_cube_subgroups(const AlgorithmConfig& cfg, const Options& o) {
   if (o.group_size > 0) {
     groups = cfg.world / o.group_size;
     how = fmt::format("{} ranks in subgroups of group_size {}", cfg.world, o.group_size);
-  } else if (cfg.layout && !cfg.layout->node_of_rank.empty()) {
-    std::set<int> nodes(cfg.layout->node_of_rank.begin(), cfg.layout->node_of_rank.end());
+  } else if (cfg.layout() && !cfg.layout()->node_of_rank.empty()) {
+    std::set<int> nodes(cfg.layout()->node_of_rank.begin(), cfg.layout()->node_of_rank.end());
     groups = static_cast<int>(nodes.size());
     how = fmt::format("the ranks of each of {} nodes (group_size 0)", groups);
   } else {

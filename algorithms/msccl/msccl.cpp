@@ -143,13 +143,13 @@ AlgorithmInfo msccl_entry() {
     AlgorithmRun run;
     run.replay_refusal = "threadblocks interleave their transfers by timing";
     run.pieces_pay_latency = true;
-    if (!cfg.hosts) {
+    if (!cfg.hosts()) {
       run.make_aggregator = []() -> std::unique_ptr<Aggregator> {
         throw std::logic_error("msccl: aggregators are made once the platform is built");
       };
       return run;
     }
-    auto executor = std::make_shared<MscclExecutor>(programs, *cfg.hosts, cfg.protocol_costs);
+    auto executor = std::make_shared<MscclExecutor>(programs, *cfg.hosts(), cfg.protocol_costs);
     const ReduceOp op = cfg.op;
     run.make_aggregator = [executor, op] { return std::make_unique<MscclAggregator>(executor, op); };
     run.summary_fields = [executor, verdicts] {

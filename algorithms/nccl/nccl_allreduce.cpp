@@ -167,7 +167,7 @@ AlgorithmInfo nccl_allreduce_entry() {
                              ? "movement: chunk interleaves its channels' pieces by timing"
                              : "";
     run.pieces_pay_latency = options.movement == Movement::chunk;
-    if (!cfg.hosts) {
+    if (!cfg.hosts()) {
       run.make_aggregator = []() -> std::unique_ptr<Aggregator> {
         throw std::logic_error("nccl_allreduce: aggregators are made once the platform is built");
       };
@@ -175,7 +175,7 @@ AlgorithmInfo nccl_allreduce_entry() {
     }
     std::vector<int> members(static_cast<std::size_t>(cfg.world));
     for (int r = 0; r < cfg.world; ++r) members[static_cast<std::size_t>(r)] = r;
-    auto comm = std::make_shared<NcclCommunicator>(members, *cfg.hosts, options, cfg.protocol_costs);
+    auto comm = std::make_shared<NcclCommunicator>(members, *cfg.hosts(), options, cfg.protocol_costs);
     check_nccl_platform(options, comm->view());
     const ReduceOp op = cfg.op;
     run.make_aggregator = [comm, op] { return std::make_unique<NcclAllreduce>(comm, op); };

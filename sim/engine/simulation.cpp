@@ -212,7 +212,7 @@ Bucketing bucketing(const AlgorithmSpec& spec) {
 // errors point at the scenario's keys.
 AlgorithmRun prepare_algorithm(const Scenario& sc, const AlgorithmConfig& config) {
   try {
-    return sc.algorithm.entry->prepare(config);
+    return prepare_run(config);
   } catch (const ParamError& e) {
     const std::string key = e.key == "compression" ? e.key : "algorithm." + e.key;
     throw InputError(fmt::format("{}: {}: {}", sc.where(key), key, e.what()));
@@ -330,14 +330,15 @@ PreparedRun::PreparedRun(const Scenario& sc, const std::vector<std::string>& sim
     print_lines(stderr, "aggsim: warning: {}\n", w);
   link_classes = effective_link_classes(sc, hosts, layout);
   config = algorithm_config(sc);
-  config.layout = &layout;
-  config.hosts = &hosts;
-  config.merged_node_flows_refusal = [this, &sc, simgrid_args](const std::vector<std::vector<int>>& nodes) {
+  config.set_platform(&layout, &hosts, [this, &sc, simgrid_args](const std::vector<std::vector<int>>& nodes) {
     return merged_node_flows_refusal(sc, hosts, nodes, simgrid_args);
-  };
-  algorithm = prepare_algorithm(sc, config);
+  });
+  // The loader's prepare stage when it read nothing of the platform: one prepare per run.
+  std::optional<AlgorithmRun> loaded;
+  if (sc.prepared_at_load) loaded = sc.prepared_at_load->take_for(config);
+  algorithm = loaded ? std::move(*loaded) : prepare_algorithm(sc, config);
   if (algorithm.pieces_pay_latency) install_zero_latency(*engine);
-  config.merged_node_flows_refusal = nullptr;  // it holds the scenario, which may not outlive this
+  config.set_platform(&layout, &hosts, nullptr);  // the refusal holds the scenario, which may not outlive this
 }
 
 PreparedRun::~PreparedRun() = default;

@@ -4,6 +4,7 @@
 // uses the entries. Only sim/scenario knows YAML.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@ namespace aggsim {
 struct AlgorithmInfo;   // algorithms/registry.hpp
 struct CompressorInfo;  // algorithms/registry.hpp
 struct TransportInfo;   // algorithms/registry.hpp
+struct PreparedAtLoad;  // algorithms/registry.hpp
 
 // `auto` models each link class as what it is: links inside a node (NVLink, PCIe) as latency +
 // size / bandwidth, links between nodes by the platform's fabric (ethernet: SimGrid's LV08, a
@@ -145,6 +147,9 @@ struct Scenario {
   OutputSpec output;
   std::optional<Calibration> calibration;  // `calibration: cal.yaml` (already applied to platform/network)
   std::vector<DroppedKey> dropped_keys;    // for the command to report, one line each
+  // The algorithm's prepare stage as the loader ran it, for the first run to take when it does not
+  // depend on the platform (copies of the scenario share it; a run checks it fits its own config).
+  std::shared_ptr<PreparedAtLoad> prepared_at_load;
 };
 
 const char* network_preset_name(NetworkPreset preset);

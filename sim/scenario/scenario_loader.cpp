@@ -462,12 +462,16 @@ void read_compression_section(YamlMap& top, Scenario& sc) {
 
 // The algorithm's checks of its parameters as a whole (a graph, the op, the compressor), then the
 // transport's check of the pairing: the prepare stage `run` goes through, here without the platform
-// (built later, when the checks that need it run too).
-void check_algorithm_pairing(YamlMap& top, const Scenario& sc) {
-  const AlgorithmConfig config = algorithm_config(sc);
+// (built later, when the checks that need it run too). The run takes this stage when it read
+// nothing of the platform (PreparedAtLoad).
+void check_algorithm_pairing(YamlMap& top, Scenario& sc) {
+  auto loaded = std::make_shared<PreparedAtLoad>();
+  loaded->config = algorithm_config(sc);
+  const AlgorithmConfig& config = loaded->config;
   try {
-    sc.algorithm.entry->prepare(config);
+    loaded->run = prepare_run(config);
     if (sc.compression.transport->check) sc.compression.transport->check(config);
+    sc.prepared_at_load = std::move(loaded);
   } catch (const ParamError& e) {
     if (auto compression = top.get("compression"); e.key == "compression" && compression)
       compression->fail(e.what());
