@@ -9,15 +9,10 @@ import subprocess
 import sys
 import tempfile
 
-SCENARIO = """name: stacks
-seed: 1
-ranks: 1024
-steps: 1
-platform: {topology: cluster, hosts: 1024, bandwidth: 10Gbps, latency: 1us}
-network: alpha_beta
-model: {size: 4KiB, math: off}
-algorithm: {name: tree_allreduce}
-"""
+# 1,024 ranks on a cluster of single-GPU hosts, one step of a tree all-reduce of 4 KiB, math off.
+SCENARIO = ("{name: stacks, seed: 1, ranks: 1024, steps: 1, network: alpha_beta,"
+            " platform: {topology: cluster, hosts: 1024, bandwidth: 10Gbps, latency: 1us},"
+            " model: {size: 4KiB, math: off}, algorithm: {name: tree_allreduce}}\n")
 
 
 def peak_rss_kib(aggsim, scenario, out, extra):
