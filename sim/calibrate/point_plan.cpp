@@ -20,6 +20,17 @@ void check_plain_collective(const Scenario& base, const std::string& verb) {
   if (base.compression.name != "none") fail("the compression");
 }
 
+namespace {
+
+// False only when the platform is generated without an NVSwitch (an XML platform's host property is
+// read when the platform is built: its points then fail there).
+bool generated_with_nvswitch(const Scenario& base) {
+  const Params& p = base.platform.params;
+  return base.platform.file.empty() ? p.has("nvswitch") && p.boolean("nvswitch") : true;
+}
+
+}  // namespace
+
 std::string follow_observed_choice(const Scenario& base, const Measurement& m, PointPlan& plan) {
   if (base.algorithm.name != "nccl_allreduce" || m.collective == "sendrecv") return "";
   std::string missed;
@@ -28,6 +39,13 @@ std::string follow_observed_choice(const Scenario& base, const Measurement& m, P
   const bool runnable = m.collective == "all_reduce" ? algorithm == "ring" || algorithm == "tree" ||
                                                            algorithm == "nvls" || algorithm == "nvls_tree"
                                                      : algorithm == "ring";
+  const bool nvls_family = algorithm == "nvls" || algorithm == "nvls_tree";
+  if (runnable && nvls_family && !generated_with_nvswitch(base))
+    throw InputError(fmt::format(
+        "{}: NCCL ran {} here, which needs GPUs on a switch that reduces, and the scenario's platform "
+        "({}) has none: describe the nodes as they are (platform.nvswitch: true on a generated "
+        "platform, host property aggsim_nvswitch=\"true\" in XML)",
+        m.observed_source, algorithm, base.where("platform")));
   if (runnable)
     plan.sets.push_back("algorithm.nccl_algorithm=" + algorithm);
   else if (!algorithm.empty())

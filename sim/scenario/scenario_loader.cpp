@@ -393,6 +393,7 @@ void read_run_size(YamlMap& top, Scenario& sc, const std::string& file) {
 // The platform, and whether the ranks fit on a generated one.
 void read_platform_section(YamlMap& top, Scenario& sc, const std::string& file) {
   sc.platform = read_platform(top, file);
+  if (auto platform = top.get("platform")) sc.key_locations["platform"] = platform->location();
   if (sc.platform.topology.empty()) return;
   const auto hosts = sc.platform.generator->host_count(sc.platform.params);
   if (sc.ranks > hosts) {

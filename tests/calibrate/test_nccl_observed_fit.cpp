@@ -165,3 +165,30 @@ TEST_CASE(
   ring.algorithm.name = "ring_allreduce";
   CHECK(sets(ring).empty());
 }
+
+TEST_CASE("NCCL's NVLS in a log, on a platform generated without a switch, is refused at the log's line",
+          "[calibrate][nccl][tuning][cli]") {
+  const auto dir = fresh_dir("observed-nvls");
+  write_file(dir / "s.yaml", kScenario);  // platform.nvswitch left at false
+  std::string log = ll_log({4u << 20, 16u << 20});
+  for (std::size_t at = 0; (at = log.find("Algo RING proto LL ", at)) != std::string::npos;)
+    log.replace(at, 19, "Algo NVLS proto SIMPLE ");
+  write_file(dir / "nvls.log", log);
+  // The first tuning line's number in the file.
+  const std::string before_first = log.substr(0, log.find("Algo NVLS"));
+  const auto line = 1 + std::count(before_first.begin(), before_first.end(), '\n');
+  const auto r = run_aggsim({"calibrate", "s.yaml", "nvls.log", "--out", "cal.yaml"}, dir);
+  INFO(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::StartsWith(fmt::format("aggsim: error: nvls.log:{}: NCCL ran nvls here", line)));
+  CHECK_THAT(r.err, Catch::Contains("the scenario's platform (s.yaml:4:11) has none"));
+  CHECK_THAT(r.err, Catch::Contains("platform.nvswitch: true"));
+  CHECK(!fs::exists(dir / "cal.yaml"));
+  // With the switch described, the same log calibrates.
+  std::string with_switch = kScenario;
+  with_switch.replace(with_switch.find("gpus_per_node: 2,"), 17, "gpus_per_node: 2, nvswitch: true,");
+  write_file(dir / "s.yaml", with_switch);
+  const auto ok = run_aggsim({"calibrate", "s.yaml", "nvls.log", "--out", "cal.yaml"}, dir);
+  INFO(ok.err);
+  CHECK(ok.exit_code == 0);
+}
