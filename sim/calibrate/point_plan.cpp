@@ -20,27 +20,17 @@ void check_plain_collective(const Scenario& base, const std::string& verb) {
   if (base.compression.name != "none") fail("the compression");
 }
 
-namespace {
-
-// False only when the platform is generated without an NVSwitch (an XML platform's host property is
-// read when the platform is built: its points then fail there).
-bool generated_with_nvswitch(const Scenario& base) {
-  const Params& p = base.platform.params;
-  return base.platform.file.empty() ? p.has("nvswitch") && p.boolean("nvswitch") : true;
-}
-
-}  // namespace
-
 std::string follow_observed_choice(const Scenario& base, const Measurement& m, PointPlan& plan) {
   if (base.algorithm.name != "nccl_allreduce" || m.collective == "sendrecv") return "";
   std::string missed;
   const std::string& algorithm = m.observed.nccl_algorithm;
-  // Other collectives run NCCL's ring here (nccl_allreduce's collective key).
-  const bool runnable = m.collective == "all_reduce" ? algorithm == "ring" || algorithm == "tree" ||
-                                                           algorithm == "nvls" || algorithm == "nvls_tree"
-                                                     : algorithm == "ring";
   const bool nvls_family = algorithm == "nvls" || algorithm == "nvls_tree";
-  if (runnable && nvls_family && !generated_with_nvswitch(base))
+  // Other collectives run NCCL's ring here (nccl_allreduce's collective key).
+  const bool runnable =
+      m.collective == "all_reduce" ? algorithm == "ring" || algorithm == "tree" || nvls_family : algorithm == "ring";
+  // A platform file's switch is only known once the platform is built: its points fail there.
+  const bool generated_without_switch = base.platform.file.empty() && !base.platform.nvswitch;
+  if (runnable && nvls_family && generated_without_switch)
     throw InputError(fmt::format(
         "{}: NCCL ran {} here, which needs GPUs on a switch that reduces, and the scenario's platform "
         "({}) has none: describe the nodes as they are (platform.nvswitch: true on a generated "

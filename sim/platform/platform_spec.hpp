@@ -38,6 +38,9 @@ struct PlatformSpec {
   // its size was given as `hosts` rather than `nodes`. 1 and false for a platform file.
   int gpus_per_node = 1;
   bool sized_by_hosts = false;
+  // Whether a generated platform's GPUs sit on a switch that reduces (platform.nvswitch); false for
+  // a file, whose hosts say so in a property read when the platform is built.
+  bool nvswitch = false;
 };
 
 }  // namespace aggsim

@@ -296,6 +296,7 @@ PlatformSpec read_platform(YamlMap& top, const std::string& scenario_file) {
     if (spec.params.has("gpus_per_node"))
       spec.gpus_per_node = static_cast<int>(spec.params.integer("gpus_per_node"));
     spec.sized_by_hosts = spec.params.has("hosts");
+    spec.nvswitch = spec.params.has("nvswitch") && spec.params.boolean("nvswitch");
     auto overrides = map.get("overrides");
     if (overrides) spec.overrides = read_overrides(*overrides);
     try {
