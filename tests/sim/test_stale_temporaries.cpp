@@ -132,6 +132,11 @@ TEST_CASE("files and folders that only look like temporaries are never removed",
   write_file(full("othertoken") / aggsim::kTemporaryMarker,
              aggsim::temporary_marker_text(std::string(32, 'b')));
   write_file(full("plainfile"), aggsim::temporary_marker_text(token));
+  // The start of a genuine marker is proof only in a folder that holds nothing else.
+  write_file(full("halfmarker") / aggsim::kTemporaryMarker, aggsim::temporary_marker_text(token).substr(0, 20));
+  write_file(full("halfmarker") / "keep", "keep\n");
+  write_file(full("emptymarker") / aggsim::kTemporaryMarker, "");
+  write_file(full("emptymarker") / "keep", "keep\n");
   // A symbolic link named like a temporary, to a folder that holds a genuine marker.
   write_file(dir / "real/keep", "keep\n");
   write_file(dir / "real" / aggsim::kTemporaryMarker, aggsim::temporary_marker_text(token));
@@ -157,4 +162,30 @@ TEST_CASE("files and folders that only look like temporaries are never removed",
   REQUIRE(run_aggsim({"run", "s.yaml", "--out", "newrun", "-q"}, dir).exit_code == 0);
   CHECK(temporaries_of(dir, "run").empty());
   CHECK(fs::exists(dir / ".mydata.old-vm-999999/data.csv"));
+}
+
+TEST_CASE("a writer killed before its marker was whole leaves nothing behind", "[outputs][safety]") {
+  // SIGKILL cannot be held back: it may come after the folder is made and before its marker is
+  // written, or in the middle of that write. Such a folder holds nothing or the start of its
+  // marker, and goes like any other temporary of a dead writer.
+  const fs::path dir = fresh_dir("unfinished");
+  const std::string me = this_host(), dead = std::to_string(dead_pid());
+  const std::string token(32, 'c');
+  const auto full = [&](const std::string& name) {
+    return dir / ("." + name + ".tmp-" + me + "-" + dead + "-" + token);
+  };
+  const std::string marker = aggsim::temporary_marker_text(token);
+  fs::create_directories(full("nothing"));
+  write_file(full("empty") / aggsim::kTemporaryMarker, "");
+  write_file(full("half") / aggsim::kTemporaryMarker, marker.substr(0, marker.size() / 2));
+  // Not the start of the marker, or a marker's start with something else beside it: kept.
+  write_file(full("other") / aggsim::kTemporaryMarker, "x");
+  write_file(full("beside") / aggsim::kTemporaryMarker, marker.substr(0, 10));
+  write_file(full("beside") / "content", "data\n");
+  CHECK(aggsim::remove_stale_temporaries(dir) == 3);
+  CHECK_FALSE(fs::exists(full("nothing")));
+  CHECK_FALSE(fs::exists(full("empty")));
+  CHECK_FALSE(fs::exists(full("half")));
+  CHECK(fs::exists(full("other") / aggsim::kTemporaryMarker));
+  CHECK(read_file(full("beside") / "content") == "data\n");
 }

@@ -82,7 +82,10 @@ TEST_CASE("a sweep killed mid-run resumes: every point done exactly once, result
   }
   CHECK(finished_points(killed) == finished_points(whole));
   // No half-written run folder survives.
-  for (const auto& e : fs::directory_iterator(killed / "runs")) CHECK(e.path().filename().string()[0] != '.');
+  for (const auto& e : fs::directory_iterator(killed / "runs")) {
+    INFO("left in runs/: " << e.path().filename().string());
+    CHECK(e.path().filename().string()[0] != '.');
+  }
   CHECK(read_file(killed / "results.csv") == read_file(whole / "results.csv"));
   const auto rows = read_csv(whole / "results.csv");
   REQUIRE(rows.size() == 11);
