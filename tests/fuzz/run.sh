@@ -6,7 +6,7 @@
 # input using more than 2 GB fails the run; libFuzzer then writes the input as crash-* /
 # timeout-* / oom-* in the build folder.
 #   tests/fuzz/run.sh            60 s per target
-#   tests/fuzz/run.sh 15         15 s per target (what ctest runs)
+#   tests/fuzz/run.sh 10         10 s per target (what ctest runs)
 #   tests/fuzz/run.sh 3600       an hour per target (see tests/fuzz/README.md for long runs)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
