@@ -26,8 +26,9 @@ void read_model(const std::optional<YamlValue>& model, ModelSpec& spec, const st
 void read_common_algorithm_keys(YamlMap& alg, AlgorithmSpec& spec, bool consensus);
 // Top-level `workload:` and `compute:`. Call after `model` and `ranks` are read.
 void read_training(YamlMap& top, Scenario& sc);
-// The math plane's memory: ranks x proxy_dim x 4 bytes must stay within math_memory_limit() (half
-// the machine's physical memory), else an error at model.proxy_dim. Call after read_training.
+// The math plane's memory: ranks x proxy_dim x 4 bytes, held 5 times over at a step's peak, must
+// stay within math_memory_limit() (half the machine's physical memory), else an error at
+// model.proxy_dim. Call after read_training.
 void check_math_memory(const YamlMap& top, const Scenario& sc);
 // The per-step records (the step log, the math log) grow as steps complete, at least
 // 256 + 48 x ranks bytes a step: `steps` whose records cannot fit in the same limit are refused

@@ -46,6 +46,12 @@ TEST_CASE("every fuzz regression input is an input error with its expected messa
       {"platform/link-bandwidth-1e-300.xml", {":7:5: <link>:", "must be at least 1Bps"}},
       {"scenario/reduce-speed-1e-300.yaml",
        {"reduce-speed-1e-300.yaml:7:25: compute.reduce_speed:", "at least 1Bps"}},
+      // 2 ranks x 10^9 numbers passed when one copy of the gradients was counted (8 GB against a
+      // 12 GB limit), then used all of a 24 GB machine's memory and stalled (test_hostile_input.cpp
+      // checks the limit on this machine); 64 ranks keep this file refused on any machine.
+      {"scenario/proxy-dim-1e9-64-ranks.yaml",
+       {"proxy-dim-1e9-64-ranks.yaml:4:31: model.proxy_dim: 64 ranks x 1000000000 numbers",
+        "held about 5 times over"}},
       // Printed its first line: "shadow-format:1:1: root:*:20228:...: unknown key".
       {"scenario/shadow-format",
        {"shadow-format:1:1: (top level): not a scenario", "the file's text is not shown"}},

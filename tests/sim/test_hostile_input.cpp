@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/scenario/workload_loader.hpp"
 #include "support/cli.hpp"
 #include "support/scenarios.hpp"
 
@@ -337,6 +338,26 @@ TEST_CASE("memory that grows with steps or proxy_dim is bounded or refused with 
     const auto r = run_aggsim({"validate", "s.yaml", "--set", "model.math=off"}, dir);
     INFO(r.err);
     CHECK(r.exit_code == 0);
+  }
+  // A rank holds its gradient about 5 times over (a 2-rank ring of 10^8 numbers peaked at 4.9
+  // copies): gradients worth half the limit are refused (the hostile corpus's 2 ranks x 10^9 numbers
+  // on a 24 GB machine passed when one copy was counted, then used all memory); just under a fifth
+  // passes.
+  {
+    const auto copies = fresh_dir("hostile-memory-copies");
+    const std::uint64_t limit = aggsim::math_memory_limit();
+    const auto proxy_dim_for = [&](double bytes) { return std::to_string(static_cast<long long>(bytes / 4 / 4)); };
+    std::string t = kScenario;
+    t.replace(t.find("proxy_dim: 64"), 13, "proxy_dim: " + proxy_dim_for(static_cast<double>(limit) / 2));
+    write_file(copies / "half.yaml", t);
+    expect_refused(copies, "half.yaml", {"model.proxy_dim: 4 ranks x", "held about 5 times over"}, {"half.yaml"});
+    t = kScenario;
+    t.replace(t.find("proxy_dim: 64"), 13, "proxy_dim: " + proxy_dim_for(static_cast<double>(limit) / 5.5));
+    write_file(copies / "fifth.yaml", t);
+    const auto r = run_aggsim({"validate", "fifth.yaml"}, copies);
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    fs::remove_all(copies);
   }
   // steps: 10^9 of 16 ranks need at least 10^9 x (256 + 48 x 16) bytes of per-step records as they
   // complete (a replayed run reaches millions of steps a minute: one was killed for memory after
