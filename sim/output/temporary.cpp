@@ -174,18 +174,15 @@ bool is_stale_temporary(const fs::path& entry) {
   if (!fs::is_directory(fs::symlink_status(entry, ec))) return false;
   std::string marker;
   const std::string expected = temporary_marker_text(token);
-  if (!read_small_regular_file(entry / kTemporaryMarker, expected.size(), marker)) {
-    // Killed between making the folder and making its marker: nothing inside, nothing to lose.
-    return fs::is_empty(entry, ec) && !ec;
-  }
-  if (marker == expected) return true;
-  // Killed while writing the marker (SIGKILL cannot be held back): the marker holds the start of
-  // its text and the folder nothing else, as the content is written only after the marker.
-  if (expected.compare(0, marker.size(), marker) != 0) return false;
+  const bool readable = read_small_regular_file(entry / kTemporaryMarker, expected.size(), marker);
+  if (readable && marker == expected) return true;
+  // Killed between making the folder and finishing its marker (SIGKILL cannot be held back): the
+  // folder holds nothing, or only the start of the marker's text (the content comes after it).
   std::size_t entries = 0;
   for (auto it = fs::directory_iterator(entry, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
     ++entries;
-  return !ec && entries == 1;
+  if (ec) return false;
+  return entries == 0 || (entries == 1 && readable && expected.compare(0, marker.size(), marker) == 0);
 }
 
 int remove_stale_temporaries(const fs::path& folder) {

@@ -10,8 +10,9 @@
 // token, the process PID is no longer running, the entry is a real folder (not a symbolic link),
 // and its marker is a regular file (not a symbolic link) whose text is exactly aggsim's for that
 // token, or (a writer killed in the instant between making the folder and finishing its marker, when
-// nothing else is in it yet) the folder holds nothing but the start of that text. A file or folder of a user that merely looks like a temporary (".notes.tmp-HOST-123",
-// ".x.old-HOST-9") fails these tests and is never touched.
+// nothing else is in it yet) the folder holds nothing but the start of that text. A file or folder
+// of a user that merely looks like a temporary (".notes.tmp-HOST-123", ".x.old-HOST-9") fails these
+// tests and is never touched.
 #include <signal.h>
 
 #include <filesystem>
