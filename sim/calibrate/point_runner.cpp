@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,9 +19,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/input_file.hpp"
 #include "sim/output/temporary.hpp"
-#include "sim/sweep/local_runner.hpp"
-
-extern char** environ;
+#include "sim/sweep/child_process.hpp"
 
 namespace aggsim {
 
@@ -76,31 +73,14 @@ void stop_children(std::map<pid_t, std::size_t>& running) {
   running.clear();
 }
 
+// `aggsim run SCENARIO -q --out OUT --set ...`; the child is stopped when this process dies, even by
+// SIGKILL (stop_with_sweep_parent).
 pid_t spawn(const PointRunOptions& options, const std::vector<std::string>& sets, const fs::path& out,
             const fs::path& err) {
-  std::vector<std::string> args = {options.exe, "run", options.scenario, "-q", "--out", out.string()};
+  std::vector<std::string> args = {"run", options.scenario, "-q", "--out", out.string()};
   for (const auto& s : sets) args.insert(args.end(), {"--set", s});
   args.insert(args.end(), options.simgrid_args.begin(), options.simgrid_args.end());
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  // The child is stopped when this process dies, even by SIGKILL (see stop_with_sweep_parent).
-  std::vector<std::string> env_text = {fmt::format("{}={}", kSweepParentVariable, ::getpid())};
-  for (char** e = environ; *e; ++e)
-    if (std::string(*e).rfind(std::string(kSweepParentVariable) + "=", 0) != 0) env_text.push_back(*e);
-  std::vector<char*> env;
-  for (auto& e : env_text) env.push_back(e.data());
-  env.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, options.exe.c_str(), &actions, nullptr, argv.data(), env.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw std::runtime_error(fmt::format("cannot start {}: {}", options.exe, std::strerror(rc)));
-  return pid;
+  return start_child(options.exe, args, err);
 }
 
 // The algorithm/protocol pair most of the run's calls used (nccl_calls_<algorithm>_<protocol>).

@@ -16,6 +16,7 @@
 #include "sim/core/error.hpp"
 #include "sim/output/run_folder.hpp"
 #include "sim/platform/ns3_environment.hpp"
+#include "sim/sweep/child_process.hpp"
 
 #ifdef AGGSIM_MIMALLOC
 // C++ new and delete straight to mimalloc, for SimGrid's objects too (see CMakeLists.txt).
@@ -81,9 +82,9 @@ std::string allocator_in_use() {
 #endif
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The whole program; child processes forked by sweeps and calibrations call it too
+// (sim/sweep/child_process.hpp).
+int aggsim_main(int argc, char** argv) {
   aggsim::remember_program_arguments(argv);  // for the re-execution ns-3 runs need (see there)
   std::vector<std::string> args(argv + 1, argv + argc);
   aggsim::cli::RunOptions options;
@@ -256,4 +257,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  aggsim::register_child_main(&aggsim_main);
+  return aggsim_main(argc, argv);
 }

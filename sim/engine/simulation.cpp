@@ -77,6 +77,8 @@ void check_simgrid_args(const std::vector<std::string>& user_args) {
 
 // Our defaults first, then the preset, then the user's flags: SimGrid applies them in order, so
 // the user's --cfg wins. Network models must be set before the platform is loaded.
+bool g_engine_made = false;
+
 std::unique_ptr<sg4::Engine> make_engine(const Scenario& sc, const std::vector<std::string>& user_args) {
   std::vector<std::string> args = {"aggsim", "--cfg=contexts/factory:" AGGSIM_CONTEXT_FACTORY,
                                    "--log=xbt_cfg.thres:warning", "--log=root.fmt:[%10.6r]%e[%a@%h]%e%m%n"};
@@ -92,6 +94,7 @@ std::unique_ptr<sg4::Engine> make_engine(const Scenario& sc, const std::vector<s
   argv.push_back(nullptr);
   int argc = static_cast<int>(args.size());
   std::unique_ptr<sg4::Engine> engine;
+  g_engine_made = true;
   try {
     engine = std::make_unique<sg4::Engine>(&argc, argv.data());
   } catch (const std::exception& e) {
@@ -342,6 +345,10 @@ PreparedRun::PreparedRun(const Scenario& sc, const std::vector<std::string>& sim
 }
 
 PreparedRun::~PreparedRun() = default;
+
+bool simgrid_engine_made() {
+  return g_engine_made;
+}
 
 std::string check_platform(const Scenario& sc, const std::vector<std::string>& simgrid_args) {
   return PreparedRun(sc, simgrid_args, false).platform_description;

@@ -81,6 +81,10 @@ struct PreparedRun {
   AlgorithmRun algorithm;
 };
 
+// Whether this process has made a SimGrid engine (SimGrid's state then stays behind it: a child
+// forked from such a process would not start as a fresh one).
+bool simgrid_engine_made();
+
 // `simgrid_args` are --cfg=... / --log=... flags passed through to SimGrid (they override ours).
 SimulationResult simulate(const Scenario& scenario, const std::vector<std::string>& simgrid_args,
                           const SimulationHooks& hooks = {});

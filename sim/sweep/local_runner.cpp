@@ -2,8 +2,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <spawn.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,25 +16,9 @@
 #include "sim/core/terminal.hpp"
 #include "sim/sweep/progress.hpp"
 
-extern char** environ;
-
 namespace aggsim {
 
 namespace fs = std::filesystem;
-
-void stop_with_sweep_parent() {
-  const char* parent = std::getenv(kSweepParentVariable);
-  if (!parent) return;
-  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-  if (std::to_string(::getppid()) != parent) ::raise(SIGTERM);  // the runner died before the prctl
-}
-
-std::string self_executable() {
-  std::error_code ec;
-  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) throw std::runtime_error("cannot find the aggsim executable (/proc/self/exe): " + ec.message());
-  return p.string();
-}
 
 namespace {
 
@@ -68,35 +50,15 @@ struct Child {
   std::chrono::steady_clock::time_point start;
 };
 
-// Starts `exe sweep run FILE --point ID --out DIR` with stdout discarded and stderr kept in a file.
+// Starts `aggsim sweep run FILE --point ID --out DIR` with stdout discarded and stderr kept in a
+// file. The child is stopped when this process dies (stop_with_sweep_parent), so killing only the
+// runner leaves no orphan for a rerun to duplicate.
 pid_t spawn_point(const Sweep& sweep, const SweepFolder& folder, const SweepPoint& point,
                   const LocalRunOptions& options) {
-  std::vector<std::string> args = {options.exe, "sweep",  "run",   sweep.file,
-                                   "--point",   point.id, "--out", folder.root().string()};
+  std::vector<std::string> args = {"sweep", "run", sweep.file, "--point", point.id, "--out", folder.root().string()};
   args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const std::string err = folder.stderr_file(point.id).string();
   fs::create_directories(folder.logs_dir());
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  // The child's environment names this process: the child asks to be stopped when it dies (see
-  // stop_with_sweep_parent), so killing only the runner leaves no orphan for a rerun to duplicate.
-  std::vector<std::string> env_text = {fmt::format("{}={}", kSweepParentVariable, ::getpid())};
-  for (char** e = environ; *e; ++e)
-    if (std::string(*e).rfind(std::string(kSweepParentVariable) + "=", 0) != 0) env_text.push_back(*e);
-  std::vector<char*> env;
-  for (auto& e : env_text) env.push_back(e.data());
-  env.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, options.exe.c_str(), &actions, nullptr, argv.data(), env.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw std::runtime_error(fmt::format("cannot start {}: {}", options.exe, std::strerror(rc)));
-  return pid;
+  return start_child(options.exe, args, folder.stderr_file(point.id));
 }
 
 std::string exit_description(int status) {

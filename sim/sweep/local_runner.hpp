@@ -1,9 +1,11 @@
 #pragma once
 // Runs a sweep's points on this machine, each in its own child process (SimGrid allows one Engine
-// per process): the aggsim binary itself, as `aggsim sweep run FILE --point ID --out DIR`.
+// per process): the aggsim binary itself, as `aggsim sweep run FILE --point ID --out DIR`
+// (sim/sweep/child_process.hpp).
 #include <string>
 #include <vector>
 
+#include "sim/sweep/child_process.hpp"
 #include "sim/sweep/sweep.hpp"
 #include "sim/sweep/sweep_folder.hpp"
 
@@ -24,13 +26,5 @@ struct LocalRunResult {
 // in the folder.
 LocalRunResult run_sweep_locally(const Sweep& sweep, const SweepFolder& folder,
                                  const LocalRunOptions& options);
-
-// Set in each child's environment to the runner's pid.
-inline constexpr const char* kSweepParentVariable = "AGGSIM_SWEEP_PARENT";
-// In a child started by the runner: be stopped (SIGTERM) when the runner dies, even by SIGKILL.
-void stop_with_sweep_parent();
-
-// This process's own executable (/proc/self/exe).
-std::string self_executable();
 
 }  // namespace aggsim
