@@ -50,19 +50,18 @@ model: {size: 64kB, proxy_dim: 256}
 algorithm: {name: $a$keys}
 compression: {name: $c}
 YAML
+      # run refuses what validate refuses, with the same message and exit 2 (tests/sim checks that
+      # they agree); one process per pairing instead of two halves the sanitized start-ups.
       set +e
-      "$aggsim" validate "$work/s.yaml" >"$work/validate.txt" 2>&1
+      "$aggsim" run "$work/s.yaml" --out "$work/out" --force -q >"$work/run.txt" 2>&1
       local status=$?
       set -e
-      if [ $status -eq 2 ]; then
+      if [ $status -eq 2 ] && [ "$c" != none ]; then  # every algorithm runs uncompressed
         refused=$((refused + 1))
         continue
       fi
       if [ $status -ne 0 ]; then
-        echo "FAILED: validate $a x $c exited $status"; cat "$work/validate.txt"; return 1
-      fi
-      if ! "$aggsim" run "$work/s.yaml" --out "$work/out" --force -q >"$work/run.txt" 2>&1; then
-        echo "FAILED: run $a x $c"; cat "$work/run.txt"; return 1
+        echo "FAILED: run $a x $c exited $status"; cat "$work/run.txt"; return 1
       fi
       ran=$((ran + 1))
     done
