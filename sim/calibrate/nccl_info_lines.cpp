@@ -23,7 +23,7 @@ bool all_digits(const std::string& word) {
   return !word.empty() && word.find_first_not_of("0123456789") == std::string::npos;
 }
 
-std::string lower(const std::string& text) {
+std::string lower_without_underscores(const std::string& text) {
   std::string out;
   for (char c : text)
     if (c != '_') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -55,7 +55,7 @@ std::string algorithm_name(const std::string& word) {
     const auto n = small_count(word, 6);
     return n ? by_number[*n] : "";
   }
-  const std::string w = lower(word);
+  const std::string w = lower_without_underscores(word);
   if (w == "tree" || w == "ring" || w == "nvls" || w == "pat") return w;
   if (w == "collnet" || w == "collnetdirect") return "collnet_direct";
   if (w == "collnetchain") return "collnet_chain";
@@ -69,7 +69,7 @@ std::string protocol_name(const std::string& word) {
     const auto n = small_count(word, 2);
     return n ? by_number[*n] : "";
   }
-  const std::string w = lower(word);
+  const std::string w = lower_without_underscores(word);
   return w == "ll" || w == "ll128" || w == "simple" ? w : "";
 }
 
@@ -150,7 +150,7 @@ TuningParse parse_tuning_message(const std::string& message) {
         line.choice.channels = *c;
       }
   } else {
-    if (words.size() < 4 || lower(words[0]) != "algo" || lower(words[2]) != "proto")
+    if (words.size() < 4 || lower_without_underscores(words[0]) != "algo" || lower_without_underscores(words[2]) != "proto")
       return fail("expected 'Algo A proto P' after 'Bytes ->'");
     line.choice.nccl_algorithm = algorithm_name(words[1]);
     if (line.choice.nccl_algorithm.empty())
@@ -169,7 +169,7 @@ TuningParse parse_tuning_message(const std::string& message) {
         const auto c = channel_range(words[i]);
         if (!c) return fail(fmt::format("'{}' is not a channel range {{lo..hi}}", shown(words[i])));
         line.choice.channels = *c;
-      } else if (lower(words[i]) == "nchannels") {
+      } else if (lower_without_underscores(words[i]) == "nchannels") {
         const auto c = i + 1 < words.size() ? small_count(words[i + 1], kMaxChannels) : std::nullopt;
         if (!c || *c == 0) return fail("expected a channel count after 'nChannels'");
         line.choice.channels = *c;

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "sim/output/temporary.hpp"
+#include "support/process_group.hpp"
 #include "support/cli.hpp"
 
 using namespace aggsim::test;
@@ -48,17 +49,6 @@ std::map<std::string, std::string> snapshot(const fs::path& dir) {
   for (const auto& e : fs::recursive_directory_iterator(dir))
     files[fs::relative(e.path(), dir).string()] = e.is_regular_file() ? read_file(e.path()) : "<dir>";
   return files;
-}
-
-// Hidden temporaries (.NAME.tmp-... / .NAME.old-...) anywhere under `dir`.
-std::vector<std::string> temporaries(const fs::path& dir) {
-  std::vector<std::string> found;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    const std::string name = e.path().filename().string();
-    if (name.find(".tmp-") != std::string::npos || name.find(".old-") != std::string::npos)
-      found.push_back(e.path().string());
-  }
-  return found;
 }
 
 void check_refused(const CliResult& r, const std::string& path_in_message) {

@@ -53,13 +53,21 @@ inline bool wait_until(double seconds, const std::function<bool()>& done) {
 }
 
 // Entries under `dir` whose names mark them as temporaries (".NAME.tmp-..." being written,
-// ".NAME.old-..." being replaced).
+// ".NAME.old-..." being replaced). A running aggsim may remove a folder while it is listed: the
+// listing then starts again (a few times) instead of failing.
 inline std::vector<std::string> temporaries(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
   std::vector<std::string> found;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
-    const std::string name = e.path().filename().string();
-    if (name.find(".tmp-") != std::string::npos || name.find(".old-") != std::string::npos)
-      found.push_back(e.path().string());
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    found.clear();
+    std::error_code ec;
+    fs::recursive_directory_iterator it(dir, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (name.find(".tmp-") != std::string::npos || name.find(".old-") != std::string::npos)
+        found.push_back(it->path().string());
+    }
+    if (!ec) break;
   }
   return found;
 }
