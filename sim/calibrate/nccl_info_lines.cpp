@@ -150,7 +150,8 @@ TuningParse parse_tuning_message(const std::string& message) {
         line.choice.channels = *c;
       }
   } else {
-    if (words.size() < 4 || lower_without_underscores(words[0]) != "algo" || lower_without_underscores(words[2]) != "proto")
+    if (words.size() < 4 || lower_without_underscores(words[0]) != "algo" ||
+        lower_without_underscores(words[2]) != "proto")
       return fail("expected 'Algo A proto P' after 'Bytes ->'");
     line.choice.nccl_algorithm = algorithm_name(words[1]);
     if (line.choice.nccl_algorithm.empty())

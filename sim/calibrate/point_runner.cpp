@@ -1,6 +1,5 @@
 #include "sim/calibrate/point_runner.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>

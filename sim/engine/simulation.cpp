@@ -75,10 +75,11 @@ void check_simgrid_args(const std::vector<std::string>& user_args) {
   }
 }
 
-// Our defaults first, then the preset, then the user's flags: SimGrid applies them in order, so
-// the user's --cfg wins. Network models must be set before the platform is loaded.
+// Set once make_engine has run (simgrid_engine_made()).
 bool g_engine_made = false;
 
+// Our defaults first, then the preset, then the user's flags: SimGrid applies them in order, so
+// the user's --cfg wins. Network models must be set before the platform is loaded.
 std::unique_ptr<sg4::Engine> make_engine(const Scenario& sc, const std::vector<std::string>& user_args) {
   std::vector<std::string> args = {"aggsim", "--cfg=contexts/factory:" AGGSIM_CONTEXT_FACTORY,
                                    "--log=xbt_cfg.thres:warning", "--log=root.fmt:[%10.6r]%e[%a@%h]%e%m%n"};

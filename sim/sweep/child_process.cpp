@@ -49,7 +49,8 @@ std::vector<char*> pointers(std::vector<std::string>& texts) {
   return p;
 }
 
-pid_t execute_child(const std::string& exe, const std::vector<std::string>& args, const fs::path& stderr_file) {
+pid_t execute_child(const std::string& exe, const std::vector<std::string>& args,
+                    const fs::path& stderr_file) {
   auto arg_text = command_line(exe, args);
   auto argv = pointers(arg_text);
   posix_spawn_file_actions_t actions;
@@ -101,7 +102,8 @@ void close_close_on_exec_descriptors() {
                                const fs::path& stderr_file, const sigset_t& mask, pid_t parent) {
   for (int sig = 1; sig < NSIG; ++sig) {
     struct sigaction current {};
-    if (sigaction(sig, nullptr, &current) != 0 || current.sa_handler == SIG_IGN || current.sa_handler == SIG_DFL)
+    if (sigaction(sig, nullptr, &current) != 0 || current.sa_handler == SIG_IGN ||
+        current.sa_handler == SIG_DFL)
       continue;
     struct sigaction fresh {};
     fresh.sa_handler = SIG_DFL;
@@ -138,7 +140,8 @@ pid_t fork_child(const std::string& exe, const std::vector<std::string>& args, c
   if (pid == 0) become_child(exe, args, stderr_file, before, parent);
   const int error = errno;
   sigprocmask(SIG_SETMASK, &before, nullptr);
-  if (pid < 0) throw std::runtime_error(fmt::format("cannot start a child process: {}", std::strerror(error)));
+  if (pid < 0)
+    throw std::runtime_error(fmt::format("cannot start a child process: {}", std::strerror(error)));
   return pid;
 }
 

@@ -1,6 +1,5 @@
 #include "sim/sweep/local_runner.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,7 +7,6 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -55,7 +53,8 @@ struct Child {
 // runner leaves no orphan for a rerun to duplicate.
 pid_t spawn_point(const Sweep& sweep, const SweepFolder& folder, const SweepPoint& point,
                   const LocalRunOptions& options) {
-  std::vector<std::string> args = {"sweep", "run", sweep.file, "--point", point.id, "--out", folder.root().string()};
+  std::vector<std::string> args = {
+      "sweep", "run", sweep.file, "--point", point.id, "--out", folder.root().string()};
   args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
   fs::create_directories(folder.logs_dir());
   return start_child(options.exe, args, folder.stderr_file(point.id));

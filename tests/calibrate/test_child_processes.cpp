@@ -1,12 +1,11 @@
 // Child processes (sim/sweep/child_process.hpp): a forked child starts as an executed one would, and
 // the points of perf, calibrate, compare and a sweep give the same bytes either way.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include <catch2/catch.hpp>
 #include <cstdio>
@@ -62,8 +61,9 @@ int reporting_main(int argc, char** argv) {
   char byte = 0;
   const auto read_stdin = ::read(STDIN_FILENO, &byte, 1);
   const char* parent = std::getenv(aggsim::kSweepParentVariable);
-  std::fprintf(stderr, "args:%s\nparent matches: %d\nstdin at end: %d\nstdout is a device: %d\n", args.c_str(),
-               parent && std::to_string(::getppid()) == parent, read_stdin == 0, S_ISCHR(out.st_mode) ? 1 : 0);
+  std::fprintf(stderr, "args:%s\nparent matches: %d\nstdin at end: %d\nstdout is a device: %d\n",
+               args.c_str(), parent && std::to_string(::getppid()) == parent, read_stdin == 0,
+               S_ISCHR(out.st_mode) ? 1 : 0);
   std::fprintf(stderr, "close-on-exec descriptor open: %d\n", ::fcntl(g_close_on_exec_fd, F_GETFD) >= 0);
   std::fputs("to stdout\n", stdout);
   if (argc > 1 && std::string(argv[1]) == "signal") ::raise(SIGTERM);  // must end the child
@@ -121,7 +121,8 @@ TEST_CASE("a forked child starts as an executed one: arguments, descriptors, env
   // This process catches SIGTERM and holds a close-on-exec descriptor: the child gets neither.
   g_close_on_exec_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   REQUIRE(g_close_on_exec_fd >= 0);
-  struct sigaction catching {}, before{};
+  struct sigaction catching {
+  }, before{};
   catching.sa_handler = count_signal;
   sigemptyset(&catching.sa_mask);
   sigaction(SIGTERM, &catching, &before);
@@ -139,8 +140,9 @@ TEST_CASE("a forked child starts as an executed one: arguments, descriptors, env
   // Executed children get the same: /bin/sh reports its environment and descriptors.
   status = wait_for(aggsim::start_child(
       "/bin/sh",
-      {"-c", "echo \"parent matches: $([ \"$AGGSIM_SWEEP_PARENT\" = \"$PPID\" ] && echo 1)\" >&2; "
-             "[ -c /dev/stdout ] && echo stdout-device >&2; exit 5"},
+      {"-c",
+       "echo \"parent matches: $([ \"$AGGSIM_SWEEP_PARENT\" = \"$PPID\" ] && echo 1)\" >&2; "
+       "[ -c /dev/stdout ] && echo stdout-device >&2; exit 5"},
       dir / "err3"));
   CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 5));
   CHECK(read_file(dir / "err3") == "parent matches: 1\nstdout-device\n");
@@ -169,15 +171,16 @@ TEST_CASE("forked and executed points give the same bytes: perf, calibrate, comp
   write_file(dir / "measured.csv", measured);
   for (const char* mode : {"fork", "exec"}) {
     const std::string m = mode;
-    auto r = run_with(mode, {"calibrate", "s.yaml", "measured.csv", "--out", "cal_" + m + ".yaml", "-j", "2"}, dir);
+    auto r = run_with(mode, {"calibrate", "s.yaml", "measured.csv", "--out", "cal_" + m + ".yaml", "-j", "2"},
+                      dir);
     INFO(mode << ": " << r.err);
     REQUIRE(r.exit_code == 0);
     write_file(dir / ("s_" + m + ".yaml"), std::string(kScenario) + "calibration: cal_" + m + ".yaml\n");
     r = run_with(mode, {"compare", "s_" + m + ".yaml", "measured.csv", "--csv", "cmp_" + m + ".csv"}, dir);
     REQUIRE(r.exit_code == 0);
     r = run_with(mode,
-                 {"sweep", "run", "s.yaml", "--grid", "ranks=4,8", "--grid", "model.size=1MB,8MB", "--jobs", "2",
-                  "--out", "sweep_" + m},
+                 {"sweep", "run", "s.yaml", "--grid", "ranks=4,8", "--grid", "model.size=1MB,8MB", "--jobs",
+                  "2", "--out", "sweep_" + m},
                  dir);
     REQUIRE(r.exit_code == 0);
   }
@@ -193,7 +196,8 @@ TEST_CASE("forked and executed points give the same bytes: perf, calibrate, comp
   int compared = 0;
   for (const auto& e : fs::recursive_directory_iterator(dir / "sweep_fork" / "runs")) {
     if (!e.is_regular_file()) continue;
-    const fs::path executed = dir / "sweep_exec" / "runs" / fs::relative(e.path(), dir / "sweep_fork" / "runs");
+    const fs::path executed =
+        dir / "sweep_exec" / "runs" / fs::relative(e.path(), dir / "sweep_fork" / "runs");
     INFO(e.path());
     CHECK(read_file(e.path()) == read_file(executed));
     ++compared;

@@ -6,10 +6,11 @@
 # adds them (-gline-tables-only: file:line in every frame; the tree is then rebuilt).
 # Unoptimised (-O0, the usual setting for sanitizer builds; reports are as precise or more): clang
 # compiled a unit instrumented at -O2 in 88 CPU s and at -O0 in 50 s, and the runs it serves are small.
-# A unity build (the library in units of 32 files, against 8 in the optimised build: 306 CPU s against
-# 346 here; CMakeLists.txt): the headers every file includes are parsed, and their
-# inline code instrumented and optimised, once per unit instead of once per file, which made this
-# build the longest part of the test suite. It changes which files compile together, not the code.
+# A unity build: the headers every file includes are parsed, and their inline code instrumented, once
+# per unit instead of once per file, which made this build the longest part of the test suite. The
+# library goes in units of 32 files (306 CPU s here against 346 in units of 8, the optimised build's
+# size: larger units pay off only unoptimised, CMakeLists.txt). It changes which files compile
+# together, not the code.
 #   tests/sanitize/configure.sh BUILD_DIR [TARGET...]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
