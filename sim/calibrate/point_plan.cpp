@@ -7,6 +7,8 @@
 #include "algorithms/nccl/nccl_tuning.hpp"
 #include "algorithms/registry.hpp"
 #include "sim/core/error.hpp"
+#include "sim/platform/platform.hpp"
+#include "sim/platform/xml_check.hpp"
 
 namespace aggsim {
 
@@ -20,6 +22,16 @@ void check_plain_collective(const Scenario& base, const std::string& verb) {
   if (base.compression.name != "none") fail("the compression");
 }
 
+namespace {
+// A generated platform says whether its nodes have a switch. A platform file that sets the host
+// property nowhere has none; one that sets it on some hosts may still put the ranks on others, which
+// the point's run finds once the platform is built.
+bool may_have_nvswitch(const PlatformSpec& platform) {
+  if (platform.file.empty()) return platform.nvswitch;
+  return platform_xml_sets_property(platform.file, kNvswitchProperty, "true");
+}
+}  // namespace
+
 std::string follow_observed_choice(const Scenario& base, const Measurement& m, PointPlan& plan) {
   if (base.algorithm.name != "nccl_allreduce" || m.collective == "sendrecv") return "";
   std::string missed;
@@ -28,14 +40,13 @@ std::string follow_observed_choice(const Scenario& base, const Measurement& m, P
   // Other collectives run NCCL's ring here (nccl_allreduce's collective key).
   const bool runnable =
       m.collective == "all_reduce" ? algorithm == "ring" || algorithm == "tree" || nvls_family : algorithm == "ring";
-  // A platform file's switch is only known once the platform is built: its points fail there.
-  const bool generated_without_switch = base.platform.file.empty() && !base.platform.nvswitch;
-  if (runnable && nvls_family && generated_without_switch)
+  if (runnable && nvls_family && !may_have_nvswitch(base.platform))
     throw InputError(fmt::format(
         "{}: NCCL ran {} here, which needs GPUs on a switch that reduces, and the scenario's platform "
-        "({}) has none: describe the nodes as they are (platform.nvswitch: true on a generated "
+        "({}{}) has none: describe the nodes as they are (platform.nvswitch: true on a generated "
         "platform, host property aggsim_nvswitch=\"true\" in XML)",
-        m.observed_source, algorithm, base.where("platform")));
+        m.observed_source, algorithm, base.where("platform"),
+        base.platform.file.empty() ? "" : ", " + base.platform.file));
   if (runnable)
     plan.sets.push_back("algorithm.nccl_algorithm=" + algorithm);
   else if (!algorithm.empty())

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
+#include <utility>
 
 #include "sim/calibrate/point_plan.hpp"
 #include "sim/platform/topology.hpp"
@@ -166,17 +167,21 @@ TEST_CASE(
   CHECK(sets(ring).empty());
 }
 
+// ll_log with NCCL's tuning lines saying NVLS/Simple, and the line of the first of them.
+std::pair<std::string, long> nvls_log() {
+  std::string log = ll_log({4u << 20, 16u << 20});
+  for (std::size_t at = 0; (at = log.find("Algo RING proto LL ", at)) != std::string::npos;)
+    log.replace(at, 19, "Algo NVLS proto SIMPLE ");
+  const std::string before_first = log.substr(0, log.find("Algo NVLS"));
+  return {log, 1 + std::count(before_first.begin(), before_first.end(), '\n')};
+}
+
 TEST_CASE("NCCL's NVLS in a log, on a platform generated without a switch, is refused at the log's line",
           "[calibrate][nccl][tuning][cli]") {
   const auto dir = fresh_dir("observed-nvls");
   write_file(dir / "s.yaml", kScenario);  // platform.nvswitch left at false
-  std::string log = ll_log({4u << 20, 16u << 20});
-  for (std::size_t at = 0; (at = log.find("Algo RING proto LL ", at)) != std::string::npos;)
-    log.replace(at, 19, "Algo NVLS proto SIMPLE ");
+  const auto [log, line] = nvls_log();
   write_file(dir / "nvls.log", log);
-  // The first tuning line's number in the file.
-  const std::string before_first = log.substr(0, log.find("Algo NVLS"));
-  const auto line = 1 + std::count(before_first.begin(), before_first.end(), '\n');
   const auto r = run_aggsim({"calibrate", "s.yaml", "nvls.log", "--out", "cal.yaml"}, dir);
   INFO(r.err);
   CHECK(r.exit_code == 2);
@@ -188,6 +193,50 @@ TEST_CASE("NCCL's NVLS in a log, on a platform generated without a switch, is re
   std::string with_switch = kScenario;
   with_switch.replace(with_switch.find("gpus_per_node: 2,"), 17, "gpus_per_node: 2, nvswitch: true,");
   write_file(dir / "s.yaml", with_switch);
+  const auto ok = run_aggsim({"calibrate", "s.yaml", "nvls.log", "--out", "cal.yaml"}, dir);
+  INFO(ok.err);
+  CHECK(ok.exit_code == 0);
+}
+
+TEST_CASE(
+    "NCCL's NVLS in a log, on a platform file that gives no host a switch, is refused at the log's line",
+    "[calibrate][nccl][tuning][cli]") {
+  const auto dir = fresh_dir("observed-nvls-xml");
+  // The node of kScenario as a file: two GPUs of one node on one 10 GB/s link.
+  const auto platform = [&](const std::string& host_props) {
+    std::string hosts;
+    for (int h = 0; h < 2; ++h)
+      hosts += fmt::format(R"(<host id="gpu-{}" speed="100Gf"><prop id="aggsim_node" value="0"/>{}</host>)",
+                           h, host_props);
+    write_file(dir / "node.xml", fmt::format(R"(<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="node" routing="Full">
+    {}
+    <link id="nvlink" bandwidth="10GBps" latency="0.5us"/>
+    <route src="gpu-0" dst="gpu-1"><link_ctn id="nvlink"/></route>
+  </zone>
+</platform>
+)",
+                                             hosts));
+  };
+  std::string scenario = kScenario;
+  const auto from = scenario.find("platform:"), to = scenario.find("model:");
+  scenario.replace(from, to - from, "platform: {file: node.xml}\n");
+  write_file(dir / "s.yaml", scenario);
+  const auto [log, line] = nvls_log();
+  write_file(dir / "nvls.log", log);
+  // A property other than the switch's, to show the check reads which property is set.
+  platform(R"(<prop id="aggsim_nvswitch" value="false"/>)");
+  const auto r = run_aggsim({"calibrate", "s.yaml", "nvls.log", "--out", "cal.yaml"}, dir);
+  INFO(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::StartsWith(fmt::format("aggsim: error: nvls.log:{}: NCCL ran nvls here", line)));
+  CHECK_THAT(r.err, Catch::Contains("node.xml) has none"));
+  CHECK_THAT(r.err, Catch::Contains("aggsim_nvswitch=\"true\" in XML"));
+  CHECK(!fs::exists(dir / "cal.yaml"));
+  // Both hosts on the switch: the same log calibrates, its points run as NVLS.
+  platform(R"(<prop id="aggsim_nvswitch" value="true"/>)");
   const auto ok = run_aggsim({"calibrate", "s.yaml", "nvls.log", "--out", "cal.yaml"}, dir);
   INFO(ok.err);
   CHECK(ok.exit_code == 0);
