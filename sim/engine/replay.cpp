@@ -54,7 +54,7 @@ void ReplayBook::end_replayed(int rank, int step, int repeats, Comm& comm) {
     calls_.add_window(step, static_cast<int>(b), w);
   }
   // Its last message was sent by a rank that started this step before the recorded end.
-  if (sg4::Engine::get_clock() > rec.agg_end + tolerance(repeats))
+  if (sg4::Engine::get_clock() > rec.agg_end + simulated_.at(repeats).tolerance)
     diverged(rank, step, repeats, "received its last message after its recorded end");
   sg4::this_actor::sleep_until(rec.agg_end);
 }
@@ -65,7 +65,11 @@ void ReplayBook::finish(int rank, int step, int repeats, Comm& comm) {
     StepRecord& r = simulated_[step];
     if (r.tapes.empty()) r.tapes.resize(static_cast<std::size_t>(ranks_));
     r.tapes[static_cast<std::size_t>(rank)] = comm.take_tape();
-    if (++r.finished == ranks_) close(step);
+    if (++r.finished == ranks_) {
+      // Computed once here: every replayed rank checks against it, and it reads every rank.
+      r.tolerance = tolerance(step);
+      close(step);
+    }
     return;
   }
   if (++replayed_[step] < ranks_) return;

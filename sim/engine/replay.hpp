@@ -51,6 +51,7 @@ class ReplayBook {
   struct StepRecord {
     std::vector<StepTape> tapes;  // per rank
     int finished = 0;
+    double tolerance = 0;  // tolerance(step), kept once every rank has finished it
   };
   void close(int step);
   bool idle_start(int step) const;
