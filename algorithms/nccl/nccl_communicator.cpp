@@ -543,7 +543,10 @@ void NcclCommunicator::run_flow(Comm& comm, int me, Gradient& grad, Meeting& m, 
   const NcclAlgorithm a = plan.choice.algorithm;
   const Protocol proto = plan.choice.protocol;
   const int channels = plan.choice.channels;
-  m.barrier->wait();  // every member has called: the pipeline runs from the last arrival
+  // Every member has called: the pipeline runs from the last arrival. A replayed call takes its
+  // times from the step it repeats, so it skips this meeting (a synchronisation of every rank);
+  // the one after the streams, which the reduction needs, stays.
+  if (!comm.replaying()) m.barrier->wait();
   const double start = sg4::Engine::get_clock() + costs_.base(a, proto);
   const Geometry& g = geometry(a, channels);
   if (!m.planned) {
