@@ -73,7 +73,8 @@ void aggregate_step(RankState& st, const RunShared& run, int step) {
   st.compression = {};
   // The plan's count: the compute actor fills st.buckets only on the steps that aggregate.
   for (std::size_t b = 0; b < run.plan.buckets.size(); ++b) {
-    if (pipelined(run)) st.ready->acquire();
+    // One release hands over a replayed step's buckets (compute_step).
+    if (pipelined(run) && (b == 0 || !st.comm.replaying())) st.ready->acquire();
     if (b == 0) {
       rec.agg_start = sg4::Engine::get_clock();
       XBT_VERB("rank %d step %d: aggregation starts (%zu bucket(s))", st.ctx.rank, step,
@@ -100,9 +101,11 @@ void compute_step(RankState& st, const RunShared& run, int step, bool communicat
   const double scale =
       static_cast<double>(run.scenario.model.batch) * run.compute.slowdown(st.ctx.rank, step);
   st.ctx.compute(run.plan.forward_flops * scale);
-  for (const Bucket& b : run.plan.buckets) {
-    st.ctx.compute(b.backward_flops * scale);
-    if (pipelined(run) && communicates) st.ready->release();
+  for (std::size_t b = 0; b < run.plan.buckets.size(); ++b) {
+    st.ctx.compute(run.plan.buckets[b].backward_flops * scale);
+    // A replayed step's backward pass takes no time and its buckets are all cut: one release hands
+    // them all over, one SimGrid synchronisation instead of one per bucket.
+    if (pipelined(run) && communicates && (b == 0 || !st.comm.replaying())) st.ready->release();
   }
 }
 
