@@ -8,7 +8,6 @@
 #include "algorithms/registry.hpp"
 #include "sim/core/error.hpp"
 #include "sim/platform/platform.hpp"
-#include "sim/platform/xml_check.hpp"
 
 namespace aggsim {
 
@@ -28,7 +27,7 @@ namespace {
 // the point's run finds once the platform is built.
 bool may_have_nvswitch(const PlatformSpec& platform) {
   if (platform.file.empty()) return platform.nvswitch;
-  return platform_xml_sets_property(platform.file, kNvswitchProperty, "true");
+  return xml_sets_property(platform.file, kNvswitchProperty, "true");
 }
 }  // namespace
 

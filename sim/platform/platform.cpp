@@ -55,6 +55,13 @@ Fabric xml_fabric(const std::string& file) {
   return Fabric::infiniband;
 }
 
+bool xml_sets_property(const std::string& file, const std::string& id, const std::string& value) {
+  const std::vector<XmlElement> elements = scan_xml_elements(read_input_file(file, "platform"));
+  return std::any_of(elements.begin(), elements.end(), [&](const XmlElement& e) {
+    return e.name == "prop" && e.attribute("id") == id && e.attribute("value") == value;
+  });
+}
+
 bool ns3_network_model() {
   return simgrid::config::get_value<std::string>("network/model") == "ns-3";
 }

@@ -14,6 +14,9 @@ namespace sg4 = simgrid::s4u;
 // The fabric an XML platform declares with the aggsim_fabric property of its root zone (or
 // cluster), infiniband when it declares none. Throws InputError("file:line: ...") on another value.
 Fabric xml_fabric(const std::string& file);
+// Whether some <prop> of the platform file sets property `id` to `value`: what can be known of a
+// host property before the platform is built (which hosts the ranks land on is known only then).
+bool xml_sets_property(const std::string& file, const std::string& id, const std::string& value);
 
 // Loads `spec` into the engine. Malformed XML, unknown topologies and impossible parameters throw
 // InputError naming the file and line (or the parameter).

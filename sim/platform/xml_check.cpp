@@ -570,13 +570,6 @@ void check_platform_xml(const std::string& file, bool for_ns3) {
   check_platform_xml_text(read_input_file(file, "platform"), file, for_ns3);
 }
 
-bool platform_xml_sets_property(const std::string& file, const std::string& id, const std::string& value) {
-  const auto elements = scan_xml_elements(read_input_file(file, "platform"));
-  return std::any_of(elements.begin(), elements.end(), [&](const XmlElement& e) {
-    return e.name == "prop" && e.attribute("id") == id && e.attribute("value") == value;
-  });
-}
-
 void check_platform_xml_text(const std::string& text, const std::string& file, bool for_ns3) {
   const auto elements = scan_xml_elements(text);
   // Whether this is a platform at all, before any message may show a name or a value from it.

@@ -45,10 +45,6 @@ void check_platform_xml(const std::string& file, bool for_ns3);
 // The same on text already read (`file` names it in messages); what the fuzzer drives.
 void check_platform_xml_text(const std::string& text, const std::string& file, bool for_ns3);
 
-// Whether some <prop> of the platform file sets property `id` to `value`: what can be known of a
-// host property before the platform is built (which hosts the ranks land on is known only then).
-bool platform_xml_sets_property(const std::string& file, const std::string& id, const std::string& value);
-
 // Turns an exception message from SimGrid's platform parser into "file:line:col: message".
 std::string explain_simgrid_error(const std::string& file, const std::string& what);
 
