@@ -21,6 +21,14 @@ bool pipelined(const RunShared& run) {
   return run.plan.overlap && run.plan.buckets.size() > 1;
 }
 
+// Whether bucket b of a pipelined step is handed over by a release of `ready` (compute_step) that
+// the communication actor acquires (aggregate_step). A replayed step's backward pass takes no time
+// and its buckets are all cut: the first release hands them all over, one SimGrid synchronisation
+// instead of one per bucket.
+bool has_own_release(const RankState& st, std::size_t b) {
+  return b == 0 || !st.comm.replaying();
+}
+
 // The step's proxy vector: gradient, or weights after a local step (apply_to: weights).
 Eigen::VectorXf local_values(RankState& st, const RunShared& run, int step) {
   const Scenario& sc = run.scenario;
@@ -73,8 +81,7 @@ void aggregate_step(RankState& st, const RunShared& run, int step) {
   st.compression = {};
   // The plan's count: the compute actor fills st.buckets only on the steps that aggregate.
   for (std::size_t b = 0; b < run.plan.buckets.size(); ++b) {
-    // One release hands over a replayed step's buckets (compute_step).
-    if (pipelined(run) && (b == 0 || !st.comm.replaying())) st.ready->acquire();
+    if (pipelined(run) && has_own_release(st, b)) st.ready->acquire();
     if (b == 0) {
       rec.agg_start = sg4::Engine::get_clock();
       XBT_VERB("rank %d step %d: aggregation starts (%zu bucket(s))", st.ctx.rank, step,
@@ -103,9 +110,7 @@ void compute_step(RankState& st, const RunShared& run, int step, bool communicat
   st.ctx.compute(run.plan.forward_flops * scale);
   for (std::size_t b = 0; b < run.plan.buckets.size(); ++b) {
     st.ctx.compute(run.plan.buckets[b].backward_flops * scale);
-    // A replayed step's backward pass takes no time and its buckets are all cut: one release hands
-    // them all over, one SimGrid synchronisation instead of one per bucket.
-    if (pipelined(run) && communicates && (b == 0 || !st.comm.replaying())) st.ready->release();
+    if (pipelined(run) && communicates && has_own_release(st, b)) st.ready->release();
   }
 }
 

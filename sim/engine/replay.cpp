@@ -134,7 +134,7 @@ double ReplayBook::tolerance(int step) const {
 bool ReplayBook::same_step(int a, int b) const {
   const StepRecord& ra = simulated_.at(a);
   const StepRecord& rb = simulated_.at(b);
-  const double tol = tolerance(std::max(a, b));
+  const double tol = simulated_.at(std::max(a, b)).tolerance;  // both closed
   const auto near = [tol](double u, double v) { return std::abs(u - v) <= tol; };
   const double first_a = earliest_start(a), first_b = earliest_start(b);
   for (int r = 0; r < ranks_; ++r) {
