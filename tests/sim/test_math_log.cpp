@@ -4,6 +4,9 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+#include <random>
 #include <vector>
 
 #include "sim/metrics/math_log.hpp"
@@ -71,4 +74,33 @@ TEST_CASE("The math log's figures are every rank's, whatever results it shares a
     CHECK(s.agg_signed_error == seen[0].agg_signed_error);
     CHECK(s.rank_spread == seen[0].rank_spread);
   }
+}
+
+TEST_CASE("Ranks that all end with the same result give the rank-by-rank figures bit for bit", "[math]") {
+  // Thousands of ranks, a result whose floats span many exponents, with a negative zero and a
+  // subnormal: the log sums the shared result once (ranks x), the definition rank by rank.
+  const int ranks = 5000, n = 64;
+  std::mt19937 gen(7);
+  std::uniform_real_distribution<float> mantissa(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> exponent(-60, 60);
+  Eigen::VectorXf shared(n);
+  for (int i = 0; i < n; ++i) shared[i] = std::ldexp(mantissa(gen), exponent(gen));
+  shared[3] = -0.0f;
+  shared[5] = std::numeric_limits<float>::denorm_min();
+  std::vector<Eigen::VectorXf> in, out(ranks, shared);
+  for (int r = 0; r < ranks; ++r) in.push_back(shared + Eigen::VectorXf::Constant(n, mantissa(gen) * 1e-3f));
+  const Figures want = by_definition(in, out);
+  aggsim::ExactReduction avg;
+  avg.divisor = ranks;
+  aggsim::MathLog log(1, avg, std::vector<bool>(ranks, true));
+  for (int r = 0; r < ranks; ++r) {
+    log.report_input(r, 0, in[static_cast<std::size_t>(r)]);
+    log.report_result(r, 0, out[static_cast<std::size_t>(r)], {});
+  }
+  REQUIRE(log.steps().at(0).has_value());
+  const aggsim::StepMath got = *log.steps().at(0);
+  CHECK(got.agg_error == want.agg_error);
+  CHECK(got.agg_signed_error == want.agg_signed_error);
+  CHECK(got.rank_spread == want.rank_spread);
+  CHECK(got.agg_error > 0);
 }
