@@ -113,7 +113,7 @@ class Softmax final : public Problem {
     Eigen::MatrixXf dz;
     const double l = softmax_cross_entropy(z, b.labels, &dz);
     grad->resize(size());
-    view(*grad, 0) = dz * b.x.transpose();
+    view(*grad, 0).noalias() = dz * b.x.transpose();
     view(*grad, 1) = dz.rowwise().sum();
     return l;
   }
@@ -142,10 +142,11 @@ class Mlp final : public Problem {
     Eigen::MatrixXf dz;
     const double l = softmax_cross_entropy(z, b.labels, &dz);
     grad->resize(size());
-    view(*grad, 2) = dz * h.transpose();
+    // noalias: the products write into the gradient directly, not through a temporary
+    view(*grad, 2).noalias() = dz * h.transpose();
     view(*grad, 3) = dz.rowwise().sum();
     const Eigen::MatrixXf da = ((view(w, 2).transpose() * dz).array() * (1.0f - h.array().square())).matrix();
-    view(*grad, 0) = da * b.x.transpose();
+    view(*grad, 0).noalias() = da * b.x.transpose();
     view(*grad, 1) = da.rowwise().sum();
     return l;
   }
