@@ -143,7 +143,12 @@ NcclTuning::NcclTuning(const NcclSystem& s) : system_(s) {
         cost.latency_us = lat;
         // Where NCCL enables each pair.
         bool on = true;
-        if (p == Protocol::ll128) on = s.intra_nvlink;  // LL128 only with NVLink inside the node
+        // LL128 only with NVLink inside the node and, across nodes, a NIC close to the GPU: up to
+        // pxb (pxn on Hopper), NCCL's rule for the graph's typeInter.
+        if (p == Protocol::ll128)
+          on = s.intra_nvlink &&
+               (nodes == 1 || s.gpu_nic_path <= NicPath::pxb ||
+                (s.arch == GpuArch::hopper && s.gpu_nic_path <= NicPath::pxn));
         if (nvls_family && !s.nvls) on = false;
         if (a == NcclAlgorithm::nvls_tree && nodes == 1) on = false;
         if (a == NcclAlgorithm::nvls && nodes > 1) on = false;  // needs CollNet across nodes

@@ -22,6 +22,10 @@ const char* nccl_collective_name(NcclCollective c);  // nccl-tests' names: all_r
 enum class GpuArch { volta, ampere, hopper };
 
 // What NCCL's topology search reports of a communicator.
+// How a GPU reaches its NIC, in NCCL's order of path types (src/graph/topo.h): through PCIe
+// switches (pix, pxb), through another GPU of the node (pxn), through the CPU (phb, sys).
+enum class NicPath { pix, pxb, pxn, phb, sys };
+
 struct NcclSystem {
   int ranks = 1;
   int nodes = 1;
@@ -32,6 +36,7 @@ struct NcclSystem {
   double bw_intra = 20;    // GB/s per channel inside a node (graph->bwIntra)
   double bw_inter = 20;    // GB/s per channel between nodes (graph->bwInter)
   bool nvls = false;       // NVLS supported: the nodes' GPUs sit on a switch that reduces
+  NicPath gpu_nic_path = NicPath::pxb;  // the farthest GPU-NIC path of the communicator (typeInter)
 };
 
 struct NcclCost {

@@ -9,6 +9,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "sim/core/error.hpp"
 #include "sim/platform/platform.hpp"
 
 namespace aggsim {
@@ -83,6 +84,17 @@ std::string property(const sg4::Host* h, const char* key) {
   return v ? v : "";
 }
 
+NicPath nic_path_of(const sg4::Host* h) {
+  const std::string v = property(h, kGpuNicPathProperty);
+  static const std::vector<std::pair<std::string, NicPath>> names = {
+      {"pix", NicPath::pix}, {"pxb", NicPath::pxb}, {"pxn", NicPath::pxn}, {"phb", NicPath::phb}, {"sys", NicPath::sys}};
+  if (v.empty()) return NicPath::pxb;
+  for (const auto& [name, path] : names)
+    if (v == name) return path;
+  throw InputError(fmt::format("host {}: property {}=\"{}\" must be one of pix | pxb | pxn | phb | sys",
+                               h->get_name(), kGpuNicPathProperty, v));
+}
+
 }  // namespace
 
 std::array<NodeTree, 2> double_binary_tree(int n) {
@@ -119,6 +131,7 @@ NcclView::NcclView(const std::vector<int>& members, const std::vector<sg4::Host*
       nics.insert(property(h, kNicProperty).empty() ? "0" : property(h, kNicProperty));
       if (property(h, kIntraLinkProperty) == "pcie") intra_nvlink_ = false;
       if (property(h, kNvswitchProperty) != "true") nvswitch_ = false;
+      gpu_nic_path_ = std::max(gpu_nic_path_, nic_path_of(h));
     }
     nics_ = std::max(nics_, static_cast<int>(nics.size()));
     if (nm.size() > 1 && intra_bw_ == 0)
@@ -152,6 +165,7 @@ NcclSystem NcclView::system(int channels, GpuArch arch) const {
   s.channels = std::max(1, channels);
   s.nvls_channels = std::min(16, kNcclMaxChannels);
   s.nvls = nvswitch_;
+  s.gpu_nic_path = gpu_nic_path_;
   const double inter_total = nics_ * nic_bw_ / 1e9;
   const double intra_total = intra_bw_ > 0 ? intra_bw_ / 1e9 : inter_total;
   s.bw_intra = intra_total / s.channels;

@@ -81,6 +81,7 @@ class NcclView {
   std::array<NodeTree, 2> trees_;
   int largest_node_ = 1;
   bool intra_nvlink_ = true, nvswitch_ = false;
+  NicPath gpu_nic_path_ = NicPath::pxb;
   int nics_ = 1;
   double intra_bw_ = 0, nic_bw_ = 0;
 };

@@ -111,6 +111,7 @@ void build_for_ns3(const Params& p, const ResolvedOverrides& overrides) {
       host->set_property(kNicProperty, "0");
       host->set_property(kIntraLinkProperty, shape.intra_link);
       if (shape.nvswitch) host->set_property(kNvswitchProperty, "true");
+      if (!shape.gpu_nic_path.empty()) host->set_property(kGpuNicPathProperty, shape.gpu_nic_path);
       host->seal();
       cable(zone, host->get_netpoint(), nic, name + "_link",
             v.intra_bandwidth.value_or(shape.intra_bandwidth), v.intra_latency.value_or(shape.intra_latency));

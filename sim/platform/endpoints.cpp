@@ -37,6 +37,11 @@ std::vector<ParamSpec> endpoint_params(const std::string& fabric_link_help) {
           .between(1, 64),
       ParamSpec("nvswitch", ParamKind::boolean, "false",
                 "the GPUs of a node sit on a switch that reduces (NVSwitch with NVLS; gpus_per_node > 1)"),
+      ParamSpec("gpu_nic_path", ParamKind::choice, "",
+                "how each GPU reaches its NIC, in NCCL's path names: pix | pxb through PCIe switches "
+                "(default pxb), pxn through another GPU, phb | sys through the CPU (NCCL then keeps LL128 "
+                "inside nodes)")
+          .one_of({"pix", "pxb", "pxn", "phb", "sys"}),
   };
 }
 
@@ -79,6 +84,7 @@ NodeShape node_shape(const Params& p) {
   s.nic_bandwidth = p.has("nic_bandwidth") ? p.real("nic_bandwidth") : p.real("bandwidth");
   s.has_nic = s.gpus_per_node > 1 || p.has("nic_bandwidth") || s.nics_per_node > 1;
   s.nvswitch = p.boolean("nvswitch");
+  if (p.has("gpu_nic_path")) s.gpu_nic_path = p.text("gpu_nic_path");
   if (s.nvswitch && s.gpus_per_node == 1)
     throw std::invalid_argument(
         "nvswitch: a switch that reduces joins the GPUs of one node: needs gpus_per_node > 1");
@@ -140,6 +146,7 @@ sg4::Host* EndpointBuilder::create_gpu(sg4::NetZone* zone, std::int64_t node, st
   }
   if (shape_.gpus_per_node > 1) host->set_property(kIntraLinkProperty, shape_.intra_link);
   if (shape_.nvswitch) host->set_property(kNvswitchProperty, "true");
+  if (!shape_.gpu_nic_path.empty()) host->set_property(kGpuNicPathProperty, shape_.gpu_nic_path);
   host->seal();
   return host;
 }

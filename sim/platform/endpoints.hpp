@@ -42,6 +42,7 @@ struct NodeShape {
   bool has_nic = false;      // the node is a zone with NIC link(s) (always with several GPUs)
   bool nvswitch = false;     // the node's GPUs sit on a switch that reduces (NVLS)
   std::string intra_link;    // nvlink | pcie: what GPUs of one node talk over
+  std::string gpu_nic_path;  // pix | pxb | pxn | phb | sys, empty when not given (pxb)
   std::int64_t hosts() const { return nodes * gpus_per_node; }
 };
 

@@ -48,6 +48,10 @@ constexpr const char* kIntraLinkProperty = "aggsim_intra_link";
 // Host property, `true` when the GPUs of this host's node sit on a switch that reduces (NVSwitch
 // with NVLS); absent or `false` otherwise.
 constexpr const char* kNvswitchProperty = "aggsim_nvswitch";
+// Host property: how this GPU reaches its NIC, in NCCL's path names: pix | pxb (PCIe switches, the
+// default), pxn (through another GPU of the node), phb | sys (through the CPU). NCCL uses LL128
+// between nodes only up to pxb (pxn on Hopper).
+constexpr const char* kGpuNicPathProperty = "aggsim_gpu_nic_path";
 // Property of the platform's root zone: the fabric between nodes, infiniband | roce | ethernet.
 constexpr const char* kFabricProperty = "aggsim_fabric";
 

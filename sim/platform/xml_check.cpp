@@ -21,6 +21,7 @@
 #include "sim/core/input_file.hpp"
 #include "sim/core/strings.hpp"
 #include "sim/core/units.hpp"
+#include "sim/platform/platform.hpp"
 
 namespace aggsim {
 
@@ -445,6 +446,13 @@ struct Checker {
            "prop, "
            "...; see https://simgrid.org/simgrid.dtd)");
     check_values(e);
+    if (e.name == "prop" && e.attribute("id") == kGpuNicPathProperty) {
+      static const std::set<std::string> paths = {"pix", "pxb", "pxn", "phb", "sys"};
+      if (paths.count(e.attribute("value")) == 0)
+        fail(e, fmt::format("{}: value=\"{}\" must be one of pix | pxb | pxn | phb | sys (how the GPU reaches "
+                            "its NIC, in NCCL's path names)",
+                            kGpuNicPathProperty, e.attribute("value")));
+    }
     if (e.name == "route" || e.name == "zoneRoute" || e.name == "ASroute" || e.name == "bypassRoute" ||
         e.name == "bypassZoneRoute" || e.name == "bypassASroute")
       check_route(e);

@@ -7,7 +7,9 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 
 #include "algorithms/nccl/nccl_tuning.hpp"
@@ -224,4 +226,81 @@ TEST_CASE("NCCL's cost model gives the estimates and choices NCCL printed on 3 n
   const NcclChoice c = tuning.choose(NcclCollective::all_reduce, 524288);
   CHECK(c.algorithm == NcclAlgorithm::nvls_tree);
   CHECK(c.predicted_us == Approx(59.5536).epsilon(1e-6));
+}
+
+TEST_CASE("NCCL keeps LL128 inside nodes when a GPU reaches its NIC through the CPU", "[nccl][tuning]") {
+  // NCCL's rule (src/graph/tuning.cc): LL128 is on by default only when the graph's GPU-NIC path is
+  // at most PXB (PCIe switches), or at most PXN (through another GPU) on Hopper; one node has no NIC
+  // path. 8 nodes of 4 GPUs, 2 NICs each.
+  auto ll128_on = [](int nodes, GpuArch arch, NicPath path) {
+    NcclSystem s;
+    s.ranks = 4 * nodes;
+    s.nodes = nodes;
+    s.arch = arch;
+    s.channels = 4;
+    s.bw_intra = 25;
+    s.bw_inter = 12.5;
+    s.gpu_nic_path = path;
+    const NcclTuning t(s);
+    return t.enabled(NcclCollective::all_reduce, NcclAlgorithm::ring, Protocol::ll128) &&
+           t.enabled(NcclCollective::all_reduce, NcclAlgorithm::tree, Protocol::ll128);
+  };
+  for (GpuArch arch : {GpuArch::ampere, GpuArch::hopper}) {
+    CHECK(ll128_on(8, arch, NicPath::pix));
+    CHECK(ll128_on(8, arch, NicPath::pxb));
+    CHECK_FALSE(ll128_on(8, arch, NicPath::phb));
+    CHECK_FALSE(ll128_on(8, arch, NicPath::sys));
+    CHECK(ll128_on(1, arch, NicPath::sys));
+  }
+  CHECK_FALSE(ll128_on(8, GpuArch::ampere, NicPath::pxn));
+  CHECK(ll128_on(8, GpuArch::hopper, NicPath::pxn));
+}
+
+TEST_CASE("platform.gpu_nic_path and the XML host property reach NCCL's choice; bad values are refused",
+          "[nccl][tuning][errors]") {
+  // 4 nodes of 8 A100 (platforms/dgx_4x8.xml, and the generator it equals): at 1 MiB NCCL runs tree
+  // with LL128 when the NICs sit on the GPUs' PCIe switches, ring with LL once LL128 is off.
+  const std::string xml = read_file(std::filesystem::path(AGGSIM_SOURCE_DIR) / "platforms/dgx_4x8.xml");
+  const std::regex node_prop(R"re(<prop id="aggsim_node" value="(\d+)"/>)re");
+  auto with_path = [&](const std::string& path, bool every_host) {
+    std::string out = std::regex_replace(
+        xml, node_prop, "$&<prop id=\"aggsim_gpu_nic_path\" value=\"" + path + "\"/>",
+        every_host ? std::regex_constants::format_default : std::regex_constants::format_first_only);
+    return out;
+  };
+  auto choice_at_1MiB = [](const std::string& platform, const std::map<std::string, std::string>& files) {
+    const auto dir = fresh_dir("nic-path");
+    for (const auto& [name, text] : files) write_file(dir / name, text);
+    write_file(dir / "s.yaml",
+               "name: p\nranks: 32\nsteps: 1\nplatform: " + platform +
+                   "\nmodel: {size: 1MB, math: off}\nalgorithm: {name: nccl_allreduce, gpu: ampere}\n");
+    const auto r = run_aggsim({"perf", "s.yaml", "--min", "1MiB", "--max", "1MiB", "--csv", "p.csv"}, dir);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const std::string csv = read_file(dir / "p.csv");
+    std::filesystem::remove_all(dir);
+    const auto row = csv.substr(csv.find('\n') + 1);
+    return row.substr(row.find('/') - 4, 12);
+  };
+  const std::string generated =
+      "{topology: cluster, nodes: 4, gpus_per_node: 8, intra_bandwidth: 300GBps, bandwidth: 200GBps";
+  CHECK_THAT(choice_at_1MiB(generated + "}", {}), Catch::Contains("tree/ll128"));
+  CHECK_THAT(choice_at_1MiB(generated + ", gpu_nic_path: pxb}", {}), Catch::Contains("tree/ll128"));
+  CHECK_THAT(choice_at_1MiB(generated + ", gpu_nic_path: phb}", {}), Catch::Contains("ring/ll,"));
+  CHECK_THAT(choice_at_1MiB("{file: p.xml}", {{"p.xml", xml}}), Catch::Contains("tree/ll128"));
+  CHECK_THAT(choice_at_1MiB("{file: p.xml}", {{"p.xml", with_path("phb", true)}}),
+             Catch::Contains("ring/ll,"));
+  // The communicator's farthest path counts, as NCCL's graph takes the worst of its GPUs.
+  CHECK_THAT(choice_at_1MiB("{file: p.xml}", {{"p.xml", with_path("sys", false)}}),
+             Catch::Contains("ring/ll,"));
+
+  const std::string tail = "\nmodel: {size: 1MB}\nalgorithm: {name: nccl_allreduce}\n";
+  check_refused(
+      "ranks: 8\nplatform: {topology: cluster, nodes: 2, gpus_per_node: 4, gpu_nic_path: PHB}" + tail,
+      {"bad.yaml:2:", "platform.gpu_nic_path: must be one of pix | pxb | pxn | phb | sys",
+       "did you mean 'phb'"});
+  check_refused(
+      "ranks: 32\nplatform: {file: p.xml}" + tail,
+      {"p.xml:14:", "<prop>: aggsim_gpu_nic_path: value=\"PCIe\" must be one of pix | pxb | pxn | phb | sys"},
+      {{"p.xml", with_path("PCIe", true)}});
 }
