@@ -256,7 +256,7 @@ TEST_CASE("NCCL keeps LL128 inside nodes when a GPU reaches its NIC through the 
   CHECK(ll128_on(8, GpuArch::hopper, NicPath::pxn));
 }
 
-TEST_CASE("platform.gpu_nic_path and the XML host property reach NCCL's choice; bad values are refused",
+TEST_CASE("platform.gpu_nic_path and the XML host property reach NCCL's choice, and bad values are refused",
           "[nccl][tuning][errors]") {
   // 4 nodes of 8 A100 (platforms/dgx_4x8.xml, and the generator it equals): at 1 MiB NCCL runs tree
   // with LL128 when the NICs sit on the GPUs' PCIe switches, ring with LL once LL128 is off.
