@@ -21,21 +21,22 @@ const char* nccl_collective_name(NcclCollective c);  // nccl-tests' names: all_r
 // GPU generation, for NCCL's per-channel bandwidth caps and where it enables LL128.
 enum class GpuArch { volta, ampere, hopper };
 
-// What NCCL's topology search reports of a communicator.
 // How a GPU reaches its NIC, in NCCL's order of path types (src/graph/topo.h): through PCIe
-// switches (pix, pxb), through another GPU of the node (pxn), through the CPU (phb, sys).
+// switches (pix, pxb), through another GPU of the node (pxn), through the CPU (phb, sys). In the
+// order of kGpuNicPaths (sim/platform/platform.hpp).
 enum class NicPath { pix, pxb, pxn, phb, sys };
 
+// What NCCL's topology search reports of a communicator.
 struct NcclSystem {
   int ranks = 1;
   int nodes = 1;
   bool intra_nvlink = true;  // GPUs of a node joined by NVLink (else PCIe)
   GpuArch arch = GpuArch::hopper;
-  int channels = 2;        // comm->nChannels: the ring (and tree) channels
-  int nvls_channels = 16;  // comm->nvlsChannels
-  double bw_intra = 20;    // GB/s per channel inside a node (graph->bwIntra)
-  double bw_inter = 20;    // GB/s per channel between nodes (graph->bwInter)
-  bool nvls = false;       // NVLS supported: the nodes' GPUs sit on a switch that reduces
+  int channels = 2;                     // comm->nChannels: the ring (and tree) channels
+  int nvls_channels = 16;               // comm->nvlsChannels
+  double bw_intra = 20;                 // GB/s per channel inside a node (graph->bwIntra)
+  double bw_inter = 20;                 // GB/s per channel between nodes (graph->bwInter)
+  bool nvls = false;                    // NVLS supported: the nodes' GPUs sit on a switch that reduces
   NicPath gpu_nic_path = NicPath::pxb;  // the farthest GPU-NIC path of the communicator (typeInter)
 };
 

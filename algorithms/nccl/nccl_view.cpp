@@ -1,6 +1,7 @@
 #include "algorithms/nccl/nccl_view.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -84,15 +85,15 @@ std::string property(const sg4::Host* h, const char* key) {
   return v ? v : "";
 }
 
+// Absent: pxb, NCCL's nearest path to a NIC on its own PCIe switch tree.
 NicPath nic_path_of(const sg4::Host* h) {
   const std::string v = property(h, kGpuNicPathProperty);
-  static const std::vector<std::pair<std::string, NicPath>> names = {
-      {"pix", NicPath::pix}, {"pxb", NicPath::pxb}, {"pxn", NicPath::pxn}, {"phb", NicPath::phb}, {"sys", NicPath::sys}};
   if (v.empty()) return NicPath::pxb;
-  for (const auto& [name, path] : names)
-    if (v == name) return path;
-  throw InputError(fmt::format("host {}: property {}=\"{}\" must be one of pix | pxb | pxn | phb | sys",
-                               h->get_name(), kGpuNicPathProperty, v));
+  const auto at = std::find(kGpuNicPaths.begin(), kGpuNicPaths.end(), v);
+  if (at == kGpuNicPaths.end())
+    throw InputError(fmt::format("host {}: property {}=\"{}\" must be one of {}", h->get_name(),
+                                 kGpuNicPathProperty, v, fmt::join(kGpuNicPaths, " | ")));
+  return static_cast<NicPath>(at - kGpuNicPaths.begin());
 }
 
 }  // namespace

@@ -41,7 +41,7 @@ std::vector<ParamSpec> endpoint_params(const std::string& fabric_link_help) {
                 "how each GPU reaches its NIC, in NCCL's path names: pix | pxb through PCIe switches "
                 "(default pxb), pxn through another GPU, phb | sys through the CPU (NCCL then keeps LL128 "
                 "inside nodes)")
-          .one_of({"pix", "pxb", "pxn", "phb", "sys"}),
+          .one_of(kGpuNicPaths),
   };
 }
 

@@ -52,6 +52,8 @@ constexpr const char* kNvswitchProperty = "aggsim_nvswitch";
 // default), pxn (through another GPU of the node), phb | sys (through the CPU). NCCL uses LL128
 // between nodes only up to pxb (pxn on Hopper).
 constexpr const char* kGpuNicPathProperty = "aggsim_gpu_nic_path";
+// Its values (and those of platform.gpu_nic_path), nearest first.
+inline const std::vector<std::string> kGpuNicPaths = {"pix", "pxb", "pxn", "phb", "sys"};
 // Property of the platform's root zone: the fabric between nodes, infiniband | roce | ethernet.
 constexpr const char* kFabricProperty = "aggsim_fabric";
 

@@ -1,6 +1,7 @@
 #include "sim/platform/xml_check.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <strings.h>
 
 #include <algorithm>
@@ -447,11 +448,10 @@ struct Checker {
            "...; see https://simgrid.org/simgrid.dtd)");
     check_values(e);
     if (e.name == "prop" && e.attribute("id") == kGpuNicPathProperty) {
-      static const std::set<std::string> paths = {"pix", "pxb", "pxn", "phb", "sys"};
-      if (paths.count(e.attribute("value")) == 0)
-        fail(e, fmt::format("{}: value=\"{}\" must be one of pix | pxb | pxn | phb | sys (how the GPU reaches "
-                            "its NIC, in NCCL's path names)",
-                            kGpuNicPathProperty, e.attribute("value")));
+      if (std::count(kGpuNicPaths.begin(), kGpuNicPaths.end(), e.attribute("value")) == 0)
+        fail(e, fmt::format("{}: value=\"{}\" must be one of {} (how the GPU reaches its NIC, in NCCL's path "
+                            "names)",
+                            kGpuNicPathProperty, e.attribute("value"), fmt::join(kGpuNicPaths, " | ")));
     }
     if (e.name == "route" || e.name == "zoneRoute" || e.name == "ASroute" || e.name == "bypassRoute" ||
         e.name == "bypassZoneRoute" || e.name == "bypassASroute")
