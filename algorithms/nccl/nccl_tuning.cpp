@@ -143,12 +143,6 @@ NcclTuning::NcclTuning(const NcclSystem& s) : system_(s) {
         cost.latency_us = lat;
         // Where NCCL enables each pair.
         bool on = true;
-        // LL128 only with NVLink inside the node and, across nodes, a NIC close to the GPU: up to
-        // pxb (pxn on Hopper), NCCL's rule for the graph's typeInter.
-        if (p == Protocol::ll128)
-          on = s.intra_nvlink &&
-               (nodes == 1 || s.gpu_nic_path <= NicPath::pxb ||
-                (s.arch == GpuArch::hopper && s.gpu_nic_path <= NicPath::pxn));
         if (nvls_family && !s.nvls) on = false;
         if (a == NcclAlgorithm::nvls_tree && nodes == 1) on = false;
         if (a == NcclAlgorithm::nvls && nodes > 1) on = false;  // needs CollNet across nodes
@@ -163,7 +157,15 @@ NcclCost NcclTuning::cost(NcclCollective coll, NcclAlgorithm a, Protocol p) cons
 }
 
 bool NcclTuning::enabled(NcclCollective coll, NcclAlgorithm a, Protocol p) const {
-  return cost(coll, a, p).bandwidth_GBps > 0;
+  return cost(coll, a, p).bandwidth_GBps > 0 && (p != Protocol::ll128 || ll128_by_default());
+}
+
+// NCCL turns LL128 on by default only with NVLink inside the node and, across nodes, a NIC close
+// to the GPU: up to pxb (pxn on Hopper) for the graph's typeInter. NCCL_PROTO=LL128 runs it anyway.
+bool NcclTuning::ll128_by_default() const {
+  const NcclSystem& s = system_;
+  return s.intra_nvlink && (s.nodes == 1 || s.gpu_nic_path <= NicPath::pxb ||
+                            (s.arch == GpuArch::hopper && s.gpu_nic_path <= NicPath::pxn));
 }
 
 double NcclTuning::time_us(NcclCollective coll, NcclAlgorithm a, Protocol p, double bytes) const {
@@ -209,6 +211,7 @@ NcclChoice NcclTuning::choose(NcclCollective coll, double bytes, std::optional<N
     if (algorithm && a != *algorithm) continue;
     for (Protocol p : kProtocols) {
       if (protocol && p != *protocol) continue;
+      if (!protocol && p == Protocol::ll128 && !ll128_by_default()) continue;
       double t = time_us(coll, a, p, bytes);
       if (t < 0) continue;
       if (channels) {

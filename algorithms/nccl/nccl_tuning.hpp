@@ -66,7 +66,9 @@ class NcclTuning {
                     std::optional<Protocol> protocol = {}, std::optional<int> channels = {}) const;
   // Channels NCCL runs a call of `bytes` on (fewer for small calls).
   int call_channels(NcclAlgorithm a, Protocol p, double bytes) const;
+  // Whether NCCL's own choice may take the pair (a forced protocol may run what it would not pick).
   bool enabled(NcclCollective coll, NcclAlgorithm a, Protocol p) const;
+  bool ll128_by_default() const;
 
  private:
   int max_threads(NcclAlgorithm a, Protocol p) const;

@@ -294,6 +294,23 @@ TEST_CASE("platform.gpu_nic_path and the XML host property reach NCCL's choice, 
   CHECK_THAT(choice_at_1MiB("{file: p.xml}", {{"p.xml", with_path("sys", false)}}),
              Catch::Contains("ring/ll,"));
 
+  // Forced (NCCL_PROTO=LL128), NCCL runs LL128 where it would not choose it, and so does the model.
+  {
+    const auto dir = fresh_dir("nic-path-forced");
+    for (const std::string& extra :
+         {std::string(", gpu_nic_path: phb}"), std::string(", intra_link: pcie}")}) {
+      write_file(dir / "s.yaml",
+                 "name: p\nranks: 32\nsteps: 1\nplatform: " + generated + extra +
+                     "\nmodel: {size: 1MB, math: off}\nalgorithm: {name: nccl_allreduce, gpu: "
+                     "ampere, protocol: ll128}\n");
+      const auto r = run_aggsim({"run", "s.yaml", "--out", "out", "--force"}, dir);
+      INFO(extra << ": " << r.err);
+      REQUIRE(r.exit_code == 0);
+      CHECK_THAT(read_file(dir / "out/collectives.csv"), Catch::Contains(",ll128,"));
+    }
+    std::filesystem::remove_all(dir);
+  }
+
   const std::string tail = "\nmodel: {size: 1MB}\nalgorithm: {name: nccl_allreduce}\n";
   check_refused(
       "ranks: 8\nplatform: {topology: cluster, nodes: 2, gpus_per_node: 4, gpu_nic_path: PHB}" + tail,
