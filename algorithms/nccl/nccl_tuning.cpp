@@ -211,7 +211,7 @@ NcclChoice NcclTuning::choose(NcclCollective coll, double bytes, std::optional<N
     if (algorithm && a != *algorithm) continue;
     for (Protocol p : kProtocols) {
       if (protocol && p != *protocol) continue;
-      if (!protocol && p == Protocol::ll128 && !ll128_by_default()) continue;
+      if (!protocol && !enabled(coll, a, p)) continue;  // forced, NCCL runs what it would not pick
       double t = time_us(coll, a, p, bytes);
       if (t < 0) continue;
       if (channels) {

@@ -68,9 +68,9 @@ class NcclTuning {
   int call_channels(NcclAlgorithm a, Protocol p, double bytes) const;
   // Whether NCCL's own choice may take the pair (a forced protocol may run what it would not pick).
   bool enabled(NcclCollective coll, NcclAlgorithm a, Protocol p) const;
-  bool ll128_by_default() const;
 
  private:
+  bool ll128_by_default() const;
   int max_threads(NcclAlgorithm a, Protocol p) const;
   NcclSystem system_;
   std::array<std::array<std::array<NcclCost, 3>, 4>, 4> table_{};  // [coll][algorithm][protocol]
