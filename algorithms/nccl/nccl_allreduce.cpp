@@ -65,6 +65,11 @@ NcclOptions nccl_options(const Params& params) {
   };
   o.channels = channel_count("channels");
   o.comm_channels = channel_count("comm_channels");
+  o.min_channels = channel_count("min_channels");
+  o.max_channels = channel_count("max_channels");
+  if (o.min_channels && o.max_channels && *o.min_channels > *o.max_channels)
+    throw ParamError("min_channels",
+                     fmt::format("{} is more than max_channels ({})", *o.min_channels, *o.max_channels));
   const std::string collective = params.text("collective");
   for (NcclCollective c : {NcclCollective::all_reduce, NcclCollective::all_gather,
                            NcclCollective::reduce_scatter, NcclCollective::broadcast})
@@ -131,6 +136,12 @@ std::vector<ParamSpec> nccl_param_specs() {
       ParamSpec("comm_channels", ParamKind::text, "auto",
                 "the communicator's channels, as NCCL's init line 'N coll channels' reports them (auto: two "
                 "per NIC between nodes; or a number up to 32); small calls still run on fewer"),
+      ParamSpec("min_channels", ParamKind::text, "auto",
+                "at least this many channels in the communicator, as NCCL_MIN_NCHANNELS / NCCL_MIN_CTAS "
+                "(auto: no bound)"),
+      ParamSpec("max_channels", ParamKind::text, "auto",
+                "at most this many channels in the communicator, as NCCL_MAX_NCHANNELS / NCCL_MAX_CTAS "
+                "(auto: no bound)"),
       ParamSpec("movement", ParamKind::choice, "flow",
                 "flow: each channel edge one stream (fast); chunk: every piece a message (the reference, "
                 "small runs)")

@@ -19,6 +19,15 @@ namespace aggsim {
 
 namespace {
 
+// The communicator's channels: the init line's count or NCCL's own, within NCCL_MIN_NCHANNELS and
+// NCCL_MAX_NCHANNELS.
+int bounded_channels(const NcclOptions& o, int default_channels) {
+  int channels = o.comm_channels.value_or(default_channels);
+  if (o.min_channels) channels = std::max(channels, *o.min_channels);
+  if (o.max_channels) channels = std::min(channels, *o.max_channels);
+  return channels;
+}
+
 // NCCL's reduction: avg and custom_avg pre-multiply each input as it is read (NCCL's PreMulSum,
 // with the scale rounded to float), the others combine as they are.
 struct NcclOp {
@@ -147,7 +156,7 @@ NcclCommunicator::NcclCommunicator(const std::vector<int>& members, const std::v
     : view_(members, hosts),
       options_(options),
       costs_(costs),
-      channels_(options.channels.value_or(options.comm_channels.value_or(view_.default_channels()))),
+      channels_(options.channels.value_or(bounded_channels(options, view_.default_channels()))),
       tuning_(view_.system(channels_, options.arch)),
       calls_made_(members.size(), 0) {}
 

@@ -38,7 +38,9 @@ struct NcclOptions {
   std::optional<NcclAlgorithm> algorithm;  // forced (NCCL_ALGO); empty: NCCL's choice
   std::optional<Protocol> protocol;        // forced (NCCL_PROTO)
   std::optional<int> channels;             // forced; empty: NCCL's (fewer for small calls)
-  std::optional<int> comm_channels;        // the communicator's (NCCL_MIN/MAX_NCHANNELS); empty: NCCL's
+  std::optional<int> comm_channels;        // the communicator's (NCCL's init line); empty: NCCL's
+  std::optional<int> min_channels;         // bounds on the communicator's (NCCL_MIN_NCHANNELS,
+  std::optional<int> max_channels;         // NCCL_MAX_NCHANNELS); empty: none
   NcclCollective collective = NcclCollective::all_reduce;
   Movement movement = Movement::flow;
   GpuArch arch = GpuArch::hopper;

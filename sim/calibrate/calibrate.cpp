@@ -56,14 +56,29 @@ std::vector<Measurement> read_all_measurements(const MeasuredRunOptions& options
 
 void check_observed_choices(const Scenario& base, const std::vector<Measurement>& measured) {
   if (base.algorithm.name != "nccl_allreduce") return;
+  std::set<std::string> said;  // once per setting and file
+  for (const auto& m : measured)
+    for (const auto& [where, what] : m.env.not_followed)
+      if (said.insert(where + what).second)
+        print_lines(stderr, "aggsim: warning: {}: {}: not followed by the simulation\n", where, what);
   for (const std::string key : {"nccl_algorithm", "protocol"}) {
     if (!base.algorithm.params.has(key)) continue;
     const std::string forced = base.algorithm.params.text(key);
     if (forced == "auto") continue;
     // Only all-reduce points run the scenario's algorithm (see plan_point).
     for (const auto& m : measured) {
-      if (m.collective != "all_reduce" || m.observed.nccl_algorithm.empty()) continue;
-      const std::string& seen = key == "protocol" ? m.observed.protocol : m.observed.nccl_algorithm;
+      if (m.collective != "all_reduce") continue;
+      const bool protocol = key == "protocol";
+      const std::string& told = protocol ? m.env.protocol : m.env.algorithm;
+      if (!told.empty() && told != forced)
+        throw InputError(fmt::format(
+            "{}: algorithm.{}: this log's NCCL_{} runs {} in its all_reduce, but the scenario forces {} "
+            "({}); "
+            "leave {} to auto, or set it to {}",
+            protocol ? m.env.protocol_where : m.env.algorithm_where, key, protocol ? "PROTO" : "ALGO", told,
+            forced, base.where("algorithm." + key), key, told));
+      if (m.observed.nccl_algorithm.empty()) continue;
+      const std::string& seen = protocol ? m.observed.protocol : m.observed.nccl_algorithm;
       if (seen.empty() || seen == forced) continue;
       throw InputError(fmt::format(
           "{}: algorithm.{}: NCCL chose {} for the {}-byte all_reduce of {}, but the scenario forces {} "
@@ -220,10 +235,10 @@ CalibrationResult calibrate(const MeasuredRunOptions& options, const std::vector
   std::set<std::string> missed_choices;  // warned once per file and algorithm
   for (const auto& m : measured) {
     plans.push_back(plan_point(base, m));
-    const std::string missed = follow_observed_choice(base, m, plans.back());
+    const MissedChoice missed = follow_observed_choice(base, m, plans.back());
     const std::string file = m.source.substr(0, m.source.rfind(':'));
-    if (!missed.empty() && missed_choices.insert(file + missed).second)
-      print_lines(stderr, "aggsim: warning: {}: the model cannot run {}\n", m.observed_source, missed);
+    if (!missed.what.empty() && missed_choices.insert(file + missed.what).second)
+      print_lines(stderr, "aggsim: warning: {}: the model cannot run {}\n", missed.where, missed.what);
   }
 
   Calibration cal;
@@ -357,7 +372,10 @@ std::vector<ComparedPoint> compare(const MeasuredRunOptions& options) {
   const std::vector<Measurement> measured = read_all_measurements(options);
   check_observed_choices(base, measured);
   std::vector<PointPlan> plans;
-  for (const auto& m : measured) plans.push_back(plan_point(base, m));
+  for (const auto& m : measured) {
+    plans.push_back(plan_point(base, m));
+    follow_observed_choice(base, m, plans.back(), /*observed_too=*/false);
+  }
   std::vector<std::string> choices;
   const auto simulated = simulate_points(options, plans, {}, &choices);
   std::vector<ComparedPoint> points;

@@ -45,8 +45,10 @@ std::vector<MeasurementFile> read_measurement_files(const MeasuredRunOptions& op
 // Their rows, in file order.
 std::vector<Measurement> read_all_measurements(const MeasuredRunOptions& options);
 
-// A log whose NCCL tuning lines name another algorithm or protocol than the scenario forces
-// (nccl_allreduce with nccl_algorithm or protocol not auto) is an input error at the tuning line.
+// A log whose NCCL tuning lines, or NCCL_ALGO / NCCL_PROTO settings, name another algorithm or
+// protocol than the scenario forces (nccl_allreduce with nccl_algorithm or protocol not auto) is an
+// input error at that line. With nccl_allreduce, warns of the log's NCCL settings the model does
+// not follow (Measurement::env).
 void check_observed_choices(const Scenario& base, const std::vector<Measurement>& measured);
 
 CalibrationResult calibrate(const MeasuredRunOptions& options, const std::vector<std::uint64_t>& edges);

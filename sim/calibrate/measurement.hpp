@@ -3,10 +3,12 @@
 // friends), OSU micro-benchmarks (osu_latency, osu_bw, osu_allreduce) and a plain CSV
 // (collective,ranks,nodes,bytes,time). One reader per format; read_measurements picks one.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "sim/api/collective_call.hpp"
+#include "sim/calibrate/nccl_env.hpp"
 
 namespace aggsim {
 
@@ -28,6 +30,9 @@ struct Measurement {
   // The communicator's channels from NCCL's init lines of this row's file (MeasurementFile::
   // observed_channels), 0 when the log does not say.
   int init_channels = 0;
+  // What the log's NCCL settings (its launch line, NCCL's "set by environment" lines) told NCCL to
+  // run for this row's collective (MeasurementFile::nccl_settings).
+  NcclEnvChoice env;
 };
 
 // What a log may not say; 0 or empty = unknown.
@@ -56,6 +61,7 @@ struct MeasurementFile {
   int observed_channels = 0;
   int observed_nvls_channels = 0;
   std::string observed_channels_source;  // "file:line" of the line it was read from
+  std::map<std::string, NcclSetting> nccl_settings;  // NCCL_* settings the log states, by name
 };
 
 // Reads one log (format detected from its content). Throws InputError when the file cannot be read,

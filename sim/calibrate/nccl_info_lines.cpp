@@ -48,7 +48,7 @@ std::optional<int> small_count(const std::string& word, int max) {
 
 // NCCL's algorithm by enum number (2.10 on) or by name (ncclAlgoToString's "RING", ncclAlgoStr's
 // "CollNetDirect"; the case differs between versions).
-std::string algorithm_name(const std::string& word) {
+std::string algorithm_by_number_or_name(const std::string& word) {
   static const char* const by_number[] = {"tree",      "ring", "collnet_direct", "collnet_chain", "nvls",
                                           "nvls_tree", "pat"};
   if (all_digits(word)) {
@@ -63,7 +63,7 @@ std::string algorithm_name(const std::string& word) {
   return "";
 }
 
-std::string protocol_name(const std::string& word) {
+std::string protocol_by_number_or_name(const std::string& word) {
   static const char* const by_number[] = {"ll", "ll128", "simple"};
   if (all_digits(word)) {
     const auto n = small_count(word, 2);
@@ -87,6 +87,14 @@ std::optional<int> channel_range(const std::string& word) {
 }
 
 }  // namespace
+
+std::string nccl_algorithm_spelling(const std::string& word) {
+  return all_digits(word) ? "" : algorithm_by_number_or_name(word);
+}
+
+std::string nccl_protocol_spelling(const std::string& word) {
+  return all_digits(word) ? "" : protocol_by_number_or_name(word);
+}
 
 std::optional<std::string> nccl_info_message(const std::string& line) {
   const std::string marker = "NCCL INFO";
@@ -153,10 +161,10 @@ TuningParse parse_tuning_message(const std::string& message) {
     if (words.size() < 4 || lower_without_underscores(words[0]) != "algo" ||
         lower_without_underscores(words[2]) != "proto")
       return fail("expected 'Algo A proto P' after 'Bytes ->'");
-    line.choice.nccl_algorithm = algorithm_name(words[1]);
+    line.choice.nccl_algorithm = algorithm_by_number_or_name(words[1]);
     if (line.choice.nccl_algorithm.empty())
       return fail(fmt::format("'{}' is not one of NCCL's algorithms", shown(words[1])));
-    line.choice.protocol = protocol_name(words[3]);
+    line.choice.protocol = protocol_by_number_or_name(words[3]);
     if (line.choice.protocol.empty())
       return fail(fmt::format("'{}' is not one of NCCL's protocols", shown(words[3])));
     for (std::size_t i = 4; i < words.size(); ++i) {

@@ -39,6 +39,12 @@ struct TuningParse {
   std::string why;                 // why not, for a tuning line that could not be read
 };
 
+// NCCL's name of an algorithm or protocol, any case ("Ring", "NVLSTree", "CollNetDirect"; "LL128",
+// "Simple"), as aggsim spells it ("ring", "nvls_tree", "collnet_direct"; "ll128", "simple"); empty
+// when it names none.
+std::string nccl_algorithm_spelling(const std::string& word);
+std::string nccl_protocol_spelling(const std::string& word);
+
 // `message`: the text after "NCCL INFO ".
 TuningParse parse_tuning_message(const std::string& message);
 

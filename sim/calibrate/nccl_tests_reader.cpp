@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -19,6 +20,7 @@
 #include <set>
 #include <tuple>
 
+#include "sim/calibrate/nccl_env.hpp"
 #include "sim/calibrate/nccl_info_lines.hpp"
 #include "sim/calibrate/readers.hpp"
 #include "sim/core/checked.hpp"
@@ -138,6 +140,7 @@ class NcclTestsReader {
     flush_pending();
     match_tuning_lines();
     set_channels();
+    follow_settings();
   }
 
  private:
@@ -189,6 +192,8 @@ class NcclTestsReader {
       set_named_collective(words.empty() ? "" : words[0], where);
       return;
     }
+    if (line.find("NCCL_") != std::string::npos)
+      for (const auto& [name, value] : nccl_settings_in_command(line)) add_setting(name, value, where);
     const auto words = split_words(line);
     if (words.empty()) return;  // NCCL's WARN lines start with an empty one: a cut row goes on
     if (const auto r = rank_line(words)) {
@@ -329,6 +334,10 @@ class NcclTestsReader {
   void debug_line(const std::string& line, const std::string& where, std::size_t index) {
     const auto message = nccl_info_message(line);
     if (!message) return;
+    if (const auto setting = nccl_setting_in_message(*message)) {
+      add_setting(setting->first, setting->second, where);
+      return;
+    }
     const TuningParse tuning = parse_tuning_message(*message);
     if (tuning.is_tuning) {
       if (!tuning.line) {
@@ -417,6 +426,26 @@ class NcclTestsReader {
                          merged[0].first_where, others, describe(merged[0].choice))});
       }
     }
+  }
+
+  // One log, one value per setting: NCCL's INFO lines repeat the launch line's (any case).
+  void add_setting(const std::string& name, const std::string& value, const std::string& where) {
+    const auto lower = [](std::string text) {
+      for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return text;
+    };
+    const auto [it, added] = out_.nccl_settings.emplace(name, NcclSetting{value, where});
+    if (added || lower(it->second.value) == lower(value)) return;
+    const auto cut = [](const std::string& v) { return v.size() <= 60 ? v : v.substr(0, 60) + "..."; };
+    throw InputError(fmt::format("{}: {}={} here, but {} says {}={}: keep runs of one setting per file",
+                                 where, name, cut(value), it->second.where, name, cut(it->second.value)));
+  }
+
+  // Each row gets what the settings leave its collective (calibrate and compare say what of them
+  // nccl_allreduce cannot follow; other algorithms are not NCCL's).
+  void follow_settings() {
+    if (out_.nccl_settings.empty()) return;
+    for (auto& row : out_.rows) row.env = follow_nccl_settings(out_.nccl_settings, row.collective);
   }
 
   void set_channels() {

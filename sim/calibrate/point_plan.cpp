@@ -31,10 +31,14 @@ bool may_have_nvswitch(const PlatformSpec& platform) {
 }
 }  // namespace
 
-std::string follow_observed_choice(const Scenario& base, const Measurement& m, PointPlan& plan) {
-  if (base.algorithm.name != "nccl_allreduce" || m.collective == "sendrecv") return "";
-  std::string missed;
-  const std::string& algorithm = m.observed.nccl_algorithm;
+MissedChoice follow_observed_choice(const Scenario& base, const Measurement& m, PointPlan& plan,
+                                    bool observed_too) {
+  if (base.algorithm.name != "nccl_allreduce" || m.collective == "sendrecv") return {};
+  MissedChoice missed;
+  // NCCL's tuning lines say what ran; without them, the log's NCCL_ALGO / NCCL_PROTO what was forced.
+  const bool tuned = observed_too && (!m.observed.nccl_algorithm.empty() || !m.observed.protocol.empty());
+  const std::string& algorithm = tuned ? m.observed.nccl_algorithm : m.env.algorithm;
+  const std::string& algorithm_where = tuned ? m.observed_source : m.env.algorithm_where;
   const bool nvls_family = algorithm == "nvls" || algorithm == "nvls_tree";
   // Other collectives run NCCL's ring here (nccl_allreduce's collective key).
   const bool runnable =
@@ -44,21 +48,31 @@ std::string follow_observed_choice(const Scenario& base, const Measurement& m, P
         "{}: NCCL ran {} here, which needs GPUs on a switch that reduces, and the scenario's platform "
         "({}{}) has none: describe the nodes as they are (platform.nvswitch: true on a generated "
         "platform, host property aggsim_nvswitch=\"true\" in XML)",
-        m.observed_source, algorithm, base.where("platform"),
+        algorithm_where, algorithm, base.where("platform"),
         base.platform.file.empty() ? "" : ", " + base.platform.file));
-  if (runnable)
+  if (runnable) {
     plan.sets.push_back("algorithm.nccl_algorithm=" + algorithm);
-  else if (!algorithm.empty())
-    missed = fmt::format("NCCL's algorithm {} (the model's choice is used)", algorithm);
-  const std::string& protocol = m.observed.protocol;
+  } else if (!algorithm.empty()) {
+    missed.what = fmt::format("NCCL's algorithm {} (the model's choice is used)", algorithm);
+    missed.where = algorithm_where;
+  }
+  const std::string& protocol = tuned ? m.observed.protocol : m.env.protocol;
   if (!protocol.empty() && (runnable || algorithm.empty()))
     plan.sets.push_back("algorithm.protocol=" + protocol);
   // NCCL from 2.22 opens up to 64 channels, the model up to 32 (NCCL 2.21.5's MAXCHANNELS).
   const auto channels = [](int c) { return std::min(c, kNcclMaxChannels); };
-  if (m.observed.channels > 0 && runnable)
+  if (tuned && m.observed.channels > 0 && runnable) {
     plan.sets.push_back(fmt::format("algorithm.channels={}", channels(m.observed.channels)));
-  else if (m.init_channels > 0)
+  } else if (observed_too && m.init_channels > 0) {
     plan.sets.push_back(fmt::format("algorithm.comm_channels={}", channels(m.init_channels)));
+  } else {
+    // NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS bound the channels NCCL finds (the init line, when the
+    // log has one, counts what they left).
+    if (m.env.min_channels > 0)
+      plan.sets.push_back(fmt::format("algorithm.min_channels={}", channels(m.env.min_channels)));
+    if (m.env.max_channels > 0)
+      plan.sets.push_back(fmt::format("algorithm.max_channels={}", channels(m.env.max_channels)));
+  }
   return missed;
 }
 

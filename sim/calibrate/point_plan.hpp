@@ -25,12 +25,21 @@ struct PointPlan {
 // Throws InputError (naming the measurement's file:line) for points the scenario cannot express.
 PointPlan plan_point(const Scenario& base, const Measurement& m, bool keep_platform = false);
 
+// What of NCCL's choice in a log the model cannot run (empty `what` when it runs all of it).
+struct MissedChoice {
+  std::string what;
+  std::string where;  // "file:line" of the line that names it
+};
+
 // nccl_allreduce only: the point runs as NCCL ran it where its log says so (calibrate fits the
 // costs of what ran, not of what the model would have chosen): the algorithm and protocol of its
-// tuning lines (Measurement::observed) when the model has them, the channels of the tuning line,
-// else the communicator's channels of the init lines (Measurement::init_channels). Returns what of
-// the observed choice the model cannot run (empty when all of it, or nothing, was observed).
-std::string follow_observed_choice(const Scenario& base, const Measurement& m, PointPlan& plan);
+// tuning lines (Measurement::observed) when the model has them, else those the log's NCCL_ALGO /
+// NCCL_PROTO force (Measurement::env); the channels of the tuning line, else the communicator's
+// channels of the init lines (Measurement::init_channels), else NCCL_MIN/MAX_NCHANNELS.
+// `observed_too` false (compare, which predicts NCCL's choice): the log's settings only, which are
+// part of the run's set-up as the machine is.
+MissedChoice follow_observed_choice(const Scenario& base, const Measurement& m, PointPlan& plan,
+                                    bool observed_too = true);
 
 // Checks that the scenario times a bare collective (no workload, layer table or compression).
 void check_plain_collective(const Scenario& base, const std::string& verb);

@@ -164,6 +164,40 @@ TEST_CASE("nccl_allreduce records its choice per call and counts them in summary
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("min_channels and max_channels bound the communicator's channels as NCCL_MIN/MAX_NCHANNELS do",
+          "[nccl]") {
+  const auto dir = fresh_dir("nccl-channel-bounds");
+  // Channels and the time of one 64 MiB all-reduce step on two nodes of two 100 Gb/s NICs each.
+  const auto run = [&](const std::string& bounds) {
+    write_file(dir / "s.yaml", fmt::format("name: b\nranks: 8\nsteps: 1\nplatform: {}\nmodel: {{size: 64MiB, "
+                                           "math: off}}\nalgorithm: {{name: nccl_allreduce{}}}\n",
+                                           kTwoNodes, bounds));
+    const auto r = run_aggsim({"run", "s.yaml", "--out", "out", "--force"}, dir);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto summary = nlohmann::json::parse(read_file(dir / "out" / "summary.json"));
+    return std::make_pair(summary["nccl_channels"].get<int>(), summary["collective_time_s"].get<double>());
+  };
+  const auto [own, own_time] = run("");
+  CHECK(own == 4);  // two per NIC
+  CHECK(run(", min_channels: 6").first == 6);
+  CHECK(run(", min_channels: 2").first == 4);  // a lower bound below NCCL's own count changes nothing
+  CHECK(run(", comm_channels: 3, min_channels: 6").first == 6);
+  const auto [one, one_time] = run(", max_channels: 1");
+  CHECK(one == 1);
+  // One channel leaves through one of a node's two NICs: the step takes about twice as long.
+  CHECK(one_time > 1.7 * own_time);
+  std::filesystem::remove_all(dir);
+  check_refused(
+      "ranks: 8\nplatform: " + kTwoNodes +
+          "\nmodel: {size: 1MB}\nalgorithm: {name: nccl_allreduce, min_channels: 8, max_channels: 4}\n",
+      {"bad.yaml:4:", "algorithm.min_channels: 8 is more than max_channels (4)"});
+  check_refused("ranks: 8\nplatform: " + kTwoNodes +
+                    "\nmodel: {size: 1MB}\nalgorithm: {name: nccl_allreduce, "
+                    "max_channels: 0}\n",
+                {"algorithm.max_channels: '0' is neither auto nor a whole number of channels from 1"});
+}
+
 TEST_CASE("nccl_allreduce refuses what NCCL would not run, naming the key", "[nccl][errors]") {
   const std::string head = "ranks: 8\nplatform: " + kTwoNodes + "\nmodel: {size: 1MB}\n";
   check_refused(head + "algorithm: {name: nccl_allreduce, nccl_algorithm: nvls, protocol: ll}\n",

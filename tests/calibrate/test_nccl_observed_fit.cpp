@@ -135,10 +135,10 @@ TEST_CASE(
   m.ranks = 16;
   m.nodes = 2;
   m.bytes = 1 << 20;
-  const auto sets = [&](const Scenario& sc, std::string* missed = nullptr) {
+  const auto sets = [&](const Scenario& sc, std::string* missed = nullptr, bool observed_too = true) {
     PointPlan plan;
-    const std::string why = follow_observed_choice(sc, m, plan);
-    if (missed) *missed = why;
+    const MissedChoice why = follow_observed_choice(sc, m, plan, observed_too);
+    if (missed) *missed = why.what;
     return plan.sets;
   };
   using Sets = std::vector<std::string>;
@@ -165,6 +165,27 @@ TEST_CASE(
   Scenario ring;
   ring.algorithm.name = "ring_allreduce";
   CHECK(sets(ring).empty());
+
+  // The log's NCCL_ALGO / NCCL_PROTO / NCCL_MIN_NCHANNELS: followed where no tuning line says more,
+  // and by compare (observed_too false), which ignores what NCCL printed of its own choice.
+  m.collective = "all_reduce";
+  m.observed = {};
+  m.init_channels = 0;
+  m.env.algorithm = "ring";
+  m.env.min_channels = 24;
+  CHECK(sets(nccl) == Sets{"algorithm.nccl_algorithm=ring", "algorithm.min_channels=24"});
+  m.env.protocol = "simple";
+  m.env.max_channels = 40;
+  CHECK(sets(nccl, nullptr, false) == Sets{"algorithm.nccl_algorithm=ring", "algorithm.protocol=simple",
+                                           "algorithm.min_channels=24", "algorithm.max_channels=32"});
+  m.init_channels = 16;  // the init line already counts what the bounds left
+  CHECK(sets(nccl) ==
+        Sets{"algorithm.nccl_algorithm=ring", "algorithm.protocol=simple", "algorithm.comm_channels=16"});
+  m.observed = {"tree", "ll128", 0};  // NCCL's tuning lines win in calibrate, not in compare
+  CHECK(sets(nccl) ==
+        Sets{"algorithm.nccl_algorithm=tree", "algorithm.protocol=ll128", "algorithm.comm_channels=16"});
+  CHECK(sets(nccl, nullptr, false) == Sets{"algorithm.nccl_algorithm=ring", "algorithm.protocol=simple",
+                                           "algorithm.min_channels=24", "algorithm.max_channels=32"});
 }
 
 // ll_log with NCCL's tuning lines saying NVLS/Simple, and the line of the first of them.
