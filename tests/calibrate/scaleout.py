@@ -22,6 +22,12 @@ PAIRS = {
     "h100_ib400_2to4": ("h100_ib400", "InfiniBand", ["h100_ib400_2node_all_reduce.log"], ["h100_ib400_4node_all_reduce.log"]),
     "h100_ib400_4to8": ("h100_ib400", "InfiniBand", ["h100_ib400_4node_all_reduce.log"], ["h100_ib400_8node_all_reduce.log"]),
     "h100_ib400_2to8": ("h100_ib400", "InfiniBand", ["h100_ib400_2node_all_reduce.log"], ["h100_ib400_8node_all_reduce.log"]),
+    # Both public two-node runs of that cluster: NCCL's own choice, and NCCL_ALGO=Ring with
+    # NCCL_MIN_CTAS=24 (followed from the log's launch line); the last pair predicts the eight-node
+    # run with NCCL_MIN_CTAS=24.
+    "h100_ib400_2to4_with_ring": ("h100_ib400", "InfiniBand", ["h100_ib400_2node_all_reduce.log", "h100_ib400_ring_ctas24_2node_all_reduce.log"], ["h100_ib400_4node_all_reduce.log"]),
+    "h100_ib400_2to8_with_ring": ("h100_ib400", "InfiniBand", ["h100_ib400_2node_all_reduce.log", "h100_ib400_ring_ctas24_2node_all_reduce.log"], ["h100_ib400_8node_all_reduce.log"]),
+    "h100_ib400_2to8ctas24_with_ring": ("h100_ib400", "InfiniBand", ["h100_ib400_2node_all_reduce.log", "h100_ib400_ring_ctas24_2node_all_reduce.log"], ["h100_ib400_ctas24_8node_all_reduce.log"]),
     "xe9680_h100_2to4": ("xe9680_h100", "InfiniBand", ["xe9680_h100_2node_all_reduce.log"], ["xe9680_h100_4node_all_reduce.log"]),
     "abci_a100_2to4": ("abci_a100", "InfiniBand", ["abci_a100_2node_all_reduce.log"], ["abci_a100_4node_all_reduce.log"]),
     "abci_a100_4to8": ("abci_a100", "InfiniBand", ["abci_a100_4node_all_reduce.log"], ["abci_a100_8node_all_reduce.log"]),
