@@ -141,6 +141,11 @@ std::optional<std::pair<std::string, std::string>> nccl_setting_in_message(const
   return std::make_pair(before[0], value);
 }
 
+bool nccl_setting_followed(const std::string& name) {
+  return name == "NCCL_ALGO" || name == "NCCL_PROTO" || name == "NCCL_MIN_NCHANNELS" ||
+         name == "NCCL_MIN_CTAS" || name == "NCCL_MAX_NCHANNELS" || name == "NCCL_MAX_CTAS";
+}
+
 NcclEnvChoice follow_nccl_settings(const std::map<std::string, NcclSetting>& settings,
                                    const std::string& collective) {
   NcclEnvChoice choice;
@@ -171,13 +176,13 @@ NcclEnvChoice follow_nccl_settings(const std::map<std::string, NcclSetting>& set
   one_of("NCCL_PROTO", {"ll", "ll128", "simple"}, nccl_protocol_spelling, choice.protocol,
          choice.protocol_where);
   for (const auto& [name, s] : settings) {
-    const bool min = name == "NCCL_MIN_NCHANNELS" || name == "NCCL_MIN_CTAS";
-    const bool max = name == "NCCL_MAX_NCHANNELS" || name == "NCCL_MAX_CTAS";
-    if (!min && !max) {
-      if (name != "NCCL_ALGO" && name != "NCCL_PROTO" && !without_effect(name))
-        note(name, s, "the simulated machine is the scenario's");
+    if (!nccl_setting_followed(name)) {
+      if (!without_effect(name)) note(name, s, "the simulated machine is the scenario's");
       continue;
     }
+    const bool min = name == "NCCL_MIN_NCHANNELS" || name == "NCCL_MIN_CTAS";
+    const bool max = name == "NCCL_MAX_NCHANNELS" || name == "NCCL_MAX_CTAS";
+    if (!min && !max) continue;  // NCCL_ALGO, NCCL_PROTO: above
     const auto count = parse_integer_text<long>(s.value);
     if (!count || *count < 1) {
       note(name, s, "not a whole number of channels from 1");

@@ -39,6 +39,9 @@ struct NcclEnvChoice {
   std::vector<std::pair<std::string, std::string>> not_followed;
 };
 
+// Whether the model follows the setting (NCCL_ALGO, NCCL_PROTO and the channel bounds).
+bool nccl_setting_followed(const std::string& name);
+
 // `settings` by name. NCCL_ALGO and NCCL_PROTO are read as NCCL parses them: a list of names, "^"
 // in front to disable rather than enable, and from NCCL 2.24 "func:list;func:list" per collective
 // (a part without "func:" applies to every collective). Only a list that leaves exactly one of the

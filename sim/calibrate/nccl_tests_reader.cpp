@@ -428,14 +428,15 @@ class NcclTestsReader {
     }
   }
 
-  // One log, one value per setting: NCCL's INFO lines repeat the launch line's (any case).
+  // One log, one value per setting the model follows: NCCL's INFO lines repeat the launch line's
+  // (any case). Others (an interface name) may differ from host to host: the first is kept.
   void add_setting(const std::string& name, const std::string& value, const std::string& where) {
     const auto lower = [](std::string text) {
       for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       return text;
     };
     const auto [it, added] = out_.nccl_settings.emplace(name, NcclSetting{value, where});
-    if (added || lower(it->second.value) == lower(value)) return;
+    if (added || lower(it->second.value) == lower(value) || !nccl_setting_followed(name)) return;
     const auto cut = [](const std::string& v) { return v.size() <= 60 ? v : v.substr(0, 60) + "..."; };
     throw InputError(fmt::format("{}: {}={} here, but {} says {}={}: keep runs of one setting per file",
                                  where, name, cut(value), it->second.where, name, cut(it->second.value)));
