@@ -57,10 +57,30 @@ std::vector<Measurement> read_all_measurements(const MeasuredRunOptions& options
 void check_observed_choices(const Scenario& base, const std::vector<Measurement>& measured) {
   if (base.algorithm.name != "nccl_allreduce") return;
   std::set<std::string> said;  // once per setting and file
-  for (const auto& m : measured)
+  const auto note = [&](const std::string& where, const std::string& what) {
+    if (!where.empty() && said.insert(where + what).second)
+      print_lines(stderr, "aggsim: note: {}: {}\n", where, what);
+  };
+  for (const auto& m : measured) {
+    if (!m.env.algorithm.empty())
+      note(m.env.algorithm_where,
+           fmt::format("NCCL_ALGO: this log's {} points run {}", m.collective, m.env.algorithm));
+    if (!m.env.protocol.empty())
+      note(m.env.protocol_where,
+           fmt::format("NCCL_PROTO: this log's {} points run {}", m.collective, m.env.protocol));
+    std::string bounds;
+    if (m.env.min_channels > 0) bounds = fmt::format("at least {}", m.env.min_channels);
+    if (m.env.max_channels > 0)
+      bounds += fmt::format("{}at most {}", bounds.empty() ? "" : " and ", m.env.max_channels);
+    if (!bounds.empty())
+      note(m.env.channels_where,
+           fmt::format("NCCL's channel settings: this log's points run on {} channels, unless an init line "
+                       "counts them",
+                       bounds));
     for (const auto& [where, what] : m.env.not_followed)
       if (said.insert(where + what).second)
         print_lines(stderr, "aggsim: warning: {}: {}: not followed by the simulation\n", where, what);
+  }
   for (const std::string key : {"nccl_algorithm", "protocol"}) {
     if (!base.algorithm.params.has(key)) continue;
     const std::string forced = base.algorithm.params.text(key);

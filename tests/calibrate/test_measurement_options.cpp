@@ -178,6 +178,12 @@ TEST_CASE("a log run with NCCL_ALGO=Ring is compared as ring, and contradicts a 
   CHECK(
       r.err.find("h100_ib400_ring_ctas24_2node_all_reduce.log:1: NCCL_IB_QPS_PER_CONNECTION=2 (the simulated "
                  "machine is the scenario's): not followed by the simulation") != std::string::npos);
+  CHECK(r.err.find("aggsim: note: " + log + ":1: NCCL_ALGO: this log's all_reduce points run ring\n") !=
+        std::string::npos);
+  CHECK(
+      r.err.find("aggsim: note: " + log +
+                 ":1: NCCL's channel settings: this log's points run on at least 24 channels, unless an init "
+                 "line counts them\n") != std::string::npos);
   const auto rows = csv_rows(read_file(dir / "ring.csv"));
   REQUIRE(rows.size() == 14);
   // Ring at every size (the model's own choice on two such nodes is NVLS-Tree, 40 - 60 % faster than
