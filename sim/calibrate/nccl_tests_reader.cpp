@@ -438,14 +438,17 @@ class NcclTestsReader {
     const auto [it, added] = out_.nccl_settings.emplace(name, NcclSetting{value, where});
     if (added || lower(it->second.value) == lower(value) || !nccl_setting_followed(name)) return;
     const auto cut = [](const std::string& v) { return v.size() <= 60 ? v : v.substr(0, 60) + "..."; };
-    throw InputError(fmt::format("{}: {}={} here, but {} says {}={}: keep runs of one setting per file",
-                                 where, name, cut(value), it->second.where, name, cut(it->second.value)));
+    // Said once the file has shown a table (nothing of a file is echoed before it is a log).
+    if (setting_conflict_.empty())
+      setting_conflict_ = fmt::format("{}: {}={} here, but {} says {}={}: keep runs of one setting per file",
+                                      where, name, cut(value), it->second.where, name, cut(it->second.value));
   }
 
   // Each row gets what the settings leave its collective (calibrate and compare say what of them
   // nccl_allreduce cannot follow; other algorithms are not NCCL's).
   void follow_settings() {
-    if (out_.nccl_settings.empty()) return;
+    if (out_.nccl_settings.empty() || out_.rows.empty()) return;
+    if (!setting_conflict_.empty()) throw InputError(setting_conflict_);
     for (auto& row : out_.rows) row.env = follow_nccl_settings(out_.nccl_settings, row.collective);
   }
 
@@ -484,6 +487,7 @@ class NcclTestsReader {
   int coll_channels_ = 0, nvls_channels_ = 0, ring_total_ = 0, ring_indices_ = 0;
   std::string coll_where_, ring_where_;
   bool channels_warned_ = false;
+  std::string setting_conflict_;  // the first followed setting given two values
 };
 
 }  // namespace

@@ -151,4 +151,11 @@ TEST_CASE("an nccl-tests log gives each row its NCCL settings, and refuses two v
     CHECK(std::string(e.what()) ==
           "x.log:5: NCCL_ALGO=Tree here, but x.log:1 says NCCL_ALGO=Ring: keep runs of one setting per file");
   }
+  // A file that is no log (no table) echoes none of its settings: it is refused as no log.
+  try {
+    parse_measurements("NCCL_ALGO=secret1\nNCCL_ALGO=secret2\n", "env.txt", {});
+    FAIL("a file without a table was read");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("secret") == std::string::npos);
+  }
 }
