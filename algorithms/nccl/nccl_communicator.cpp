@@ -144,6 +144,7 @@ struct NcclCommunicator::Meeting {
   struct Stream {
     int from = 0, to = 0, channel = 0;
     std::uint64_t wire_bytes = 0;
+    double load_scale = 1;  // NVLS: what its bytes cost the link, over the bytes (1 / nvls_efficiency)
   };
   std::vector<Stream> streams;
   std::vector<std::vector<std::size_t>> out, in;  // by member: indices into streams
@@ -419,7 +420,7 @@ NcclCommunicator::Chain NcclCommunicator::chain_time(const NcclCallPlan& plan, c
     }
     double intra = 0;
     if (is_nvls(a)) {
-      const double per_port = piece * (1 + 1.0 / view_.largest_node());
+      const double per_port = piece * (1 + 1.0 / view_.largest_node()) / costs_.nvls_efficiency;
       for (const auto& e : g.nvls_out[static_cast<std::size_t>(c)])
         if (e.from != e.to) {
           intra = std::max(intra, piece_time(e, per_port) + e.latency);
@@ -469,9 +470,9 @@ void NcclCommunicator::plan_streams(Meeting& m, const NcclCallPlan& plan, const 
   const Protocol proto = plan.choice.protocol;
   const int channels = plan.choice.channels, p = view_.size();
   const auto w = static_cast<std::int64_t>(wire_elements);
-  auto add = [&](int from, int to, double data_bytes, int c) {
+  auto add = [&](int from, int to, double data_bytes, int c, double load_scale = 1) {
     if (data_bytes <= 0 || from == to) return;
-    m.streams.push_back({from, to, c, wire_of(data_bytes, proto, costs_)});
+    m.streams.push_back({from, to, c, wire_of(data_bytes, proto, costs_), load_scale});
   };
   if (a == NcclAlgorithm::ring) {
     const Pieces pieces{0, w, static_cast<std::int64_t>(plan.loops) * channels * p};
@@ -509,7 +510,7 @@ void NcclCommunicator::plan_streams(Meeting& m, const NcclCallPlan& plan, const 
         const double share = 1.0 / static_cast<double>(view_.node_members(view_.node_of(me)).size());
         if (is_nvls(a)) {
           const auto& e = g.nvls_out[static_cast<std::size_t>(c)][static_cast<std::size_t>(me)];
-          add(e.from, e.to, data * (1 + share), c);
+          add(e.from, e.to, data * (1 + share), c, 1 / costs_.nvls_efficiency);
         }
         if (!g.tree_up.empty()) {
           const int parent = g.tree[static_cast<std::size_t>(c)][static_cast<std::size_t>(me)].parent;
@@ -531,7 +532,7 @@ void NcclCommunicator::plan_streams(Meeting& m, const NcclCallPlan& plan, const 
     m.in[static_cast<std::size_t>(st.to)].push_back(i);
     double latency = 0;
     for (const sg4::Link* l : g.route(st.from, st.to, p)) {
-      load[l] += static_cast<double>(st.wire_bytes);
+      load[l] += static_cast<double>(st.wire_bytes) * st.load_scale;
       latency += l->get_latency();
     }
     m.stream_latency = std::max(m.stream_latency, latency);

@@ -39,6 +39,10 @@ struct ProtocolCosts {
   std::array<std::array<double, 3>, 4> base_latency_s{};
   // Per-hop latency of NVLS's switch operations inside a node and across nodes (Simple only).
   double nvls_hop_latency_s = 0;
+  // Share of a GPU's NVLink port rate that NVLS's switch operations (multimem reduce, multicast)
+  // reach; 1: the port's rate. A calibration fits it where NVLS ran (one H100 node of NVLS is
+  // slower than its ports allow).
+  double nvls_efficiency = 1;
 
   double hop(LinkClass c, Protocol p) const {
     return hop_latency_s[static_cast<int>(c)][static_cast<int>(p)];

@@ -27,6 +27,7 @@ Bounds bounds_of(NcclParam p, double x0) {
   switch (p) {
     case NcclParam::bandwidth_intra:
     case NcclParam::bandwidth_network:
+    case NcclParam::bandwidth_nvls:
       return {0.5, 20};  // a link reaching up to twice its nominal bandwidth down to a 20th of it
     case NcclParam::efficiency_ll:
     case NcclParam::efficiency_ll128:
@@ -62,6 +63,8 @@ const char* nccl_param_name(NcclParam p) {
       return "efficiency.ll";
     case NcclParam::efficiency_ll128:
       return "efficiency.ll128";
+    case NcclParam::bandwidth_nvls:
+      return "bandwidth.nvls";
   }
   return "?";
 }
@@ -106,6 +109,9 @@ bool nccl_param_relevant(NcclParam p, const std::vector<std::string>& choices, b
       return uses("ll");
     case NcclParam::efficiency_ll128:
       return uses("ll128");
+    case NcclParam::bandwidth_nvls:
+      return std::any_of(choices.begin(), choices.end(),
+                         [](const std::string& c) { return c.rfind("nvls", 0) == 0; });
   }
   return false;
 }
@@ -130,6 +136,7 @@ void apply_nccl_params(const NcclParamValues& x, Calibration& cal) {
   c.nvls_hop_latency_s = d.nvls_hop_latency_s * at(NcclParam::base);
   c.efficiency[static_cast<int>(Protocol::ll)] = 1 / at(NcclParam::efficiency_ll);
   c.efficiency[static_cast<int>(Protocol::ll128)] = 1 / at(NcclParam::efficiency_ll128);
+  c.nvls_efficiency = 1 / at(NcclParam::bandwidth_nvls);
   cal.nccl = c;
   cal.intra.steps = {{0, 1.0, 1 / at(NcclParam::bandwidth_intra)}};
   cal.inter.steps = {{0, 1.0, 1 / at(NcclParam::bandwidth_network)}};

@@ -17,8 +17,9 @@ namespace aggsim {
 
 // Hop latencies are multipliers of NCCL's per link class (inside a node: NVLink and PCIe together)
 // and protocol; `base` multiplies every base latency; bandwidth_* are the inverse of the share of
-// a link's bandwidth reached inside a node / between nodes; efficiency_* the inverse of LL's and
-// LL128's efficiency (Simple's is 1 by definition: the link shares carry it).
+// a link's bandwidth reached inside a node / between nodes / by NVLS's switch operations;
+// efficiency_* the inverse of LL's and LL128's efficiency (Simple's is 1 by definition: the link
+// shares carry it).
 enum class NcclParam {
   hop_intra_ll,
   hop_intra_ll128,
@@ -31,8 +32,9 @@ enum class NcclParam {
   bandwidth_network,
   efficiency_ll,
   efficiency_ll128,
+  bandwidth_nvls,
 };
-inline constexpr int kNcclParams = 11;
+inline constexpr int kNcclParams = 12;
 const char* nccl_param_name(NcclParam p);
 
 using NcclParamValues = std::array<double, kNcclParams>;

@@ -68,6 +68,7 @@ ProtocolCosts read_nccl(const YamlValue& value, std::vector<std::string>& identi
         c.efficiency[static_cast<std::size_t>(p)] = v->real(1e-3, 1);
     protocols.finish();
   }
+  if (auto nvls = map.get("nvls_efficiency")) c.nvls_efficiency = nvls->real(1e-3, 2);
   if (auto scale = map.get("base_latency_scale")) {
     const double x = scale->real(0, 1e4);
     for (auto& row : c.base_latency_s)
@@ -100,6 +101,7 @@ void emit_nccl(YAML::Emitter& out, const ProtocolCosts& c, const std::vector<std
     out << YAML::Key << kProtocolKeys[p] << YAML::Value
         << fmt::format("{:.6g}", c.efficiency[static_cast<std::size_t>(p)]);
   out << YAML::EndMap;
+  out << YAML::Key << "nvls_efficiency" << YAML::Value << fmt::format("{:.6g}", c.nvls_efficiency);
   // NCCL's base latencies keep their ratios; one scale is fitted.
   const double scale =
       d.base(NcclAlgorithm::ring, Protocol::simple) > 0

@@ -5,6 +5,7 @@
 // records what it saw, and compare marks sizes and choices outside it.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
@@ -102,4 +103,41 @@ TEST_CASE("calibrating nccl_allreduce on 1 and 2 nodes recovers a machine's cost
   CHECK(rows[1].at("in_measured_range") == "1");
   CHECK(rows[2].at("in_measured_range") == "0");
   CHECK(r.out.find("range?") != std::string::npos);
+}
+
+TEST_CASE("calibrating NVLS on a node of a switch recovers the share of the ports' rate the switch reaches",
+          "[calibrate][nccl][cli]") {
+  const auto dir = fresh_dir("ncal-nvls");
+  // Eight GPUs on a reducing switch, NVLS forced; the machine's switch runs at 60 % of the ports' rate.
+  write_file(dir / "s.yaml", R"(name: nvls
+ranks: 8
+steps: 1
+platform: {topology: cluster, nodes: 1, gpus_per_node: 8, intra_bandwidth: 450GBps, intra_latency: 0.5us,
+           nvswitch: true}
+model: {size: 1MB, math: off}
+algorithm: {name: nccl_allreduce, nccl_algorithm: nvls}
+compute: {reduce_speed: 0}
+)");
+  write_file(dir / "truth.yaml", "network: auto\nnccl:\n  nvls_efficiency: 0.6\n");
+  auto r = run_aggsim({"perf", "s.yaml", "--set", "calibration=truth.yaml", "--min", "4MiB", "--max", "4GiB",
+                       "--factor", "4", "--csv", "truth.csv", "-j", "2"},
+                      dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::string measured = "collective,ranks,nodes,bytes,time\n";
+  for (const auto& row : read_csv_rows(read_file(dir / "truth.csv")))
+    measured += fmt::format("all_reduce,8,1,{},{}\n", row.at("bytes"), row.at("time_s"));
+  write_file(dir / "measured.csv", measured);
+
+  r = run_aggsim({"calibrate", "s.yaml", "measured.csv", "--out", "fit.yaml", "-j", "2"}, dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto cal =
+      aggsim::load_calibration((dir / "fit.yaml").string(), &aggsim::find_topology("cluster")->params);
+  REQUIRE(cal.nccl);
+  CHECK(cal.nccl->nvls_efficiency == Approx(0.6).epsilon(0.03));
+  CHECK(std::find(cal.identified.begin(), cal.identified.end(), "bandwidth.nvls") != cal.identified.end());
+  // The ports themselves keep their rate: the switch, not the links, is slow.
+  CHECK(cal.intra.steps.at(0).bandwidth == Approx(1.0));
+  CHECK(read_file(dir / "fit.report.txt").find("bandwidth.nvls") != std::string::npos);
 }
