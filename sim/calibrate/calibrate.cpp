@@ -220,12 +220,27 @@ std::string calibrate_nccl(const MeasuredRunOptions& options, const std::vector<
   for (int k = 0; k < kNcclParams; ++k) {
     const auto p = static_cast<NcclParam>(k);
     const bool id = std::find(fit.identified.begin(), fit.identified.end(), p) != fit.identified.end();
+    const bool bound = std::find(fit.at_bound.begin(), fit.at_bound.end(), p) != fit.at_bound.end();
     text += fmt::format("  {:<28} {:>10.4g} (NCCL: {:.4g}) {}\n", nccl_param_name(p),
                         x[static_cast<std::size_t>(k)], d[static_cast<std::size_t>(k)],
-                        id ? "fitted" : "assumed");
+                        bound ? "fitted, at a bound"
+                        : id  ? "fitted"
+                              : "assumed");
   }
   for (const auto& n : fit.notes) notes += "- " + n + "\n";
-  return text + (notes.empty() ? "" : "not identified by the data:\n" + notes);
+  std::string bound;
+  for (NcclParam p : fit.at_bound) {
+    bound += fmt::format("- {}: {:.4g}; the points that run on it carry it to every prediction\n",
+                         nccl_param_name(p), x[static_cast<std::size_t>(p)]);
+    print_lines(
+        stderr,
+        "aggsim: warning: {} is held at a bound of the model ({:.4g}): the measurements ask for more "
+        "than it allows, most likely points the model runs otherwise than NCCL did (see the report)\n",
+        nccl_param_name(p), x[static_cast<std::size_t>(p)]);
+  }
+  return text + (notes.empty() ? "" : "not identified by the data:\n" + notes) +
+         (bound.empty() ? ""
+                        : "held at a bound of the model (the data ask for more than it allows):\n" + bound);
 }
 
 }  // namespace

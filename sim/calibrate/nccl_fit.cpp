@@ -241,6 +241,7 @@ NcclFitResult fit_nccl_params(const std::vector<double>& measured, const std::ve
     const NcclParam p = kept[chosen[j]];
     result.values[static_cast<std::size_t>(p)] = x[static_cast<Eigen::Index>(j)];
     result.identified.push_back(p);
+    if (fixed[j]) result.at_bound.push_back(p);
   }
   std::sort(result.identified.begin(), result.identified.end());
   result.predicted.resize(measured.size());

@@ -53,6 +53,9 @@ struct NcclFitResult {
   NcclParamValues values{};
   std::vector<NcclParam> identified;  // fitted; the other candidates kept their values
   std::vector<std::string> notes;     // why a candidate was not identified
+  // Fitted, but held at a bound of the model: the data ask for more than the model allows (a
+  // protocol above its wire efficiency, a hop latency 50 times NCCL's), so what runs on it carries it.
+  std::vector<NcclParam> at_bound;
   std::vector<double> predicted;      // each point's time under the fit's linear model
 };
 

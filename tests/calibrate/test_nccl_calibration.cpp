@@ -140,4 +140,28 @@ compute: {reduce_speed: 0}
   // The ports themselves keep their rate: the switch, not the links, is slow.
   CHECK(cal.intra.steps.at(0).bandwidth == Approx(1.0));
   CHECK(read_file(dir / "fit.report.txt").find("bandwidth.nvls") != std::string::npos);
+  // A fit inside the model's bounds says nothing of them.
+  CHECK(read_file(dir / "fit.report.txt").find("held at a bound") == std::string::npos);
+  CHECK(r.err.find("held at a bound") == std::string::npos);
+}
+
+TEST_CASE("a parameter the data push to a bound of the model is reported and warned about",
+          "[calibrate][nccl][cli]") {
+  // The published two-node XE9680 log: to follow 256 KiB - 2 MiB the fit takes LL128's efficiency
+  // to its bound (5 % of the wire), which every LL128 point of a prediction then pays.
+  const fs::path data = fs::path(AGGSIM_SOURCE_DIR) / "tests" / "data" / "calibration";
+  const auto dir = fresh_dir("ncal-bound");
+  const auto r = run_aggsim({"calibrate", (data / "nccl" / "xe9680_h100.yaml").string(),
+                             (data / "xe9680_h100_2node_all_reduce.log").string(), "--out", "fit.yaml"},
+                            dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("aggsim: warning: efficiency.ll128 is held at a bound of the model (20)") !=
+        std::string::npos);
+  const std::string report = read_file(dir / "fit.report.txt");
+  CHECK(report.find("efficiency.ll128                     20 (NCCL: 1.087) fitted, at a bound") !=
+        std::string::npos);
+  CHECK(report.find("held at a bound of the model (the data ask for more than it allows):\n- ") !=
+        std::string::npos);
+  fs::remove_all(dir);
 }

@@ -87,4 +87,6 @@ TEST_CASE("the NCCL fit keeps one of two parameters the data cannot tell apart, 
   }
   const NcclFitResult bounded = fit_nccl_params(fast, at2, x0, {NcclParam::efficiency_ll}, p2);
   CHECK(bounded.values[static_cast<int>(NcclParam::efficiency_ll)] == 1.0);
+  CHECK(bounded.at_bound == std::vector<NcclParam>{NcclParam::efficiency_ll});
+  CHECK(fit_nccl_params(at2, at2, x0, {NcclParam::efficiency_ll}, p2).at_bound.empty());  // no push
 }
