@@ -60,6 +60,12 @@ TEST_CASE("every fuzz regression input is an input error with its expected messa
        {"launcher-prefix-300KB.log:13: cannot tell which collective"}},
       // "internal error: stoi".
       {"measurement/rank-beyond-int.log", {"rank-beyond-int.log:4: the rank number", "beyond 4194304"}},
+      // NCCL settings in every form the reader takes, one of them given a second value.
+      {"measurement/nccl-settings-two-values.log",
+       {"nccl-settings-two-values.log:5: NCCL_ALGO=tree here, but",
+        "nccl-settings-two-values.log:1 says NCCL_ALGO=allreduce:ring;broadcast:tree: keep runs of one "
+        "setting "
+        "per file"}},
   };
   std::size_t seen = 0;
   for (const char* kind : {"platform", "scenario", "measurement"}) {
