@@ -91,7 +91,7 @@ std::set<std::string> enabled_by(const std::string& value, const std::string& co
   return enabled;
 }
 
-// Settings that do not change what NCCL runs, or that are followed.
+// Settings that do not change what NCCL runs (its debug output).
 bool without_effect(const std::string& name) {
   return name.compare(0, 10, "NCCL_DEBUG") == 0;
 }
