@@ -50,6 +50,26 @@ MissedChoice follow_observed_choice(const Scenario& base, const Measurement& m, 
         "platform, host property aggsim_nvswitch=\"true\" in XML)",
         algorithm_where, algorithm, base.where("platform"),
         base.platform.file.empty() ? "" : ", " + base.platform.file));
+  if (runnable && !tuned) {
+    // What a log's NCCL_ALGO / NCCL_PROTO force must be something NCCL can run on its ranks (its
+    // tuning lines say what it did run).
+    const std::string& protocol = m.env.protocol;
+    if (algorithm == "nvls" && m.nodes > 1)
+      throw InputError(
+          fmt::format("{}: NCCL_ALGO leaves {} only NVLS, which NCCL runs inside one node, and this "
+                      "log's points span {} nodes (NVLS-Tree joins nodes)",
+                      algorithm_where, m.collective, m.nodes));
+    if (algorithm == "nvls_tree" && m.nodes == 1)
+      throw InputError(
+          fmt::format("{}: NCCL_ALGO leaves {} only NVLS-Tree, which joins nodes, and this log's "
+                      "points are on one node",
+                      algorithm_where, m.collective));
+    if (nvls_family && !protocol.empty() && protocol != "simple")
+      throw InputError(
+          fmt::format("{}: NCCL_PROTO leaves {} only {}, and NCCL_ALGO only {}, which NCCL runs "
+                      "with the simple protocol only",
+                      m.env.protocol_where, m.collective, protocol, algorithm));
+  }
   if (runnable) {
     plan.sets.push_back("algorithm.nccl_algorithm=" + algorithm);
   } else if (!algorithm.empty()) {

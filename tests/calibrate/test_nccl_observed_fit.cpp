@@ -186,6 +186,28 @@ TEST_CASE(
         Sets{"algorithm.nccl_algorithm=tree", "algorithm.protocol=ll128", "algorithm.comm_channels=16"});
   CHECK(sets(nccl, nullptr, false) == Sets{"algorithm.nccl_algorithm=ring", "algorithm.protocol=simple",
                                            "algorithm.min_channels=24", "algorithm.max_channels=32"});
+
+  // Settings NCCL could not run on the log's ranks are input errors at their line.
+  nccl.platform.nvswitch = true;
+  m.observed = {};
+  m.env = {};
+  m.env.algorithm = "nvls";
+  m.env.algorithm_where = "run.log:1";
+  CHECK_THROWS_WITH(sets(nccl),
+                    "run.log:1: NCCL_ALGO leaves all_reduce only NVLS, which NCCL runs inside one "
+                    "node, and this log's points span 2 nodes (NVLS-Tree joins nodes)");
+  m.env.algorithm = "nvls_tree";
+  m.env.protocol = "ll";
+  m.env.protocol_where = "run.log:2";
+  CHECK_THROWS_WITH(sets(nccl),
+                    "run.log:2: NCCL_PROTO leaves all_reduce only ll, and NCCL_ALGO only nvls_tree, "
+                    "which NCCL runs with the simple protocol only");
+  m.nodes = 1;
+  CHECK_THROWS_WITH(sets(nccl), Catch::Contains("run.log:1: NCCL_ALGO leaves all_reduce only NVLS-Tree"));
+  m.env.algorithm = "nvls";
+  m.env.protocol = "simple";
+  CHECK(sets(nccl) ==
+        Sets{"algorithm.nccl_algorithm=nvls", "algorithm.protocol=simple", "algorithm.comm_channels=16"});
 }
 
 // ll_log with NCCL's tuning lines saying NVLS/Simple, and the line of the first of them.
