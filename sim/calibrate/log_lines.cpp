@@ -177,6 +177,10 @@ GluedSplit split_glued_debug(const std::string& line, const KnownHosts& known_ho
   return {"", line};
 }
 
+std::string shown_word(const std::string& word, std::size_t most) {
+  return word.size() <= most ? word : word.substr(0, most) + "...";
+}
+
 std::vector<std::string> split_words(const std::string& line) {
   std::istringstream in(line);
   std::vector<std::string> words;

@@ -11,15 +11,11 @@
 #include "sim/calibrate/nccl_info_lines.hpp"
 #include "sim/calibrate/readers.hpp"
 #include "sim/core/checked.hpp"
+#include "sim/core/strings.hpp"
 
 namespace aggsim {
 
 namespace {
-
-// A value of the log in a message, cut if long (a hostile line may hold a word of a megabyte).
-std::string shown_value(const std::string& text) {
-  return text.size() <= 60 ? text : text.substr(0, 60) + "...";
-}
 
 // NCCL's variables; nccl-tests' own (NCCL_TESTS_*) are not NCCL's.
 bool setting_name(const std::string& word) {
@@ -38,21 +34,6 @@ std::string unquoted(std::string value) {
   return value;
 }
 
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> parts;
-  std::string part;
-  for (char c : text) {
-    if (c == sep) {
-      parts.push_back(part);
-      part.clear();
-    } else if (!std::isspace(static_cast<unsigned char>(c))) {
-      part += c;
-    }
-  }
-  parts.push_back(part);
-  return parts;
-}
-
 // Which of `menu` an NCCL_ALGO / NCCL_PROTO value leaves `collective`, as NCCL's parseList reads it;
 // `why` says what could not be read. `spell` maps NCCL's names onto the menu's.
 std::set<std::string> enabled_by(const std::string& value, const std::string& collective,
@@ -60,7 +41,7 @@ std::set<std::string> enabled_by(const std::string& value, const std::string& co
                                  std::string (*spell)(const std::string&), std::string& why) {
   std::string list;
   bool generic_seen = false, own_seen = false;
-  for (const std::string& part : split(value, ';')) {
+  for (const std::string& part : split_list(value, ';')) {
     if (part.empty()) continue;
     const auto colon = part.find(':');
     if (colon == std::string::npos) {
@@ -76,11 +57,11 @@ std::set<std::string> enabled_by(const std::string& value, const std::string& co
   const bool disable = !list.empty() && list[0] == '^';
   if (disable) list.erase(0, 1);
   std::set<std::string> named;
-  for (const std::string& name : split(list, ',')) {
+  for (const std::string& name : split_list(list, ',')) {
     if (name.empty()) continue;
     const std::string spelt = spell(name);
     if (spelt.empty()) {
-      why = fmt::format("'{}' names nothing NCCL knows", shown_value(name));
+      why = fmt::format("'{}' names nothing NCCL knows", readers::shown_word(name));
       return all;
     }
     named.insert(spelt);
@@ -112,7 +93,7 @@ std::vector<std::pair<std::string, std::string>> nccl_settings_in_command(const 
     // "-x", "export", "env" and friends stand before it; "--export=ALL,NCCL_ALGO=Ring" around it. A
     // comma starts the next assignment only where one follows ("NCCL_ALGO=ring,tree" is one value).
     std::vector<std::string> pieces;
-    for (const std::string& piece : split(word, ','))
+    for (const std::string& piece : split_list(word, ','))
       if (pieces.empty() || piece.find('=') != std::string::npos)
         pieces.push_back(piece);
       else
@@ -150,7 +131,8 @@ NcclEnvChoice follow_nccl_settings(const std::map<std::string, NcclSetting>& set
                                    const std::string& collective) {
   NcclEnvChoice choice;
   const auto note = [&](const std::string& name, const NcclSetting& s, const std::string& why) {
-    choice.not_followed.emplace_back(s.where, fmt::format("{}={} ({})", name, shown_value(s.value), why));
+    choice.not_followed.emplace_back(s.where,
+                                     fmt::format("{}={} ({})", name, readers::shown_word(s.value), why));
   };
   const auto one_of = [&](const char* name, const std::vector<std::string>& menu,
                           std::string (*spell)(const std::string&), std::string& out, std::string& where) {

@@ -14,9 +14,9 @@ namespace {
 
 constexpr int kMaxChannels = 1024;  // NCCL has at most 64; anything beyond is not a channel count
 
-// A word of the line in a message, cut if long (a hostile line may hold a word of a megabyte).
+// A word of the line in a message.
 std::string shown(const std::string& word) {
-  return word.size() <= 40 ? word : word.substr(0, 40) + "...";
+  return readers::shown_word(word, 40);
 }
 
 bool all_digits(const std::string& word) {

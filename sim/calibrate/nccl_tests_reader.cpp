@@ -165,8 +165,7 @@ class NcclTestsReader {
   }
 
   void set_named_collective(const std::string& given, const std::string& where) {
-    // A word of the log in a message: cut if long (a hostile line may hold a word of a megabyte).
-    const std::string raw = given.size() <= 60 ? given : given.substr(0, 60) + "...";
+    const std::string raw = shown_word(given);
     const std::string name = canonical_collective(given);
     if (!defaults_.collective.empty() && name != defaults_.collective)
       throw InputError(fmt::format("{}: this log names its collective, '{}', but --collective says {}", where,
@@ -437,11 +436,11 @@ class NcclTestsReader {
     };
     const auto [it, added] = out_.nccl_settings.emplace(name, NcclSetting{value, where});
     if (added || lower(it->second.value) == lower(value) || !nccl_setting_followed(name)) return;
-    const auto cut = [](const std::string& v) { return v.size() <= 60 ? v : v.substr(0, 60) + "..."; };
     // Said once the file has shown a table (nothing of a file is echoed before it is a log).
     if (setting_conflict_.empty())
-      setting_conflict_ = fmt::format("{}: {}={} here, but {} says {}={}: keep runs of one setting per file",
-                                      where, name, cut(value), it->second.where, name, cut(it->second.value));
+      setting_conflict_ =
+          fmt::format("{}: {}={} here, but {} says {}={}: keep runs of one setting per file", where, name,
+                      shown_word(value), it->second.where, name, shown_word(it->second.value));
   }
 
   // Each row gets what the settings leave its collective (calibrate and compare say what of them

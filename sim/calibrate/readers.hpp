@@ -18,6 +18,9 @@ constexpr double kMaxBytes = 9223372036854775807.0;  // 2^63 - 1, rounded to 2^6
 // overflowed the stack).
 std::vector<std::string> log_lines(const std::string& text);
 std::vector<std::string> split_words(const std::string& line);
+// A word of a log in a message, cut to `most` bytes and "..." (a hostile line may hold a word of a
+// megabyte).
+std::string shown_word(const std::string& word, std::size_t most = 60);
 bool parse_number(const std::string& word, double& value);  // the whole word, finite
 
 // Where "NCCL INFO" (or WARN, TRACE, CALL) first appears in a line, or npos.
