@@ -28,24 +28,12 @@ class NcclAllreduce final : public Aggregator {
   ReduceOp op_;
 };
 
-std::optional<NcclAlgorithm> algorithm_option(const std::string& name) {
-  for (NcclAlgorithm a : kNcclAlgorithms)
-    if (name == nccl_algorithm_name(a)) return a;
-  return std::nullopt;
-}
-
-std::optional<Protocol> protocol_option(const std::string& name) {
-  for (Protocol p : kProtocols)
-    if (name == protocol_name(p)) return p;
-  return std::nullopt;
-}
-
 }  // namespace
 
 NcclOptions nccl_options(const Params& params) {
   NcclOptions o;
-  o.algorithm = algorithm_option(params.text("nccl_algorithm"));
-  o.protocol = protocol_option(params.text("protocol"));
+  o.algorithm = nccl_algorithm_named(params.text("nccl_algorithm"));
+  o.protocol = protocol_named(params.text("protocol"));
   const auto channel_count = [&](const std::string& key) -> std::optional<int> {
     const std::string text = params.text(key);
     if (text == "auto") return std::nullopt;
@@ -78,7 +66,7 @@ NcclOptions nccl_options(const Params& params) {
   const std::string gpu = params.text("gpu");
   o.arch = gpu == "volta" ? GpuArch::volta : gpu == "ampere" ? GpuArch::ampere : GpuArch::hopper;
   const bool nvls_family = o.algorithm == NcclAlgorithm::nvls || o.algorithm == NcclAlgorithm::nvls_tree;
-  if (nvls_family && o.protocol && *o.protocol != Protocol::simple)
+  if (o.algorithm && o.protocol && !nccl_protocol_runs(*o.algorithm, *o.protocol))
     throw ParamError("protocol", fmt::format("{}: NCCL runs {} with the simple protocol only",
                                              protocol_name(*o.protocol), nccl_algorithm_name(*o.algorithm)));
   if (nvls_family && o.movement == Movement::chunk)
@@ -106,20 +94,23 @@ void check_nccl_platform(const NcclOptions& o, const NcclView& view) {
                        "NVLS, which moves at flow level only: force nccl_algorithm ring or tree");
     return;
   }
-  const bool nvls_family = *o.algorithm == NcclAlgorithm::nvls || *o.algorithm == NcclAlgorithm::nvls_tree;
-  if (nvls_family && !view.nvswitch())
-    throw ParamError(
-        "nccl_algorithm",
-        fmt::format("{} needs nodes of several GPUs on a switch that reduces (platform.nvswitch: true on "
-                    "a generated platform, host property aggsim_nvswitch=\"true\" in XML)",
-                    nccl_algorithm_name(*o.algorithm)));
-  if (*o.algorithm == NcclAlgorithm::nvls && view.nodes() > 1)
-    throw ParamError("nccl_algorithm",
-                     fmt::format("nvls reduces inside one node, and these ranks span {} nodes: "
-                                 "use nvls_tree (NVLS inside nodes, a tree between them)",
-                                 view.nodes()));
-  if (*o.algorithm == NcclAlgorithm::nvls_tree && view.nodes() == 1)
-    throw ParamError("nccl_algorithm", "nvls_tree joins nodes, and these ranks are on one node: use nvls");
+  switch (nccl_placement(*o.algorithm, view.nodes(), view.nvswitch())) {
+    case NcclPlacement::runs:
+      return;
+    case NcclPlacement::needs_switch:
+      throw ParamError(
+          "nccl_algorithm",
+          fmt::format("{} needs nodes of several GPUs on a switch that reduces (platform.nvswitch: "
+                      "true on a generated platform, host property aggsim_nvswitch=\"true\" in XML)",
+                      nccl_algorithm_name(*o.algorithm)));
+    case NcclPlacement::nvls_spans_nodes:
+      throw ParamError("nccl_algorithm",
+                       fmt::format("nvls reduces inside one node, and these ranks span {} nodes: "
+                                   "use nvls_tree (NVLS inside nodes, a tree between them)",
+                                   view.nodes()));
+    case NcclPlacement::nvls_tree_on_one_node:
+      throw ParamError("nccl_algorithm", "nvls_tree joins nodes, and these ranks are on one node: use nvls");
+  }
 }
 
 std::vector<ParamSpec> nccl_param_specs() {

@@ -95,7 +95,7 @@ NcclTuning::NcclTuning(const NcclSystem& s) : system_(s) {
       if (gather_scatter && a != NcclAlgorithm::ring && a != NcclAlgorithm::nvls) continue;
       const bool nvls_family = a == NcclAlgorithm::nvls || a == NcclAlgorithm::nvls_tree;
       for (Protocol p : kProtocols) {
-        if (nvls_family && p != Protocol::simple) continue;
+        if (!nccl_protocol_runs(a, p)) continue;
         double bw = nodes <= 2 ? s.bw_intra : s.bw_inter;
         if (a == NcclAlgorithm::nvls) bw = std::min(s.bw_intra, s.bw_inter);
         if (a == NcclAlgorithm::nvls_tree)
@@ -141,12 +141,7 @@ NcclTuning::NcclTuning(const NcclSystem& s) : system_(s) {
           lat += intra_lat + 2 * log2i(nodes) * inter_lat;
         }
         cost.latency_us = lat;
-        // Where NCCL enables each pair.
-        bool on = true;
-        if (nvls_family && !s.nvls) on = false;
-        if (a == NcclAlgorithm::nvls_tree && nodes == 1) on = false;
-        if (a == NcclAlgorithm::nvls && nodes > 1) on = false;  // needs CollNet across nodes
-        if (!on) cost.bandwidth_GBps = 0;
+        if (nccl_placement(a, nodes, s.nvls) != NcclPlacement::runs) cost.bandwidth_GBps = 0;
       }
     }
   }

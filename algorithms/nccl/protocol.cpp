@@ -28,6 +28,30 @@ const char* nccl_algorithm_name(NcclAlgorithm a) {
   return "?";
 }
 
+std::optional<NcclAlgorithm> nccl_algorithm_named(const std::string& name) {
+  for (NcclAlgorithm a : kNcclAlgorithms)
+    if (name == nccl_algorithm_name(a)) return a;
+  return std::nullopt;
+}
+
+std::optional<Protocol> protocol_named(const std::string& name) {
+  for (Protocol p : kProtocols)
+    if (name == protocol_name(p)) return p;
+  return std::nullopt;
+}
+
+NcclPlacement nccl_placement(NcclAlgorithm a, int nodes, bool nvswitch) {
+  if (a != NcclAlgorithm::nvls && a != NcclAlgorithm::nvls_tree) return NcclPlacement::runs;
+  if (!nvswitch) return NcclPlacement::needs_switch;
+  if (a == NcclAlgorithm::nvls && nodes > 1) return NcclPlacement::nvls_spans_nodes;
+  if (a == NcclAlgorithm::nvls_tree && nodes == 1) return NcclPlacement::nvls_tree_on_one_node;
+  return NcclPlacement::runs;
+}
+
+bool nccl_protocol_runs(NcclAlgorithm a, Protocol p) {
+  return p == Protocol::simple || (a != NcclAlgorithm::nvls && a != NcclAlgorithm::nvls_tree);
+}
+
 ProtocolCosts ProtocolCosts::nccl_defaults() {
   ProtocolCosts c;
   constexpr double us = 1e-6;

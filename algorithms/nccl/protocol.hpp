@@ -10,6 +10,7 @@
 // and the ring bandwidth refinements: LL 0.5, LL128 0.92), which the calibration refines; NCCL's
 // choice of algorithm and protocol keeps using NCCL's table (nccl_tuning.hpp), as NCCL itself does.
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,18 @@ enum class NcclAlgorithm { tree, ring, nvls, nvls_tree };
 inline constexpr std::array<NcclAlgorithm, 4> kNcclAlgorithms = {
     NcclAlgorithm::tree, NcclAlgorithm::ring, NcclAlgorithm::nvls, NcclAlgorithm::nvls_tree};
 const char* nccl_algorithm_name(NcclAlgorithm a);
+// The algorithm or protocol of that name, none for another word ("auto").
+std::optional<NcclAlgorithm> nccl_algorithm_named(const std::string& name);
+std::optional<Protocol> protocol_named(const std::string& name);
+
+// Where NCCL runs an algorithm: NVLS and NVLS-Tree need the nodes' GPUs on a switch that reduces;
+// NVLS stays inside one node, NVLS-Tree joins nodes. With nccl_protocol_runs, one rule for NCCL's
+// own choice, a scenario's forced algorithm and a log's NCCL settings, each of which words its
+// refusal for its own reader.
+enum class NcclPlacement { runs, needs_switch, nvls_spans_nodes, nvls_tree_on_one_node };
+NcclPlacement nccl_placement(NcclAlgorithm a, int nodes, bool nvswitch);
+// NVLS and NVLS-Tree run the Simple protocol only.
+bool nccl_protocol_runs(NcclAlgorithm a, Protocol p);
 
 struct ProtocolCosts {
   // Seconds per hop beyond the wire, [link class][protocol].

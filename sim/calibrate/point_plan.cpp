@@ -39,11 +39,14 @@ MissedChoice follow_observed_choice(const Scenario& base, const Measurement& m, 
   const bool tuned = observed_too && (!m.observed.nccl_algorithm.empty() || !m.observed.protocol.empty());
   const std::string& algorithm = tuned ? m.observed.nccl_algorithm : m.env.algorithm;
   const std::string& algorithm_where = tuned ? m.observed_source : m.env.algorithm_where;
-  const bool nvls_family = algorithm == "nvls" || algorithm == "nvls_tree";
+  const std::optional<NcclAlgorithm> named = nccl_algorithm_named(algorithm);
   // Other collectives run NCCL's ring here (nccl_allreduce's collective key).
-  const bool runnable =
-      m.collective == "all_reduce" ? algorithm == "ring" || algorithm == "tree" || nvls_family : algorithm == "ring";
-  if (runnable && nvls_family && !may_have_nvswitch(base.platform))
+  const bool runnable = named && (m.collective == "all_reduce" || *named == NcclAlgorithm::ring);
+  // What NCCL ran, or what a log's NCCL_ALGO / NCCL_PROTO force, must be something NCCL can run on
+  // the log's ranks (past a switch, the point's run finds where the ranks are).
+  const NcclPlacement placement =
+      runnable ? nccl_placement(*named, m.nodes, may_have_nvswitch(base.platform)) : NcclPlacement::runs;
+  if (placement == NcclPlacement::needs_switch)
     throw InputError(fmt::format(
         "{}: NCCL ran {} here, which needs GPUs on a switch that reduces, and the scenario's platform "
         "({}{}) has none: describe the nodes as they are (platform.nvswitch: true on a generated "
@@ -51,20 +54,20 @@ MissedChoice follow_observed_choice(const Scenario& base, const Measurement& m, 
         algorithm_where, algorithm, base.where("platform"),
         base.platform.file.empty() ? "" : ", " + base.platform.file));
   if (runnable && !tuned) {
-    // What a log's NCCL_ALGO / NCCL_PROTO force must be something NCCL can run on its ranks (its
-    // tuning lines say what it did run).
+    // NCCL's tuning lines say what it did run; the settings only what it was told to.
     const std::string& protocol = m.env.protocol;
-    if (algorithm == "nvls" && m.nodes > 1)
+    if (placement == NcclPlacement::nvls_spans_nodes)
       throw InputError(
           fmt::format("{}: NCCL_ALGO leaves {} only NVLS, which NCCL runs inside one node, and this "
                       "log's points span {} nodes (NVLS-Tree joins nodes)",
                       algorithm_where, m.collective, m.nodes));
-    if (algorithm == "nvls_tree" && m.nodes == 1)
+    if (placement == NcclPlacement::nvls_tree_on_one_node)
       throw InputError(
           fmt::format("{}: NCCL_ALGO leaves {} only NVLS-Tree, which joins nodes, and this log's "
                       "points are on one node",
                       algorithm_where, m.collective));
-    if (nvls_family && !protocol.empty() && protocol != "simple")
+    const std::optional<Protocol> forced = protocol_named(protocol);
+    if (forced && !nccl_protocol_runs(*named, *forced))
       throw InputError(
           fmt::format("{}: NCCL_PROTO leaves {} only {}, and NCCL_ALGO only {}, which NCCL runs "
                       "with the simple protocol only",
