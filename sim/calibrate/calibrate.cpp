@@ -203,7 +203,8 @@ std::string calibrate_nccl(const MeasuredRunOptions& options, const std::vector<
       candidates.push_back(p);
       probes.push_back(simulate_points(options, plans, {"calibration=" + probe.path.string()}));
     }
-    fit = fit_nccl_params(times, simulated, x, candidates, probes);
+    const NcclFitResult pass_fit = fit_nccl_params(times, simulated, x, candidates, probes);
+    fit = pass == 0 ? pass_fit : merge_fit_passes(fit, pass_fit);
     x = fit.values;
     predicted = fit.predicted;
   }
@@ -227,7 +228,7 @@ std::string calibrate_nccl(const MeasuredRunOptions& options, const std::vector<
                         : id  ? "fitted"
                               : "assumed");
   }
-  for (const auto& n : fit.notes) notes += "- " + n + "\n";
+  for (const auto& n : fit.notes) notes += "- " + n.text + "\n";
   std::string bound;
   for (NcclParam p : fit.at_bound) {
     bound += fmt::format("- {}: {:.4g}; the points that run on it carry it to every prediction\n",

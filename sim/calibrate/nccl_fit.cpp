@@ -23,7 +23,7 @@ constexpr double kPrior = 1e-10;
 struct Bounds {
   double low, high;
 };
-Bounds bounds_of(NcclParam p, double x0) {
+Bounds bounds_of(NcclParam p, double nccl_value) {
   switch (p) {
     case NcclParam::bandwidth_intra:
     case NcclParam::bandwidth_network:
@@ -33,7 +33,7 @@ Bounds bounds_of(NcclParam p, double x0) {
     case NcclParam::efficiency_ll128:
       return {1, 20};  // efficiency at most 1
     default:
-      return {0.02 * x0, 50 * x0};
+      return {0.02 * nccl_value, 50 * nccl_value};
   }
 }
 
@@ -163,8 +163,9 @@ NcclFitResult fit_nccl_params(const std::vector<double>& measured, const std::ve
     }
     if (largest < kMinSensitivity) {
       result.notes.push_back(
-          fmt::format("{}: doubling it moves no point by {:.0f} % (at most {:.1f} %); kept at {:.4g}",
-                      nccl_param_name(candidates[k]), 100 * kMinSensitivity, 100 * largest, step));
+          {candidates[k],
+           fmt::format("{}: doubling it moves no point by {:.0f} % (at most {:.1f} %); kept at {:.4g}",
+                       nccl_param_name(candidates[k]), 100 * kMinSensitivity, 100 * largest, step)});
       continue;
     }
     kept.push_back(candidates[k]);
@@ -185,14 +186,16 @@ NcclFitResult fit_nccl_params(const std::vector<double>& measured, const std::ve
     for (const auto& b : basis) r -= b.dot(r) * b;
     if (r.norm() < kMinIndependence * columns[k].norm()) {
       result.notes.push_back(
-          fmt::format("{}: the data cannot tell it from the parameters fitted before it; kept at {:.4g}",
-                      nccl_param_name(kept[k]), x0[static_cast<std::size_t>(kept[k])]));
+          {kept[k],
+           fmt::format("{}: the data cannot tell it from the parameters fitted before it; kept at {:.4g}",
+                       nccl_param_name(kept[k]), x0[static_cast<std::size_t>(kept[k])])});
       continue;
     }
     basis.push_back(r / r.norm());
     chosen.push_back(k);
   }
   // Bounded least squares by clamping: solve, fix what leaves its bounds at the bound, solve again.
+  const NcclParamValues defaults = nccl_param_defaults();
   std::vector<bool> fixed(chosen.size(), false);
   Eigen::VectorXd x(static_cast<Eigen::Index>(chosen.size()));
   for (std::size_t j = 0; j < chosen.size(); ++j)
@@ -226,7 +229,7 @@ NcclFitResult fit_nccl_params(const std::vector<double>& measured, const std::ve
       const std::size_t j = free[static_cast<std::size_t>(f)];
       const NcclParam p = kept[chosen[j]];
       const double start = x0[static_cast<std::size_t>(p)];
-      const Bounds bd = bounds_of(p, start);
+      const Bounds bd = bounds_of(p, defaults[static_cast<std::size_t>(p)]);
       double v = start + dx[f];
       if (v < bd.low || v > bd.high) {
         v = std::clamp(v, bd.low, bd.high);
@@ -254,6 +257,25 @@ NcclFitResult fit_nccl_params(const std::vector<double>& measured, const std::ve
     result.predicted[i] = t;
   }
   return result;
+}
+
+NcclFitResult merge_fit_passes(const NcclFitResult& earlier, const NcclFitResult& later) {
+  NcclFitResult merged = later;
+  const auto has = [](const std::vector<NcclParam>& v, NcclParam p) {
+    return std::find(v.begin(), v.end(), p) != v.end();
+  };
+  for (NcclParam p : earlier.identified)
+    if (!has(merged.identified, p)) merged.identified.push_back(p);
+  std::sort(merged.identified.begin(), merged.identified.end());
+  for (NcclParam p : earlier.at_bound) {
+    const auto k = static_cast<std::size_t>(p);
+    if (!has(merged.at_bound, p) && later.values[k] == earlier.values[k]) merged.at_bound.push_back(p);
+  }
+  std::sort(merged.at_bound.begin(), merged.at_bound.end());
+  merged.notes.clear();
+  for (const NcclFitNote& n : later.notes)
+    if (!has(merged.identified, n.param)) merged.notes.push_back(n);
+  return merged;
 }
 
 }  // namespace aggsim

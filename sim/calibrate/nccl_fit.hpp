@@ -49,10 +49,15 @@ bool nccl_param_relevant(NcclParam p, const std::vector<std::string>& choices, b
 // The calibration `values` describe (protocol costs and one bandwidth factor per link class).
 void apply_nccl_params(const NcclParamValues& values, Calibration& cal);
 
+struct NcclFitNote {
+  NcclParam param;
+  std::string text;  // why the data did not identify it
+};
+
 struct NcclFitResult {
   NcclParamValues values{};
   std::vector<NcclParam> identified;  // fitted; the other candidates kept their values
-  std::vector<std::string> notes;     // why a candidate was not identified
+  std::vector<NcclFitNote> notes;     // the candidates that were not identified
   // Fitted, but held at a bound of the model: the data ask for more than the model allows (a
   // protocol above its wire efficiency, a hop latency 50 times NCCL's), so what runs on it carries it.
   std::vector<NcclParam> at_bound;
@@ -60,9 +65,15 @@ struct NcclFitResult {
 };
 
 // `measured[i]` the measured time of point i, `at[i]` its simulated time at `x0`, `probe[k][i]` its
-// simulated time with candidate k at twice its x0 value.
+// simulated time with candidate k at twice its x0 value. Bounds are NCCL's values times a range
+// (bounds_of), wherever x0 starts.
 NcclFitResult fit_nccl_params(const std::vector<double>& measured, const std::vector<double>& at,
                               const NcclParamValues& x0, const std::vector<NcclParam>& candidates,
                               const std::vector<std::vector<double>>& probe);
+
+// A fit in passes, each linearised around the last one's values: a parameter some pass fitted was
+// fitted by the data, even where a later pass, around its new value, finds no point that moves
+// with it; one a pass held at a bound stays there unless a later pass moved it. `later`'s values.
+NcclFitResult merge_fit_passes(const NcclFitResult& earlier, const NcclFitResult& later);
 
 }  // namespace aggsim

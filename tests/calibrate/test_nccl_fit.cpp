@@ -50,7 +50,7 @@ TEST_CASE("the NCCL fit recovers parameters of times linear in them, and names w
   CHECK(fit.values[static_cast<int>(NcclParam::hop_intra_ll)] == 1.0);
   REQUIRE(fit.identified.size() == 3);
   REQUIRE(fit.notes.size() == 1);
-  CHECK(fit.notes[0].find("hop_latency.intra.ll") != std::string::npos);
+  CHECK(fit.notes[0].text.find("hop_latency.intra.ll") != std::string::npos);
   for (std::size_t i = 0; i < measured.size(); ++i)
     CHECK(fit.predicted[i] == Approx(measured[i]).epsilon(1e-3));
 }
@@ -74,7 +74,7 @@ TEST_CASE("the NCCL fit keeps one of two parameters the data cannot tell apart, 
   CHECK(fit.identified[0] == NcclParam::base);  // the larger effect is kept
   CHECK(fit.values[static_cast<int>(NcclParam::base)] == Approx(1.6).epsilon(1e-3));
   REQUIRE(fit.notes.size() == 1);
-  CHECK(fit.notes[0].find("cannot tell it from") != std::string::npos);
+  CHECK(fit.notes[0].text.find("cannot tell it from") != std::string::npos);
 
   // Measured faster than any efficiency above 1 allows: LL's inverse efficiency stops at 1.
   std::vector<double> fast;
@@ -89,4 +89,53 @@ TEST_CASE("the NCCL fit keeps one of two parameters the data cannot tell apart, 
   CHECK(bounded.values[static_cast<int>(NcclParam::efficiency_ll)] == 1.0);
   CHECK(bounded.at_bound == std::vector<NcclParam>{NcclParam::efficiency_ll});
   CHECK(fit_nccl_params(at2, at2, x0, {NcclParam::efficiency_ll}, p2).at_bound.empty());  // no push
+}
+
+TEST_CASE("the NCCL fit's bounds are NCCL's values times a range, wherever a pass starts",
+          "[calibrate][nccl]") {
+  // A latency an earlier pass took to 0.1 of NCCL's, which the data ask to take to 0.001: the bound
+  // is 0.02 of NCCL's, not 0.02 of where this pass starts.
+  NcclParamValues x0 = nccl_param_defaults();
+  x0[static_cast<int>(NcclParam::base)] = 0.1;
+  std::vector<double> measured, at;
+  std::vector<std::vector<double>> probe(1);
+  for (int i = 0; i < 4; ++i) {
+    const double latency = 10e-6, transfer = (i + 1) * 1e-6;  // latency at x0 = 0.1
+    at.push_back(latency + transfer);
+    probe[0].push_back(2 * latency + transfer);
+    measured.push_back(latency / 100 + transfer);
+  }
+  const NcclFitResult fit = fit_nccl_params(measured, at, x0, {NcclParam::base}, probe);
+  CHECK(fit.values[static_cast<int>(NcclParam::base)] == Approx(0.02));
+  CHECK(fit.at_bound == std::vector<NcclParam>{NcclParam::base});
+}
+
+TEST_CASE("a fit in passes keeps what an earlier pass fitted and held at a bound", "[calibrate][nccl]") {
+  // Pass one takes the network to its bound (the data ran faster than twice the links allow); pass
+  // two, around that value, finds no point that moves with it.
+  NcclFitResult first;
+  first.values = nccl_param_defaults();
+  first.values[static_cast<int>(NcclParam::bandwidth_network)] = 0.5;
+  first.values[static_cast<int>(NcclParam::base)] = 1.3;
+  first.identified = {NcclParam::base, NcclParam::bandwidth_network};
+  first.at_bound = {NcclParam::bandwidth_network};
+  NcclFitResult second = first;
+  second.values[static_cast<int>(NcclParam::base)] = 1.2;
+  second.identified = {NcclParam::base};
+  second.at_bound = {};
+  second.notes = {{NcclParam::bandwidth_network, "bandwidth.network: doubling it moves no point"},
+                  {NcclParam::hop_intra_ll, "hop_latency.intra.ll: doubling it moves no point"}};
+  const NcclFitResult merged = merge_fit_passes(first, second);
+  CHECK(merged.values == second.values);
+  CHECK(merged.identified == std::vector<NcclParam>{NcclParam::base, NcclParam::bandwidth_network});
+  CHECK(merged.at_bound == std::vector<NcclParam>{NcclParam::bandwidth_network});
+  REQUIRE(merged.notes.size() == 1);
+  CHECK(merged.notes[0].param == NcclParam::hop_intra_ll);
+
+  // A later pass that moves it off the bound: fitted, no longer at the bound.
+  NcclFitResult third = second;
+  third.values[static_cast<int>(NcclParam::bandwidth_network)] = 0.6;
+  third.identified = {NcclParam::base, NcclParam::bandwidth_network};
+  third.notes.clear();
+  CHECK(merge_fit_passes(merged, third).at_bound.empty());
 }
