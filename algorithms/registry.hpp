@@ -30,6 +30,7 @@ struct AlgorithmConfig {
   int world = 1;
   // The costs of NCCL's protocols on each class of link: a calibration's, else NCCL's own.
   ProtocolCosts protocol_costs = ProtocolCosts::nccl_defaults();
+  BandwidthFactor bandwidth_factor;  // a calibration's, for movements that pace their streams
   bool math = true;        // the math plane runs (model.math)
   std::uint64_t seed = 0;  // the scenario seed (e.g. for a random graph every rank must agree on)
   const CompressorInfo* compressor = nullptr;  // the scenario's compressor (`none` when absent)

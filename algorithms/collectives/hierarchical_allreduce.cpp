@@ -64,12 +64,13 @@ std::vector<std::vector<int>> ranks_by_node(const RankLayout* layout, int world)
 class NcclAcrossNodes {
  public:
   NcclAcrossNodes(std::vector<std::vector<int>> nodes, const std::vector<sg4::Host*>& hosts,
-                  const ProtocolCosts& costs) {
+                  const ProtocolCosts& costs, const BandwidthFactor& bandwidth_factor) {
     const std::size_t g = nodes.empty() ? 0 : nodes.front().size();
     for (std::size_t i = 0; i < g; ++i) {
       std::vector<int> members;
       for (const auto& node : nodes) members.push_back(node[i]);
-      comms_.push_back(std::make_shared<NcclCommunicator>(members, hosts, NcclOptions{}, costs));
+      comms_.push_back(
+          std::make_shared<NcclCommunicator>(members, hosts, NcclOptions{}, costs, bandwidth_factor));
       local_index_of_.emplace(members.front(), i);
     }
   }
@@ -214,7 +215,8 @@ AlgorithmInfo hierarchical_allreduce_entry() {
     auto meetings = merged ? std::make_shared<std::vector<NodeMeeting>>(table->nodes.size()) : nullptr;
     std::shared_ptr<NcclAcrossNodes> nccl;
     if (cfg.params.text("inter") == "nccl" && cfg.hosts())
-      nccl = std::make_shared<NcclAcrossNodes>(table->nodes, *cfg.hosts(), cfg.protocol_costs);
+      nccl = std::make_shared<NcclAcrossNodes>(table->nodes, *cfg.hosts(), cfg.protocol_costs,
+                                               cfg.bandwidth_factor);
     AlgorithmRun run = independent_ranks(cfg, [table, meetings, nccl](const AlgorithmConfig& c) {
       const int inter_chunks = static_cast<int>(c.params.integer("inter_chunks"));
       GroupAllreduce inter = nccl ? nccl->allreduce() : inter_algorithm(c.params.text("inter"), inter_chunks);

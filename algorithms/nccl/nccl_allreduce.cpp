@@ -177,7 +177,8 @@ AlgorithmInfo nccl_allreduce_entry() {
     }
     std::vector<int> members(static_cast<std::size_t>(cfg.world));
     for (int r = 0; r < cfg.world; ++r) members[static_cast<std::size_t>(r)] = r;
-    auto comm = std::make_shared<NcclCommunicator>(members, *cfg.hosts(), options, cfg.protocol_costs);
+    auto comm = std::make_shared<NcclCommunicator>(members, *cfg.hosts(), options, cfg.protocol_costs,
+                                                   cfg.bandwidth_factor);
     check_nccl_platform(options, comm->view());
     const ReduceOp op = cfg.op;
     run.make_aggregator = [comm, op] { return std::make_unique<NcclAllreduce>(comm, op); };

@@ -153,15 +153,20 @@ struct NcclCommunicator::Meeting {
 };
 
 NcclCommunicator::NcclCommunicator(const std::vector<int>& members, const std::vector<sg4::Host*>& hosts,
-                                   NcclOptions options, ProtocolCosts costs)
+                                   NcclOptions options, ProtocolCosts costs, BandwidthFactor bandwidth_factor)
     : view_(members, hosts),
       options_(options),
       costs_(costs),
+      bandwidth_factor_(std::move(bandwidth_factor)),
       channels_(options.channels.value_or(bounded_channels(options, view_.default_channels()))),
       tuning_(view_.system(channels_, options.arch)),
       calls_made_(members.size(), 0) {}
 
 NcclCommunicator::~NcclCommunicator() = default;
+
+double NcclCommunicator::rate_factor(LinkClass cls, double bytes) const {
+  return bandwidth_factor_ ? bandwidth_factor_(cls != LinkClass::network, bytes) : 1.0;
+}
 
 NcclCallPlan NcclCommunicator::plan(std::uint64_t wire_elements) const {
   NcclCallPlan plan;
@@ -531,8 +536,12 @@ void NcclCommunicator::plan_streams(Meeting& m, const NcclCallPlan& plan, const 
     m.out[static_cast<std::size_t>(st.from)].push_back(i);
     m.in[static_cast<std::size_t>(st.to)].push_back(i);
     double latency = 0;
+    // The network gives the stream its links' rate times its bandwidth factor (a calibration's):
+    // paced at the bare rate, a factor above 1 would speed nothing up.
+    const double wire = static_cast<double>(st.wire_bytes);
+    const double cost = wire * st.load_scale / rate_factor(view_.hop_class(st.from, st.to), wire);
     for (const sg4::Link* l : g.route(st.from, st.to, p)) {
-      load[l] += static_cast<double>(st.wire_bytes) * st.load_scale;
+      load[l] += cost;
       latency += l->get_latency();
     }
     m.stream_latency = std::max(m.stream_latency, latency);

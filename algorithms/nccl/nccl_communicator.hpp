@@ -57,8 +57,10 @@ struct NcclCallPlan {
 class NcclCommunicator {
  public:
   // `members`: the communicator's ranks in order; `hosts`: every rank's host.
+  // `bandwidth_factor`: what the network applies to each transfer's bandwidth (a calibration's
+  // factors), at which the flow level paces its streams.
   NcclCommunicator(const std::vector<int>& members, const std::vector<sg4::Host*>& hosts, NcclOptions options,
-                   ProtocolCosts costs);
+                   ProtocolCosts costs, BandwidthFactor bandwidth_factor = {});
   ~NcclCommunicator();
 
   const NcclView& view() const { return view_; }
@@ -91,12 +93,15 @@ class NcclCommunicator {
   };
   Chain chain_time(const NcclCallPlan& plan, const Geometry& g) const;
   double arrival_delay(int from, int to, Protocol proto) const;
+  // The network's bandwidth factor for `bytes` over a hop of class `cls`.
+  double rate_factor(LinkClass cls, double bytes) const;
   void plan_streams(Meeting& m, const NcclCallPlan& plan, const Geometry& g,
                     std::uint64_t wire_elements) const;
 
   NcclView view_;
   NcclOptions options_;
   ProtocolCosts costs_;
+  BandwidthFactor bandwidth_factor_;
   int channels_ = 1;
   NcclTuning tuning_;
   std::vector<std::uint64_t> calls_made_;  // per member

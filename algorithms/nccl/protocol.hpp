@@ -10,6 +10,7 @@
 // and the ring bandwidth refinements: LL 0.5, LL128 0.92), which the calibration refines; NCCL's
 // choice of algorithm and protocol keeps using NCCL's table (nccl_tuning.hpp), as NCCL itself does.
 #include <array>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,11 @@ enum class NcclPlacement { runs, needs_switch, nvls_spans_nodes, nvls_tree_on_on
 NcclPlacement nccl_placement(NcclAlgorithm a, int nodes, bool nvswitch);
 // NVLS and NVLS-Tree run the Simple protocol only.
 bool nccl_protocol_runs(NcclAlgorithm a, Protocol p);
+
+// The factor the network applies to the bandwidth of a transfer of `bytes` inside a node or between
+// nodes (a calibration's factor tables; none: 1). A movement that paces its own streams by the
+// links' rates paces them at the rates the transfers get.
+using BandwidthFactor = std::function<double(bool same_node, double bytes)>;
 
 struct ProtocolCosts {
   // Seconds per hop beyond the wire, [link class][protocol].

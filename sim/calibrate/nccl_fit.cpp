@@ -28,7 +28,10 @@ Bounds bounds_of(NcclParam p, double nccl_value) {
     case NcclParam::bandwidth_intra:
     case NcclParam::bandwidth_network:
     case NcclParam::bandwidth_nvls:
-      return {0.5, 20};  // a link reaching up to twice its nominal bandwidth down to a 20th of it
+      // A link down to a 20th of its platform rate, and no faster: the platform gives the hardware's
+      // rates, and points faster than they allow ran another algorithm than the model's (NCCL's
+      // tree on two nodes carries up to twice a ring's bus bandwidth).
+      return {1, 20};
     case NcclParam::efficiency_ll:
     case NcclParam::efficiency_ll128:
       return {1, 20};  // efficiency at most 1
@@ -86,6 +89,9 @@ bool nccl_param_relevant(NcclParam p, const std::vector<std::string>& choices, b
              c.compare(c.size() - protocol.size() - 1, std::string::npos, "/" + protocol) == 0;
     });
   };
+  const auto uses_pair = [&](const std::string& pair) {
+    return std::find(choices.begin(), choices.end(), pair) != choices.end();
+  };
   switch (p) {
     case NcclParam::hop_intra_ll:
       return uses("ll");
@@ -101,10 +107,12 @@ bool nccl_param_relevant(NcclParam p, const std::vector<std::string>& choices, b
       return any_inter && uses("simple");
     case NcclParam::base:
       return true;
+    // A link's share of its rate shows alone only where ring or tree runs Simple: under LL, LL128 or
+    // NVLS it multiplies the protocol's efficiency or NVLS's share, which then carries it.
     case NcclParam::bandwidth_intra:
-      return any_intra;
+      return any_intra && (uses_pair("ring/simple") || uses_pair("tree/simple"));
     case NcclParam::bandwidth_network:
-      return any_inter;
+      return any_inter && (uses_pair("ring/simple") || uses_pair("tree/simple"));
     case NcclParam::efficiency_ll:
       return uses("ll");
     case NcclParam::efficiency_ll128:

@@ -56,16 +56,12 @@ std::optional<RouteFactors> route_factors(const Scenario& sc, bool same_node_rou
 
 void install_network_factors(sg4::Engine& engine, const Calibration& cal) {
   if (cal.intra.empty() && cal.inter.empty()) return;
-  const FactorTable* intra = &cal.intra;
-  const FactorTable* inter = &cal.inter;
   // One level left out keeps factors of 1 (the platform's values as written).
-  auto factor = [intra, inter](bool latency) {
-    return [intra, inter, latency](double size, const sg4::Host* src, const sg4::Host* dst,
-                                   const std::vector<sg4::Link*>&, const std::unordered_set<sg4::NetZone*>&) {
-      const FactorTable* table = same_node(src, dst) ? intra : inter;
-      if (table->empty()) return 1.0;
-      const FactorStep& s = table->at(size);
-      return latency ? s.latency : s.bandwidth;
+  auto factor = [&cal](bool latency) {
+    return [&cal, latency](double size, const sg4::Host* src, const sg4::Host* dst,
+                           const std::vector<sg4::Link*>&, const std::unordered_set<sg4::NetZone*>&) {
+      const bool same = same_node(src, dst);
+      return latency ? cal.latency_factor(same, size) : cal.bandwidth_factor(same, size);
     };
   };
   try {

@@ -17,6 +17,16 @@ const FactorStep& FactorTable::at(double message_bytes) const {
   return steps[i];
 }
 
+double Calibration::latency_factor(bool same_node, double bytes) const {
+  const FactorTable& t = same_node ? intra : inter;
+  return t.empty() ? 1.0 : t.at(bytes).latency;
+}
+
+double Calibration::bandwidth_factor(bool same_node, double bytes) const {
+  const FactorTable& t = same_node ? intra : inter;
+  return t.empty() ? 1.0 : t.at(bytes).bandwidth;
+}
+
 namespace {
 
 // The calibration file's `format`, written first; a file without it is format 1.

@@ -51,6 +51,10 @@ struct Calibration {
   std::string link_classes_where;
   std::string fabric, fabric_where;
   std::string nccl_where;  // of the `nccl:` section
+
+  // The factors of a transfer of `bytes` inside a node or between nodes (1 where no table).
+  double latency_factor(bool same_node, double bytes) const;
+  double bandwidth_factor(bool same_node, double bytes) const;
 };
 
 // Reads a calibration file; `generator_specs` (the scenario's topology parameters, or null for an

@@ -603,6 +603,10 @@ AlgorithmConfig algorithm_config(const Scenario& sc) {
   config.world = sc.ranks;
   config.math = sc.model.math;
   if (sc.calibration && sc.calibration->nccl) config.protocol_costs = *sc.calibration->nccl;
+  if (sc.calibration && !(sc.calibration->intra.empty() && sc.calibration->inter.empty()))
+    config.bandwidth_factor = [cal = *sc.calibration](bool same_node, double bytes) {
+      return cal.bandwidth_factor(same_node, bytes);
+    };
   config.seed = sc.seed;
   config.compressor = sc.compression.entry;
   config.compressor_params = sc.compression.params;

@@ -111,8 +111,8 @@ TEST_CASE("the NCCL fit's bounds are NCCL's values times a range, wherever a pas
 }
 
 TEST_CASE("a fit in passes keeps what an earlier pass fitted and held at a bound", "[calibrate][nccl]") {
-  // Pass one takes the network to its bound (the data ran faster than twice the links allow); pass
-  // two, around that value, finds no point that moves with it.
+  // Pass one takes the network's share to a bound; pass two, around that value, finds no point that
+  // moves with it (the values are the merge's to keep, whatever they are).
   NcclFitResult first;
   first.values = nccl_param_defaults();
   first.values[static_cast<int>(NcclParam::bandwidth_network)] = 0.5;
