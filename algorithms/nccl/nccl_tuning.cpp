@@ -46,6 +46,15 @@ int log2i(double n) {
   return l;
 }
 
+// A graph's bwIntra: a ring between nodes runs at the network's speed inside nodes too, a tree's
+// search raises it up to twice the network's (search.cc).
+double graph_bw_intra(const NcclSystem& s, NcclAlgorithm a) {
+  if (s.nodes <= 1) return s.bw_intra;
+  if (a == NcclAlgorithm::ring) return std::min(s.bw_intra, s.bw_inter);
+  if (a == NcclAlgorithm::tree) return std::min(s.bw_intra, 2 * s.bw_inter);
+  return s.bw_intra;
+}
+
 int arch_index(GpuArch a) {
   return a == GpuArch::volta ? 0 : a == GpuArch::ampere ? 1 : 2;
 }
@@ -82,6 +91,7 @@ NcclTuning::NcclTuning(const NcclSystem& s) : system_(s) {
   const int cc = arch_index(s.arch);
   const int index2 = nodes <= 2 ? nodes - 1 : 2;
   const int index1 = nodes == 1 ? cc : 0;  // beyond one node NCCL looks at the CPU: Intel
+  const int graph_channels = s.graph_channels > 0 ? s.graph_channels : std::max(1, s.channels);
   const double ll_max_bw = kLlMaxBw[index1][index2];
   const int intra_hw = s.intra_nvlink ? kNvlink : kPci;
   for (NcclCollective coll : {NcclCollective::all_reduce, NcclCollective::all_gather,
@@ -96,11 +106,16 @@ NcclTuning::NcclTuning(const NcclSystem& s) : system_(s) {
       const bool nvls_family = a == NcclAlgorithm::nvls || a == NcclAlgorithm::nvls_tree;
       for (Protocol p : kProtocols) {
         if (!nccl_protocol_runs(a, p)) continue;
-        double bw = nodes <= 2 ? s.bw_intra : s.bw_inter;
+        // NCCL's tuning reads a graph's bwIntra up to two nodes and its bwInter beyond; a ring that
+        // crosses nodes runs one speed inside and between them, and a tree's search may raise its
+        // bwIntra up to twice bwInter: on two nodes a tree's bytes cross the network once each way,
+        // a ring's twice. Channels: the graph's, whose count the per-channel caps below multiply.
+        double bw = nodes > 2 ? s.bw_inter : graph_bw_intra(s, a);
         if (a == NcclAlgorithm::nvls) bw = std::min(s.bw_intra, s.bw_inter);
         if (a == NcclAlgorithm::nvls_tree)
           bw = std::min(s.bw_intra, nodes <= 2 ? s.bw_inter : s.bw_inter / 2);
-        const int channels = nvls_family ? s.nvls_channels : s.channels;
+        const int channels = nvls_family ? s.nvls_channels : graph_channels;
+        if (!nvls_family) bw *= static_cast<double>(s.channels) / graph_channels;
         double bus = channels * bw;
         if (a == NcclAlgorithm::ring && p == Protocol::ll) bus = std::min(ll_max_bw, bus * .5);
         if (a == NcclAlgorithm::ring && p == Protocol::ll128)
@@ -180,7 +195,7 @@ int NcclTuning::max_threads(NcclAlgorithm a, Protocol p) const {
   if (a == NcclAlgorithm::nvls || a == NcclAlgorithm::nvls_tree) return 640;
   if (p == Protocol::ll128) return 640;
   if (p == Protocol::ll) return 512;
-  if (a == NcclAlgorithm::ring) return system_.bw_intra * system_.channels <= kPciBw ? 256 : 512;
+  if (a == NcclAlgorithm::ring) return graph_bw_intra(system_, a) * system_.channels <= kPciBw ? 256 : 512;
   return 512;
 }
 

@@ -33,9 +33,12 @@ struct NcclSystem {
   bool intra_nvlink = true;  // GPUs of a node joined by NVLink (else PCIe)
   GpuArch arch = GpuArch::hopper;
   int channels = 2;                     // comm->nChannels: the ring (and tree) channels
+  // The ring and tree graphs' own channels, whose count NCCL's tuning multiplies its per-channel
+  // caps by: half the communicator's, whose rings NCCL duplicates (connect.cc); 0: `channels`.
+  int graph_channels = 0;
   int nvls_channels = 16;               // comm->nvlsChannels
-  double bw_intra = 20;                 // GB/s per channel inside a node (graph->bwIntra)
-  double bw_inter = 20;                 // GB/s per channel between nodes (graph->bwInter)
+  double bw_intra = 20;                 // GB/s per channel inside a node (the links' rate / channels)
+  double bw_inter = 20;                 // GB/s per channel between nodes (the NICs' rate / channels)
   bool nvls = false;                    // NVLS supported: the nodes' GPUs sit on a switch that reduces
   NicPath gpu_nic_path = NicPath::pxb;  // the farthest GPU-NIC path of the communicator (typeInter)
 };

@@ -157,6 +157,10 @@ int NcclView::default_channels() const {
   return std::clamp(2 * links, 2, kNcclMaxChannels);
 }
 
+namespace {
+constexpr double kNcclMaxChannelGBps = 48;  // the fastest speed of NCCL's search between nodes
+}  // namespace
+
 NcclSystem NcclView::system(int channels, GpuArch arch) const {
   NcclSystem s;
   s.ranks = size();
@@ -164,6 +168,12 @@ NcclSystem NcclView::system(int channels, GpuArch arch) const {
   s.intra_nvlink = intra_nvlink_;
   s.arch = arch;
   s.channels = std::max(1, channels);
+  // NCCL's search gives a ring or tree channel between nodes at most 48 GB/s and packs as many as
+  // the NICs carry (one per NIC of up to 400 Gb/s); inside one node half the communicator's, whose
+  // rings NCCL duplicates.
+  s.graph_channels =
+      nodes() > 1 ? nics_ * std::max(1, static_cast<int>(std::floor(nic_bw_ / 1e9 / kNcclMaxChannelGBps)))
+                  : std::max(1, default_channels() / 2);
   s.nvls_channels = std::min(16, kNcclMaxChannels);
   s.nvls = nvswitch_;
   s.gpu_nic_path = gpu_nic_path_;

@@ -89,9 +89,6 @@ bool nccl_param_relevant(NcclParam p, const std::vector<std::string>& choices, b
              c.compare(c.size() - protocol.size() - 1, std::string::npos, "/" + protocol) == 0;
     });
   };
-  const auto uses_pair = [&](const std::string& pair) {
-    return std::find(choices.begin(), choices.end(), pair) != choices.end();
-  };
   switch (p) {
     case NcclParam::hop_intra_ll:
       return uses("ll");
@@ -107,12 +104,10 @@ bool nccl_param_relevant(NcclParam p, const std::vector<std::string>& choices, b
       return any_inter && uses("simple");
     case NcclParam::base:
       return true;
-    // A link's share of its rate shows alone only where ring or tree runs Simple: under LL, LL128 or
-    // NVLS it multiplies the protocol's efficiency or NVLS's share, which then carries it.
     case NcclParam::bandwidth_intra:
-      return any_intra && (uses_pair("ring/simple") || uses_pair("tree/simple"));
+      return any_intra;
     case NcclParam::bandwidth_network:
-      return any_inter && (uses_pair("ring/simple") || uses_pair("tree/simple"));
+      return any_inter;
     case NcclParam::efficiency_ll:
       return uses("ll");
     case NcclParam::efficiency_ll128:

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 
 #include "algorithms/nccl/nccl_tuning.hpp"
 #include "support/cli.hpp"
+#include "support/csv.hpp"
 #include "support/reduction_check.hpp"
 #include "support/refusal.hpp"
 
@@ -354,4 +356,30 @@ TEST_CASE("platform.gpu_nic_path and the XML host property reach NCCL's choice, 
       "ranks: 32\nplatform: {file: p.xml}" + tail,
       {"p.xml:14:", "<prop>: aggsim_gpu_nic_path: value=\"PCIe\" must be one of pix | pxb | pxn | phb | sys"},
       {{"p.xml", with_path("PCIe", true)}});
+}
+
+TEST_CASE("NCCL's choice on two nodes: its tree where the tree graph's intra speed lifts it above the ring",
+          "[nccl][tuning]") {
+  // NCCL's search lets a tree graph's bwIntra rise to twice its bwInter (on two nodes a tree's bytes
+  // cross the network once each way, a ring's twice), and its tuning caps each graph channel (half
+  // the communicator's). The published logs show the outcome on two nodes:
+  // - CSCS Alps, 4 GH200 and four 200 Gb/s NICs per node: 158 GB/s bus bandwidth at 4 GiB, above
+  //   the 100 GB/s of the four NICs that bound any ring, so NCCL ran its tree;
+  // - ALCF Polaris, 4 A100 and two 200 Gb/s NICs: 36.8 GB/s at 1 GiB on two nodes as on eight
+  //   (36.5), where NCCL runs its ring; a tree would carry more than the NICs allow a ring.
+  namespace fs = std::filesystem;
+  const fs::path scenarios = fs::path(AGGSIM_SOURCE_DIR) / "tests" / "data" / "calibration" / "nccl";
+  auto choice_at_1GiB = [&](const std::string& scenario) {
+    const auto dir = fresh_dir("two-node-choice");
+    const auto r = run_aggsim(
+        {"perf", (scenarios / scenario).string(), "--min", "1GiB", "--max", "1GiB", "--csv", "p.csv"}, dir);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto rows = read_csv_rows(read_file(dir / "p.csv"));
+    fs::remove_all(dir);
+    REQUIRE(rows.size() == 1);
+    return rows[0].at("choice");
+  };
+  CHECK(choice_at_1GiB("alps_gh200.yaml") == "tree/simple");
+  CHECK(choice_at_1GiB("polaris_a100.yaml") == "ring/simple");
 }

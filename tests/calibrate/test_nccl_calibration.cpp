@@ -44,11 +44,11 @@ nccl:
 
 // `aggsim perf` under the truth, as a measurement CSV (collective,ranks,nodes,bytes,time).
 std::string measure(const fs::path& dir, int nodes, const std::string& name) {
-  const auto r = run_aggsim(
-      {"perf", "s.yaml", "--set", "calibration=truth.yaml", "--set", fmt::format("ranks={}", nodes * 4),
-       "--set", fmt::format("platform.nodes={}", nodes), "--min", "4KiB", "--max", "256MiB", "--factor", "16",
-       "--csv", name + ".perf.csv", "-j", "2"},
-      dir);
+  const auto r =
+      run_aggsim({"perf", "s.yaml", "--set", "calibration=truth.yaml", "--set",
+                  fmt::format("ranks={}", nodes * 4), "--set", fmt::format("platform.nodes={}", nodes),
+                  "--min", "4KiB", "--max", "4GiB", "--factor", "16", "--csv", name + ".perf.csv", "-j", "2"},
+                 dir);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   std::string out = "collective,ranks,nodes,bytes,time\n";
@@ -76,7 +76,7 @@ TEST_CASE("calibrating nccl_allreduce on 1 and 2 nodes recovers a machine's cost
   REQUIRE(cal.nccl);
   CHECK(cal.inter.steps.at(0).bandwidth == Approx(0.8).epsilon(0.03));
   CHECK(cal.measured_min_bytes == 4096);
-  CHECK(cal.measured_max_bytes == 256ull << 20);
+  CHECK(cal.measured_max_bytes == 4ull << 30);
   CHECK(!cal.observed_choices.empty());
   CHECK(!cal.identified.empty());
   // What it was fitted for: this algorithm, across both link classes, on the scenario's fabric.
@@ -96,11 +96,11 @@ TEST_CASE("calibrating nccl_allreduce on 1 and 2 nodes recovers a machine's cost
     CHECK(!row.at("choice").empty());
   }
   r = run_aggsim(
-      {"perf", "s_fit.yaml", "--min", "1KiB", "--max", "1GiB", "--factor", "1024", "--csv", "p.csv"}, dir);
+      {"perf", "s_fit.yaml", "--min", "1KiB", "--max", "64GiB", "--factor", "8192", "--csv", "p.csv"}, dir);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const auto rows = read_csv_rows(read_file(dir / "p.csv"));
-  REQUIRE(rows.size() == 3);  // 1 KiB, 1 MiB, 1 GiB
+  REQUIRE(rows.size() == 3);  // 1 KiB, 8 MiB, 64 GiB
   CHECK(rows[0].at("in_measured_range") == "0");
   CHECK(rows[1].at("in_measured_range") == "1");
   CHECK(rows[2].at("in_measured_range") == "0");
@@ -149,8 +149,8 @@ compute: {reduce_speed: 0}
 
 TEST_CASE("a parameter the data push to a bound of the model is reported and warned about",
           "[calibrate][nccl][cli]") {
-  // The published two-node XE9680 log: to follow 256 KiB - 2 MiB the fit takes LL128's efficiency
-  // to its bound (5 % of the wire), which every LL128 point of a prediction then pays.
+  // The published two-node XE9680 log: to follow its smallest sizes (25 us from 16 B) the fit takes
+  // the base latency to its bound, a 50th of NCCL's, which every prediction then carries.
   const fs::path data = fs::path(AGGSIM_SOURCE_DIR) / "tests" / "data" / "calibration";
   const auto dir = fresh_dir("ncal-bound");
   const auto r = run_aggsim({"calibrate", (data / "nccl" / "xe9680_h100.yaml").string(),
@@ -158,10 +158,10 @@ TEST_CASE("a parameter the data push to a bound of the model is reported and war
                             dir);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  CHECK(r.err.find("aggsim: warning: efficiency.ll128 is held at a bound of the model (20)") !=
+  CHECK(r.err.find("aggsim: warning: base_latency is held at a bound of the model (0.02)") !=
         std::string::npos);
   const std::string report = read_file(dir / "fit.report.txt");
-  CHECK(report.find("efficiency.ll128                     20 (NCCL: 1.087) fitted, at a bound") !=
+  CHECK(report.find("base_latency                       0.02 (NCCL: 1) fitted, at a bound") !=
         std::string::npos);
   CHECK(report.find("held at a bound of the model (the data ask for more than it allows):\n- ") !=
         std::string::npos);
@@ -170,22 +170,42 @@ TEST_CASE("a parameter the data push to a bound of the model is reported and war
 
 TEST_CASE("a fit that asks for links faster than the platform's is held at their rate, and says so",
           "[calibrate][nccl][cli]") {
-  // The published two-node Alps log runs faster than the NICs let the model's ring run (NCCL ran its
-  // tree, which carries up to twice a ring's bus bandwidth on two nodes): the network's share stops
-  // at the NICs' rate, fitted, at a bound, with a warning; and no parameter the fit moved, in
-  // whichever pass, is labelled assumed.
-  const fs::path data = fs::path(AGGSIM_SOURCE_DIR) / "tests" / "data" / "calibration";
-  const auto dir = fresh_dir("ncal-passes");
-  const auto r = run_aggsim({"calibrate", (data / "nccl" / "alps_gh200.yaml").string(),
-                             (data / "alps_gh200_2node_all_reduce.log").string(), "--out", "fit.yaml"},
-                            dir);
+  // Measured on NICs of twice the rate the scenario's platform gives (as when NCCL ran an algorithm
+  // that carries twice the model's bus bandwidth): the network's share stops at the platform's rate,
+  // fitted, at a bound, with a warning; and no parameter the fit moved is labelled assumed.
+  const auto dir = fresh_dir("ncal-faster");
+  const std::string scenario = R"(name: faster
+ranks: 8
+steps: 1
+platform: {topology: cluster, nodes: 2, gpus_per_node: 4, intra_bandwidth: 600GBps, intra_latency: 0.5us,
+           nics_per_node: 4, nic_bandwidth: NIC, bandwidth: NIC, latency: 1us, fabric: infiniband}
+model: {size: 1MB, math: off}
+algorithm: {name: nccl_allreduce, nccl_algorithm: ring, protocol: simple}
+)";
+  const auto with_nic = [&](const std::string& nic) {
+    std::string s = scenario;
+    for (auto at = s.find("NIC"); at != std::string::npos; at = s.find("NIC")) s.replace(at, 3, nic);
+    return s;
+  };
+  write_file(dir / "s.yaml", with_nic("100Gbps"));
+  write_file(dir / "truth.yaml", with_nic("200Gbps"));
+  auto r = run_aggsim(
+      {"perf", "truth.yaml", "--min", "4MiB", "--max", "1GiB", "--factor", "4", "--csv", "truth.csv"}, dir);
   INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::string measured = "collective,ranks,nodes,bytes,time\n";
+  for (const auto& row : read_csv_rows(read_file(dir / "truth.csv")))
+    measured += fmt::format("all_reduce,8,2,{},{}\n", row.at("bytes"), row.at("time_s"));
+  write_file(dir / "measured.csv", measured);
+  r = run_aggsim({"calibrate", "s.yaml", "measured.csv", "--out", "fit.yaml"}, dir);
+  INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.find("aggsim: warning: bandwidth.network is held at a bound of the model (1)") !=
         std::string::npos);
   const auto cal =
       aggsim::load_calibration((dir / "fit.yaml").string(), &aggsim::find_topology("cluster")->params);
   CHECK(std::find(cal.identified.begin(), cal.identified.end(), "bandwidth.network") != cal.identified.end());
+  CHECK(cal.inter.steps.at(0).bandwidth == 1.0);
   // Every parameter the report gives a value other than NCCL's is one the data fitted.
   std::istringstream report(read_file(dir / "fit.report.txt"));
   int rows = 0;
@@ -199,6 +219,9 @@ TEST_CASE("a fit that asks for links faster than the platform's is held at their
       CHECK(how.rfind("fitted", 0) == 0);
   }
   CHECK(rows == aggsim::kNcclParams);
+  CHECK(read_file(dir / "fit.report.txt")
+            .find("bandwidth.network                     1 (NCCL: 1) fitted, at a bound") !=
+        std::string::npos);
   fs::remove_all(dir);
 }
 
