@@ -34,7 +34,8 @@ struct NcclSystem {
   GpuArch arch = GpuArch::hopper;
   int channels = 2;                     // comm->nChannels: the ring (and tree) channels
   // The ring and tree graphs' own channels, whose count NCCL's tuning multiplies its per-channel
-  // caps by: half the communicator's, whose rings NCCL duplicates (connect.cc); 0: `channels`.
+  // caps by: its search's (between nodes one per NIC), which connect.cc duplicates into the
+  // communicator's; 0: `channels`.
   int graph_channels = 0;
   int nvls_channels = 16;               // comm->nvlsChannels
   double bw_intra = 20;                 // GB/s per channel inside a node (the links' rate / channels)
