@@ -58,6 +58,19 @@ std::string measure(const fs::path& dir, int nodes, const std::string& name) {
   return name + ".csv";
 }
 
+// Two nodes of four GPUs and four NICs of `nic`, NCCL's ring on Simple forced, moved by `movement`.
+std::string two_node_ring(const std::string& nic, const std::string& movement = "flow") {
+  return fmt::format(R"(name: ring
+ranks: 8
+steps: 1
+platform: {{topology: cluster, nodes: 2, gpus_per_node: 4, intra_bandwidth: 600GBps, intra_latency: 0.5us,
+           nics_per_node: 4, nic_bandwidth: {0}, bandwidth: {0}, latency: 1us, fabric: infiniband}}
+model: {{size: 1MB, math: off}}
+algorithm: {{name: nccl_allreduce, nccl_algorithm: ring, protocol: simple, movement: {1}}}
+)",
+                     nic, movement);
+}
+
 }  // namespace
 
 TEST_CASE("calibrating nccl_allreduce on 1 and 2 nodes recovers a machine's costs and predicts 4 nodes",
@@ -174,21 +187,8 @@ TEST_CASE("a fit that asks for links faster than the platform's is held at their
   // that carries twice the model's bus bandwidth): the network's share stops at the platform's rate,
   // fitted, at a bound, with a warning; and no parameter the fit moved is labelled assumed.
   const auto dir = fresh_dir("ncal-faster");
-  const std::string scenario = R"(name: faster
-ranks: 8
-steps: 1
-platform: {topology: cluster, nodes: 2, gpus_per_node: 4, intra_bandwidth: 600GBps, intra_latency: 0.5us,
-           nics_per_node: 4, nic_bandwidth: NIC, bandwidth: NIC, latency: 1us, fabric: infiniband}
-model: {size: 1MB, math: off}
-algorithm: {name: nccl_allreduce, nccl_algorithm: ring, protocol: simple}
-)";
-  const auto with_nic = [&](const std::string& nic) {
-    std::string s = scenario;
-    for (auto at = s.find("NIC"); at != std::string::npos; at = s.find("NIC")) s.replace(at, 3, nic);
-    return s;
-  };
-  write_file(dir / "s.yaml", with_nic("100Gbps"));
-  write_file(dir / "truth.yaml", with_nic("200Gbps"));
+  write_file(dir / "s.yaml", two_node_ring("100Gbps"));
+  write_file(dir / "truth.yaml", two_node_ring("200Gbps"));
   auto r = run_aggsim(
       {"perf", "truth.yaml", "--min", "4MiB", "--max", "1GiB", "--factor", "4", "--csv", "truth.csv"}, dir);
   INFO(r.err);
@@ -231,20 +231,6 @@ TEST_CASE("a calibration's bandwidth factor moves NCCL's paced streams as a link
   // factor to each transfer. A factor of 2 (or 0.5) between nodes must time the call like NICs of
   // twice (or half) the rate, at flow level and piece by piece, faster as well as slower.
   const auto dir = fresh_dir("ncal-factor");
-  const std::string scenario = R"(name: factor
-ranks: 8
-steps: 1
-platform: {topology: cluster, nodes: 2, gpus_per_node: 4, intra_bandwidth: 600GBps, intra_latency: 0.5us,
-           nics_per_node: 4, nic_bandwidth: NIC, bandwidth: NIC, latency: 1us, fabric: infiniband}
-model: {size: 1MB, math: off}
-algorithm: {name: nccl_allreduce, nccl_algorithm: ring, protocol: simple, movement: MOVE}
-)";
-  const auto scenario_with = [&](const std::string& nic, const std::string& movement) {
-    std::string s = scenario;
-    for (const auto& [key, value] : {std::pair<std::string, std::string>{"NIC", nic}, {"MOVE", movement}})
-      for (auto at = s.find(key); at != std::string::npos; at = s.find(key)) s.replace(at, key.size(), value);
-    return s;
-  };
   const auto busbw = [&](const std::string& file, const std::vector<std::string>& extra) {
     std::vector<std::string> args = {"perf", file, "--min", "256MiB", "--max", "256MiB", "--csv", "p.csv"};
     args.insert(args.end(), extra.begin(), extra.end());
@@ -255,7 +241,7 @@ algorithm: {name: nccl_allreduce, nccl_algorithm: ring, protocol: simple, moveme
   };
   for (const std::string movement : {"flow", "chunk"}) {
     INFO(movement);
-    write_file(dir / "s.yaml", scenario_with("100Gbps", movement));
+    write_file(dir / "s.yaml", two_node_ring("100Gbps", movement));
     const double nominal = busbw("s.yaml", {});
     for (const auto& [factor, nic] :
          {std::pair<std::string, std::string>{"2", "200Gbps"}, {"0.5", "50Gbps"}}) {
@@ -263,7 +249,7 @@ algorithm: {name: nccl_allreduce, nccl_algorithm: ring, protocol: simple, moveme
       write_file(
           dir / "cal.yaml",
           "network: auto\nfactors:\n  inter:\n    - {from: 0B, latency: 1, bandwidth: " + factor + "}\n");
-      write_file(dir / "t.yaml", scenario_with(nic, movement));
+      write_file(dir / "t.yaml", two_node_ring(nic, movement));
       const double calibrated = busbw("s.yaml", {"--set", "calibration=cal.yaml"});
       const double faster_links = busbw("t.yaml", {});
       CHECK(calibrated == Approx(faster_links).epsilon(0.01));
