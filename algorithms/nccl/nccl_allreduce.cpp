@@ -65,7 +65,7 @@ NcclOptions nccl_options(const Params& params) {
   o.movement = params.text("movement") == "chunk" ? Movement::chunk : Movement::flow;
   const std::string gpu = params.text("gpu");
   o.arch = gpu == "volta" ? GpuArch::volta : gpu == "ampere" ? GpuArch::ampere : GpuArch::hopper;
-  const bool nvls_family = o.algorithm == NcclAlgorithm::nvls || o.algorithm == NcclAlgorithm::nvls_tree;
+  const bool nvls_family = o.algorithm && is_nvls(*o.algorithm);
   if (o.algorithm && o.protocol && !nccl_protocol_runs(*o.algorithm, *o.protocol))
     throw ParamError("protocol", fmt::format("{}: NCCL runs {} with the simple protocol only",
                                              protocol_name(*o.protocol), nccl_algorithm_name(*o.algorithm)));

@@ -89,10 +89,6 @@ std::uint64_t wire_of(double data_bytes, Protocol p, const ProtocolCosts& costs)
   return static_cast<std::uint64_t>(std::ceil(costs.wire_bytes(data_bytes, p)));
 }
 
-bool is_nvls(NcclAlgorithm a) {
-  return a == NcclAlgorithm::nvls || a == NcclAlgorithm::nvls_tree;
-}
-
 // Ring hops a piece crosses in one pass of the collective.
 int ring_hops(NcclCollective coll, int p) {
   return coll == NcclCollective::all_reduce ? 2 * (p - 1) : p - 1;

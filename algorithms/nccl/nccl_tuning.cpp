@@ -103,7 +103,7 @@ NcclTuning::NcclTuning(const NcclSystem& s) : system_(s) {
     for (NcclAlgorithm a : kNcclAlgorithms) {
       if (coll == NcclCollective::broadcast && a != NcclAlgorithm::ring) continue;
       if (gather_scatter && a != NcclAlgorithm::ring && a != NcclAlgorithm::nvls) continue;
-      const bool nvls_family = a == NcclAlgorithm::nvls || a == NcclAlgorithm::nvls_tree;
+      const bool nvls_family = is_nvls(a);
       for (Protocol p : kProtocols) {
         if (!nccl_protocol_runs(a, p)) continue;
         // NCCL's tuning reads a graph's bwIntra up to two nodes and its bwInter beyond; a ring that
@@ -192,7 +192,7 @@ double NcclTuning::time_us(NcclCollective coll, NcclAlgorithm a, Protocol p, dou
 }
 
 int NcclTuning::max_threads(NcclAlgorithm a, Protocol p) const {
-  if (a == NcclAlgorithm::nvls || a == NcclAlgorithm::nvls_tree) return 640;
+  if (is_nvls(a)) return 640;
   if (p == Protocol::ll128) return 640;
   if (p == Protocol::ll) return 512;
   if (a == NcclAlgorithm::ring) return graph_bw_intra(system_, a) * system_.channels <= kPciBw ? 256 : 512;
@@ -200,7 +200,7 @@ int NcclTuning::max_threads(NcclAlgorithm a, Protocol p) const {
 }
 
 int NcclTuning::call_channels(NcclAlgorithm a, Protocol p, double bytes) const {
-  if (a == NcclAlgorithm::nvls || a == NcclAlgorithm::nvls_tree) return system_.nvls_channels;
+  if (is_nvls(a)) return system_.nvls_channels;
   int nc = system_.channels;
   const double nt = max_threads(a, p);
   double threshold = kThreadThreshold[ix(p)];
@@ -227,8 +227,7 @@ NcclChoice NcclTuning::choose(NcclCollective coll, double bytes, std::optional<N
       if (channels) {
         // NCCL scales the bandwidth by the channels a tuner asks for.
         const NcclCost c = cost(coll, a, p);
-        const int nc = (a == NcclAlgorithm::nvls || a == NcclAlgorithm::nvls_tree) ? system_.nvls_channels
-                                                                                   : system_.channels;
+        const int nc = is_nvls(a) ? system_.nvls_channels : system_.channels;
         t = t - bytes / (1000 * c.bandwidth_GBps) + bytes / (1000 * c.bandwidth_GBps / nc * *channels);
       }
       if (best_time < 0 || t < best_time) {

@@ -41,7 +41,7 @@ std::optional<Protocol> protocol_named(const std::string& name) {
 }
 
 NcclPlacement nccl_placement(NcclAlgorithm a, int nodes, bool nvswitch) {
-  if (a != NcclAlgorithm::nvls && a != NcclAlgorithm::nvls_tree) return NcclPlacement::runs;
+  if (!is_nvls(a)) return NcclPlacement::runs;
   if (!nvswitch) return NcclPlacement::needs_switch;
   if (a == NcclAlgorithm::nvls && nodes > 1) return NcclPlacement::nvls_spans_nodes;
   if (a == NcclAlgorithm::nvls_tree && nodes == 1) return NcclPlacement::nvls_tree_on_one_node;
@@ -49,7 +49,7 @@ NcclPlacement nccl_placement(NcclAlgorithm a, int nodes, bool nvswitch) {
 }
 
 bool nccl_protocol_runs(NcclAlgorithm a, Protocol p) {
-  return p == Protocol::simple || (a != NcclAlgorithm::nvls && a != NcclAlgorithm::nvls_tree);
+  return p == Protocol::simple || !is_nvls(a);
 }
 
 ProtocolCosts ProtocolCosts::nccl_defaults() {

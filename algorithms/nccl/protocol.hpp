@@ -31,6 +31,10 @@ enum class NcclAlgorithm { tree, ring, nvls, nvls_tree };
 inline constexpr std::array<NcclAlgorithm, 4> kNcclAlgorithms = {
     NcclAlgorithm::tree, NcclAlgorithm::ring, NcclAlgorithm::nvls, NcclAlgorithm::nvls_tree};
 const char* nccl_algorithm_name(NcclAlgorithm a);
+// NVLS or NVLS-Tree: the algorithms that reduce in the nodes' switch.
+inline bool is_nvls(NcclAlgorithm a) {
+  return a == NcclAlgorithm::nvls || a == NcclAlgorithm::nvls_tree;
+}
 // The algorithm or protocol of that name, none for another word ("auto").
 std::optional<NcclAlgorithm> nccl_algorithm_named(const std::string& name);
 std::optional<Protocol> protocol_named(const std::string& name);

@@ -60,8 +60,8 @@ void install_network_factors(sg4::Engine& engine, const Calibration& cal) {
   auto factor = [&cal](bool latency) {
     return [&cal, latency](double size, const sg4::Host* src, const sg4::Host* dst,
                            const std::vector<sg4::Link*>&, const std::unordered_set<sg4::NetZone*>&) {
-      const bool same = same_node(src, dst);
-      return latency ? cal.latency_factor(same, size) : cal.bandwidth_factor(same, size);
+      const FactorStep f = cal.factors(same_node(src, dst), size);
+      return latency ? f.latency : f.bandwidth;
     };
   };
   try {

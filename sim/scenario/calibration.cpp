@@ -17,14 +17,9 @@ const FactorStep& FactorTable::at(double message_bytes) const {
   return steps[i];
 }
 
-double Calibration::latency_factor(bool same_node, double bytes) const {
+FactorStep Calibration::factors(bool same_node, double bytes) const {
   const FactorTable& t = same_node ? intra : inter;
-  return t.empty() ? 1.0 : t.at(bytes).latency;
-}
-
-double Calibration::bandwidth_factor(bool same_node, double bytes) const {
-  const FactorTable& t = same_node ? intra : inter;
-  return t.empty() ? 1.0 : t.at(bytes).bandwidth;
+  return t.empty() ? FactorStep{} : t.at(bytes);
 }
 
 namespace {

@@ -53,8 +53,7 @@ struct Calibration {
   std::string nccl_where;  // of the `nccl:` section
 
   // The factors of a transfer of `bytes` inside a node or between nodes (1 where no table).
-  double latency_factor(bool same_node, double bytes) const;
-  double bandwidth_factor(bool same_node, double bytes) const;
+  FactorStep factors(bool same_node, double bytes) const;
 };
 
 // Reads a calibration file; `generator_specs` (the scenario's topology parameters, or null for an

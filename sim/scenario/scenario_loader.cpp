@@ -605,7 +605,7 @@ AlgorithmConfig algorithm_config(const Scenario& sc) {
   if (sc.calibration && sc.calibration->nccl) config.protocol_costs = *sc.calibration->nccl;
   if (sc.calibration && !(sc.calibration->intra.empty() && sc.calibration->inter.empty()))
     config.bandwidth_factor = [cal = *sc.calibration](bool same_node, double bytes) {
-      return cal.bandwidth_factor(same_node, bytes);
+      return cal.factors(same_node, bytes).bandwidth;
     };
   config.seed = sc.seed;
   config.compressor = sc.compression.entry;
