@@ -42,7 +42,17 @@ nccl:
   base_latency_scale: 1.4
 )";
 
-// `aggsim perf` under the truth, as a measurement CSV (collective,ranks,nodes,bytes,time).
+// An `aggsim perf` CSV of all-reduce on `nodes` nodes, as a measurement CSV
+// (collective,ranks,nodes,bytes,time).
+void write_measurement(const fs::path& perf_csv, int nodes, const fs::path& out) {
+  std::string text = "collective,ranks,nodes,bytes,time\n";
+  for (const auto& row : read_csv_rows(read_file(perf_csv)))
+    text +=
+        fmt::format("all_reduce,{},{},{},{}\n", row.at("ranks"), nodes, row.at("bytes"), row.at("time_s"));
+  write_file(out, text);
+}
+
+// `aggsim perf` under the truth, as a measurement CSV.
 std::string measure(const fs::path& dir, int nodes, const std::string& name) {
   const auto r =
       run_aggsim({"perf", "s.yaml", "--set", "calibration=truth.yaml", "--set",
@@ -51,10 +61,7 @@ std::string measure(const fs::path& dir, int nodes, const std::string& name) {
                  dir);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  std::string out = "collective,ranks,nodes,bytes,time\n";
-  for (const auto& row : read_csv_rows(read_file(dir / (name + ".perf.csv"))))
-    out += fmt::format("all_reduce,{},{},{},{}\n", row.at("ranks"), nodes, row.at("bytes"), row.at("time_s"));
-  write_file(dir / (name + ".csv"), out);
+  write_measurement(dir / (name + ".perf.csv"), nodes, dir / (name + ".csv"));
   return name + ".csv";
 }
 
@@ -139,10 +146,7 @@ compute: {reduce_speed: 0}
                       dir);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  std::string measured = "collective,ranks,nodes,bytes,time\n";
-  for (const auto& row : read_csv_rows(read_file(dir / "truth.csv")))
-    measured += fmt::format("all_reduce,8,1,{},{}\n", row.at("bytes"), row.at("time_s"));
-  write_file(dir / "measured.csv", measured);
+  write_measurement(dir / "truth.csv", 1, dir / "measured.csv");
 
   r = run_aggsim({"calibrate", "s.yaml", "measured.csv", "--out", "fit.yaml", "-j", "2"}, dir);
   INFO(r.out << r.err);
@@ -193,10 +197,7 @@ TEST_CASE("a fit that asks for links faster than the platform's is held at their
       {"perf", "truth.yaml", "--min", "4MiB", "--max", "1GiB", "--factor", "4", "--csv", "truth.csv"}, dir);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  std::string measured = "collective,ranks,nodes,bytes,time\n";
-  for (const auto& row : read_csv_rows(read_file(dir / "truth.csv")))
-    measured += fmt::format("all_reduce,8,2,{},{}\n", row.at("bytes"), row.at("time_s"));
-  write_file(dir / "measured.csv", measured);
+  write_measurement(dir / "truth.csv", 2, dir / "measured.csv");
   r = run_aggsim({"calibrate", "s.yaml", "measured.csv", "--out", "fit.yaml"}, dir);
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
