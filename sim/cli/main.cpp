@@ -82,24 +82,8 @@ std::string allocator_in_use() {
 #endif
 }
 
-// The whole program; child processes forked by sweeps and calibrations call it too
-// (sim/sweep/child_process.hpp).
-int aggsim_main(int argc, char** argv) {
-  aggsim::remember_program_arguments(argv);  // for the re-execution ns-3 runs need (see there)
-  std::vector<std::string> args(argv + 1, argv + argc);
-  aggsim::cli::RunOptions options;
-  options.simgrid_args = take_simgrid_args(args);
-  show_simgrid_help_if_asked(args, options.simgrid_args);
-
-  CLI::App app{"aggsim: discrete-event simulation of gradient aggregation in distributed training", "aggsim"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", std::function<std::string()>([] {  // probes the allocator only when asked
-                         return fmt::format("aggsim {}, allocator: {}", AGGSIM_VERSION, allocator_in_use());
-                       }));
-  app.footer(
-      "SimGrid flags (--cfg=..., --log=...) are passed through to SimGrid; --cfg=help and --log=help list "
-      "them.");
-
+// `run` and `validate`: the verbs that take one scenario (and --set overrides of its keys).
+std::pair<CLI::App*, CLI::App*> add_scenario_verbs(CLI::App& app, aggsim::cli::RunOptions& options) {
   auto add_scenario_options = [&](CLI::App* cmd) {
     cmd->add_option("scenario", options.scenario, "scenario YAML file")->required();
     cmd->add_option("--set", options.overrides, "override a key, e.g. --set ranks=64 --set algorithm.op=sum")
@@ -121,8 +105,11 @@ int aggsim_main(int argc, char** argv) {
                 "replace the output folder even if it holds a different scenario's run");
   CLI::App* validate = app.add_subcommand("validate", "check a scenario and its platform without running it");
   add_scenario_options(validate);
+  return {run, validate};
+}
+
+CLI::App* add_list_verb(CLI::App& app, aggsim::cli::ListOptions& list_options) {
   CLI::App* list = app.add_subcommand("list", "list algorithms, compressors, topologies and network presets");
-  aggsim::cli::ListOptions list_options;
   CLI::Option* list_keys =
       list->add_flag("--keys", list_options.keys,
                      "every scenario key with its type, default and meaning (scenarios/KEYS.md)");
@@ -132,7 +119,12 @@ int aggsim_main(int argc, char** argv) {
       ->excludes(list_keys);
   list->add_flag("--markdown", list_options.markdown,
                  "with --keys or --outputs: print the Markdown reference");
-  aggsim::cli::SweepOptions sweep_options;
+  return list;
+}
+
+// `sweep` and its verbs (expand, run, slurm, merge); also the --point option, whose presence the
+// sweep command needs to know.
+std::pair<CLI::App*, CLI::Option*> add_sweep_verbs(CLI::App& app, aggsim::cli::SweepOptions& sweep_options) {
   CLI::App* sweep = app.add_subcommand("sweep", "expand, run (locally or on Slurm) and merge a sweep file");
   sweep->require_subcommand(1);
   auto add_sweep_verb = [&](const std::string& verb, const std::string& help) {
@@ -177,11 +169,10 @@ int aggsim_main(int argc, char** argv) {
       "--merge-job", sweep_options.merge_job,
       "also write a merge job and submit.sh, which submits it to run after the array (afterany)");
   add_sweep_verb("merge", "merge the finished points' summary.json into results.csv");
-  aggsim::cli::MeasuredOptions measured_options;
-  const auto [calibrate, compare] = aggsim::cli::add_measured_verbs(app, measured_options);
-  aggsim::cli::PerfCommandOptions perf_options;
-  CLI::App* perf = aggsim::cli::add_perf_verb(app, perf_options);
-  aggsim::cli::BenchOptions bench_options;
+  return {sweep, point};
+}
+
+CLI::App* add_bench_verb(CLI::App& app, aggsim::cli::BenchOptions& bench_options) {
   CLI::App* bench = app.add_subcommand(
       "bench",
       "wall time, peak memory and message rate of a ring all-reduce step beside a bare SimGrid program");
@@ -199,6 +190,38 @@ int aggsim_main(int argc, char** argv) {
   bench->add_option("--network", bench_options.network, "network preset")
       ->check(CLI::IsMember({"lv08", "alpha_beta"}))
       ->capture_default_str();
+  return bench;
+}
+
+// The whole program; child processes forked by sweeps and calibrations call it too
+// (sim/sweep/child_process.hpp).
+int aggsim_main(int argc, char** argv) {
+  aggsim::remember_program_arguments(argv);  // for the re-execution ns-3 runs need (see there)
+  std::vector<std::string> args(argv + 1, argv + argc);
+  aggsim::cli::RunOptions options;
+  options.simgrid_args = take_simgrid_args(args);
+  show_simgrid_help_if_asked(args, options.simgrid_args);
+
+  CLI::App app{"aggsim: discrete-event simulation of gradient aggregation in distributed training", "aggsim"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::function<std::string()>([] {  // probes the allocator only when asked
+                         return fmt::format("aggsim {}, allocator: {}", AGGSIM_VERSION, allocator_in_use());
+                       }));
+  app.footer(
+      "SimGrid flags (--cfg=..., --log=...) are passed through to SimGrid; --cfg=help and --log=help list "
+      "them.");
+
+  const auto [run, validate] = add_scenario_verbs(app, options);
+  aggsim::cli::ListOptions list_options;
+  CLI::App* list = add_list_verb(app, list_options);
+  aggsim::cli::SweepOptions sweep_options;
+  const auto [sweep, point] = add_sweep_verbs(app, sweep_options);
+  aggsim::cli::MeasuredOptions measured_options;
+  const auto [calibrate, compare] = aggsim::cli::add_measured_verbs(app, measured_options);
+  aggsim::cli::PerfCommandOptions perf_options;
+  CLI::App* perf = aggsim::cli::add_perf_verb(app, perf_options);
+  aggsim::cli::BenchOptions bench_options;
+  CLI::App* bench = add_bench_verb(app, bench_options);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
