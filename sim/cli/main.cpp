@@ -193,6 +193,27 @@ CLI::App* add_bench_verb(CLI::App& app, aggsim::cli::BenchOptions& bench_options
   return bench;
 }
 
+// A command line CLI11 refused (or --help, --version): the message and the exit code.
+int report_parse_error(const CLI::App& app, const CLI::ParseError& e, CLI::App* sweep,
+                       const std::vector<std::string>& args) {
+  // `aggsim sweep` or `aggsim sweep FILE` without a verb: name the verbs (CLI11 only says one is
+  // needed); a word that is no file (`aggsim sweep frob`) is a misspelt verb (option_error).
+  const bool file_given = args.size() > 1 && std::filesystem::exists(args[1]);
+  if (sweep->parsed() && sweep->get_subcommands().empty() && e.get_exit_code() != 0 &&
+      (args.size() < 2 || file_given)) {
+    std::string verbs;
+    for (const CLI::App* verb : sweep->get_subcommands([](CLI::App*) { return true; }))
+      verbs += (verbs.empty() ? "" : " | ") + verb->get_name();
+    std::cerr << "aggsim: error: sweep: give a verb first: aggsim sweep " << verbs
+              << " SWEEP.yaml (e.g. aggsim sweep run SWEEP.yaml --jobs 2; aggsim sweep --help lists them)\n";
+    return 2;
+  }
+  if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+  std::cerr << "aggsim: error: " << aggsim::cli::option_error(e, args)
+            << "\nRun with --help for more information.\n";
+  return 2;
+}
+
 // The whole program; child processes forked by sweeps and calibrations call it too
 // (sim/sweep/child_process.hpp).
 int aggsim_main(int argc, char** argv) {
@@ -227,23 +248,7 @@ int aggsim_main(int argc, char** argv) {
   try {
     app.parse(reversed);
   } catch (const CLI::ParseError& e) {
-    // `aggsim sweep` or `aggsim sweep FILE` without a verb: name the verbs (CLI11 only says one is
-    // needed); a word that is no file (`aggsim sweep frob`) is a misspelt verb (option_error).
-    const bool file_given = args.size() > 1 && std::filesystem::exists(args[1]);
-    if (sweep->parsed() && sweep->get_subcommands().empty() && e.get_exit_code() != 0 &&
-        (args.size() < 2 || file_given)) {
-      std::string verbs;
-      for (const CLI::App* verb : sweep->get_subcommands([](CLI::App*) { return true; }))
-        verbs += (verbs.empty() ? "" : " | ") + verb->get_name();
-      std::cerr
-          << "aggsim: error: sweep: give a verb first: aggsim sweep " << verbs
-          << " SWEEP.yaml (e.g. aggsim sweep run SWEEP.yaml --jobs 2; aggsim sweep --help lists them)\n";
-      return 2;
-    }
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    std::cerr << "aggsim: error: " << aggsim::cli::option_error(e, args)
-              << "\nRun with --help for more information.\n";
-    return 2;
+    return report_parse_error(app, e, sweep, args);
   }
   try {
     if (*run) return aggsim::cli::run_command(options);
