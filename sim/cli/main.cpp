@@ -8,6 +8,7 @@
 #include <functional>
 #include <iostream>
 #include <simgrid/s4u/Engine.hpp>
+#include <tuple>
 
 #include "sim/cli/calibrate_command.hpp"
 #include "sim/cli/commands.hpp"
@@ -214,6 +215,30 @@ int report_parse_error(const CLI::App& app, const CLI::ParseError& e, CLI::App* 
   return 2;
 }
 
+// Runs the chosen verb; what it throws becomes a message on stderr and the exit code: 2 for bad
+// input, 1 for a failed simulation or an internal error, the signal's for an interruption.
+int run_reporting_errors(const std::function<int()>& verb) {
+  try {
+    return verb();
+  } catch (const aggsim::InputError& e) {
+    std::cerr << "aggsim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::cerr << "aggsim: error: " << aggsim::path_error(e).what() << "\n";
+    return 2;
+  } catch (const aggsim::Interrupted& e) {
+    std::signal(e.signal(), SIG_DFL);  // its temporaries are gone: end as the signal would have
+    std::raise(e.signal());
+    return 128 + e.signal();
+  } catch (const aggsim::SimulationError& e) {
+    std::cerr << "aggsim: error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "aggsim: internal error: " << aggsim::printable(e.what()) << "\n";
+    return 1;
+  }
+}
+
 // The whole program; child processes forked by sweeps and calibrations call it too
 // (sim/sweep/child_process.hpp).
 int aggsim_main(int argc, char** argv) {
@@ -232,13 +257,17 @@ int aggsim_main(int argc, char** argv) {
       "SimGrid flags (--cfg=..., --log=...) are passed through to SimGrid; --cfg=help and --log=help list "
       "them.");
 
-  const auto [run, validate] = add_scenario_verbs(app, options);
+  // Plain variables, not structured bindings: the lambda below captures them (C++17 cannot capture
+  // a binding).
+  CLI::App *run = nullptr, *validate = nullptr, *sweep = nullptr, *calibrate = nullptr, *compare = nullptr;
+  CLI::Option* point = nullptr;
+  std::tie(run, validate) = add_scenario_verbs(app, options);
   aggsim::cli::ListOptions list_options;
   CLI::App* list = add_list_verb(app, list_options);
   aggsim::cli::SweepOptions sweep_options;
-  const auto [sweep, point] = add_sweep_verbs(app, sweep_options);
+  std::tie(sweep, point) = add_sweep_verbs(app, sweep_options);
   aggsim::cli::MeasuredOptions measured_options;
-  const auto [calibrate, compare] = aggsim::cli::add_measured_verbs(app, measured_options);
+  std::tie(calibrate, compare) = aggsim::cli::add_measured_verbs(app, measured_options);
   aggsim::cli::PerfCommandOptions perf_options;
   CLI::App* perf = aggsim::cli::add_perf_verb(app, perf_options);
   aggsim::cli::BenchOptions bench_options;
@@ -250,7 +279,7 @@ int aggsim_main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return report_parse_error(app, e, sweep, args);
   }
-  try {
+  return run_reporting_errors([&] {
     if (*run) return aggsim::cli::run_command(options);
     if (*validate) return aggsim::cli::validate_command(options);
     if (*sweep) {
@@ -267,24 +296,8 @@ int aggsim_main(int argc, char** argv) {
     }
     if (*list) return aggsim::cli::list_command(list_options);
     if (*bench) return aggsim::cli::bench_command(bench_options);
-  } catch (const aggsim::InputError& e) {
-    std::cerr << "aggsim: error: " << e.what() << "\n";
-    return 2;
-  } catch (const std::filesystem::filesystem_error& e) {
-    std::cerr << "aggsim: error: " << aggsim::path_error(e).what() << "\n";
-    return 2;
-  } catch (const aggsim::Interrupted& e) {
-    std::signal(e.signal(), SIG_DFL);  // its temporaries are gone: end as the signal would have
-    std::raise(e.signal());
-    return 128 + e.signal();
-  } catch (const aggsim::SimulationError& e) {
-    std::cerr << "aggsim: error: " << e.what() << "\n";
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "aggsim: internal error: " << aggsim::printable(e.what()) << "\n";
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }
 
 }  // namespace
