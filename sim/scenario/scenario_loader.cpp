@@ -434,8 +434,11 @@ void read_algorithm_section(YamlMap& top, Scenario& sc) {
   sc.algorithm.params = alg.params(info->params);
   check_every(alg, sc);
   check_granularity(alg, sc);
+  // A nested key ("graph.kind", of the mapping `graph:`) is not looked up here: getting it would
+  // accept it written flat, `graph.kind: torus`, and ignore it.
   for (const auto& spec : info->params)
-    if (auto v = alg.get(spec.key)) sc.key_locations["algorithm." + spec.key] = v->location();
+    if (spec.key.find('.') == std::string::npos)
+      if (auto v = alg.get(spec.key)) sc.key_locations["algorithm." + spec.key] = v->location();
   alg.finish();
 }
 
