@@ -64,9 +64,7 @@ std::vector<KeySection> sections() {
   }
   {
     KeySection s{"platform", "Either `file` or `topology` (with that topology's keys below).", {}};
-    add_specs(s, "platform.", platform_choice_param_specs());
-    s.rows.push_back({"platform.overrides", "list of mappings", "-",
-                      "per-host or per-node values of a generated platform; later entries win"});
+    add_specs(s, "platform.", platform_param_specs());
     add_specs(s, "platform.overrides[].", override_selector_param_specs());
     add_specs(s, "platform.overrides[].", override_param_specs());
     out.push_back(std::move(s));
