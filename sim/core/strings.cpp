@@ -129,6 +129,23 @@ std::string csv_row(const std::vector<std::string>& fields) {
   return row + "\n";
 }
 
+std::string markdown_cell(const std::string& text) {
+  std::string out;
+  bool code = false;
+  for (char c : text) {
+    if (c == '`') code = !code;
+    if (c == '|')
+      out += "\\|";
+    else if (!code && c == '<')
+      out += "&lt;";
+    else if (!code && c == '>')
+      out += "&gt;";
+    else
+      out += c;
+  }
+  return out;
+}
+
 std::string shell_quote(const std::string& text) {
   std::string quoted = "'";
   for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);

@@ -34,6 +34,10 @@ std::string csv_field(const std::string& text);
 // The fields quoted as needed, joined by commas, ending with a line feed.
 std::string csv_row(const std::vector<std::string>& fields);
 
+// `text` as one cell of a Markdown table: `|` escaped, and `<`, `>` outside code spans (else read as
+// HTML tags). The generated references (scenarios/KEYS.md, sim/output/COLUMNS.md) go through it.
+std::string markdown_cell(const std::string& text);
+
 // `text` as one shell word: single quotes keep every byte literal in bash and sh (a quote itself
 // is written '\''). Slurm scripts and the commands error messages suggest go through it.
 std::string shell_quote(const std::string& text);

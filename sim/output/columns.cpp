@@ -152,24 +152,6 @@ std::vector<const OutputTable*> tables() {
   return {&steps_table(), &collectives_table(), &summary_table(), &results_table()};
 }
 
-// A Markdown table cell: `|` escaped, and `<`, `>` outside code spans (else read as HTML tags).
-std::string cell_text(const std::string& s) {
-  std::string out;
-  bool code = false;
-  for (char c : s) {
-    if (c == '`') code = !code;
-    if (c == '|')
-      out += "\\|";
-    else if (!code && c == '<')
-      out += "&lt;";
-    else if (!code && c == '>')
-      out += "&gt;";
-    else
-      out += c;
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string output_reference_markdown() {
@@ -183,7 +165,7 @@ std::string output_reference_markdown() {
     out += fmt::format("\n## `{}`\n\n{}\n\n| column | unit | meaning |\n| --- | --- | --- |\n", t->file,
                        t->what);
     for (const auto& c : t->columns)
-      out += fmt::format("| `{}` | {} | {}{} |\n", c.name, c.unit, cell_text(c.meaning),
+      out += fmt::format("| `{}` | {} | {}{} |\n", c.name, c.unit, markdown_cell(c.meaning),
                          c.optional ? " (only when it applies)" : "");
   }
   return out;

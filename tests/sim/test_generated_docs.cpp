@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "sim/core/error.hpp"
+#include "sim/core/strings.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/sweep/sweep.hpp"
 #include "support/cli.hpp"
@@ -235,5 +236,11 @@ TEST_CASE("a sweep's results.csv has the columns its reference describes, format
   REQUIRE(header.size() > 3);
   CHECK(header[3] == "format_version");  // the version of both layouts, first of the summary's fields
   fs::remove_all(dir);
+}
+
+TEST_CASE("a Markdown table cell escapes every pipe, and angle brackets outside code spans", "[docs]") {
+  // GitHub's tables end a cell at any unescaped `|`, code spans included; outside them `<x>` is a tag.
+  CHECK(aggsim::markdown_cell("a | b <i> `<x> | y` >") == "a \\| b &lt;i&gt; `<x> \\| y` &gt;");
+  CHECK(aggsim::markdown_cell("plain") == "plain");
 }
 
