@@ -244,3 +244,59 @@ TEST_CASE("a Markdown table cell escapes every pipe, and angle brackets outside 
   CHECK(aggsim::markdown_cell("plain") == "plain");
 }
 
+TEST_CASE("the network presets' table in scenarios/README.md gives the SimGrid settings aggsim list prints",
+          "[docs]") {
+  // `aggsim list`: "  alpha_beta   --cfg=network/model:CM02 --cfg=..." under "Network presets".
+  std::vector<std::string> printed_names;
+  std::map<std::string, std::set<std::string>> printed;
+  {
+    const std::string out = run_aggsim({"list"}).out;
+    const auto at = out.find("Network presets (network):\n");
+    REQUIRE(at != std::string::npos);
+    std::istringstream in(out.substr(at));
+    std::string line;
+    std::getline(in, line);
+    while (std::getline(in, line) && line.rfind("  ", 0) == 0) {
+      std::istringstream words(line);
+      std::string name, word;
+      words >> name;
+      printed_names.push_back(name);
+      printed[name];
+      while (words >> word)
+        if (word.rfind("--cfg=", 0) == 0) printed[name].insert(word.substr(6));
+    }
+  }
+  // The README's table: the preset (first code span of a row), and the code spans of its settings
+  // that are SimGrid settings with a value ("network/model:CM02").
+  std::vector<std::string> documented_names;
+  std::map<std::string, std::set<std::string>> documented;
+  {
+    const std::string readme = read_file(fs::path(AGGSIM_SOURCE_DIR) / "scenarios/README.md");
+    const auto at = readme.find("### Network presets\n");
+    REQUIRE(at != std::string::npos);
+    std::istringstream in(readme.substr(at));
+    std::string line;
+    for (int i = 0; i < 3; ++i) std::getline(in, line);  // heading, table header, ---
+    while (std::getline(in, line) && line.rfind("| `", 0) == 0) {
+      const std::string name = line.substr(3, line.find('`', 3) - 3);
+      documented_names.push_back(name);
+      documented[name];
+      const auto first = line.find('|', 1), second = line.find('|', first + 1);
+      const std::string settings = line.substr(first, second - first);
+      for (auto open = settings.find('`'); open != std::string::npos;
+           open = settings.find('`', settings.find('`', open + 1) + 1)) {
+        const std::string span = settings.substr(open + 1, settings.find('`', open + 1) - open - 1);
+        const auto slash = span.find('/'), colon = span.find(':');
+        if (slash != std::string::npos && colon != std::string::npos && slash < colon &&
+            span.find(' ') == std::string::npos)
+          documented[name].insert(span);
+      }
+    }
+  }
+  CHECK(documented_names == printed_names);
+  for (const auto& [name, settings] : printed) {
+    INFO(name);
+    CHECK(documented[name] == settings);
+  }
+  CHECK(printed.at("alpha_beta").count("network/model:CM02") == 1);  // the parsing found the settings
+}
