@@ -122,28 +122,26 @@ std::string parse_choice(const ParamSpec& spec, const std::string& text) {
                                           text, did_you_mean_name(lower, spec.choices)));
 }
 
-double parse_bandwidth_param(const ParamSpec& spec, const std::string& text) {
-  double v = units::parse_bandwidth(text);
-  if (v <= 0) throw std::invalid_argument(fmt::format("must be a positive bandwidth (got '{}')", text));
-  if (v < units::kMinBandwidth)
-    throw std::invalid_argument(fmt::format(
-        "must be at least 1Bps (8bps), the slowest link aggsim simulates: below it SimGrid's solver "
-        "loses transfers or a step outlasts its clock (got '{}')",
-        text));
+// A bandwidth or a speed: positive, and at least `minimum`, below which `too_low` says what would go
+// wrong; then within the spec's range.
+double check_rate(const ParamSpec& spec, double v, const std::string& text, const char* what, double minimum,
+                  const char* too_low) {
+  if (v <= 0) throw std::invalid_argument(fmt::format("must be a positive {} (got '{}')", what, text));
+  if (v < minimum) throw std::invalid_argument(fmt::format("{} (got '{}')", too_low, text));
   check_range(spec, v);
   return v;
 }
 
+double parse_bandwidth_param(const ParamSpec& spec, const std::string& text) {
+  return check_rate(spec, units::parse_bandwidth(text), text, "bandwidth", units::kMinBandwidth,
+                    "must be at least 1Bps (8bps), the slowest link aggsim simulates: below it SimGrid's "
+                    "solver loses transfers or a step outlasts its clock");
+}
+
 double parse_speed_param(const ParamSpec& spec, const std::string& text) {
-  double v = units::parse_speed(text);
-  if (v <= 0) throw std::invalid_argument(fmt::format("must be a positive speed (got '{}')", text));
-  if (v < units::kMinSpeed)
-    throw std::invalid_argument(fmt::format(
-        "must be at least 1f (one flop per second), the slowest host aggsim simulates: below it a step "
-        "can outlast the simulated clock (got '{}')",
-        text));
-  check_range(spec, v);
-  return v;
+  return check_rate(spec, units::parse_speed(text), text, "speed", units::kMinSpeed,
+                    "must be at least 1f (one flop per second), the slowest host aggsim simulates: below it "
+                    "a step can outlast the simulated clock");
 }
 
 // One row of the text form of `rows`: numbers separated by spaces (commas already made spaces).
