@@ -70,6 +70,13 @@ def line_styles(n):
             for i in range(n)]
 
 
+def stacked_sizes(i, n):
+    """(marker size, line width) of line i of n: later lines are drawn thinner, on top, so a line that
+    coincides with an earlier one (ring and halving-doubling under alpha_beta) still shows both."""
+    share = i / max(n - 1, 1)
+    return 8 - 4 * share, 2.6 - 1.4 * share
+
+
 def readable_log_axis(axis, values, base=10, formatter=None):
     """A log axis that always carries at least three labelled ticks: over less than two decades the
     ticks at 1, 2 and 5 of each decade are labelled too (else a short range shows one or two)."""

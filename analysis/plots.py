@@ -20,7 +20,7 @@ from matplotlib import ticker
 import layout
 from aggsim_data import Sweep, hidden_comm, mean_and_ci95, read_collectives, read_run, si, time_unit
 from drawing import (COMM, COMPUTE, OTHER, PlotError, bar_font, legend_below, legend_beside,  # noqa: F401
-                     line_styles, readable_log_axis, run_name, save, si_formatter)
+                     line_styles, readable_log_axis, run_name, save, si_formatter, stacked_sizes)
 from timelines import TIMELINE_NODE_LANES, TIMELINE_RANK_LANES, links, phases, timeline  # noqa: F401
 
 
@@ -222,8 +222,10 @@ def _versus_points(sweep, key, scale):
 def _draw_lines(ax, groups, styles, y, tscale, data, panel):
     """One panel's lines (mean per x, 95 % interval with repetitions), their numbers into `data`."""
     xs_all = []
+    order = list(styles)
     for line, g in groups:
         colour, style, marker = styles[line]
+        size, width = stacked_sizes(order.index(line), len(order))
         xs, means, cis = [], [], []
         for xv, at_x in sorted(g.groupby("_x"), key=lambda t: t[0]):
             m, ci = mean_and_ci95(at_x[y].astype(float))
@@ -231,7 +233,8 @@ def _draw_lines(ax, groups, styles, y, tscale, data, panel):
             for col, v in zip(data, (line, g["topology"].iloc[0], panel, line, xv, m * 1e3, ci * 1e3, len(at_x))):
                 data[col].append(v)
         xs_all += xs
-        kwargs = dict(marker=marker, linestyle=style, color=colour, label=line or None)
+        kwargs = dict(marker=marker, linestyle=style, color=colour, label=line or None, markersize=size,
+                      linewidth=width)
         if any(c > 0 for c in cis):
             ax.errorbar(xs, means, yerr=cis, capsize=3, **kwargs)
         else:
@@ -360,13 +363,14 @@ def _busbw_lines(data, title, panel_key, out):
     for i, panel in enumerate(panels):
         ax = axes[i // cols][i % cols]
         sizes = []
-        for line in lines:
+        for i, line in enumerate(lines):
             pts = [(x, y) for p, l, x, y in zip(data["panel"], data["line"], data["dense_bytes"], data["busbw_GBps"])
                    if p == panel and l == line]
             if pts:
                 colour, style, marker = styles[line]
+                size, width = stacked_sizes(i, len(lines))
                 ax.plot([x for x, _ in pts], [y for _, y in pts], marker=marker, linestyle=style, color=colour,
-                        label=line)
+                        label=line, markersize=size, linewidth=width)
                 sizes += [x for x, _ in pts]
         ax.set_xscale("log")
         readable_log_axis(ax.xaxis, sizes)
