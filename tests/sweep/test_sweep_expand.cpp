@@ -302,7 +302,7 @@ TEST_CASE("aggsim sweep run --grid --repeat sweeps a plain scenario from the com
   CHECK_THAT(bare.err, Catch::Contains("--grid key=v1,v2"));
 }
 
-TEST_CASE("--set gives every point of a sweep one value: run, its points and slurm all take it",
+TEST_CASE("sweep verbs take --set, one value at every point: run, its points and slurm",
           "[sweep][set]") {
   const auto dir = fresh_dir("sweepset");
   write_file(dir / "s.yaml", small_sweep("  grid: {ranks: [2, 4]}\n"));
