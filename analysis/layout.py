@@ -67,15 +67,22 @@ def _tick_priority(axis, loc, index, count):
     return (0 if decade else 1, 0 if end else 1, index)
 
 
+def name_ticks(axis, positions, names, fontsize):
+    """Ticks that name what sits at them (bars, lanes): thin_tick_labels never drops one."""
+    axis.set_ticks(list(positions))
+    axis.set_ticklabels(list(names), fontsize=fontsize)
+    axis.aggsim_names = True
+
+
 def thin_tick_labels(fig, pad=8.0):
     """Drops numeric tick labels that would overlap a kept neighbour (sizes such as 26 MB beside
-    26.3 MB); category labels (bars' names) are never dropped. Returns how many were dropped."""
+    26.3 MB); ticks that name things (name_ticks) are never dropped. Returns how many were dropped."""
     renderer = fig.canvas.get_renderer()
     fig.canvas.draw()
     dropped = 0
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
-            if isinstance(axis.get_major_formatter(), ticker.FixedFormatter):
+            if getattr(axis, "aggsim_names", False) or isinstance(axis.get_major_formatter(), ticker.FixedFormatter):
                 continue
             ticks = [t for t in axis._update_ticks() if t.label1.get_visible() and t.label1.get_text().strip()]
             if len(ticks) < 2:

@@ -123,8 +123,7 @@ def breakdown(source, out, max_bars=40):
         readable_log_axis(ax.xaxis, [v * scale for v in positive])
     else:
         ax.set_xlim(0, max(step) * scale * 1.1 if positive else 1)
-    ax.set_yticks(y)
-    ax.set_yticklabels(bars.labels, fontsize=bar_font(n))
+    layout.name_ticks(ax.yaxis, y, bars.labels, bar_font(n))
     ax.set_ylim(-0.6, n - 0.4)
     ax.set_xlabel(f"time per step [{unit}]")
     ax.set_title(bars.title, fontsize=11)
@@ -405,8 +404,7 @@ def _busbw_bars(data, title, out):
     ax.barh(y, data["busbw_GBps"], color=COMM, height=0.7)
     for yy, v in zip(y, data["busbw_GBps"]):
         ax.text(v, yy, f" {v:.3g}", va="center", fontsize=bar_font(n))
-    ax.set_yticks(y)
-    ax.set_yticklabels(data["label"], fontsize=bar_font(n))
+    layout.name_ticks(ax.yaxis, y, data["label"], bar_font(n))
     ax.set_ylim(-0.6, n - 0.4)
     ax.set_xlim(0, max(data["busbw_GBps"]) * 1.15)
     ax.set_xlabel("busbw [GB/s] (wire bytes x bus factor / transfer time)")
@@ -557,8 +555,7 @@ def _bytes_loss_rows(data, title, out):
     left.set_xscale("log")
     readable_log_axis(left.xaxis, data["bytes_sent"])
     left.xaxis.set_major_formatter(si_formatter("B"))
-    left.set_yticks(y)
-    left.set_yticklabels(data["label"], fontsize=bar_font(n))
+    layout.name_ticks(left.yaxis, y, data["label"], bar_font(n))
     left.set_ylim(-0.6, n - 0.4)
     left.set_xlabel("bytes sent (all ranks, whole run)")
     right.set_xlabel("final loss")
@@ -610,8 +607,7 @@ def time_to_target(sweep, out):
         what = f" {k}/{runs} reached" if r else "  target not reached"
         ax.text((m + c) * scale if r else 0, yy, what, va="center", fontsize=bar_font(n),
                 color="black" if r else "#c44e52")
-    ax.set_yticks(y)
-    ax.set_yticklabels(data["label"], fontsize=bar_font(n))
+    layout.name_ticks(ax.yaxis, y, data["label"], bar_font(n))
     ax.set_ylim(-0.6, n - 0.4)
     ax.set_xlim(0, top * scale * 1.15 if top > 0 else 1)
     ax.set_xlabel(f"simulated time to target loss [{unit}] (runs that reached it / runs)")

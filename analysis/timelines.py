@@ -183,8 +183,7 @@ def _timeline_by_rank(trace, out, run_dir):
     handles = [matplotlib.patches.Patch(color=SPAN_COLOURS[k], label=k) for k in present]
     labels = [f"rank {r}" + (f" ({trace.hosts[r]})" if not trace.hosts[r].startswith("rank ") else "")
               for r in range(ranks)]
-    ax.set_yticks(range(ranks))
-    ax.set_yticklabels(labels, fontsize=8 if ranks <= 16 else layout.MIN_FONT)
+    layout.name_ticks(ax.yaxis, range(ranks), labels, 8 if ranks <= 16 else layout.MIN_FONT)
     ax.set_ylim(ranks - 0.5, -0.5)
     ax.set_xlim(0, end * 1.01)
     ax.set_title(f"Timeline of {ranks} rank{'s' if ranks != 1 else ''}: {run_name(run_dir)} (dotted: step ends)",
@@ -283,9 +282,12 @@ def _timeline_by_node(trace, out, run_dir, bins=400):
     host_share = [sum(b - a for c in CHANNELS for a, b in busy[r][c]) / (len(CHANNELS) * trace.end)
                   for r in range(trace.ranks)]
     hottest = sorted(range(trace.ranks), key=lambda r: (-host_share[r], r))[:NAMED]
-    links = loaded_links(run_dir)
     lane_h = min(0.16, max(0.035, 9.0 / len(lanes)))
-    fig, ax = plt.subplots(figsize=(12, lane_h * len(lanes) + 2.6))
+    # The lanes, their colour scale, then the names of the culprits under them (the figure keeps the
+    # page's width, so its text stays legible there).
+    fig, (ax, cax, tax) = plt.subplots(3, 1, figsize=(12, lane_h * len(lanes) + 3.9),
+                                       gridspec_kw={"height_ratios": [lane_h * len(lanes), 0.12, 1.25],
+                                                    "hspace": 0.9 / (lane_h * len(lanes) + 3.9) * 3})
     # The colours span 0 to the busiest lane's share: one slow node stands out however idle the run.
     image = ax.imshow(share, aspect="auto", interpolation="nearest", cmap="YlOrRd", vmin=0,
                       vmax=max(float(share.max()), 1e-9), extent=(0, trace.end * scale, len(lanes) - 0.5, -0.5))
@@ -295,26 +297,30 @@ def _timeline_by_node(trace, out, run_dir, bins=400):
     ax.plot([trace.end * scale] * len(hottest), [lane_of[r] for r in hottest], marker="<", linestyle="none",
             color="#2a9df4", markersize=6, clip_on=False)
     shown = _named_lanes(lanes, hottest, lane_h)
-    ax.set_yticks(shown)
-    ax.set_yticklabels([lanes[i].label for i in shown], fontsize=layout.MIN_FONT)
+    layout.name_ticks(ax.yaxis, shown, [lanes[i].label for i in shown], layout.MIN_FONT)
     ax.set_xlabel(f"simulated time [{unit}] (dotted: step ends)")
     what = ("a lane per node shaded by how busy its ranks'" if per == 1 else
             f"a lane per {per} nodes shaded by how busy its busiest node's ranks'")
     ax.set_title(f"Timeline of {trace.ranks} ranks: {run_name(run_dir)}\n({what} processors, sends and receives "
                  f"were)", fontsize=10)
-    bar = fig.colorbar(image, ax=ax, orientation="horizontal", fraction=0.04 if len(lanes) > 40 else 0.08,
-                       pad=0.7 / (lane_h * len(lanes) + 2.6))
+    bar = fig.colorbar(image, cax=cax, orientation="horizontal")
     bar.set_label("busy share of the lane's ranks (mean of processor, sends, receives in use)", fontsize=8)
     bar.ax.xaxis.set_major_formatter(ticker.PercentFormatter(1.0))
-    lines = ["slowest hosts (the busiest: share of the run their", "processor, sends and receives were in use; "
-             "\u25c0 marks their lanes):"]
-    lines += [f"  {trace.hosts[r]} (rank {r}): {host_share[r]:.1%}" for r in hottest]
-    if links:
-        lines += ["", "most loaded links (utilisation, links.csv):"]
-        lines += [f"  {label}: {u:.1%}" for label, u in links]
-    ax.text(1.03, 1.0, "\n".join(lines), transform=ax.transAxes, va="top", ha="left", fontsize=8,
-            family="monospace")
+    _name_culprits(tax, trace, hottest, host_share, loaded_links(run_dir))
     return save(fig, out, _node_lane_data(lanes, share, host_share, trace, edges))
+
+
+def _name_culprits(ax, trace, hottest, host_share, links):
+    """The slowest hosts and the most loaded links, side by side in `ax` (a text panel)."""
+    ax.axis("off")
+    hosts = ["slowest hosts (share of the run their processor,", "sends and receives were in use; \u25c0 on their lane):"]
+    hosts += [f"  {trace.hosts[r]} (rank {r}): {host_share[r]:.1%}" for r in hottest]
+    ax.text(0.0, 1.0, "\n".join(hosts), transform=ax.transAxes, va="top", ha="left", fontsize=8, family="monospace")
+    if links:
+        loaded = ["most loaded links (utilisation over the run,", "links.csv):"]
+        loaded += [f"  {label}: {u:.1%}" for label, u in links]
+        ax.text(0.5, 1.0, "\n".join(loaded), transform=ax.transAxes, va="top", ha="left", fontsize=8,
+                family="monospace")
 
 
 def _node_lane_data(lanes, share, host_share, trace, edges):
@@ -425,8 +431,7 @@ def links(run_dir, out, top=20):
     ax.barh(range(n)[::-1], list(df["utilisation"] * 100), color=COMM)
     for y, (_, r) in zip(range(n)[::-1], df.iterrows()):
         ax.text(r["utilisation"] * 100, y, f" {si(r['bytes'], 'B', 3)}", va="center", fontsize=8)
-    ax.set_yticks(range(n)[::-1])
-    ax.set_yticklabels(labels, fontsize=8)
+    layout.name_ticks(ax.yaxis, range(n)[::-1], labels, 8)
     ax.set_xlabel("utilisation over the run [% of bandwidth] (label: bytes carried)")
     ax.set_title(f"Busiest links (top {n}): {run_name(run_dir)}", fontsize=11)
     ax.set_xlim(0, max(df["utilisation"] * 100) * 1.2)
