@@ -136,6 +136,9 @@ std::pair<CLI::App*, CLI::Option*> add_sweep_verbs(CLI::App& app, aggsim::cli::S
     cmd->add_option("--grid", sweep_options.extras.grid,
                     "sweep a key over values, e.g. --grid ranks=8,16,32 (repeatable; works on any scenario)")
         ->allow_extra_args(false);
+    cmd->add_option("--set", sweep_options.extras.sets,
+                    "override a key at every point, e.g. --set steps=1 (repeatable; as for run)")
+        ->allow_extra_args(false);
     cmd->add_option("--repeat", sweep_options.extras.repeat,
                     "runs per point, each with a seed derived from the scenario's (overrides repeat:)")
         ->check(CLI::Range(1, 100000));

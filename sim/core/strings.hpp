@@ -21,6 +21,8 @@ bool natural_less(const std::string& a, const std::string& b);
 // " (did you mean 'ring_allreduce'?)" when one of `known` is within two edits of `given` (the
 // closest; the first of equals), else "": the one hint every misspelt key and name gets.
 std::string did_you_mean(const std::string& given, const std::vector<std::string>& known);
+// The name did_you_mean suggests, or "" when none is near.
+std::string closest_name(const std::string& given, const std::vector<std::string>& known);
 // did_you_mean for the names of algorithms, compressors and topologies, which people also shorten:
 // failing a near spelling, the one name that starts with `given` followed by '_' or a digit
 // (`ring` -> 'ring_allreduce', `torus` -> 'torus2d_allreduce'), else the one name holding `given` as

@@ -80,6 +80,7 @@ const OutputTable& summary_table() {
           {"sim_time_s", "s", "simulated end time"},
           {"mean_step_time_s", "s", "mean of `step_time_s`"},
           {"exposed_comm_time_s", "s", "mean of `exposed_comm_time_s`"},
+          {"hidden_comm_time_s", "s", "mean of `hidden_comm_time_s`"},
           {"collective_calls", "", "aggregation calls (rows of collectives.csv)"},
           {"collective_time_s", "s", "mean `time_s` of the calls that transferred anything (null if none)"},
           {"collective_dense_bytes", "bytes", "mean `dense_bytes` of those calls"},

@@ -257,14 +257,16 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result,
                                           : nlohmann::ordered_json("synthetic"));
   j.set("sim_time_s", result.sim_time_s);
   j.set("mean_step_time_s", mean_step_time_s(steps));
-  double exposed = 0;
+  double exposed = 0, hidden = 0;
   int communicated = 0;
   for (const auto& s : steps) {
     exposed += s.exposed_comm_time_s;
+    hidden += s.hidden_comm_time_s;
     communicated += s.communicated;
   }
   const double n = steps.empty() ? 1.0 : static_cast<double>(steps.size());
   j.set("exposed_comm_time_s", exposed / n);
+  j.set("hidden_comm_time_s", hidden / n);
   // Over every call of the run that transferred anything: sums of bytes over the sum of times, so
   // the means below give the bandwidths exactly (as nccl-tests derives them from its mean time).
   const CallTotals calls = call_totals(result, 0, sc.steps - 1);
