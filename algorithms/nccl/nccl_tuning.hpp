@@ -12,19 +12,20 @@
 #include <string>
 
 #include "algorithms/nccl/protocol.hpp"
+#include "sim/platform/platform_spec.hpp"
 
 namespace aggsim {
 
 enum class NcclCollective { all_reduce, all_gather, reduce_scatter, broadcast };
 const char* nccl_collective_name(NcclCollective c);  // nccl-tests' names: all_reduce, ...
 
-// GPU generation, for NCCL's per-channel bandwidth caps and where it enables LL128.
-enum class GpuArch { volta, ampere, hopper };
+// GPU generation, for NCCL's per-channel bandwidth caps and where it enables LL128: the platform's
+// (sim/platform/platform_spec.hpp).
+using GpuArch = GpuGeneration;
 
 // How a GPU reaches its NIC, in NCCL's order of path types (src/graph/topo.h): through PCIe
-// switches (pix, pxb), through another GPU of the node (pxn), through the CPU (phb, sys). In the
-// order of kGpuNicPaths (sim/platform/platform.hpp).
-enum class NicPath { pix, pxb, pxn, phb, sys };
+// switches (pix, pxb), through another GPU of the node (pxn), through the CPU (phb, sys).
+using NicPath = GpuNicPath;
 
 // What NCCL's topology search reports of a communicator.
 struct NcclSystem {

@@ -26,8 +26,8 @@ namespace {
 // property nowhere has none; one that sets it on some hosts may still put the ranks on others, which
 // the point's run finds once the platform is built.
 bool may_have_nvswitch(const PlatformSpec& platform) {
-  if (platform.file.empty()) return platform.nvswitch;
-  return xml_sets_property(platform.file, kNvswitchProperty, "true");
+  if (platform.file.empty()) return platform.shape.nvswitch;
+  return xml_declared(platform.file).some_nvswitch;
 }
 }  // namespace
 
@@ -123,7 +123,7 @@ PointPlan plan_point(const Scenario& base, const Measurement& m, bool keep_platf
                       "ranks on every node",
                       m.source, p, n));
     plan.sets.push_back(fmt::format("platform.gpus_per_node={}", p / n));
-    plan.sets.push_back(base.platform.sized_by_hosts ? fmt::format("platform.hosts={}", p)
+    plan.sets.push_back(base.platform.shape.sized_by_hosts ? fmt::format("platform.hosts={}", p)
                                                      : fmt::format("platform.nodes={}", n));
   }
   const auto size = [&](std::uint64_t bytes) { plan.sets.push_back(fmt::format("model.size={}B", bytes)); };

@@ -330,30 +330,23 @@ PlatformSpec read_platform(YamlMap& top, const std::string& scenario_file) {
   if (file) {
     spec.file = find_input_file(*file, "platform", scenario_file, DataKind::platform);
     reject_generator_keys(map, spec.file);
-    if (!fabric) spec.fabric = xml_fabric(spec.file);
+    if (!fabric) spec.fabric = xml_declared(spec.file).fabric;
   } else if (topology) {
     spec.topology = topology->scalar();
     const TopologyInfo* info = find_topology(spec.topology);
     if (!info) topology->fail(unknown_name("topology", spec.topology, topology_table()));
     spec.generator = info;
     spec.params = map.params(info->params);
-    if (spec.params.has("gpus_per_node"))
-      spec.gpus_per_node = static_cast<int>(spec.params.integer("gpus_per_node"));
-    spec.sized_by_hosts = spec.params.has("hosts");
-    spec.nvswitch = spec.params.has("nvswitch") && spec.params.boolean("nvswitch");
     auto overrides = map.get("overrides");
     if (overrides) spec.overrides = read_overrides(*overrides);
     try {
-      info->host_count(spec.params);
-    } catch (const std::invalid_argument& e) {
-      map.value().fail(e.what());
-    }
-    try {
-      resolve_overrides(node_shape(spec.params), spec.overrides);
+      decode_generated_platform(spec);
     } catch (const OverrideError& e) {
       const YamlValue entry = overrides->item(e.entry);
       const YamlValue at = entry.node()[e.key] ? entry.child(e.key) : entry;
       at.fail(e.what());
+    } catch (const std::invalid_argument& e) {
+      map.value().fail(e.what());
     }
   } else {
     map.value().fail("needs 'file: PLATFORM.xml' or 'topology: cluster | fat_tree | torus | dragonfly'");
@@ -367,9 +360,10 @@ PlatformSpec read_platform(YamlMap& top, const std::string& scenario_file) {
 std::string ranks_do_not_fit(const Scenario& sc, std::int64_t hosts) {
   const TopologyInfo& info = *sc.platform.generator;
   const Params& p = sc.platform.params;
-  const std::int64_t gpus = p.integer("gpus_per_node");
-  const std::string bigger = p.has("hosts") ? fmt::format("platform.hosts: {}", sc.ranks)
-                                            : fmt::format("platform.nodes: {}", (sc.ranks + gpus - 1) / gpus);
+  const std::int64_t gpus = sc.platform.shape.gpus_per_node;
+  const std::string bigger = sc.platform.shape.sized_by_hosts
+                                 ? fmt::format("platform.hosts: {}", sc.ranks)
+                                 : fmt::format("platform.nodes: {}", (sc.ranks + gpus - 1) / gpus);
   // Shape keys given (torus dimensions, fat-tree down/up, dragonfly groups, ...) must follow the size.
   std::string shape;
   for (const auto& spec : info.params)
@@ -441,7 +435,7 @@ void read_platform_section(YamlMap& top, Scenario& sc, const std::string& file) 
   sc.platform = read_platform(top, file);
   if (auto platform = top.get("platform")) sc.key_locations["platform"] = platform->location();
   if (sc.platform.topology.empty()) return;
-  const auto hosts = sc.platform.generator->host_count(sc.platform.params);
+  const auto hosts = sc.platform.shape.hosts();
   if (sc.ranks > hosts) {
     const auto ranks = top.get("ranks");
     const YamlValue& at = ranks ? *ranks : top.value();

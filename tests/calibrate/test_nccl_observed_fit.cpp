@@ -188,7 +188,7 @@ TEST_CASE(
                                            "algorithm.min_channels=24", "algorithm.max_channels=32"});
 
   // Settings NCCL could not run on the log's ranks are input errors at their line.
-  nccl.platform.nvswitch = true;
+  nccl.platform.shape.nvswitch = true;
   m.observed = {};
   m.env = {};
   m.env.algorithm = "nvls";
