@@ -156,6 +156,15 @@ AlgorithmInfo nccl_allreduce_entry() {
       "as "
       "NCCL does, pipelined at flow level, reduced in NCCL's order";
   info.params = nccl_param_specs();
+  // Another collective runs NCCL's call of that name: ncclAllGather is nccl_allgather.
+  info.call_identity = [](const Params& params) {
+    const NcclCollective c = nccl_options(params).collective;
+    const std::string name = nccl_collective_name(c);
+    std::string call = "nccl_";
+    for (char ch : name)
+      if (ch != '_') call += ch;
+    return CallIdentity{*collective_kind_named(name), call};
+  };
   info.reduces_in_flight = true;
   info.consensus = true;
   info.prepare = [](const AlgorithmConfig& cfg) {
