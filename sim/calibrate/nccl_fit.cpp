@@ -78,6 +78,7 @@ NcclParamValues nccl_param_defaults() {
   const ProtocolCosts d = ProtocolCosts::nccl_defaults();
   x[static_cast<int>(NcclParam::efficiency_ll)] = 1 / d.eff(Protocol::ll);
   x[static_cast<int>(NcclParam::efficiency_ll128)] = 1 / d.eff(Protocol::ll128);
+  x[static_cast<int>(NcclParam::bandwidth_nvls)] = 1 / d.nvls_efficiency;
   return x;
 }
 

@@ -39,7 +39,7 @@ const char* nccl_param_name(NcclParam p);
 
 using NcclParamValues = std::array<double, kNcclParams>;
 
-// NCCL's own values (multipliers 1, link shares 1, 1/0.5 and 1/0.92).
+// NCCL's own values (multipliers 1, link shares 1, 1/0.5 and 1/0.92; NVLS: 1/kHopperNvlsEfficiency).
 NcclParamValues nccl_param_defaults();
 // Whether the parameter can matter for points that use these algorithm/protocol pairs
 // ("ring/ll128") and cross nodes or not.
