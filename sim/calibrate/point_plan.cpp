@@ -134,6 +134,8 @@ PointPlan plan_point(const Scenario& base, const Measurement& m, bool keep_platf
                       "ranks on every node",
                       m.source, p, n));
     plan.sets.push_back(fmt::format("platform.gpus_per_node={}", p / n));
+    // A node of one GPU has no switch to join it to others: the scenario's nodes as this shape.
+    if (p == n && base.platform.nvswitch) plan.sets.push_back("platform.nvswitch=false");
     plan.sets.push_back(base.platform.sized_by_hosts ? fmt::format("platform.hosts={}", p)
                                                      : fmt::format("platform.nodes={}", n));
   }
