@@ -115,7 +115,8 @@ namespace {
 // Probe-and-fit passes per level; the run after a pass confirms it unless the critical flows changed.
 constexpr int kMaxFitPasses = 3;
 constexpr double kFitTolerance = 1e-2;  // simulated vs the fit's linear prediction
-// A point whose weight in NCCL's fit fell below this (more than about 10 % off the fit) is listed.
+// A point whose weight in NCCL's fit fell below this (further off the fit than the loss's scale) is
+// listed.
 constexpr double kFarOffWeight = 0.5;
 
 // Simulated time of each measured point under the scenario plus `extra` overrides.
@@ -167,15 +168,16 @@ std::string factor_lines(const FactorTable& t, const std::vector<int>& points) {
   return out;
 }
 
-// nccl_allreduce: NCCL's protocol parameters (nccl_fit.hpp), probed around the current values
-// and fitted, then simulated; again around the fit while the simulation and the fit's linear
-// prediction differ by more than kFitTolerance.
+// What calibrate_nccl found, for the report.
 struct NcclFitOutcome {
   std::string text;                  // the parameters, what was not identified, what sits at a bound
   std::vector<std::string> choices;  // each point's NCCL choice as last simulated
   std::vector<double> weights;       // each point's weight in the fit
 };
 
+// nccl_allreduce: NCCL's protocol parameters (nccl_fit.hpp), probed around the current values
+// and fitted (points of prior weight 0 left out), then simulated; again around the fit while the
+// simulation and the fit's linear prediction differ by more than kFitTolerance.
 NcclFitOutcome calibrate_nccl(const MeasuredRunOptions& options, const std::vector<Measurement>& measured,
                               const std::vector<PointPlan>& plans, const std::vector<double>& prior,
                               Calibration& cal, std::vector<double>& simulated) {

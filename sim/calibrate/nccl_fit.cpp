@@ -21,8 +21,11 @@ constexpr double kMinIndependence = 0.15;
 constexpr double kPrior = 1e-10;
 // Gauss-Newton steps of the robust fit at most (it stops once no parameter moves).
 constexpr int kMaxIterations = 60;
-// The robust loss's scale in log time: a point this far off the fit (about 10 %) counts half.
+// The robust loss's scale in log time, at least: a point this far off the fit (about 10 %) counts
+// half. Wider where the points spread more (robust_scale).
 constexpr double kRobustScale = 0.1;
+constexpr double kCauchyEfficiency = 2.3849;  // Cauchy's scale for 95 % efficiency under normal errors
+constexpr double kMadToSigma = 1.4826;        // a normal distribution's sigma over its median |error|
 
 struct Bounds {
   double low, high;
@@ -222,9 +225,9 @@ std::vector<NcclParam> identifiable(const LinearTimes& lin, const std::vector<do
   return chosen;
 }
 
-// A point's weight under the robust loss: Cauchy's, of scale kRobustScale in log time.
-double robust_weight(double log_error) {
-  const double u = log_error / kRobustScale;
+// A point's weight under the robust loss: Cauchy's, of that scale in log time.
+double robust_weight(double log_error, double scale) {
+  const double u = log_error / scale;
   return 1 / (1 + u * u);
 }
 
@@ -232,6 +235,22 @@ double robust_weight(double log_error) {
 double log_error(const LinearTimes& lin, const std::vector<double>& measured, std::size_t i,
                  const NcclParamValues& x) {
   return std::log(std::max(lin.time(i, x), 1e-3 * measured[i]) / measured[i]);
+}
+
+// The robust loss's scale at x: Cauchy's 95 %-efficient constant (2.385) times the errors' spread,
+// estimated robustly as 1.4826 times the median absolute log error of the points of positive weight;
+// at least kRobustScale. A log the model follows closely gets a tight scale, one it cannot follow
+// everywhere (a network plugin's steps in size) a wide one, so that only points far off the rest
+// count less.
+double robust_scale(const LinearTimes& lin, const std::vector<double>& measured, const std::vector<double>& weight,
+                    const NcclParamValues& x) {
+  std::vector<double> errors;
+  for (std::size_t i = 0; i < measured.size(); ++i)
+    if (weight[i] > 0) errors.push_back(std::fabs(log_error(lin, measured, i, x)));
+  if (errors.empty()) return kRobustScale;
+  const auto middle = errors.begin() + static_cast<std::ptrdiff_t>(errors.size() / 2);
+  std::nth_element(errors.begin(), middle, errors.end());
+  return std::max(kRobustScale, kCauchyEfficiency * kMadToSigma * *middle);
 }
 
 // One Gauss-Newton step for the parameters not `held`, each point weighted by weight x its robust
@@ -247,12 +266,13 @@ Eigen::VectorXd gauss_newton_step(const LinearTimes& lin, const std::vector<doub
   const auto m = static_cast<Eigen::Index>(free.size());
   const auto rows = static_cast<Eigen::Index>(n);
   if (m == 0) return Eigen::VectorXd::Zero(static_cast<Eigen::Index>(chosen.size()));
+  const double scale = robust_scale(lin, measured, weight, x);
   Eigen::MatrixXd A = Eigen::MatrixXd::Zero(rows + m, m);
   Eigen::VectorXd b = Eigen::VectorXd::Zero(rows + m);
   for (std::size_t i = 0; i < n; ++i) {
     const double t = std::max(lin.time(i, x), 1e-3 * measured[i]);
     const double r = log_error(lin, measured, i, x);
-    const double w = std::sqrt(weight[i] * robust_weight(r));
+    const double w = std::sqrt(weight[i] * robust_weight(r, scale));
     const auto row = static_cast<Eigen::Index>(i);
     b[row] = -w * r;
     for (Eigen::Index f = 0; f < m; ++f) A(row, f) = w * lin.slope(i, column[free[static_cast<std::size_t>(f)]]) / t;
@@ -334,9 +354,10 @@ NcclFitResult fit_nccl_params(const std::vector<double>& measured, const std::ve
   }
   std::sort(result.identified.begin(), result.identified.end());
   std::sort(result.at_bound.begin(), result.at_bound.end());
+  const double scale = robust_scale(lin, measured, weight, x);
   for (std::size_t i = 0; i < n; ++i) {
     result.predicted.push_back(lin.time(i, x));
-    result.weights.push_back(weight[i] * robust_weight(log_error(lin, measured, i, x)));
+    result.weights.push_back(weight[i] * robust_weight(log_error(lin, measured, i, x), scale));
   }
   return result;
 }

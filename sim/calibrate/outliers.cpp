@@ -14,45 +14,27 @@ std::string file_of(const Measurement& m) {
   return m.source.substr(0, m.source.rfind(':'));
 }
 
-// `earlier` (a smaller size) may precede `later` in a run's non-decreasing times.
-bool in_order(const Measurement& earlier, const Measurement& later) {
-  return earlier.time_s <= later.time_s * (1 + kMonotonicTolerance);
-}
-
 std::string us(double seconds) {
   return fmt::format("{:.4g} us", seconds * 1e6);
 }
 
-// The points of one run (indices sorted by size) to drop: the complement of its longest chain of
-// non-decreasing times, preferring to keep larger sizes (a warm-up slows the first, smallest ones).
+// The points of one run (indices sorted by size) slower than the fastest larger size by more than
+// the tolerance, each named with that size.
 std::vector<MonotonicOutlier> run_outliers(const std::vector<Measurement>& measured,
                                            const std::vector<std::size_t>& run) {
-  const std::size_t n = run.size();
-  std::vector<int> longest(n, 1), before(n, -1);
-  for (std::size_t j = 0; j < n; ++j)
-    for (std::size_t i = 0; i < j; ++i)
-      if (in_order(measured[run[i]], measured[run[j]]) && longest[i] + 1 >= longest[j])
-        longest[j] = longest[i] + 1, before[j] = static_cast<int>(i);
-  int end = 0;
-  for (std::size_t j = 0; j < n; ++j)
-    if (longest[j] >= longest[static_cast<std::size_t>(end)]) end = static_cast<int>(j);
-  std::vector<bool> kept(n, false);
-  for (int j = n == 0 ? -1 : end; j >= 0; j = before[static_cast<std::size_t>(j)])
-    kept[static_cast<std::size_t>(j)] = true;
   std::vector<MonotonicOutlier> out;
-  for (std::size_t d = 0; d < n; ++d) {
-    if (kept[d]) continue;
-    const Measurement& m = measured[run[d]];
-    std::string why = "out of order with the sizes around it";
-    for (std::size_t k = d + 1; k < n; ++k)
-      if (kept[k] && !in_order(m, measured[run[k]])) {
-        why = fmt::format("slower than {} ({})", measured[run[k]].bytes, us(measured[run[k]].time_s));
-        break;
-      }
-    for (std::size_t k = d; k-- > 0 && why.rfind("out of", 0) == 0;)
-      if (kept[k] && !in_order(measured[run[k]], m))
-        why = fmt::format("faster than {} ({})", measured[run[k]].bytes, us(measured[run[k]].time_s));
-    out.push_back({run[d], why});
+  const Measurement* fastest = nullptr;  // the fastest point of the sizes above the group at hand
+  for (std::size_t hi = run.size(); hi > 0;) {
+    std::size_t lo = hi - 1;  // [lo, hi): the points of one size
+    while (lo > 0 && measured[run[lo - 1]].bytes == measured[run[hi - 1]].bytes) --lo;
+    for (std::size_t k = lo; k < hi; ++k) {
+      const Measurement& m = measured[run[k]];
+      if (fastest && m.time_s > fastest->time_s * (1 + kMonotonicTolerance))
+        out.push_back({run[k], fmt::format("slower than {} ({})", fastest->bytes, us(fastest->time_s))});
+    }
+    for (std::size_t k = lo; k < hi; ++k)
+      if (!fastest || measured[run[k]].time_s < fastest->time_s) fastest = &measured[run[k]];
+    hi = lo;
   }
   return out;
 }

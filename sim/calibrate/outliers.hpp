@@ -1,9 +1,10 @@
 #pragma once
 // Measured points a calibration should not follow: within one run (one file, collective and shape) a
-// collective's time grows with its size, so a point slower than a larger size of the same run, or
-// faster than a smaller one, by more than the run's noise is an artefact (a warm-up, another job),
-// not the machine. The fewest points whose removal leaves the run's times non-decreasing in size
-// (within kMonotonicTolerance) are the outliers; each is named with the neighbour it contradicts.
+// collective's time grows with its size, so a point slower than a larger size of the same run by
+// more than the run's noise (kMonotonicTolerance) is an artefact (a warm-up, another job, a network
+// plugin's slow protocol at some sizes), not what the machine does; each is named with the fastest
+// larger size. An artefact slows a point down: a point faster than a smaller one is kept (that one
+// is the outlier).
 #include <cstddef>
 #include <string>
 #include <vector>
