@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "algorithms/nccl/nccl_tuning.hpp"
 #include "support/cli.hpp"
@@ -88,6 +89,12 @@ double published_busbw(const std::string& log, std::uint64_t bytes) {
   return 0;
 }
 
+// An NVLS graph as heads, intra- and inter-node speed, for comparisons.
+using Graph = std::tuple<int, double, double>;
+Graph graph_of(const NvlsGraph& g) {
+  return {g.heads, g.bw_intra, g.bw_inter};
+}
+
 }  // namespace
 
 TEST_CASE("NCCL's NVLS graph: its heads and speeds as NCCL 2.21.5's search finds them", "[nccl][tuning][nvls]") {
@@ -96,26 +103,15 @@ TEST_CASE("NCCL's NVLS graph: its heads and speeds as NCCL 2.21.5's search finds
   // One node of 8: a head per GPU (minChannels = maxChannels = 8 without NICs); each GPU carries
   // 8 + 1 channels: 9 x 40 = 360 fits 370.8, 9 x 50 does not (sm90SpeedArrayIntra: 60, 50, 40, ...);
   // the second pass raises the inter-node speed while below twice 40, to the fastest, 60.
-  NvlsGraph g = nccl_nvls_graph(8, 1, 0, 370.8, 0);
-  CHECK(g.heads == 8);
-  CHECK(g.bw_intra == 40);
-  CHECK(g.bw_inter == 60);
+  CHECK(graph_of(nccl_nvls_graph(8, 1, 0, 370.8, 0)) == Graph{8, 40, 60});
   // Two nodes, 8 NICs of 50 GB/s: a head per NIC; the speeds with NICs (48, 45, 42, 40, ...): 40 fits
   // 9 channels, the inter-node speed rises to the fastest a NIC carries, 48.
-  g = nccl_nvls_graph(8, 2, 8, 370.8, 50);
-  CHECK(g.heads == 8);
-  CHECK(g.bw_intra == 40);
-  CHECK(g.bw_inter == 48);
+  CHECK(graph_of(nccl_nvls_graph(8, 2, 8, 370.8, 50)) == Graph{8, 40, 48});
   // NICs of 25 GB/s (NVIDIA/nccl#1453's 3 nodes of H100): 24 for both, whose estimate NCCL printed
   // (test_nccl_allreduce.cpp).
-  g = nccl_nvls_graph(8, 3, 8, 370.8, 25);
-  CHECK(g.bw_intra == 24);
-  CHECK(g.bw_inter == 24);
+  CHECK(graph_of(nccl_nvls_graph(8, 3, 8, 370.8, 25)) == Graph{8, 24, 24});
   // 72 GPUs at 900 GB/s (741.6 as NCCL counts): at most 32 heads (NCCL_MAX_NVLS_ARITY), 33 x 20 fits.
-  g = nccl_nvls_graph(72, 1, 0, 741.6, 0);
-  CHECK(g.heads == 32);
-  CHECK(g.bw_intra == 20);
-  CHECK(g.bw_inter == 40);
+  CHECK(graph_of(nccl_nvls_graph(72, 1, 0, 741.6, 0)) == Graph{32, 20, 40});
   // NVLS only on Hopper, on a switch, with more than two GPUs a node (ncclNvlsInit).
   CHECK(nccl_nvls_supported(GpuArch::hopper, true, 8));
   CHECK_FALSE(nccl_nvls_supported(GpuArch::ampere, true, 8));
