@@ -27,7 +27,14 @@ const OutputTable& collectives_table() {
            "all-gather and hierarchical schemes (their intra- and inter-node phases are inside the one "
            "call) and for decentralized schemes (each rank averages with its neighbours only); the "
            "workers for a parameter server with `placement: dedicated` (`2-15` with servers 0 and 1)"},
-          {"algorithm", "", "the scenario's `algorithm.name`"},
+          {"collective", "",
+           "what the call runs: `all_reduce`, `all_gather`, `reduce_scatter`, `broadcast` (nccl-tests' "
+           "collectives, whose bus factors `busbw_GBps` uses), `parameter_server` (push to servers and pull "
+           "back) or `neighbor_exchange` (decentralized schemes)"},
+          {"algorithm", "",
+           "what ran: the scenario's `algorithm.name`, except for `nccl_allreduce` with another "
+           "`collective`, whose calls are `nccl_allgather`, `nccl_reducescatter` or `nccl_broadcast`, "
+           "NCCL's calls of those names"},
           {"nccl_algorithm", "", "the algorithm an NCCL-style tuner chose for the call (empty: none chose)"},
           {"protocol", "", "the protocol it chose (LL, LL128, Simple; empty: none chose)"},
           {"channels", "", "the channels it chose (empty: none chose)"},
@@ -65,6 +72,7 @@ const OutputTable& summary_table() {
           {"ranks", "", "simulated ranks"},
           {"steps", "", "simulated steps"},
           {"algorithm", "", "`algorithm.name`"},
+          {"collective", "", "what its calls run (collectives.csv's `collective`)"},
           {"op", "", "`algorithm.op`"},
           {"compression", "", "`compression.name`"},
           {"network", "", "the network preset"},
