@@ -66,7 +66,12 @@ struct NvlsGraph {
 };
 // `nvlink_GBps`: a GPU's NVLink rate as NCCL's topology counts it (nccl_nvlink_GBps); `nic_GBps`
 // one NIC's (0 on one node).
-NvlsGraph nccl_nvls_graph(int gpus_per_node, int nodes, int nics_per_node, double nvlink_GBps, double nic_GBps);
+NvlsGraph nccl_nvls_graph(int gpus_per_node, int nodes, int nics_per_node, double nvlink_GBps, double nic_GBps,
+                          GpuArch arch = GpuArch::hopper);
+// NVLS's CTAs (comm->nvlsChannels): 16 on Hopper, on Blackwell 32 across nodes and 24 inside one.
+int nccl_nvls_channels(GpuArch arch, int nodes);
+// Whether the GPU's NVSwitch can reduce and multicast its memory (NVLS): Hopper and Blackwell.
+bool nccl_gpu_multicast(GpuArch arch);
 // A GPU's NVLink rate as NCCL's topology counts it: Hopper's 25 GB/s links at SM90_NVLINK_BW, 20.6.
 double nccl_nvlink_GBps(GpuArch arch, double link_GBps);
 

@@ -159,11 +159,11 @@ NcclSystem NcclView::system(int channels, GpuArch arch) const {
   s.graph_channels =
       nodes() > 1 ? nics_ * std::max(1, static_cast<int>(std::floor(nic_bw_ / 1e9 / kNcclMaxChannelGBps)))
                   : std::max(1, default_channels() / 2);
-  s.nvls_channels = std::min(16, kNcclMaxChannels);
+  s.nvls_channels = std::min(nccl_nvls_channels(arch, nodes()), kNcclMaxChannels);
   s.nvls = nccl_nvls_supported(arch, nvswitch_, smallest_node_);
   if (s.nvls) {
     const NvlsGraph g = nccl_nvls_graph(largest_node_, nodes(), nics_, nccl_nvlink_GBps(arch, intra_bw_ / 1e9),
-                                        nic_bw_ / 1e9);
+                                        nic_bw_ / 1e9, arch);
     s.nvls_heads = g.heads;
     s.nvls_bw_intra = g.bw_intra;
     s.nvls_bw_inter = g.bw_inter;

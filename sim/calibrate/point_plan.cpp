@@ -29,6 +29,15 @@ bool may_have_nvswitch(const PlatformSpec& platform) {
   if (platform.file.empty()) return platform.shape.nvswitch;
   return xml_declared(platform.file).some_nvswitch;
 }
+
+// The GPU generation NCCL's model tunes for: algorithm.gpu, else the platform's, else hopper.
+std::string scenario_gpu(const Scenario& base) {
+  const Params& p = base.algorithm.params;
+  if (p.has("gpu") && !p.text("gpu").empty()) return p.text("gpu");
+  const std::optional<GpuGeneration> gpu =
+      base.platform.file.empty() ? base.platform.shape.gpu : xml_declared(base.platform.file).gpu;
+  return gpu ? kGpuNames.name(*gpu) : "hopper";
+}
 }  // namespace
 
 MissedChoice follow_observed_choice(const Scenario& base, const Measurement& m, PointPlan& plan,
@@ -44,8 +53,8 @@ MissedChoice follow_observed_choice(const Scenario& base, const Measurement& m, 
   const bool runnable = named && (m.collective == "all_reduce" || *named == NcclAlgorithm::ring);
   // What NCCL ran, or what a log's NCCL_ALGO / NCCL_PROTO force, must be something NCCL can run on
   // the log's ranks (past a switch, the point's run finds where the ranks are).
-  const std::string gpu = base.algorithm.params.has("gpu") ? base.algorithm.params.text("gpu") : "hopper";
-  const NvlsHardware hardware{may_have_nvswitch(base.platform), gpu == "hopper",
+  const std::string gpu = scenario_gpu(base);
+  const NvlsHardware hardware{may_have_nvswitch(base.platform), gpu == "hopper" || gpu == "blackwell",
                               m.nodes > 0 ? m.ranks / m.nodes : m.ranks};
   const NcclPlacement placement = runnable ? nccl_placement(*named, m.nodes, hardware) : NcclPlacement::runs;
   if (placement == NcclPlacement::needs_switch)
@@ -58,7 +67,7 @@ MissedChoice follow_observed_choice(const Scenario& base, const Measurement& m, 
   if (placement == NcclPlacement::needs_nvls_gpu)
     throw InputError(fmt::format(
         "{}: NCCL ran {} here, which only GPUs with NVLS run (Hopper and later), and the scenario's "
-        "algorithm.gpu is {} ({}): describe the GPUs as they are (gpu: hopper)",
+        "GPU generation is {} ({}): describe the GPUs as they are (platform.gpu or algorithm.gpu: hopper)",
         algorithm_where, algorithm, gpu, base.where("algorithm.gpu")));
   if (placement == NcclPlacement::needs_three_gpus)
     throw InputError(fmt::format("{}: {} here: NCCL runs NVLS only on nodes of more than 2 GPUs, and this "

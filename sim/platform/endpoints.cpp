@@ -42,6 +42,10 @@ std::vector<ParamSpec> endpoint_params(const std::string& fabric_link_help) {
                 "(default pxb), pxn through another GPU, phb | sys through the CPU (NCCL then keeps LL128 "
                 "inside nodes)")
           .one_of(kGpuNicPathNames.list()),
+      ParamSpec("gpu", ParamKind::choice, "",
+                "the GPUs' generation, whose constants NCCL's model follows (cdna3: RCCL's); default: "
+                "none declared (nccl_allreduce then takes hopper)")
+          .one_of(kGpuNames.list()),
   };
 }
 
@@ -86,6 +90,7 @@ NodeShape node_shape(const Params& p) {
   s.has_nic = s.gpus_per_node > 1 || p.has("nic_bandwidth") || s.nics_per_node > 1;
   s.nvswitch = p.boolean("nvswitch");
   if (p.has("gpu_nic_path")) s.gpu_nic_path = kGpuNicPathNames.find(p.text("gpu_nic_path"));
+  if (p.has("gpu")) s.gpu = kGpuNames.find(p.text("gpu"));
   if (s.nvswitch && s.gpus_per_node == 1)
     throw std::invalid_argument(
         "nvswitch: a switch that reduces joins the GPUs of one node: needs gpus_per_node > 1");
