@@ -63,7 +63,7 @@ TEST_CASE("platform.gpu reaches NCCL's choice, and algorithm.gpu overrides it", 
   CHECK(any_with(choices(node_of(", gpu: blackwell")), "nvls"));
 }
 
-TEST_CASE("the XML host property aggsim_gpu reaches NCCL's choice; a bad value is refused at its line",
+TEST_CASE("the XML host property aggsim_gpu reaches NCCL's choice, and a bad value is refused at its line",
           "[nccl][gpu][errors]") {
   const std::string xml = read_file(fs::path(AGGSIM_SOURCE_DIR) / "platforms/dgx_4x8.xml");
   const std::regex node_prop(R"re(<prop id="aggsim_node" value="(\d+)"/>)re");
