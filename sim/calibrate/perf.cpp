@@ -19,8 +19,9 @@ namespace {
 // Nodes the scenario's ranks occupy: a generated platform's gpus_per_node, else one rank a node
 // (a platform file's nodes are its own; the count only labels the table there).
 int nodes_of(const Scenario& sc) {
-  const int g = sc.platform.gpus_per_node;
-  return sc.platform.generator && g > 0 ? (sc.ranks + g - 1) / g : sc.ranks;
+  if (!sc.platform.generator) return sc.ranks;
+  const auto g = static_cast<int>(sc.platform.shape.gpus_per_node);
+  return (sc.ranks + g - 1) / g;
 }
 
 bool per_rank_count(const std::string& collective) {

@@ -9,6 +9,7 @@
 
 #include "algorithms/registry.hpp"
 #include "sim/cli/key_reference.hpp"
+#include "sim/cli/system_reference.hpp"
 #include "sim/core/data_files.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/input_file.hpp"
@@ -16,6 +17,7 @@
 #include "sim/output/columns.hpp"
 #include "sim/output/report.hpp"
 #include "sim/platform/platform_overrides.hpp"
+#include "sim/platform/systems.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/scenario/scenario_keys.hpp"
 #include "sim/scenario/scenario_loader.hpp"
@@ -170,7 +172,11 @@ int list_command(const ListOptions& options) {
     std::cout << (options.markdown ? output_reference_markdown() : output_reference_text());
     return 0;
   }
-  if (options.markdown) throw InputError("--markdown: give --keys or --outputs with it");
+  if (options.systems) {
+    std::cout << (options.markdown ? system_reference_markdown() : system_reference_text());
+    return 0;
+  }
+  if (options.markdown) throw InputError("--markdown: give --keys, --outputs or --systems with it");
   fmt::print("Algorithms (algorithm.name; each also takes the common algorithm keys below):\n");
   for (const auto& a : algorithm_table()) {
     fmt::print("  {:<30} {}\n", a.name, a.summary);
@@ -190,6 +196,8 @@ int list_command(const ListOptions& options) {
     fmt::print("  {:<30} {}\n", t.name, t.summary);
     print_params(t.params);
   }
+  fmt::print("\nNamed systems (platform.system; their values and sources: aggsim list --systems):\n");
+  for (const auto& s : system_table()) fmt::print("  {:<30} {}\n", s.name, s.summary);
   fmt::print(
       "\nPer-host and per-node values of a generated platform (platform.overrides: [{{hosts: NAMES | nodes: "
       "INDICES, key: value, ...}}, ...]; later entries win; platforms/README.md):\n");

@@ -62,6 +62,7 @@ int validate_command(const RunOptions& options);
 struct ListOptions {
   bool keys = false;      // every scenario key with type, default and meaning (scenarios/KEYS.md)
   bool outputs = false;   // every output column (sim/output/COLUMNS.md)
+  bool systems = false;   // the named systems with their values and sources (platforms/SYSTEMS.md)
   bool markdown = false;  // as the Markdown reference
 };
 int list_command(const ListOptions& options = {});

@@ -118,8 +118,11 @@ CLI::App* add_list_verb(CLI::App& app, aggsim::cli::ListOptions& list_options) {
           "--outputs", list_options.outputs,
           "every column of steps.csv, collectives.csv, summary.json, results.csv (sim/output/COLUMNS.md)")
       ->excludes(list_keys);
+  list->add_flag("--systems", list_options.systems,
+                 "the named systems (platform.system) with their values and sources (platforms/SYSTEMS.md)")
+      ->excludes(list_keys);
   list->add_flag("--markdown", list_options.markdown,
-                 "with --keys or --outputs: print the Markdown reference");
+                 "with --keys, --outputs or --systems: print the Markdown reference");
   return list;
 }
 

@@ -443,8 +443,8 @@ std::vector<RankPlace> rank_places(const std::vector<sg4::Host*>& hosts, const R
     RankPlace p{hosts[r]->get_name(), hosts[r]->get_name()};
     const int node = r < layout.node_of_rank.size() ? layout.node_of_rank[r] : -1;
     if (node >= 0 && ranks_on[node] > 1) {
-      const char* property = hosts[r]->get_property(kNodeProperty);
-      p.node = fmt::format("node-{}", property ? property : std::to_string(node));
+      const std::string& property = host_facts(hosts[r]).node;
+      p.node = fmt::format("node-{}", !property.empty() ? property : std::to_string(node));
     }
     places.push_back(std::move(p));
   }

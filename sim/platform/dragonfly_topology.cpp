@@ -65,8 +65,7 @@ DragonflyShape dragonfly_shape(const Params& p, std::int64_t nodes) {
   return s;
 }
 
-void build_dragonfly(const Params& p, const ResolvedOverrides& overrides) {
-  const NodeShape nodes = node_shape(p);
+void build_dragonfly(const NodeShape& nodes, const Params& p, const ResolvedOverrides& overrides) {
   EndpointBuilder endpoints(nodes, &overrides);
   const DragonflyShape s = dragonfly_shape(p, nodes.nodes);
   auto u = [](std::int64_t v) { return static_cast<unsigned>(v); };
@@ -88,6 +87,10 @@ void build_dragonfly(const Params& p, const ResolvedOverrides& overrides) {
 }
 
 }  // namespace
+
+std::int64_t dragonfly_nodes_per_router(const NodeShape& shape, const Params& p) {
+  return dragonfly_shape(p, shape.nodes).nodes_per_router;
+}
 
 TopologyInfo dragonfly_topology_entry() {
   TopologyInfo info;
@@ -111,8 +114,7 @@ TopologyInfo dragonfly_topology_entry() {
   info.params.push_back(
       ParamSpec("router_links", ParamKind::integer, "1", "parallel green links between routers")
           .between(1, 1024));
-  info.host_count =
-      checked_host_count([](const Params& p, std::int64_t nodes) { dragonfly_shape(p, nodes); });
+  info.check = [](const NodeShape& shape, const Params& p) { dragonfly_shape(p, shape.nodes); };
   info.build = build_dragonfly;
   return info;
 }

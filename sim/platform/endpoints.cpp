@@ -28,7 +28,7 @@ std::vector<ParamSpec> endpoint_params(const std::string& fabric_link_help) {
       ParamSpec("intra_latency", ParamKind::duration, "1us", "each GPU's link latency inside its node"),
       ParamSpec("intra_link", ParamKind::choice, "nvlink",
                 "what the GPUs of a node talk over (sets the per-hop costs of NCCL's protocols)")
-          .one_of({"nvlink", "pcie"}),
+          .one_of({kIntraLinkNames.name(IntraLink::nvlink), kIntraLinkNames.name(IntraLink::pcie)}),
       ParamSpec("nic_bandwidth", ParamKind::bandwidth, "",
                 "each NIC of a node, between its GPUs and the fabric (default: bandwidth)"),
       ParamSpec("nics_per_node", ParamKind::integer, "1",
@@ -41,7 +41,11 @@ std::vector<ParamSpec> endpoint_params(const std::string& fabric_link_help) {
                 "how each GPU reaches its NIC, in NCCL's path names: pix | pxb through PCIe switches "
                 "(default pxb), pxn through another GPU, phb | sys through the CPU (NCCL then keeps LL128 "
                 "inside nodes)")
-          .one_of(kGpuNicPaths),
+          .one_of(kGpuNicPathNames.list()),
+      ParamSpec("gpu", ParamKind::choice, "",
+                "the GPUs' generation, whose constants NCCL's model follows (cdna3: RCCL's); default: "
+                "none declared (nccl_allreduce then takes hopper)")
+          .one_of(kGpuNames.list()),
   };
 }
 
@@ -61,6 +65,7 @@ NodeShape node_shape(const Params& p) {
       throw std::invalid_argument(fmt::format(
           "hosts: {} hosts are not a whole number of nodes of gpus_per_node = {}", hosts, s.gpus_per_node));
     s.nodes = hosts / s.gpus_per_node;
+    s.sized_by_hosts = true;
   }
   if (s.hosts() > (1 << 22))
     throw std::invalid_argument(
@@ -80,24 +85,27 @@ NodeShape node_shape(const Params& p) {
   s.latency = p.real("latency");
   s.intra_bandwidth = p.real("intra_bandwidth");
   s.intra_latency = p.real("intra_latency");
-  s.intra_link = p.text("intra_link");
+  s.intra_link = *kIntraLinkNames.find(p.text("intra_link"));
   s.nic_bandwidth = p.has("nic_bandwidth") ? p.real("nic_bandwidth") : p.real("bandwidth");
   s.has_nic = s.gpus_per_node > 1 || p.has("nic_bandwidth") || s.nics_per_node > 1;
   s.nvswitch = p.boolean("nvswitch");
-  if (p.has("gpu_nic_path")) s.gpu_nic_path = p.text("gpu_nic_path");
+  if (p.has("gpu_nic_path")) s.gpu_nic_path = kGpuNicPathNames.find(p.text("gpu_nic_path"));
+  if (p.has("gpu")) s.gpu = kGpuNames.find(p.text("gpu"));
   if (s.nvswitch && s.gpus_per_node == 1)
     throw std::invalid_argument(
         "nvswitch: a switch that reduces joins the GPUs of one node: needs gpus_per_node > 1");
   return s;
 }
 
-std::function<std::int64_t(const Params&)> checked_host_count(
-    std::function<void(const Params&, std::int64_t nodes)> check) {
-  return [check = std::move(check)](const Params& p) {
-    const NodeShape shape = node_shape(p);
-    if (check) check(p, shape.nodes);
-    return shape.hosts();
-  };
+void write_gpu_properties(sg4::Host* host, const NodeShape& shape, std::int64_t node, std::int64_t gpu) {
+  if (shape.has_nic) {
+    host->set_property(kNodeProperty, std::to_string(node));
+    host->set_property(kNicProperty, std::to_string(gpu % shape.nics_per_node));
+  }
+  if (shape.gpus_per_node > 1) host->set_property(kIntraLinkProperty, kIntraLinkNames.name(shape.intra_link));
+  if (shape.nvswitch) host->set_property(kNvswitchProperty, "true");
+  if (shape.gpu_nic_path) host->set_property(kGpuNicPathProperty, kGpuNicPathNames.name(*shape.gpu_nic_path));
+  if (shape.gpu) host->set_property(kGpuProperty, kGpuNames.name(*shape.gpu));
 }
 
 std::string endpoint_host_name(const NodeShape& shape, std::int64_t node, std::int64_t gpu) {
@@ -140,13 +148,7 @@ sg4::Host* EndpointBuilder::create_gpu(sg4::NetZone* zone, std::int64_t node, st
   const auto* values = overrides_ ? overrides_->host(node, gpu) : nullptr;
   auto* host = zone->create_host(endpoint_host_name(shape_, node, gpu),
                                  values && values->speed ? *values->speed : shape_.speed);
-  if (shape_.has_nic) {
-    host->set_property(kNodeProperty, std::to_string(node));
-    host->set_property(kNicProperty, std::to_string(gpu % shape_.nics_per_node));
-  }
-  if (shape_.gpus_per_node > 1) host->set_property(kIntraLinkProperty, shape_.intra_link);
-  if (shape_.nvswitch) host->set_property(kNvswitchProperty, "true");
-  if (!shape_.gpu_nic_path.empty()) host->set_property(kGpuNicPathProperty, shape_.gpu_nic_path);
+  write_gpu_properties(host, shape_, node, gpu);
   host->seal();
   return host;
 }

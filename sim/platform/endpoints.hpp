@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "sim/core/params.hpp"
+#include "sim/platform/platform_spec.hpp"
 
 namespace aggsim {
 
@@ -29,37 +30,20 @@ namespace sg4 = simgrid::s4u;
 constexpr std::int64_t kMaxMultiGpuNodes = 4096;
 constexpr std::int64_t kMaxMultiGpuHosts = 32768;
 
-struct NodeShape {
-  std::int64_t nodes = 0;          // fabric endpoints
-  std::int64_t gpus_per_node = 1;  // hosts per endpoint
-  std::int64_t nics_per_node = 1;  // GPU g uses NIC g mod nics_per_node
-  double speed = 0;
-  double bandwidth = 0;  // fabric links: the `bandwidth` key x nics_per_node (one plane per NIC)
-  double latency = 0;
-  double intra_bandwidth = 0;
-  double intra_latency = 0;
-  double nic_bandwidth = 0;  // each NIC
-  bool has_nic = false;      // the node is a zone with NIC link(s) (always with several GPUs)
-  bool nvswitch = false;     // the node's GPUs sit on a switch that reduces (NVLS)
-  std::string intra_link;    // nvlink | pcie: what GPUs of one node talk over
-  std::string gpu_nic_path;  // pix | pxb | pxn | phb | sys, empty when not given (pxb)
-  std::int64_t hosts() const { return nodes * gpus_per_node; }
-};
-
 // The keys every generator takes: nodes | hosts, gpus_per_node, bandwidth, latency, speed, intra_*,
 // nic_bandwidth. `fabric_link_help` names the links bandwidth/latency apply to.
 std::vector<ParamSpec> endpoint_params(const std::string& fabric_link_help);
 
-// Reads the keys of endpoint_params(). Throws std::invalid_argument naming the key when nodes and
-// hosts are both given or both missing, when hosts is not a multiple of gpus_per_node, when a
-// multi-GPU platform is beyond kMaxMultiGpuNodes / kMaxMultiGpuHosts, or when nvswitch is asked of
-// single-GPU nodes.
+// Decodes the keys of endpoint_params(): the scenario loader's one reading of them. Throws
+// std::invalid_argument naming the key when nodes and hosts are both given or both missing, when
+// hosts is not a multiple of gpus_per_node, when a multi-GPU platform is beyond kMaxMultiGpuNodes /
+// kMaxMultiGpuHosts, or when nvswitch is asked of single-GPU nodes.
 NodeShape node_shape(const Params& params);
 
-// TopologyInfo::host_count for a generator whose own keys `check(params, nodes)` validates
-// (throwing std::invalid_argument naming the key): nodes x gpus_per_node.
-std::function<std::int64_t(const Params&)> checked_host_count(
-    std::function<void(const Params&, std::int64_t nodes)> check);
+// Writes the facts of GPU `gpu` of `node` as its host's properties (host_facts.hpp): the node and
+// NIC on nodes with a NIC, the intra-node link on nodes of several GPUs, and the switch, GPU-NIC
+// path and GPU generation when the shape says them.
+void write_gpu_properties(sg4::Host* host, const NodeShape& shape, std::int64_t node, std::int64_t gpu);
 
 // Name of the host of `gpu` on `node`: host-N with one GPU per node, else node-N-gpu-G (both sort
 // naturally in rank order).

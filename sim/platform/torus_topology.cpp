@@ -53,8 +53,7 @@ std::vector<std::int64_t> torus_dimensions(const Params& p, std::int64_t nodes) 
   return dims;
 }
 
-void build_torus(const Params& p, const ResolvedOverrides& overrides) {
-  const NodeShape nodes = node_shape(p);
+void build_torus(const NodeShape& nodes, const Params& p, const ResolvedOverrides& overrides) {
   EndpointBuilder endpoints(nodes, &overrides);
   const auto dims = torus_dimensions(p, nodes.nodes);
   auto* zone = sg4::create_torus_zone("torus", nullptr, convert_all<unsigned long>(dims),
@@ -82,8 +81,7 @@ TopologyInfo torus_topology_entry() {
       ParamSpec("dimensions", ParamKind::integer_list, "",
                 "size of each dimension, product = nodes (default: near-cubic factorisation)")
           .between(1, 1 << 22));
-  info.host_count =
-      checked_host_count([](const Params& p, std::int64_t nodes) { torus_dimensions(p, nodes); });
+  info.check = [](const NodeShape& shape, const Params& p) { torus_dimensions(p, shape.nodes); };
   info.build = build_torus;
   return info;
 }

@@ -1,6 +1,7 @@
 #include "sim/scenario/scenario_keys.hpp"
 
 #include "sim/platform/platform_spec.hpp"
+#include "sim/platform/systems.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/workload/options.hpp"
 
@@ -44,12 +45,18 @@ const std::vector<std::string>& scenario_sections() {
 std::vector<ParamSpec> platform_param_specs() {
   std::vector<std::string> topologies;
   for (const auto& t : topology_table()) topologies.push_back(t.name);
+  std::vector<std::string> systems;
+  for (const auto& s : system_table()) systems.push_back(s.name);
   return {
       ParamSpec("file", ParamKind::text, "",
                 "a SimGrid platform XML, found in the working directory, the scenario's folder, then the "
                 "installed data (`cluster_16` names platforms/cluster_16.xml); or give topology"),
       ParamSpec("topology", ParamKind::choice, "", "a generated platform; its keys are listed below")
           .one_of(topologies),
+      ParamSpec("system", ParamKind::choice, "",
+                "a named machine (aggsim list --systems): its generator keys' values and its fabric, over a "
+                "full-bisection fat_tree unless topology is given; keys given beside it win")
+          .one_of(systems),
       ParamSpec("fabric", ParamKind::choice, "",
                 "the network between nodes, after which `network: auto` models their links (infiniband, "
                 "roce: latency + size/bandwidth; ethernet: lv08); default: a platform file's aggsim_fabric "

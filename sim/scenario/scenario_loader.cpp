@@ -16,6 +16,7 @@
 #include "sim/core/strings.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/platform/platform_overrides.hpp"
+#include "sim/platform/systems.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/scenario/calibration_key.hpp"
 #include "sim/scenario/scenario_keys.hpp"
@@ -313,16 +314,50 @@ std::vector<PlatformOverride> read_overrides(const YamlValue& list) {
   return out;
 }
 
+// A generated platform's keys: the generator's, each defaulting to the named system's value when
+// there is one (keys the scenario gives win), decoded once.
+void read_generated_platform(YamlMap& map, PlatformSpec& spec, const SystemInfo* system) {
+  const TopologyInfo* info = spec.generator;
+  std::vector<ParamSpec> specs = info->params;
+  if (system)
+    for (ParamSpec& param : specs)
+      for (const auto& [key, value] : system->values)
+        if (param.key == key) param.default_text = value;
+  spec.params = map.params(specs);
+  auto overrides = map.get("overrides");
+  if (overrides) spec.overrides = read_overrides(*overrides);
+  try {
+    decode_generated_platform(spec);
+  } catch (const OverrideError& e) {
+    const YamlValue entry = overrides->item(e.entry);
+    const YamlValue at = entry.node()[e.key] ? entry.child(e.key) : entry;
+    at.fail(e.what());
+  } catch (const std::invalid_argument& e) {
+    map.value().fail(e.what());
+  }
+}
+
 PlatformSpec read_platform(YamlMap& top, const std::string& scenario_file) {
   PlatformSpec spec;
   YamlMap map(top.require("platform"));
   auto file = map.get("file");
   auto topology = map.get("topology");
+  auto system_key = map.get("system");
   if (file && topology) file->fail("give either a platform file or a topology generator, not both");
+  if (file && system_key)
+    system_key->fail("a named system is generated: give either system or file, not both");
+  const SystemInfo* system = nullptr;
+  if (system_key) {
+    system = find_system(system_key->scalar());
+    if (!system)
+      system_key->fail(unknown_name("system", system_key->scalar(), system_table()) +
+                       "; each with its values: aggsim list --systems");
+    spec.system = system->name;
+  }
   auto fabric = map.get("fabric");
-  if (fabric) {
+  if (fabric || system) {
     try {
-      spec.fabric = parse_fabric(fabric->scalar());
+      spec.fabric = parse_fabric(fabric ? fabric->scalar() : system->fabric);
     } catch (const std::invalid_argument& e) {
       fabric->fail(e.what());
     }
@@ -330,33 +365,16 @@ PlatformSpec read_platform(YamlMap& top, const std::string& scenario_file) {
   if (file) {
     spec.file = find_input_file(*file, "platform", scenario_file, DataKind::platform);
     reject_generator_keys(map, spec.file);
-    if (!fabric) spec.fabric = xml_fabric(spec.file);
-  } else if (topology) {
-    spec.topology = topology->scalar();
-    const TopologyInfo* info = find_topology(spec.topology);
-    if (!info) topology->fail(unknown_name("topology", spec.topology, topology_table()));
-    spec.generator = info;
-    spec.params = map.params(info->params);
-    if (spec.params.has("gpus_per_node"))
-      spec.gpus_per_node = static_cast<int>(spec.params.integer("gpus_per_node"));
-    spec.sized_by_hosts = spec.params.has("hosts");
-    spec.nvswitch = spec.params.has("nvswitch") && spec.params.boolean("nvswitch");
-    auto overrides = map.get("overrides");
-    if (overrides) spec.overrides = read_overrides(*overrides);
-    try {
-      info->host_count(spec.params);
-    } catch (const std::invalid_argument& e) {
-      map.value().fail(e.what());
-    }
-    try {
-      resolve_overrides(node_shape(spec.params), spec.overrides);
-    } catch (const OverrideError& e) {
-      const YamlValue entry = overrides->item(e.entry);
-      const YamlValue at = entry.node()[e.key] ? entry.child(e.key) : entry;
-      at.fail(e.what());
-    }
+    if (!fabric) spec.fabric = xml_declared(spec.file).fabric;
+  } else if (topology || system) {
+    spec.topology = topology ? topology->scalar() : kSystemTopology;
+    spec.generator = find_topology(spec.topology);
+    if (!spec.generator) topology->fail(unknown_name("topology", spec.topology, topology_table()));
+    read_generated_platform(map, spec, system);
   } else {
-    map.value().fail("needs 'file: PLATFORM.xml' or 'topology: cluster | fat_tree | torus | dragonfly'");
+    map.value().fail(
+        "needs 'file: PLATFORM.xml', 'topology: cluster | fat_tree | torus | dragonfly' or 'system: NAME' "
+        "(aggsim list --systems)");
   }
   map.finish(
       [&](const std::string& key) { return file ? near_generator_key(key, spec.file) : std::string(); });
@@ -367,9 +385,10 @@ PlatformSpec read_platform(YamlMap& top, const std::string& scenario_file) {
 std::string ranks_do_not_fit(const Scenario& sc, std::int64_t hosts) {
   const TopologyInfo& info = *sc.platform.generator;
   const Params& p = sc.platform.params;
-  const std::int64_t gpus = p.integer("gpus_per_node");
-  const std::string bigger = p.has("hosts") ? fmt::format("platform.hosts: {}", sc.ranks)
-                                            : fmt::format("platform.nodes: {}", (sc.ranks + gpus - 1) / gpus);
+  const std::int64_t gpus = sc.platform.shape.gpus_per_node;
+  const std::string bigger = sc.platform.shape.sized_by_hosts
+                                 ? fmt::format("platform.hosts: {}", sc.ranks)
+                                 : fmt::format("platform.nodes: {}", (sc.ranks + gpus - 1) / gpus);
   // Shape keys given (torus dimensions, fat-tree down/up, dragonfly groups, ...) must follow the size.
   std::string shape;
   for (const auto& spec : info.params)
@@ -441,7 +460,7 @@ void read_platform_section(YamlMap& top, Scenario& sc, const std::string& file) 
   sc.platform = read_platform(top, file);
   if (auto platform = top.get("platform")) sc.key_locations["platform"] = platform->location();
   if (sc.platform.topology.empty()) return;
-  const auto hosts = sc.platform.generator->host_count(sc.platform.params);
+  const auto hosts = sc.platform.shape.hosts();
   if (sc.ranks > hosts) {
     const auto ranks = top.get("ranks");
     const YamlValue& at = ranks ? *ranks : top.value();
@@ -687,6 +706,7 @@ std::string resolved_yaml(const Scenario& sc) {
     out << YAML::Key << "fabric" << YAML::Value << fabric_name(sc.platform.fabric);
   } else {
     out << YAML::Key << "topology" << YAML::Value << sc.platform.topology;
+    if (!sc.platform.system.empty()) out << YAML::Key << "system" << YAML::Value << sc.platform.system;
     emit_params(out, sc.platform.generator->params, sc.platform.params);
     out << YAML::Key << "fabric" << YAML::Value << fabric_name(sc.platform.fabric);
     if (!sc.platform.overrides.empty()) {

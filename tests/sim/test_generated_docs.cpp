@@ -110,9 +110,10 @@ void check_keys_taken(const std::map<std::string, std::vector<std::string>>& ref
 
 }  // namespace
 
-TEST_CASE("scenarios/KEYS.md and sim/output/COLUMNS.md are what aggsim prints", "[docs]") {
+TEST_CASE("scenarios/KEYS.md, sim/output/COLUMNS.md and platforms/SYSTEMS.md are what aggsim prints", "[docs]") {
   check_generated({"list", "--keys", "--markdown"}, "scenarios/KEYS.md");
   check_generated({"list", "--outputs", "--markdown"}, "sim/output/COLUMNS.md");
+  check_generated({"list", "--systems", "--markdown"}, "platforms/SYSTEMS.md");
 }
 
 TEST_CASE("the key reference lists exactly the keys the loader takes, in every mapping of every choice",

@@ -58,11 +58,11 @@ TEST_CASE("the loader decodes a generated platform's shape once, onto the scenar
         .platform;
   };
   const PlatformSpec by_nodes = platform("{topology: cluster, nodes: 2, gpus_per_node: 4}");
-  CHECK(by_nodes.gpus_per_node == 4);
-  CHECK_FALSE(by_nodes.sized_by_hosts);
+  CHECK(by_nodes.shape.gpus_per_node == 4);
+  CHECK_FALSE(by_nodes.shape.sized_by_hosts);
   const PlatformSpec by_hosts = platform("{topology: cluster, hosts: 8}");
-  CHECK(by_hosts.gpus_per_node == 1);
-  CHECK(by_hosts.sized_by_hosts);
+  CHECK(by_hosts.shape.gpus_per_node == 1);
+  CHECK(by_hosts.shape.sized_by_hosts);
 }
 
 TEST_CASE("training keys are checked with their position", "[workload][scenario]") {
