@@ -25,6 +25,7 @@ namespace sg4 = simgrid::s4u;
 namespace {
 
 std::string node_link_name(const NodeShape& shape, std::int64_t node) {
+  if (shape.nvlink_domain > 1) return fmt::format("nvlink-domain-{}_link", node);
   return shape.has_nic ? fmt::format("node-{}_link", node) : endpoint_host_name(shape, node, 0) + "_link";
 }
 
@@ -40,8 +41,8 @@ void build_star(const NodeShape& shape, const Params& p, const ResolvedOverrides
   // Links first, then the node zones, then the routes: the fabric gets no child zone before all its
   // links exist, so building stays linear in nodes (see EndpointBuilder).
   std::vector<sg4::Link*> links;
-  links.reserve(static_cast<std::size_t>(shape.nodes));
-  for (std::int64_t i = 0; i < shape.nodes; ++i) {
+  links.reserve(static_cast<std::size_t>(shape.endpoints()));
+  for (std::int64_t i = 0; i < shape.endpoints(); ++i) {
     links.push_back(
         zone->create_split_duplex_link(node_link_name(shape, i), overrides.bandwidth(i, shape.bandwidth))
             ->set_latency(overrides.latency(i, shape.latency)));
@@ -50,7 +51,7 @@ void build_star(const NodeShape& shape, const Params& p, const ResolvedOverrides
   std::vector<std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoint*>>
       endpoints_of;
   endpoints_of.reserve(links.size());
-  for (std::int64_t i = 0; i < shape.nodes; ++i) endpoints_of.push_back(endpoints.create(zone, i));
+  for (std::int64_t i = 0; i < shape.endpoints(); ++i) endpoints_of.push_back(endpoints.create(zone, i));
   endpoints.attach();
   for (std::size_t i = 0; i < links.size(); ++i) {
     const auto [netpoint, gateway] = endpoints_of[i];
@@ -76,6 +77,9 @@ void build_for_ns3(const NodeShape& shape, const Params& p, const ResolvedOverri
   if (p.has("backbone_bandwidth"))
     throw std::invalid_argument(
         "backbone_bandwidth: not supported with network ns3 (ns-3 sees one-link routes only)");
+  if (shape.nvlink_domain > 1)
+    throw std::invalid_argument(
+        "nvlink_domain: not supported with network ns3 (its routes are single links: one node per NIC)");
   if (shape.nics_per_node > 1)
     throw std::invalid_argument(
         "nics_per_node: not supported with network ns3 (its routes are single links: one NIC per node)");

@@ -67,7 +67,7 @@ DragonflyShape dragonfly_shape(const Params& p, std::int64_t nodes) {
 
 void build_dragonfly(const NodeShape& nodes, const Params& p, const ResolvedOverrides& overrides) {
   EndpointBuilder endpoints(nodes, &overrides);
-  const DragonflyShape s = dragonfly_shape(p, nodes.nodes);
+  const DragonflyShape s = dragonfly_shape(p, nodes.endpoints());
   auto u = [](std::int64_t v) { return static_cast<unsigned>(v); };
   const sg4::DragonflyParams shape({u(s.groups), u(p.integer("group_links"))},
                                    {u(s.chassis), u(p.integer("chassis_links"))},
@@ -89,7 +89,7 @@ void build_dragonfly(const NodeShape& nodes, const Params& p, const ResolvedOver
 }  // namespace
 
 std::int64_t dragonfly_nodes_per_router(const NodeShape& shape, const Params& p) {
-  return dragonfly_shape(p, shape.nodes).nodes_per_router;
+  return dragonfly_shape(p, shape.endpoints()).nodes_per_router;
 }
 
 TopologyInfo dragonfly_topology_entry() {
@@ -114,7 +114,7 @@ TopologyInfo dragonfly_topology_entry() {
   info.params.push_back(
       ParamSpec("router_links", ParamKind::integer, "1", "parallel green links between routers")
           .between(1, 1024));
-  info.check = [](const NodeShape& shape, const Params& p) { dragonfly_shape(p, shape.nodes); };
+  info.check = [](const NodeShape& shape, const Params& p) { dragonfly_shape(p, shape.endpoints()); };
   info.build = build_dragonfly;
   return info;
 }

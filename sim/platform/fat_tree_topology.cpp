@@ -75,7 +75,7 @@ FatTreeShape fat_tree_shape(const Params& p, std::int64_t nodes) {
 
 void build_fat_tree(const NodeShape& nodes, const Params& p, const ResolvedOverrides& overrides) {
   EndpointBuilder endpoints(nodes, &overrides);
-  const FatTreeShape s = fat_tree_shape(p, nodes.nodes);
+  const FatTreeShape s = fat_tree_shape(p, nodes.endpoints());
   const sg4::FatTreeParams tree(static_cast<unsigned>(s.levels), convert_all<unsigned>(s.down),
                                 convert_all<unsigned>(s.up), convert_all<unsigned>(s.link_count));
   auto* zone =
@@ -96,7 +96,7 @@ void build_fat_tree(const NodeShape& nodes, const Params& p, const ResolvedOverr
 }  // namespace
 
 std::int64_t fat_tree_leaf_links(const NodeShape& shape, const Params& p) {
-  const FatTreeShape s = fat_tree_shape(p, shape.nodes);
+  const FatTreeShape s = fat_tree_shape(p, shape.endpoints());
   return capped_product(s.down, kMaxLeaves) * s.up[0] * s.link_count[0];
 }
 
@@ -118,7 +118,7 @@ TopologyInfo fat_tree_topology_entry() {
   info.params.push_back(ParamSpec("link_count", ParamKind::integer_list, "",
                                   "parallel links to each parent, by level (default: 1 each)")
                             .between(1, 1 << 10));
-  info.check = [](const NodeShape& shape, const Params& p) { fat_tree_shape(p, shape.nodes); };
+  info.check = [](const NodeShape& shape, const Params& p) { fat_tree_shape(p, shape.endpoints()); };
   info.build = build_fat_tree;
   return info;
 }

@@ -55,7 +55,7 @@ std::vector<std::int64_t> torus_dimensions(const Params& p, std::int64_t nodes) 
 
 void build_torus(const NodeShape& nodes, const Params& p, const ResolvedOverrides& overrides) {
   EndpointBuilder endpoints(nodes, &overrides);
-  const auto dims = torus_dimensions(p, nodes.nodes);
+  const auto dims = torus_dimensions(p, nodes.endpoints());
   auto* zone = sg4::create_torus_zone("torus", nullptr, convert_all<unsigned long>(dims),
                                       endpoints.callbacks("torus-spare"), nodes.bandwidth, nodes.latency,
                                       sg4::Link::SharingPolicy::SPLITDUPLEX);
@@ -81,7 +81,7 @@ TopologyInfo torus_topology_entry() {
       ParamSpec("dimensions", ParamKind::integer_list, "",
                 "size of each dimension, product = nodes (default: near-cubic factorisation)")
           .between(1, 1 << 22));
-  info.check = [](const NodeShape& shape, const Params& p) { torus_dimensions(p, shape.nodes); };
+  info.check = [](const NodeShape& shape, const Params& p) { torus_dimensions(p, shape.endpoints()); };
   info.build = build_torus;
   return info;
 }
