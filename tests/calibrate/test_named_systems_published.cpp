@@ -25,13 +25,14 @@ double busbw(double bytes, double seconds, int ranks) {
   return bytes / seconds / 1e9 * 2 * (ranks - 1) / ranks;
 }
 
-// Simulated busbw by size ("1024 MiB") of `log`'s points from 1 GiB, on `nodes` of `system`.
-std::map<std::string, double> simulated(const std::string& system, int nodes, const std::string& log) {
+// Simulated busbw by size ("1024 MiB") of `log`'s points from 1 GiB, on `nodes` of `system` with
+// `ranks` GPUs in all.
+std::map<std::string, double> simulated(const std::string& system, int nodes, int ranks, const std::string& log) {
   const auto dir = fresh_dir("system-published");
   write_file(dir / "s.yaml",
              fmt::format("name: {}\nranks: {}\nsteps: 1\nplatform: {{system: {}, nodes: {}}}\n"
                          "model: {{size: 1MB, math: off}}\nalgorithm: {{name: nccl_allreduce}}\n",
-                         system, 8 * nodes, system, nodes));
+                         system, ranks, system, nodes));
   const auto r =
       run_aggsim({"compare", "s.yaml", (kData / (log + "_all_reduce.log")).string(), "--csv", "c.csv"}, dir);
   INFO(r.err);
@@ -40,7 +41,7 @@ std::map<std::string, double> simulated(const std::string& system, int nodes, co
   for (const auto& row : read_csv_rows(read_file(dir / "c.csv"))) {
     const double bytes = std::stod(row.at("bytes"));
     if (bytes < (1 << 30)) continue;
-    out[fmt::format("{} MiB", bytes / (1 << 20))] = busbw(bytes, std::stod(row.at("simulated_s")), 8 * nodes);
+    out[fmt::format("{} MiB", bytes / (1 << 20))] = busbw(bytes, std::stod(row.at("simulated_s")), ranks);
   }
   fs::remove_all(dir);
   return out;
@@ -48,14 +49,14 @@ std::map<std::string, double> simulated(const std::string& system, int nodes, co
 
 // Every row of systems.csv on `nodes` nodes: the simulation gives its simulated busbw, and (where
 // `within_15_percent`) it lies within 15 % of the measured one.
-void check_rows(int nodes, bool within_15_percent) {
+void check_rows(const std::string& system, int nodes, bool within_15_percent) {
   const auto rows = read_csv_rows(read_file(kData / "validation" / "systems.csv"));
   std::map<std::string, std::map<std::string, double>> by_log;
   int checked = 0;
   for (const auto& row : rows) {
-    if (std::stoi(row.at("nodes")) != nodes) continue;
+    if (row.at("system") != system || std::stoi(row.at("nodes")) != nodes) continue;
     const std::string& log = row.at("log");
-    if (!by_log.count(log)) by_log[log] = simulated(row.at("system"), nodes, log);
+    if (!by_log.count(log)) by_log[log] = simulated(system, nodes, std::stoi(row.at("ranks")), log);
     INFO(row.at("system") << " x " << nodes << " against " << log << " at " << row.at("size")
                           << " (regenerate the row if the model changed)");
     REQUIRE(by_log[log].count(row.at("size")));
@@ -71,12 +72,12 @@ void check_rows(int nodes, bool within_15_percent) {
 
 TEST_CASE("dgx_h100 on one node predicts published nccl-tests within 15 % from 1 GiB",
           "[systems][published]") {
-  check_rows(1, true);
+  check_rows("dgx_h100", 1, true);
 }
 
 TEST_CASE("dgx_h100 on two nodes predicts published nccl-tests within 15 % from 1 GiB",
           "[systems][published]") {
-  check_rows(2, true);
+  check_rows("dgx_h100", 2, true);
 }
 
 // Four and eight nodes: the model's ring runs the NICs at their full 400 Gb/s (400 GB/s busbw);
@@ -84,6 +85,13 @@ TEST_CASE("dgx_h100 on two nodes predicts published nccl-tests within 15 % from 
 // what the model computes.
 TEST_CASE("dgx_h100 on four and eight nodes: the published table's simulated column is the model's",
           "[systems][published]") {
-  check_rows(4, false);
-  check_rows(8, false);
+  check_rows("dgx_h100", 4, false);
+  check_rows("dgx_h100", 8, false);
+}
+
+// One GB200 NVL72 rack (18 trays of 4 GPUs, one NVLink domain, so NVLS over all 72 GPUs) against a
+// published full-rack run (coreweave/nccl-tests#43).
+TEST_CASE("gb200_nvl72 on one rack predicts published nccl-tests within 15 % from 1 GiB",
+          "[systems][published]") {
+  check_rows("gb200_nvl72", 18, true);
 }
