@@ -46,10 +46,11 @@ std::vector<ParamSpec> endpoint_params(const std::string& fabric_link_help) {
                 "the GPUs' generation, whose constants NCCL's model follows (cdna3: RCCL's); default: "
                 "none declared (nccl_allreduce then takes hopper)")
           .one_of(kGpuNames.list()),
-      ParamSpec("nvlink_domain", ParamKind::integer, "1",
+      ParamSpec("nvlink_domain", ParamKind::integer, "",
                 "nodes per NVLink domain: each nvlink_domain consecutive nodes put all their GPUs on one "
                 "switch fabric at intra_bandwidth (NVL72: 18 trays of 4 GPUs), each node keeping its own "
-                "NICs; NCCL's model counts a domain as one node (multi-node NVLink). Must divide nodes")
+                "NICs; NCCL's model counts a domain as one node (multi-node NVLink). Must divide nodes; "
+                "default: none (each node its own)")
           .between(1, 1024),
   };
 }
@@ -106,7 +107,7 @@ NodeShape node_shape(const Params& p) {
         s.nodes, s.gpus_per_node, kMaxMultiGpuNodes, kMaxMultiGpuHosts, 1 << 22));
   s.speed = p.real("speed");
   s.nics_per_node = p.integer("nics_per_node");
-  s.nvlink_domain = p.integer("nvlink_domain");
+  s.nvlink_domain = p.has("nvlink_domain") ? p.integer("nvlink_domain") : 1;
   check_nvlink_domain(s, p);
   // A fabric endpoint is a domain: its link carries one plane per NIC of all its nodes.
   s.bandwidth = p.real("bandwidth") * static_cast<double>(s.nics_per_node * s.nvlink_domain);
