@@ -14,7 +14,8 @@ struct PointRunOptions {
   int jobs = 1;
 };
 
-// sets[i] are the --set overrides of point i; returns each point's sim_time_s, in order. A child
+// sets[i] are the --set overrides of point i; returns each point's time, in order: its one call's
+// (summary.json's collective_time_s), or its step's (sim_time_s) when it made several. A child
 // that rejects its input raises InputError with the child's message; any other failure runtime_error.
 // `choices` (if given) receives each point's NCCL algorithm/protocol ("ring/simple"; most calls'),
 // empty for algorithms that choose none.
