@@ -86,12 +86,17 @@ class NcclCommunicator {
                 int world);
   void run_chunks(Comm& comm, int me, Gradient& grad, Meeting& m, const NcclCallPlan& plan,
                   const ReduceOp& op, int world);
+  // How a call's streams and its pipeline's own time make its time.
+  enum class Combine { later, pipeline, additive };
   struct Chain {
     double time = 0;
-    bool additive = false;
-    double overlap = 0;
+    Combine combine = Combine::later;
   };
   Chain chain_time(const NcclCallPlan& plan, const Geometry& g) const;
+  double broadcast_fill(const NcclCallPlan& plan, const Geometry& g) const;
+  double ring_time(const NcclCallPlan& plan, const Geometry& g) const;
+  double tree_time(const NcclCallPlan& plan, const Geometry& g) const;
+  double nvls_fill(const NcclCallPlan& plan, const Geometry& g) const;
   double arrival_delay(int from, int to, Protocol proto) const;
   // The network's bandwidth factor for `bytes` over a hop of class `cls`.
   double rate_factor(LinkClass cls, double bytes) const;
