@@ -43,11 +43,7 @@ std::vector<std::uint64_t> perf_sizes(const PerfOptions& o, int ranks) {
 }
 
 PerfTable perf(const PerfOptions& o) {
-  if (canonical_collective(o.collective) != o.collective || o.collective == "sendrecv")
-    throw InputError(
-        fmt::format("--collective: '{}' is not one of all_reduce | all_gather | reduce_scatter | "
-                    "broadcast",
-                    o.collective));
+  collective_option(o.collective);
   if (o.min_bytes == 0 || o.max_bytes < o.min_bytes)
     throw InputError(fmt::format("--min, --max: sizes must satisfy 0 < min <= max (got {} and {})",
                                  o.min_bytes, o.max_bytes));
@@ -103,8 +99,8 @@ std::string perf_text(const PerfTable& t) {
   std::string out = fmt::format("# aggsim perf: {} on {} ranks, {} node{} (simulated)\n#\n", t.collective,
                                 t.ranks, t.nodes, t.nodes == 1 ? "" : "s");
   out += fmt::format("#{:>61}{:>33}\n", "out-of-place", "");
-  out += fmt::format("#{:>11}{:>13}{:>10}{:>8}{:>8}{:>11}{:>8}{:>8}{:>7}\n", "size", "count", "type", "redop",
-                     "root", "time", "algbw", "busbw", "#wrong");
+  out += fmt::format("#{:>11}{:>13}{:>10}{:>8}{:>8}{:>11}{:>8}{:>8}{:>7}  {}\n", "size", "count", "type", "redop",
+                     "root", "time", "algbw", "busbw", "#wrong", "choice");
   out += fmt::format("#{:>11}{:>13}{:>10}{:>8}{:>8}{:>11}{:>8}{:>8}{:>7}\n", "(B)", "(elements)", "", "", "",
                      "(us)", "(GB/s)", "(GB/s)", "");
   double busbw_sum = 0;
