@@ -76,6 +76,10 @@ NcclOptions nccl_options(const Params& params) {
                                  nccl_algorithm_name(*o.algorithm)));
   // The other collectives run NCCL's ring (NVLS all-gather and reduce-scatter are not modelled).
   if (o.collective != NcclCollective::all_reduce) {
+    if (o.movement == Movement::chunk)
+      throw ParamError("movement", fmt::format("chunk: the piece-by-piece reference runs all_reduce; {} moves "
+                                               "at flow level only",
+                                               nccl_collective_name(o.collective)));
     if (o.algorithm && *o.algorithm != NcclAlgorithm::ring)
       throw ParamError("nccl_algorithm",
                        fmt::format("{}: {} runs NCCL's ring here", nccl_algorithm_name(*o.algorithm),

@@ -76,6 +76,23 @@ Rows check_records(const fs::path& dir, const std::string& yaml) {
   return calls;
 }
 
+// An all-reduce's bandwidths follow from its record (nccl-tests' busbw factor 2(p-1)/p), in
+// collectives.csv and in summary.json.
+void check_bandwidths(const fs::path& dir, const Rows& calls, int ranks) {
+  const double factor = 2.0 * (ranks - 1) / ranks;
+  double wire = 0, dense = 0, time = 0;
+  for (const auto& call : calls) {
+    CHECK(near(number(call, "busbw_GBps"), number(call, "wire_bytes") * factor / number(call, "time_s") / 1e9));
+    CHECK(near(number(call, "algbw_GBps"), number(call, "dense_bytes") / number(call, "time_s") / 1e9));
+    wire += number(call, "wire_bytes");
+    dense += number(call, "dense_bytes");
+    time += number(call, "time_s");
+  }
+  const auto summary = nlohmann::json::parse(read_file(dir / "out" / "summary.json"));
+  CHECK(near(summary["busbw_GBps"].get<double>(), wire * factor / time / 1e9));
+  CHECK(near(summary["algbw_GBps"].get<double>(), dense / time / 1e9));
+}
+
 }  // namespace
 
 TEST_CASE("an NCCL call's record is the call, at flow and chunk level, and perf reports it",
@@ -112,6 +129,28 @@ TEST_CASE("an NCCL call's record is the call, at flow and chunk level, and perf 
     const Rows perf = rows_of(dir / "p.csv");
     REQUIRE(perf.size() == 1);
     CHECK(near(number(perf.front(), "time_s"), number(calls.front(), "time_s")));
+    // perf prints its bandwidths to six digits.
+    CHECK(std::abs(number(perf.front(), "busbw_GBps") / number(calls.front(), "busbw_GBps") - 1) < 1e-5);
+    check_bandwidths(dir, calls, c.ranks);
+    fs::remove_all(dir);
+  }
+}
+
+TEST_CASE("a steady NCCL run with one slow NIC records each call as its step, one after the other",
+          "[nccl][outputs]") {
+  // Four nodes of eight GPUs, four NICs each, one of them ten times slower, NCCL's own choice: the
+  // ranks behind the slow NIC leave each call last, and the others start the next call early.
+  const std::string platform =
+      "{topology: cluster, nodes: 4, gpus_per_node: 8, nics_per_node: 4, nvswitch: true, bandwidth: 400Gbps, "
+      "overrides: [{nodes: 2, nic_bandwidth: 40Gbps}]}";
+  for (const std::string size : {"1MiB", "256MiB"}) {
+    INFO(size);
+    const auto dir = fresh_dir("call-record");
+    const Rows calls = check_records(dir, scenario(platform, 32, 5, size, "{name: nccl_allreduce}"));
+    REQUIRE(calls.size() == 5);
+    // Every call is the same call: its time and bandwidth do not drift from step to step.
+    for (const auto& call : calls) CHECK(near(number(call, "time_s"), number(calls.front(), "time_s")));
+    check_bandwidths(dir, calls, 32);
     fs::remove_all(dir);
   }
 }
