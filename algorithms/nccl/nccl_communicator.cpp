@@ -200,6 +200,117 @@ void NcclCommunicator::leave(std::uint64_t id) {
   if (it != meetings_.end() && ++it->second->left == view_.size()) meetings_.erase(it);
 }
 
+// Pieces cross a link together when their channels' rings look alike from their senders on (the
+// same classes of hop at the same routes' latencies and bandwidths after them): so two channels
+// leaving a node through one NIC at the same ring position share it, while a GPU's link, which
+// every channel crosses at another position, carries one piece at a time. Returns each channel's
+// group, numbered from 0 in the order they first appear.
+std::vector<int> NcclCommunicator::ring_groups(const Geometry& g, int channels) const {
+  std::map<std::vector<std::tuple<int, double, double>>, int> patterns;
+  std::vector<int> groups;
+  for (int c = 0; c < channels; ++c) {
+    std::vector<std::tuple<int, double, double>> pattern;
+    for (const auto& e : g.ring_out[static_cast<std::size_t>(c)]) {
+      std::vector<sg4::Link*> links;
+      double latency = 0;
+      view_.host_of(e.from)->route_to(view_.host_of(e.to), links, &latency);
+      double narrowest = std::numeric_limits<double>::infinity();
+      for (const sg4::Link* l : links) narrowest = std::min(narrowest, l->get_bandwidth());
+      pattern.emplace_back(static_cast<int>(view_.hop_class(e.from, e.to)), latency, narrowest);
+    }
+    groups.push_back(patterns.emplace(std::move(pattern), static_cast<int>(patterns.size())).first->second);
+  }
+  return groups;
+}
+
+// NVLS-Tree between nodes: GPU l of each node carries shard l over the node tree.
+void NcclCommunicator::nvls_node_trees(Geometry& g, int channels) const {
+  const int p = view_.size();
+  g.tree.resize(static_cast<std::size_t>(channels));
+  g.tree_up.assign(static_cast<std::size_t>(channels), std::vector<Geometry::Edge>(static_cast<std::size_t>(p)));
+  g.tree_down = g.tree_up;
+  const auto trees = double_binary_tree(view_.nodes());
+  for (int c = 0; c < channels; ++c) {
+    const NodeTree& t = trees[c < std::max(1, channels / 2) ? 0 : 1];
+    g.tree[c].resize(static_cast<std::size_t>(p));
+    for (int m = 0; m < p; ++m) {
+      const int node = view_.node_of(m);
+      const auto& nm = view_.node_members(node);
+      const auto local = static_cast<std::size_t>(std::find(nm.begin(), nm.end(), m) - nm.begin());
+      const auto at = [&](int other_node) {
+        const auto& om = view_.node_members(other_node);
+        return om[std::min(local, om.size() - 1)];
+      };
+      NcclTreeLinks links;
+      const int up = t.parent[static_cast<std::size_t>(node)];
+      links.parent = up < 0 ? -1 : at(up);
+      for (int child : t.children[static_cast<std::size_t>(node)])
+        if (child >= 0) links.children.push_back(at(child));
+      g.tree[c][static_cast<std::size_t>(m)] = links;
+      g.tree_up[c][static_cast<std::size_t>(m)] = {up < 0 ? -1 : m, links.parent};
+      g.tree_down[c][static_cast<std::size_t>(m)] = {links.parent, up < 0 ? -1 : m};
+    }
+  }
+}
+
+namespace {
+
+// Each stream's share of its narrowest link, among all the call's streams (rate) and among those of
+// its phase (first_rate).
+template <class Edge>
+void set_rates(const std::vector<Edge*>& edges, const std::vector<std::vector<sg4::Link*>>& routes,
+               const std::vector<int>& phases, int last_phase) {
+  std::unordered_map<const sg4::Link*, int> load;
+  std::vector<std::unordered_map<const sg4::Link*, int>> phase_load(static_cast<std::size_t>(last_phase + 1));
+  for (std::size_t i = 0; i < routes.size(); ++i)
+    for (const sg4::Link* l : routes[i]) {
+      ++load[l];
+      ++phase_load[static_cast<std::size_t>(phases[i])][l];
+    }
+  for (std::size_t i = 0; i < edges.size(); ++i) {
+    double rate = std::numeric_limits<double>::infinity(), first = rate;
+    for (const sg4::Link* l : routes[i]) {
+      rate = std::min(rate, l->get_bandwidth() / load[l]);
+      first = std::min(first, l->get_bandwidth() / phase_load[static_cast<std::size_t>(phases[i])][l]);
+    }
+    edges[i]->rate = rate;
+    edges[i]->first_rate = first;
+  }
+}
+
+}  // namespace
+
+// Pieces cross links together when they are as far into the pipeline, in any channel's tree: up, a
+// member sends once its children's pieces are in, as many hops after the start as the longest way
+// up from the leaves below it (its height); down, as many hops after the root as its depth. The
+// trees' edges, as (channel, member) of an edge to a parent (direction 0) or from one (1), by
+// (direction, level).
+std::map<std::pair<int, int>, std::vector<std::pair<int, int>>> NcclCommunicator::tree_levels(
+    const Geometry& g) const {
+  const int p = view_.size();
+  std::map<std::pair<int, int>, std::vector<std::pair<int, int>>> together;
+  for (std::size_t c = 0; c < g.tree.size(); ++c) {
+    const auto& links = g.tree[c];
+    std::vector<int> height(static_cast<std::size_t>(p), -1);
+    const std::function<int(int)> height_of = [&](int x) {
+      int& h = height[static_cast<std::size_t>(x)];
+      if (h >= 0) return h;
+      h = 0;
+      for (int y : links[static_cast<std::size_t>(x)].children) h = std::max(h, height_of(y) + 1);
+      return h;
+    };
+    for (int x = 0; x < p; ++x) {
+      if (links[static_cast<std::size_t>(x)].parent < 0) continue;
+      int depth = 0;
+      for (int y = x; links[static_cast<std::size_t>(y)].parent >= 0; y = links[static_cast<std::size_t>(y)].parent)
+        ++depth;
+      together[{0, height_of(x)}].emplace_back(static_cast<int>(c), x);
+      together[{1, depth}].emplace_back(static_cast<int>(c), x);
+    }
+  }
+  return together;
+}
+
 const NcclCommunicator::Geometry& NcclCommunicator::geometry(NcclAlgorithm a, int channels) {
   auto& slot = geometries_[{static_cast<int>(a), channels}];
   if (slot) return *slot;
@@ -223,32 +334,10 @@ const NcclCommunicator::Geometry& NcclCommunicator::geometry(NcclAlgorithm a, in
     routes.push_back(std::move(links));
     phases.push_back(phase);
   };
-  // Pieces cross links together when they are as far into the pipeline, in any channel's tree: up,
-  // a member sends once its children's pieces are in, as many hops after the start as the longest
-  // way up from the leaves below it (its height); down, as many hops after the root as its depth.
   auto add_tree_edges = [&] {
-    std::map<std::pair<int, int>, std::vector<Geometry::Edge*>> together;  // by direction, level
-    for (std::size_t c = 0; c < g.tree.size(); ++c) {
-      const auto& links = g.tree[c];
-      std::vector<int> height(static_cast<std::size_t>(p), -1);
-      const std::function<int(int)> height_of = [&](int x) {
-        int& h = height[static_cast<std::size_t>(x)];
-        if (h >= 0) return h;
-        h = 0;
-        for (int y : links[static_cast<std::size_t>(x)].children) h = std::max(h, height_of(y) + 1);
-        return h;
-      };
-      for (int x = 0; x < p; ++x) {
-        if (links[static_cast<std::size_t>(x)].parent < 0) continue;
-        int depth = 0;
-        for (int y = x; links[static_cast<std::size_t>(y)].parent >= 0; y = links[static_cast<std::size_t>(y)].parent)
-          ++depth;
-        together[{0, height_of(x)}].push_back(&g.tree_up[c][static_cast<std::size_t>(x)]);
-        together[{1, depth}].push_back(&g.tree_down[c][static_cast<std::size_t>(x)]);
-      }
-    }
-    for (auto& [at, edges_at] : together) {
-      for (auto* e : edges_at) add(*e);
+    for (const auto& [at, edges_at] : tree_levels(g)) {
+      auto& list = at.first == 0 ? g.tree_up : g.tree_down;
+      for (const auto& [c, x] : edges_at) add(list[static_cast<std::size_t>(c)][static_cast<std::size_t>(x)]);
       ++phase;
     }
   };
@@ -266,28 +355,16 @@ const NcclCommunicator::Geometry& NcclCommunicator::geometry(NcclAlgorithm a, in
                                             g.rings[c][static_cast<std::size_t>((q + 1) % p)]};
       }
     }
-    // Pieces cross a link together when their channels' rings look alike from their senders on
-    // (the same classes of hop at the same routes' latencies and bandwidths after them): so two
-    // channels leaving a node through one NIC at the same ring position share it, while a GPU's
-    // link, which every channel crosses at another position, carries one piece at a time.
-    std::map<std::vector<std::tuple<int, double, double>>, int> patterns;
+    const std::vector<int> groups = ring_groups(g, channels);
+    int group_count = 0;
     for (int c = 0; c < channels; ++c) {
-      std::vector<std::tuple<int, double, double>> pattern;
-      for (const auto& e : g.ring_out[static_cast<std::size_t>(c)]) {
-        std::vector<sg4::Link*> links;
-        double latency = 0;
-        view_.host_of(e.from)->route_to(view_.host_of(e.to), links, &latency);
-        double narrowest = std::numeric_limits<double>::infinity();
-        for (const sg4::Link* l : links) narrowest = std::min(narrowest, l->get_bandwidth());
-        pattern.emplace_back(static_cast<int>(view_.hop_class(e.from, e.to)), latency, narrowest);
-      }
-      const int group = patterns.emplace(std::move(pattern), static_cast<int>(patterns.size())).first->second;
+      group_count = std::max(group_count, groups[static_cast<std::size_t>(c)] + 1);
       for (int q = 0; q < p; ++q) {
-        phase = group * p + q;
+        phase = groups[static_cast<std::size_t>(c)] * p + q;
         add(g.ring_out[static_cast<std::size_t>(c)][static_cast<std::size_t>(q)]);
       }
     }
-    phase = static_cast<int>(patterns.size()) * p;
+    phase = group_count * p;
   } else if (a == NcclAlgorithm::tree) {
     g.tree.resize(static_cast<std::size_t>(channels));
     g.tree_up.assign(static_cast<std::size_t>(channels),
@@ -318,52 +395,11 @@ const NcclCommunicator::Geometry& NcclCommunicator::geometry(NcclAlgorithm a, in
       ++phase;
     }
     if (a == NcclAlgorithm::nvls_tree) {
-      g.tree.resize(static_cast<std::size_t>(channels));
-      g.tree_up.assign(static_cast<std::size_t>(channels),
-                       std::vector<Geometry::Edge>(static_cast<std::size_t>(p)));
-      g.tree_down = g.tree_up;
-      // Between nodes, GPU l of each node carries shard l over the node tree.
-      const auto trees = double_binary_tree(view_.nodes());
-      for (int c = 0; c < channels; ++c) {
-        const NodeTree& t = trees[c < std::max(1, channels / 2) ? 0 : 1];
-        g.tree[c].resize(static_cast<std::size_t>(p));
-        for (int m = 0; m < p; ++m) {
-          const int node = view_.node_of(m);
-          const auto& nm = view_.node_members(node);
-          const auto local = static_cast<std::size_t>(std::find(nm.begin(), nm.end(), m) - nm.begin());
-          const auto at = [&](int other_node) {
-            const auto& om = view_.node_members(other_node);
-            return om[std::min(local, om.size() - 1)];
-          };
-          NcclTreeLinks links;
-          const int up = t.parent[static_cast<std::size_t>(node)];
-          links.parent = up < 0 ? -1 : at(up);
-          for (int child : t.children[static_cast<std::size_t>(node)])
-            if (child >= 0) links.children.push_back(at(child));
-          g.tree[c][static_cast<std::size_t>(m)] = links;
-          g.tree_up[c][static_cast<std::size_t>(m)] = {up < 0 ? -1 : m, links.parent};
-          g.tree_down[c][static_cast<std::size_t>(m)] = {links.parent, up < 0 ? -1 : m};
-        }
-      }
+      nvls_node_trees(g, channels);
       add_tree_edges();
     }
   }
-  std::unordered_map<const sg4::Link*, int> load;
-  std::vector<std::unordered_map<const sg4::Link*, int>> phase_load(static_cast<std::size_t>(phase + 1));
-  for (std::size_t i = 0; i < routes.size(); ++i)
-    for (const sg4::Link* l : routes[i]) {
-      ++load[l];
-      ++phase_load[static_cast<std::size_t>(phases[i])][l];
-    }
-  for (std::size_t i = 0; i < edges.size(); ++i) {
-    double rate = std::numeric_limits<double>::infinity(), first = rate;
-    for (const sg4::Link* l : routes[i]) {
-      rate = std::min(rate, l->get_bandwidth() / load[l]);
-      first = std::min(first, l->get_bandwidth() / phase_load[static_cast<std::size_t>(phases[i])][l]);
-    }
-    edges[i]->rate = rate;
-    edges[i]->first_rate = first;
-  }
+  set_rates(edges, routes, phases, phase);
   return g;
 }
 

@@ -82,6 +82,9 @@ class NcclCommunicator {
   Meeting& join(int me);
   void leave(std::uint64_t id);
   const Geometry& geometry(NcclAlgorithm a, int channels);
+  std::vector<int> ring_groups(const Geometry& g, int channels) const;
+  void nvls_node_trees(Geometry& g, int channels) const;
+  std::map<std::pair<int, int>, std::vector<std::pair<int, int>>> tree_levels(const Geometry& g) const;
   void run_flow(Comm& comm, int me, Gradient& grad, Meeting& m, const NcclCallPlan& plan, const ReduceOp& op,
                 int world);
   void run_chunks(Comm& comm, int me, Gradient& grad, Meeting& m, const NcclCallPlan& plan,
