@@ -13,7 +13,8 @@ of each run. A case whose chunk-level run would move more than --budget messages
 
     tests/bench/nccl_movement.py fixed [--build DIR]
     tests/bench/nccl_movement.py generated [--seed S] [--cases N] [--budget M] [--build DIR]
-                                 [--out CSV] [--bound B]
+                                 [--out CSV] [--bound B] [--tree-bound B]
+    tests/bench/nccl_movement.py summary      (re-derive the summaries from the generated CSV)
 
 Writes tests/bench/results/nccl_movement.csv (fixed) or nccl_movement_generated.csv (generated;
 --out elsewhere), replacing the file, with machine, date, commit and command on every row. With
@@ -62,17 +63,18 @@ XML_FILES = [("platforms/cluster_16.xml", 16, 1), ("platforms/cluster_64.xml", 6
              ("platforms/torus_64.xml", 64, 1), ("platforms/dragonfly_72.xml", 72, 1)]
 BANDWIDTHS = [25, 100, 200, 400]  # Gb/s, a NIC or fabric link
 PROTOCOLS = ["ll", "ll128", "simple"]
+CHOICES = [(a, p) for a in ("ring", "tree") for p in PROTOCOLS]
 
 
 def gbps(v):
     return f"{v:g}Gbps"
 
 
-def draw_case(rng, index, work):
-    """One random case: a dict with the scenario's platform (YAML), ranks and NCCL settings."""
+def draw_case(rng, index, work, choice):
+    """One random case: a dict with the scenario's platform (YAML), ranks and NCCL settings; `choice`
+    (algorithm, protocol) cycles, so every pair runs."""
     topology = rng.choice(["cluster", "fat_tree", "torus", "dragonfly", "xml"])
-    case = {"case": index, "topology": topology, "algorithm": rng.choice(["ring", "tree"]),
-            "protocol": rng.choice(PROTOCOLS)}
+    case = {"case": index, "topology": topology, "algorithm": choice[0], "protocol": choice[1]}
     # 8 B - 256 MiB, log-uniform, whole floats.
     case["bytes"] = max(4, int(2 ** rng.uniform(3, 28)) // 4 * 4)
     slow = rng.choice([0, 0, 1, 2])
@@ -170,7 +172,7 @@ def run_generated(args, aggsim):
     with tempfile.TemporaryDirectory() as work:
         while len(rows) < args.cases:
             drawn += 1
-            case = draw_case(rng, drawn, work)
+            case = draw_case(rng, drawn, work, CHOICES[len(rows) % len(CHOICES)])
             algorithm = f"nccl_algorithm: {case['algorithm']}, protocol: {case['protocol']}"
             size = f"{case['bytes']}B"
             flow, call, flow_cpu = run(aggsim, work,
@@ -192,7 +194,8 @@ def run_generated(args, aggsim):
                    f"{flow_cpu:.2f}", f"{chunk_cpu:.2f}", machine, date, commit, command]
             rows.append(row)
             print(*row[:17], flush=True)
-            if args.bound is not None and (abs(rel) > args.bound or not math_same):
+            bound = args.tree_bound if case["algorithm"] == "tree" and args.tree_bound is not None else args.bound
+            if bound is not None and (abs(rel) > bound or not math_same):
                 failures.append(row)
     out = args.out or os.path.join(RESULTS, "nccl_movement_generated.csv")
     with open(out, "w", newline="") as fh:
@@ -201,9 +204,39 @@ def run_generated(args, aggsim):
                     "slow", "algorithm", "protocol", "channels", "bytes", "flow_s", "chunk_s", "rel_diff",
                     "math_identical", "flow_cpu_s", "chunk_cpu_s", "machine", "date", "commit", "command"])
         w.writerows(rows)
+    if not args.out:
+        summarize(out, os.path.join(RESULTS, "nccl_movement_generated_summary.csv"))
     for row in failures:
         print("OUT OF BOUND:", *row[:17], file=sys.stderr)
     return 1 if failures else 0
+
+
+def summarize(path, out, top=10):
+    """Per algorithm and protocol: cases, those within 5 %, the worst difference and its case, whether
+    every case's math was identical; and the `top` worst cases. Two CSVs beside `out`."""
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    context_cols = ["machine", "date", "commit", "command"]
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["algorithm"], r["protocol"]), []).append(r)
+    with open(out, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["algorithm", "protocol", "cases", "within_5pct", "worst_rel_diff", "worst_case",
+                    "math_identical"] + context_cols)
+        for (alg, proto), rs in sorted(groups.items()):
+            worst = max(rs, key=lambda r: abs(float(r["rel_diff"])))
+            w.writerow([alg, proto, len(rs), sum(abs(float(r["rel_diff"])) <= 0.05 for r in rs), worst["rel_diff"],
+                        worst["case"], "yes" if all(r["math_identical"] == "1" for r in rs) else "NO"] +
+                       [rows[0][c] for c in context_cols])
+    worst_out = out.replace("_summary.csv", "_worst.csv")
+    with open(worst_out, "w", newline="") as fh:
+        w = csv.writer(fh)
+        cols = ["case", "platform", "ranks", "nics", "slow", "algorithm", "protocol", "channels", "bytes", "flow_s",
+                "chunk_s", "rel_diff"]
+        w.writerow(cols + context_cols)
+        for r in sorted(rows, key=lambda r: -abs(float(r["rel_diff"])))[:top]:
+            w.writerow([r[c] for c in cols] + [r[c] for c in context_cols])
 
 
 def run_fixed(args, aggsim):
@@ -227,15 +260,20 @@ def run_fixed(args, aggsim):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("set", choices=["fixed", "generated"])
+    parser.add_argument("set", choices=["fixed", "generated", "summary"])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--cases", type=int, default=300)
     parser.add_argument("--budget", type=int, default=3_000_000, help="most chunk-level messages a case may send")
     parser.add_argument("--out", help="CSV to write (generated; default tests/bench/results/nccl_movement_generated.csv)")
     parser.add_argument("--bound", type=float, help="exit 1 if a case differs by more than this (0.05: 5 %%)")
+    parser.add_argument("--tree-bound", type=float, help="the bound for tree cases (default: --bound)")
     args = parser.parse_args()
     aggsim = os.path.abspath(os.path.join(args.build, "aggsim"))
+    if args.set == "summary":
+        summarize(os.path.join(RESULTS, "nccl_movement_generated.csv"),
+                  os.path.join(RESULTS, "nccl_movement_generated_summary.csv"))
+        sys.exit(0)
     sys.exit(run_generated(args, aggsim) if args.set == "generated" else run_fixed(args, aggsim))
 
 
