@@ -132,8 +132,8 @@ struct NcclCommunicator::Meeting {
   bool planned = false;
   double chain = 0;  // the pipeline's own time, from the streams' start (chain_time)
   Combine combine = Combine::later;
-  double last_end = 0;    // the latest stream end of the call
-  double last_hop = 0;    // the last hop's latency beyond the wire
+  double last_end = 0;  // the latest stream end of the call
+  double last_hop = 0;  // the last hop's latency beyond the wire
   bool reduced = false;
   Eigen::VectorXf result;
   // Flow level: the call's streams, each member's outgoing and incoming ones, and the time the
@@ -164,6 +164,12 @@ NcclCommunicator::~NcclCommunicator() = default;
 
 double NcclCommunicator::rate_factor(LinkClass cls, double bytes) const {
   return bandwidth_factor_ ? bandwidth_factor_(cls != LinkClass::network, bytes) : 1.0;
+}
+
+// A piece of `bytes` on an edge of that rate (alone with its phase's streams) and class, at the rate the
+// network gives a message of that size (a calibration's bandwidth factor), as the chunk level sends it.
+double NcclCommunicator::piece_time(double bytes, double rate, LinkClass cls) const {
+  return bytes / (rate * rate_factor(cls, bytes));
 }
 
 NcclCallPlan NcclCommunicator::plan(std::uint64_t wire_elements) const {
@@ -227,7 +233,8 @@ std::vector<int> NcclCommunicator::ring_groups(const Geometry& g, int channels) 
 void NcclCommunicator::nvls_node_trees(Geometry& g, int channels) const {
   const int p = view_.size();
   g.tree.resize(static_cast<std::size_t>(channels));
-  g.tree_up.assign(static_cast<std::size_t>(channels), std::vector<Geometry::Edge>(static_cast<std::size_t>(p)));
+  g.tree_up.assign(static_cast<std::size_t>(channels),
+                   std::vector<Geometry::Edge>(static_cast<std::size_t>(p)));
   g.tree_down = g.tree_up;
   const auto trees = double_binary_tree(view_.nodes());
   for (int c = 0; c < channels; ++c) {
@@ -302,7 +309,8 @@ std::map<std::pair<int, int>, std::vector<std::pair<int, int>>> NcclCommunicator
     for (int x = 0; x < p; ++x) {
       if (links[static_cast<std::size_t>(x)].parent < 0) continue;
       int depth = 0;
-      for (int y = x; links[static_cast<std::size_t>(y)].parent >= 0; y = links[static_cast<std::size_t>(y)].parent)
+      for (int y = x; links[static_cast<std::size_t>(y)].parent >= 0;
+           y = links[static_cast<std::size_t>(y)].parent)
         ++depth;
       together[{0, height_of(x)}].emplace_back(static_cast<int>(c), x);
       together[{1, depth}].emplace_back(static_cast<int>(c), x);
@@ -450,7 +458,8 @@ double NcclCommunicator::broadcast_fill(const NcclCallPlan& plan, const Geometry
     std::vector<double> w;
     double slowest = 0;
     for (const auto& e : g.ring_out[static_cast<std::size_t>(c)]) {
-      w.push_back(costs_.wire_bytes(slice, proto) / e.first_rate + e.latency + costs_.hop(e.cls, proto));
+      w.push_back(piece_time(costs_.wire_bytes(slice, proto), e.first_rate, e.cls) + e.latency +
+                  costs_.hop(e.cls, proto));
       slowest = std::max(slowest, costs_.wire_bytes(slice, proto) / e.rate);
     }
     const double pass = longest_run(w, ring_hops(options_.collective, p), {g.position[c][0]});
@@ -475,7 +484,8 @@ double NcclCommunicator::ring_time(const NcclCallPlan& plan, const Geometry& g) 
     std::vector<PipelineHop> hops;
     std::vector<std::pair<double, double>> key;
     for (const auto& e : g.ring_out[static_cast<std::size_t>(c)]) {
-      hops.push_back({e.latency + costs_.hop(e.cls, proto), costs_.wire_bytes(slice, proto) / e.first_rate});
+      hops.push_back({e.latency + costs_.hop(e.cls, proto),
+                      piece_time(costs_.wire_bytes(slice, proto), e.first_rate, e.cls)});
       key.emplace_back(hops.back().latency, hops.back().slice_time);
     }
     if (timed.insert(std::move(key)).second) worst = std::max(worst, ring_pipeline_time(hops, shape));
@@ -491,7 +501,8 @@ double NcclCommunicator::ring_time(const NcclCallPlan& plan, const Geometry& g) 
 double NcclCommunicator::tree_time(const NcclCallPlan& plan, const Geometry& g) const {
   const Protocol proto = plan.choice.protocol;
   const int c_count = plan.choice.channels, p = view_.size();
-  const double piece = costs_.wire_bytes(plan.data_bytes / (static_cast<double>(c_count) * plan.loops), proto);
+  const double piece =
+      costs_.wire_bytes(plan.data_bytes / (static_cast<double>(c_count) * plan.loops), proto);
   const TreePipeline shape{plan.loops, plan.chunking.slots};
   std::map<std::vector<double>, std::pair<double, TreeTimes>> timed;  // by the trees' costs
   struct LinkUse {
@@ -509,8 +520,8 @@ double NcclCommunicator::tree_time(const NcclCallPlan& plan, const Geometry& g) 
       if (me.parent >= 0) {
         const auto& up = g.tree_up[static_cast<std::size_t>(c)][static_cast<std::size_t>(x)];
         const auto& down = g.tree_down[static_cast<std::size_t>(c)][static_cast<std::size_t>(x)];
-        me.up = {up.latency + costs_.hop(up.cls, proto), piece / up.first_rate};
-        me.down = {down.latency + costs_.hop(down.cls, proto), piece / down.first_rate};
+        me.up = {up.latency + costs_.hop(up.cls, proto), piece_time(piece, up.first_rate, up.cls)};
+        me.down = {down.latency + costs_.hop(down.cls, proto), piece_time(piece, down.first_rate, down.cls)};
       }
       key.push_back(me.parent);
       for (int y : me.children) key.push_back(y);
@@ -527,11 +538,13 @@ double NcclCommunicator::tree_time(const NcclCallPlan& plan, const Geometry& g) 
     for (int x = 0; x < p; ++x) {
       const int parent = members[static_cast<std::size_t>(x)].parent;
       if (parent < 0) continue;
-      for (const auto& [from, to, moved] : {std::make_tuple(x, parent, times.up[static_cast<std::size_t>(x)]),
-                                            std::make_tuple(parent, x, times.down[static_cast<std::size_t>(x)])})
+      for (const auto& [from, to, moved] :
+           {std::make_tuple(x, parent, times.up[static_cast<std::size_t>(x)]),
+            std::make_tuple(parent, x, times.down[static_cast<std::size_t>(x)])})
         for (const sg4::Link* l : g.route(from, to, p)) {
           LinkUse& use = links[l];
-          use.work += plan.loops * piece / l->get_bandwidth();
+          use.work +=
+              plan.loops * piece / (l->get_bandwidth() * rate_factor(view_.hop_class(from, to), piece));
           use.first = std::min(use.first, moved.first_leaves);
           use.tail = std::min(use.tail, time - moved.last_arrives);
         }
@@ -546,7 +559,8 @@ double NcclCommunicator::nvls_fill(const NcclCallPlan& plan, const Geometry& g) 
   const Protocol proto = plan.choice.protocol;
   const int c_count = plan.choice.channels, p = view_.size();
   auto hop = [&](const Geometry::Edge& e, double piece_bytes) {
-    return costs_.wire_bytes(piece_bytes, proto) / e.first_rate + e.latency + costs_.hop(e.cls, proto);
+    return piece_time(costs_.wire_bytes(piece_bytes, proto), e.first_rate, e.cls) + e.latency +
+           costs_.hop(e.cls, proto);
   };
   const double piece = plan.data_bytes / (static_cast<double>(c_count) * plan.loops);
   double worst = 0;
@@ -569,7 +583,8 @@ double NcclCommunicator::nvls_fill(const NcclCallPlan& plan, const Geometry& g) 
     const double per_port = piece * (1 + 1.0 / view_.largest_node()) / costs_.nvls_efficiency;
     for (const auto& e : g.nvls_out[static_cast<std::size_t>(c)])
       if (e.from != e.to)
-        intra = std::max(intra, costs_.wire_bytes(per_port, proto) / e.first_rate + e.latency);
+        intra =
+            std::max(intra, piece_time(costs_.wire_bytes(per_port, proto), e.first_rate, e.cls) + e.latency);
     worst = std::max(worst, costs_.nvls_hop_latency_s + intra + up + down);
   }
   return worst;

@@ -103,6 +103,7 @@ class NcclCommunicator {
   double arrival_delay(int from, int to, Protocol proto) const;
   // The network's bandwidth factor for `bytes` over a hop of class `cls`.
   double rate_factor(LinkClass cls, double bytes) const;
+  double piece_time(double bytes, double rate, LinkClass cls) const;
   void plan_streams(Meeting& m, const NcclCallPlan& plan, const Geometry& g,
                     std::uint64_t wire_elements) const;
 
