@@ -22,6 +22,9 @@ const OutputTable& collectives_table() {
           {"bucket", "",
            "the call's index within the step: 0 with `granularity: model`; DDP buckets in backward order; "
            "one per tensor in parameter order with `overlap: false`"},
+          {"unit", "",
+           "sharded data parallelism (`fsdp`): the layers of the unit the call gathers or reduces, as "
+           "layer-table indices `first-last`; empty otherwise"},
           {"rank_group", "",
            "the ranks whose gradients the call reduces, as ranges (`0-15`): every rank for all-reduces, "
            "all-gather and hierarchical schemes (their intra- and inter-node phases are inside the one "
@@ -89,6 +92,7 @@ const OutputTable& summary_table() {
           {"mean_step_time_s", "s", "mean of `step_time_s`"},
           {"exposed_comm_time_s", "s", "mean of `exposed_comm_time_s`"},
           {"hidden_comm_time_s", "s", "mean of `hidden_comm_time_s`"},
+          {"exposed_gather_time_s", "s", "mean of `exposed_gather_time_s` (sharded data parallelism only)", true},
           {"collective_calls", "", "aggregation calls (rows of collectives.csv)"},
           {"collective_time_s", "s", "mean `time_s` of the calls that transferred anything (null if none)"},
           {"collective_dense_bytes", "bytes", "mean `dense_bytes` of those calls"},
