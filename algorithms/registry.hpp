@@ -138,6 +138,8 @@ struct AlgorithmInfo {
   std::vector<ParamSpec> params;
   // True when payloads are combined in flight (reduce-scatter, trees): needs a summable compressor.
   bool reduces_in_flight = true;
+  // False when the algorithm carries no compressed payloads yet and refuses any compressor (fsdp).
+  bool takes_compression = true;
   // True when every rank ends with the same result (all-reduce, parameter server); false for
   // decentralized schemes where ranks only approach consensus.
   bool consensus = true;

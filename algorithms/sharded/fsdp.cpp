@@ -190,6 +190,7 @@ AlgorithmInfo fsdp_entry() {
       ParamSpec("reduce_dtype", ParamKind::choice, "fp32", "gradients on the wire (reduce-scatter, all-reduce)")
           .one_of({"fp32", "bf16", "fp16"})};
   info.reduces_in_flight = true;
+  info.takes_compression = false;
   info.consensus = true;
   info.messages_per_rank_step = [](int p) { return 3.0 * (p - 1); };
   info.prepare = [](const AlgorithmConfig& cfg) {

@@ -22,9 +22,6 @@ const OutputTable& collectives_table() {
           {"bucket", "",
            "the call's index within the step: 0 with `granularity: model`; DDP buckets in backward order; "
            "one per tensor in parameter order with `overlap: false`"},
-          {"unit", "",
-           "sharded data parallelism (`fsdp`): the layers of the unit the call gathers or reduces, as "
-           "layer-table indices `first-last`; empty otherwise"},
           {"rank_group", "",
            "the ranks whose gradients the call reduces, as ranges (`0-15`): every rank for all-reduces, "
            "all-gather and hierarchical schemes (their intra- and inter-node phases are inside the one "
@@ -52,6 +49,10 @@ const OutputTable& collectives_table() {
           {"algbw_GBps", "GB/s", std::string(kAlgbwMeaning) + "; empty for decentralized schemes"},
           {"busbw_GBps", "GB/s",
            std::string(kBusbwMeaning) + "; empty for parameter servers and decentralized schemes"},
+          // Last: readers that take columns by position keep theirs.
+          {"unit", "",
+           "sharded data parallelism (`fsdp`): the layers of the unit the call gathers or reduces, as "
+           "layer-table indices `first-last`; empty otherwise"},
       }};
   return table;
 }

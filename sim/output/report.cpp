@@ -126,7 +126,6 @@ std::string collectives_csv(const Scenario& sc, const SimulationResult& result) 
       const CallBandwidth own = size.collective ? call_bandwidth(*size.collective, bw.call.algorithm, size.group_size) : bw;
       csv.cell("step", fmt::format("{}", s))
           .cell("bucket", fmt::format("{}", b))
-          .cell("unit", size.unit)
           .cell("rank_group", result.rank_group)
           .cell("collective", collective_kind_name(own.call.collective))
           .cell("algorithm", bw.call.algorithm)
@@ -140,6 +139,7 @@ std::string collectives_csv(const Scenario& sc, const SimulationResult& result) 
           .cell("time_s", timed ? number_cell(seconds) : "")
           .cell("algbw_GBps", optional_cell(own.algbw_GBps(static_cast<double>(size.dense_bytes), seconds)))
           .cell("busbw_GBps", optional_cell(own.busbw_GBps(static_cast<double>(size.wire_bytes), seconds)))
+          .cell("unit", size.unit)
           .end_row();
     }
   return csv.text();
