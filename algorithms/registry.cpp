@@ -22,6 +22,7 @@ AlgorithmInfo torus2d_allreduce_entry();
 AlgorithmInfo nccl_allreduce_entry();
 AlgorithmInfo msccl_entry();
 AlgorithmInfo allgather_entry();
+AlgorithmInfo fsdp_entry();
 // Centralized
 AlgorithmInfo parameter_server_entry();
 
@@ -63,6 +64,7 @@ const std::vector<AlgorithmInfo>& algorithm_table() {
       nccl_allreduce_entry(),
       msccl_entry(),
       allgather_entry(),
+      fsdp_entry(),
       parameter_server_entry(),
       neighbor_averaging_entry(),
       gossipgrad_entry(),

@@ -117,6 +117,9 @@ struct AlgorithmRun {
   // (nccl_allreduce's chunk-level reference): the run's transfers then carry no latency of their
   // own (a latency factor of 0).
   bool pieces_pay_latency = false;
+  // Set for sharded data parallelism: the step's schedule of gathers around compute and the units
+  // (sim/api/aggregator.hpp); empty: the gradient is aggregated whole, bucket by bucket (DDP).
+  std::optional<ParameterSharding> sharding = {};
 };
 
 // What one call of an algorithm runs, as collectives.csv names it: the collective (its `collective`
@@ -135,6 +138,8 @@ struct AlgorithmInfo {
   std::vector<ParamSpec> params;
   // True when payloads are combined in flight (reduce-scatter, trees): needs a summable compressor.
   bool reduces_in_flight = true;
+  // False when the algorithm carries no compressed payloads yet and refuses any compressor (fsdp).
+  bool takes_compression = true;
   // True when every rank ends with the same result (all-reduce, parameter server); false for
   // decentralized schemes where ranks only approach consensus.
   bool consensus = true;

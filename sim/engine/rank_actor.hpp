@@ -37,6 +37,8 @@ struct RunShared {
   MathLog* math = nullptr;  // math on: agg_error, compress_error, rank_spread
   StepsDone& steps_done;
   ReplayBook* replay = nullptr;  // null: every step simulated
+  // Sharded data parallelism's schedule (sim/engine/sharded_step.hpp); empty: DDP's.
+  std::optional<ParameterSharding> sharding = {};
 };
 
 struct RankState {
@@ -57,6 +59,13 @@ struct RankState {
   int computing = -1;
   RankState(int rank, int world) : comm(rank, world) {}
 };
+
+// The step's proxy vector: gradient, or weights after a local step (apply_to: weights).
+Eigen::VectorXf local_values(RankState& st, const RunShared& run, int step);
+// The buckets take copies of their segments of `values`, which gives up its storage while they are
+// aggregated; join_buckets rebuilds it from the buckets and empties them.
+void cut_into_buckets(RankState& st, const RunShared& run, Eigen::VectorXf& values);
+void join_buckets(RankState& st, const RunShared& run, Eigen::Index size, Eigen::VectorXf& values);
 
 // Starts the rank's actor(s) on its host.
 void start_rank(RankState& st, const RunShared& run);

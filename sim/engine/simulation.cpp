@@ -226,7 +226,9 @@ AlgorithmRun prepare_algorithm(const Scenario& sc, const AlgorithmConfig& config
 
 // The exact reduction the math log compares with: the scenario's op over the contributing ranks.
 std::unique_ptr<MathLog> make_math_log(const Scenario& sc, const AlgorithmRun& algorithm) {
-  if (!sc.model.math) return nullptr;
+  // A sharded rank holds only its shard of the result: its math is checked on the weights it
+  // gathers (agg_error and rank_spread stay empty).
+  if (!sc.model.math || algorithm.sharding) return nullptr;
   std::vector<bool> contributes(static_cast<std::size_t>(sc.ranks), true);
   if (algorithm.contributes)
     for (int r = 0; r < sc.ranks; ++r) contributes[static_cast<std::size_t>(r)] = algorithm.contributes(r);
@@ -273,6 +275,25 @@ std::vector<CallSize> call_sizes(const StepPlan& plan, const AlgorithmConfig& co
   std::vector<CallSize> out;
   for (const Bucket& b : plan.buckets)
     out.push_back({b.wire_elements * kFloatBytes, compressor->encoded_bytes(b.wire_shape)});
+  return out;
+}
+
+// A sharded step's call slots (ShardedCall): each unit's reduce-scatter, then its gathers before
+// the forward pass, before the backward pass and at the step's end. Bytes cover the whole unit (an
+// all-gather's result, a reduce-scatter's input: nccl-tests' sizes).
+std::vector<CallSize> sharded_call_sizes(const StepPlan& plan, const ParameterSharding& sharding) {
+  std::vector<CallSize> out;
+  for (int kind = 0; kind < kShardedCallKinds; ++kind)
+    for (const Bucket& b : plan.buckets) {
+      CallSize size;
+      const bool reduce = kind == static_cast<int>(ShardedCall::reduce);
+      size.dense_bytes = b.wire_elements * kFloatBytes;
+      size.wire_bytes = b.wire_elements * (reduce ? sharding.grad_element_bytes : sharding.param_element_bytes);
+      size.collective = reduce ? CollectiveKind::reduce_scatter : CollectiveKind::all_gather;
+      size.group_size = sharding.shard_group;
+      size.unit = fmt::format("{}-{}", b.first_layer, b.last_layer);
+      out.push_back(std::move(size));
+    }
   return out;
 }
 
@@ -471,15 +492,19 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
   result.link_classes = prepared.link_classes;
 
   result.log = StepLog(sc.ranks, sc.steps, sc.algorithm.every);
+  if (prepared.algorithm.sharding) result.log.report_gathers();
   StepsDone steps_done(sc.ranks);
   const Training training = make_training(sc);
   const std::unique_ptr<MathLog> math_log = make_math_log(sc, prepared.algorithm);
+  // Sharded data parallelism's units are its buckets, of at least `unit` bytes each.
+  const auto& sharding = prepared.algorithm.sharding;
   StepPlan plan =
-      make_step_plan(modeled_layers(sc.model), bucketing(sc.algorithm), sc.algorithm.bucket_bytes,
+      make_step_plan(modeled_layers(sc.model), sharding ? Bucketing::by_size : bucketing(sc.algorithm),
+                     sharding ? sharding->unit_bytes : sc.algorithm.bucket_bytes,
                      training.workload ? training.workload->problem->tensors() : std::vector<TensorInfo>{},
                      sc.model.proxy_dim);
-  result.calls = CollectiveLog(static_cast<int>(plan.buckets.size()));
-  result.call_sizes = call_sizes(plan, prepared.config);
+  result.calls = CollectiveLog(static_cast<int>(plan.buckets.size()) * (sharding ? kShardedCallKinds : 1));
+  result.call_sizes = sharding ? sharded_call_sizes(plan, *sharding) : call_sizes(plan, prepared.config);
   result.rank_group = rank_group(sc.ranks, prepared.algorithm, result.group_size);
   ReplayBook replay(result.log, result.calls, sc.algorithm.every, replay_refusal(sc, prepared.algorithm));
   const RunShared run{sc,
@@ -492,7 +517,8 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
                       hooks,
                       math_log.get(),
                       steps_done,
-                      &replay};
+                      &replay,
+                      sharding};
   const auto ranks =
       start_ranks(sc, prepared, run, tracer.get(), replay.refusal().empty(), math_log != nullptr);
   XBT_VERB("%d ranks, %d steps, %zu bucket(s) per step: simulation starts", sc.ranks, sc.steps,

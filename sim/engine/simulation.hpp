@@ -40,6 +40,12 @@ struct SimulationHooks {
 struct CallSize {
   std::uint64_t dense_bytes = 0;
   std::uint64_t wire_bytes = 0;
+  // Set where the run's calls are not all its algorithm's one collective (sharded data parallelism's
+  // gathers beside its reduce-scatters): this call's collective, the ranks of each of its groups (the
+  // bus factor's p), and the layers it covers (collectives.csv's `unit`, "first-last").
+  std::optional<CollectiveKind> collective = {};
+  int group_size = 0;
+  std::string unit = {};
 };
 
 struct SimulationResult {

@@ -49,6 +49,10 @@ const OutputTable& collectives_table() {
           {"algbw_GBps", "GB/s", std::string(kAlgbwMeaning) + "; empty for decentralized schemes"},
           {"busbw_GBps", "GB/s",
            std::string(kBusbwMeaning) + "; empty for parameter servers and decentralized schemes"},
+          // Last: readers that take columns by position keep theirs.
+          {"unit", "",
+           "sharded data parallelism (`fsdp`): the layers of the unit the call gathers or reduces, as "
+           "layer-table indices `first-last`; empty otherwise"},
       }};
   return table;
 }
@@ -89,6 +93,7 @@ const OutputTable& summary_table() {
           {"mean_step_time_s", "s", "mean of `step_time_s`"},
           {"exposed_comm_time_s", "s", "mean of `exposed_comm_time_s`"},
           {"hidden_comm_time_s", "s", "mean of `hidden_comm_time_s`"},
+          {"exposed_gather_time_s", "s", "mean of `exposed_gather_time_s` (sharded data parallelism only)", true},
           {"collective_calls", "", "aggregation calls (rows of collectives.csv)"},
           {"collective_time_s", "s", "mean `time_s` of the calls that transferred anything (null if none)"},
           {"collective_dense_bytes", "bytes", "mean `dense_bytes` of those calls"},

@@ -532,6 +532,21 @@ void read_compression_section(YamlMap& top, Scenario& sc) {
   sc.compression.transport = &transport_for(*sc.algorithm.entry, *sc.compression.entry);
 }
 
+// A sharded schedule (AlgorithmRun::sharding) has units instead of DDP's buckets and updates each
+// rank's shard of the gradient: the common keys it cannot honour are refused where they are written.
+void check_sharded_schedule(YamlMap& top, const Scenario& sc, const AlgorithmRun& run) {
+  if (!run.sharding) return;
+  const auto refuse = [&](const char* key, const std::string& why) {
+    value_at_key(top.value().child("algorithm"), key)
+        .fail(fmt::format("{}: {} shards parameters unit by unit: {}", key, sc.algorithm.name, why));
+  };
+  if (sc.algorithm.apply_to == ApplyTo::weights)
+    refuse("apply_to", "it reduces gradients (leave apply_to at gradients)");
+  if (sc.algorithm.every > 1) refuse("every", "every step aggregates (leave every at 1)");
+  if (const YamlValue alg = top.value().child("algorithm"); alg.is_map() && alg.node()["bucket"])
+    refuse("bucket", "its units are set by its own key `unit`, not by DDP's buckets");
+}
+
 // The algorithm's checks of its parameters as a whole (a graph, the op, the compressor), then the
 // transport's check of the pairing: the prepare stage `run` goes through, here without the platform
 // (built later, when the checks that need it run too). The run takes this stage when it read
@@ -542,6 +557,7 @@ void check_algorithm_pairing(YamlMap& top, Scenario& sc) {
   const AlgorithmConfig& config = loaded->config;
   try {
     loaded->run = prepare_run(config);
+    check_sharded_schedule(top, sc, *loaded->run);
     if (sc.compression.transport->check) sc.compression.transport->check(config);
     sc.prepared_at_load = std::move(loaded);
   } catch (const ParamError& e) {
