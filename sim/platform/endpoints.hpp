@@ -28,6 +28,10 @@ namespace sg4 = simgrid::s4u;
 // Bounds on generated platforms with gpus_per_node > 1 (see node_shape).
 constexpr std::int64_t kMaxMultiGpuNodes = 4096;
 constexpr std::int64_t kMaxMultiGpuHosts = 32768;
+// Hosts a generated platform may hold beyond its ranks: at most this many per rank, or
+// kMinGeneratedHosts in all whatever the ranks (each host costs memory and build time).
+constexpr std::int64_t kGeneratedHostsPerRank = 16;
+constexpr std::int64_t kMinGeneratedHosts = 65536;
 
 struct NodeShape {
   std::int64_t nodes = 0;          // fabric endpoints
