@@ -93,6 +93,11 @@ auto find_in(const Table& table, std::string_view name) -> decltype(&table.front
 }
 }  // namespace
 
+CallIdentity call_identity(const AlgorithmInfo& algorithm, const Params& params) {
+  if (algorithm.call_identity) return algorithm.call_identity(params);
+  return {algorithm.collective, algorithm.name, algorithm.per_rank_bytes};
+}
+
 double log2_rounds(int ranks) {
   return std::max(1.0, std::ceil(std::log2(std::max(2.0, static_cast<double>(ranks)))));
 }

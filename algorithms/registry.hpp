@@ -130,6 +130,16 @@ struct AlgorithmRun {
   std::string extra_actors_what = "";
 };
 
+// What one call of an algorithm runs, as collectives.csv names it: the collective (its `collective`
+// column and the bus factor of its bandwidths) and the name of what ran (its `algorithm` column).
+struct CallIdentity {
+  CollectiveKind collective = CollectiveKind::all_reduce;
+  std::string algorithm;
+  // The call's dense_bytes and wire_bytes count one rank's payload, a p-th of nccl-tests' size (the
+  // gathered whole): `allgather`'s calls.
+  bool per_rank_bytes = false;
+};
+
 struct AlgorithmInfo {
   std::string name;
   std::string summary;
@@ -141,6 +151,11 @@ struct AlgorithmInfo {
   bool consensus = true;
   // What one call's traffic is (collectives.csv's bandwidths, sim/api/collective_call.hpp).
   CollectiveKind collective = CollectiveKind::all_reduce;
+  // Its calls count one rank's payload (CallIdentity::per_rank_bytes).
+  bool per_rank_bytes = false;
+  // Optional: what a call runs under these parameters, when they choose the collective
+  // (nccl_allreduce's `collective` key); empty: `collective`, named `name`.
+  std::function<CallIdentity(const Params&)> call_identity = {};
   // The algorithm's cost formula: roughly how many messages one rank sends per step on `ranks`
   // ranks, from its communication pattern. A sweep's Slurm array balances its tasks by it.
   std::function<double(int ranks)> messages_per_rank_step;
@@ -154,6 +169,10 @@ struct AlgorithmInfo {
   // compare refuse measurements at any other. May throw InputError (an unreadable program).
   std::function<int(const Params&)> fixed_ranks = {};
 };
+
+// What the algorithm's calls run under `params` (AlgorithmInfo::call_identity, else its own name
+// and collective).
+CallIdentity call_identity(const AlgorithmInfo& algorithm, const Params& params);
 
 // ceil(log2 p) rounds (at least 1): the depth of trees, halving-doubling and gossip schedules.
 double log2_rounds(int ranks);

@@ -41,6 +41,59 @@ def short_value(value):
     return name[0] + (f" ({', '.join(rest)})" if rest else "")
 
 
+def key_forms(key):
+    """The ways a figure may name a swept key, shortest first: a section's choice by its section
+    (`algorithm.name` -> `algorithm`: a bare `name=` says nothing), else the key's tails
+    (`platform.bandwidth` -> `bandwidth`), the whole path last."""
+    parts = key.split(".")
+    base = parts[:-1] if len(parts) > 1 and parts[-1] == "name" else parts
+    forms = [".".join(base[i:]) for i in range(len(base) - 1, -1, -1)]
+    return list(dict.fromkeys(forms + [key]))
+
+
+def short_key_names(keys):
+    """Each key's shortest form that no other key of `keys` shares (`latency` for one latency key;
+    `platform.latency` and `algorithm.latency` when both are swept)."""
+    level = {k: 0 for k in keys}
+    while True:
+        chosen = {k: key_forms(k)[level[k]] for k in keys}
+        clash = [k for k in keys if sum(1 for v in chosen.values() if v == chosen[k]) > 1
+                 and level[k] + 1 < len(key_forms(k))]
+        if not clash:
+            return chosen
+        for k in clash:
+            level[k] += 1
+
+
+class Labels:
+    """How a figure names the points it draws: by every swept key whose values vary among them (zip
+    and grid alike, in the sweep's key order), each key by its short form (short_key_names); the swept
+    keys that do not vary, minus `skip` (keys an axis or a panel already shows), are said once, in the
+    title (`common_text`). With nothing varying, a point is named by the common values."""
+
+    def __init__(self, sweep, frame, skip=()):
+        self.names = sweep.short_names
+        keys = [k for k in sweep.keys if k not in skip]
+        self.varying = [k for k in sweep.varying_keys(frame) if k not in skip]
+        first = frame.iloc[0] if len(frame) else None
+        self.common = [(k, short_value(first[k])) for k in keys if k not in self.varying and first is not None]
+
+    def of(self, row):
+        if not self.varying:
+            return self.common_text() or "all runs"
+        return ", ".join(f"{self.names[k]}={short_value(row[k])}" for k in self.varying)
+
+    def common_text(self):
+        """'ranks=16, bandwidth=100Gbps': what every point drawn shares ('' when nothing, or when the
+        points are named by it because nothing varies)."""
+        return ", ".join(f"{self.names[k]}={v}" for k, v in self.common)
+
+    def title(self, text):
+        """`text`, with what the points share after it."""
+        common = self.common_text() if self.varying else ""
+        return f"{text} ({common})" if common else text
+
+
 def is_run_folder(path):
     return os.path.isfile(os.path.join(path, "summary.json"))
 
@@ -131,6 +184,15 @@ def read_run(path):
     return summary, steps
 
 
+def hidden_comm(steps):
+    """steps.csv's hidden_comm_time_s: per step, the part of the critical rank's aggregation calls
+    that ran while it computed. Outputs of aggsim versions before it have no such column: NaN (not
+    known), never the old window between the first call and the end of the compute."""
+    if "hidden_comm_time_s" in steps.columns:
+        return steps["hidden_comm_time_s"].astype(float)
+    return pd.Series([float("nan")] * len(steps), index=steps.index)
+
+
 def topology_of(summary):
     """'cluster', 'fat_tree', ... or a platform file's stem, from summary.json's platform description."""
     what = str(summary.get("platform", "?")).split(" (")[0]
@@ -163,6 +225,8 @@ class Sweep:
 
     def __init__(self, path):
         self.dir = os.path.dirname(path) if path.endswith(".csv") else path
+        # How figures name the sweep: its folder, and its scenario when that is named otherwise.
+        self.name = os.path.basename(os.path.normpath(os.path.abspath(self.dir)))
         csv = path if path.endswith(".csv") else os.path.join(path, "results.csv")
         self.results = pd.read_csv(csv, dtype=str, keep_default_na=False)
         manifest = os.path.join(self.dir, "manifest.json")
@@ -186,6 +250,7 @@ class Sweep:
                 self.numeric[k] = k
             else:
                 self.numeric[k] = None
+        self.short_names = short_key_names(self.keys)
         rows = []
         self.steps = {}
         for _, r in self.results.iterrows():
@@ -194,7 +259,7 @@ class Sweep:
                 continue
             summary, steps = read_run(run)
             self.steps[r["id"]] = steps
-            row = {"id": r["id"], "label": self.label(r)}
+            row = {"id": r["id"]}
             row.update(summary)
             # results.csv's columns after the summary: a swept key named like a summary field
             # (`compression`, swept over mappings) keeps its swept values.
@@ -204,6 +269,7 @@ class Sweep:
             row["mean_compute_s"] = steps["compute_time_s"].mean()
             row["mean_comm_s"] = steps["comm_time_s"].mean()
             row["mean_exposed_comm_s"] = steps["exposed_comm_time_s"].mean()
+            row["mean_hidden_comm_s"] = hidden_comm(steps).mean()
             row["mean_step_s"] = steps["step_time_s"].mean()
             losses = steps["loss"].dropna() if "loss" in steps.columns else pd.Series(dtype=float)
             row["final_loss"] = losses.iloc[-1] if len(losses) else float("nan")
@@ -211,6 +277,11 @@ class Sweep:
         self.points = pd.DataFrame(rows)
         if not self.points.empty:
             self.points = self.points.iloc[self.natural_order(self.points)].reset_index(drop=True)
+            names = self.labels(self.points)
+            self.points.insert(1, "label", [names.of(r) for _, r in self.points.iterrows()])
+            scenarios = list(dict.fromkeys(str(s) for s in self.points.get("scenario", [])))
+            if scenarios and scenarios != [self.name]:
+                self.name = f"{self.name} (scenario {', '.join(scenarios)})"
 
     def value(self, row, key):
         """A swept key's value in a row as a number (SI base units), or None."""
@@ -230,18 +301,22 @@ class Sweep:
         return sorted(range(len(frame)), key=lambda i: self.sort_key(frame.iloc[i], keys))
 
     def label(self, row, skip=()):
-        """'ranks=8, size=1MB': the swept keys whose values vary (a key's last part, or the whole
-        path when two keys share it); 'all' when none does."""
-        keys = self.varying_keys()
-        last = [k.split(".")[-1] for k in keys]
-        short = {k: (s if last.count(s) == 1 else k) for k, s in zip(keys, last)}
-        return ", ".join(f"{short[k]}={short_value(row[k])}" for k in keys if k not in skip) or "all"
+        """'ranks=8, size=1MB': the point named by the swept keys whose values vary among the finished
+        points (see Labels)."""
+        return self.labels(self.points_or_results(), skip).of(row)
 
-    def varying_keys(self):
-        """The swept keys with more than one value among the points (repetitions do not count)."""
-        if not hasattr(self, "_varying"):
-            self._varying = [k for k in self.keys if self.results[k].nunique() > 1] if len(self.results) else []
-        return self._varying
+    def labels(self, frame, skip=()):
+        """How a figure drawing the rows of `frame` names them (Labels)."""
+        return Labels(self, frame, skip)
+
+    def points_or_results(self):
+        return self.points if getattr(self, "points", None) is not None and not self.points.empty else self.results
+
+    def varying_keys(self, frame=None):
+        """The swept keys with more than one value among `frame`'s rows (default: every point;
+        repetitions do not count)."""
+        frame = self.results if frame is None else frame
+        return [k for k in self.keys if len(frame) and frame[k].astype(str).nunique() > 1]
 
     def collectives(self):
         """Every finished point's collectives.csv rows, with the point's id, label and swept values."""

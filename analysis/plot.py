@@ -8,7 +8,8 @@ beside the PNG a CSV of the numbers it shows.
   plot.py loss PATH -o loss.png               loss vs simulated time (needs a loss column)
   plot.py bytes-loss SWEEP -o bl.png          bytes sent vs final loss (needs a loss column)
   plot.py time-to-target SWEEP -o t.png       time to the target loss (needs workload.target_loss)
-  plot.py timeline RUN -o timeline.png        per-rank (or per-phase) timeline (needs trace.json)
+  plot.py timeline RUN -o timeline.png        per-rank (or per-node) timeline (needs trace.json)
+  plot.py phases RUN -o phases.png            ranks per phase over time (needs trace.json)
   plot.py links RUN -o links.png              busiest links (needs links.csv)
   plot.py --list [--markdown]                 the figures (the table of analysis/README.md)
 
@@ -23,7 +24,7 @@ import plots
 from aggsim_data import Sweep, is_run_folder
 
 SWEEP_ONLY = {"versus", "bytes-loss", "time-to-target"}
-RUN_ONLY = {"timeline", "links"}
+RUN_ONLY = {"timeline", "phases", "links"}
 
 
 def draw(kind, source, out, x):
@@ -41,6 +42,8 @@ def draw(kind, source, out, x):
         return plots.time_to_target(source, out)
     if kind == "timeline":
         return plots.timeline(source, out)
+    if kind == "phases":
+        return plots.phases(source, out)
     return plots.links(source, out)
 
 

@@ -48,6 +48,7 @@ def figures(source, fig_dir, name):
             run = os.path.join(source.dir, "runs", traced[0])
             label = source.points.set_index("id").loc[traced[0], "label"]
             add(f"Timeline of point {traced[0]} ({label})", "timeline.png", lambda p: plots.timeline(run, p))
+            add(f"Ranks per phase of point {traced[0]} ({label})", "phases.png", lambda p: plots.phases(run, p))
             add(f"Busiest links of point {traced[0]} ({label})", "links.png", lambda p: plots.links(run, p))
     else:
         add(f"Step time breakdown: {name}", "breakdown.png", lambda p: plots.breakdown(source, p))
@@ -55,6 +56,7 @@ def figures(source, fig_dir, name):
         add(f"Loss vs simulated time: {name}", "loss.png", lambda p: plots.loss_vs_time(source, p))
         if os.path.isfile(os.path.join(source, "trace.json")):
             add(f"Timeline: {name}", "timeline.png", lambda p: plots.timeline(source, p))
+            add(f"Ranks per phase: {name}", "phases.png", lambda p: plots.phases(source, p))
             add(f"Busiest links: {name}", "links.png", lambda p: plots.links(source, p))
     return out
 
@@ -123,22 +125,50 @@ def synthetic_expectation(compression, model):
     return None, ""
 
 
-def math_note(summary, run_dir):
-    """HTML saying what the math figures were measured on, and what to expect there."""
-    gradient = summary.get("gradient")
-    if gradient != "synthetic" or summary.get("compression", "none") == "none":
+def _range(values):
+    """'0.877' or '0.85-0.88' (4 significant digits) of the numbers among `values`."""
+    vals = sorted(v for v in (number(x) for x in values) if v is not None)
+    if not vals:
+        return "null"
+    lo, hi = f"{vals[0]:.4g}", f"{vals[-1]:.4g}"
+    return lo if lo == hi else f"{lo}-{hi}"
+
+
+def _compressor_name(compression):
+    """'topk (ratio: 0.05)': a compressor and its options that are set (resolved.yaml also lists those
+    off or unset: false, 0, none)."""
+    rest = [f"{k}: {v}" for k, v in compression.items() if k != "name" and v not in ("false", "0", "none", "")]
+    return compression.get("name", "none") + (f" ({', '.join(rest)})" if rest else "")
+
+
+def math_note(runs):
+    """HTML saying what the math figures of `runs` ([(summary, run folder)]: one run, or a sweep's
+    points) were measured on, and what to expect there from each compressor they used."""
+    synthetic = [(s, d) for s, d in runs if s.get("gradient") == "synthetic" and s.get("compression", "none") != "none"]
+    if not synthetic:
         return ""
-    compression, model = compression_of(run_dir)
-    expected, sentence = synthetic_expectation(compression, model)
-    measured = summary.get("compress_error")
-    figures = f"agg_error {show('agg_error', summary.get('agg_error'))}, compress_error {show('compress_error', measured)}"
-    text = (f"<b>Math figures on a synthetic gradient.</b> This run has no training workload: the ranks aggregate "
-            f"standard normal numbers, a new draw per rank and step, which have no low-rank or sparse structure "
-            f"({html.escape(figures)}). For {html.escape(summary.get('compression', ''))}: {html.escape(sentence)}")
-    if expected is not None:
-        text += f" Expected compress_error: <b>{expected:.3f}</b>."
-    text += " Add a <code>workload:</code> to measure them on real gradients."
-    return f"<p class='note'>{text}</p>"
+    groups = {}  # one entry per compressor configuration (and proxy size, which top-k's k depends on)
+    for summary, run_dir in synthetic:
+        compression, model = compression_of(run_dir)
+        key = (_compressor_name(compression), model.get("proxy_dim"))
+        groups.setdefault(key, (compression, model, []))[2].append(summary)
+    items = []
+    for (name, _), (compression, model, summaries) in groups.items():
+        expected, sentence = synthetic_expectation(compression, model)
+        measured = (f"agg_error {_range(s.get('agg_error') for s in summaries)}, compress_error "
+                    f"{_range(s.get('compress_error') for s in summaries)}")
+        where = "" if len(runs) == 1 else f" ({len(summaries)} point{'s' if len(summaries) != 1 else ''})"
+        item = f"For {html.escape(name)}{where}: {html.escape(sentence)} Measured: {html.escape(measured)}."
+        if expected is not None:
+            item += f" Expected compress_error: <b>{expected:.3f}</b>."
+        items.append(item)
+    who = "This run has" if len(runs) == 1 else f"{len(synthetic)} of the {len(runs)} points have"
+    text = (f"<b>Math figures on a synthetic gradient.</b> {who} no training workload: the ranks aggregate "
+            f"standard normal numbers, a new draw per rank and step, which have no low-rank or sparse structure, "
+            f"so agg_error and compress_error show each compressor's worst case.")
+    body = " ".join(items) if len(items) == 1 else "<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>"
+    return (f"<div class='note'><p>{text} {body if len(items) == 1 else ''}</p>{body if len(items) > 1 else ''}"
+            f"<p>Add a <code>workload:</code> to measure them on real gradients.</p></div>")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -215,7 +245,7 @@ def main():
         summary, steps = read_run(a.path)
         name = plots.run_name(a.path)
         title = f"aggsim run {name}"
-        intro = summary_table(summary) + math_note(summary, a.path)
+        intro = summary_table(summary) + math_note([(summary, a.path)])
         shared, table_html = readable_table(steps, keep=("step",))
         table_title = "Steps (steps.csv)"
     else:
@@ -228,11 +258,11 @@ def main():
                         for k in source.keys)
         intro = (f"<p>{len(table)} points ({', '.join(f'{n} {s}' for s, n in counts.items())}).</p>"
                  f"<table class='kv'><tr><th colspan=2>swept keys and their values</th></tr>{swept}</table>")
-        done = [i for i in source.points.get("id", [])]
-        if done:
-            with open(os.path.join(source.dir, "runs", done[0], "summary.json")) as f:
-                first = json.load(f)
-            intro += math_note(first, os.path.join(source.dir, "runs", done[0]))
+        runs = []
+        for i in source.points.get("id", []):
+            with open(os.path.join(source.dir, "runs", i, "summary.json")) as f:
+                runs.append((json.load(f), os.path.join(source.dir, "runs", i)))
+        intro += math_note(runs)
         shared, table_html = readable_table(table[results_columns(table, source)])
         table_title = "Results (results.csv)"
     parts += [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",

@@ -60,6 +60,7 @@ AlgorithmInfo allgather_entry() {
   info.reduces_in_flight = false;  // payloads are decoded before they are added: any compressor works
   info.consensus = true;
   info.collective = CollectiveKind::all_gather;
+  info.per_rank_bytes = true;
   info.prepare = [](const AlgorithmConfig& cfg) {
     return independent_ranks(
         cfg, [](const AlgorithmConfig& c) { return std::make_unique<Allgather>(c.op, c.make_compressor()); });

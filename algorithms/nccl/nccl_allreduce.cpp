@@ -87,14 +87,17 @@ NcclOptions nccl_options(const Params& params) {
 
 // Checks what needs the platform: whether the nodes can run a forced algorithm.
 void check_nccl_platform(const NcclOptions& o, const NcclView& view) {
+  const NvlsHardware hardware{view.nvswitch(), o.arch == GpuArch::hopper, view.smallest_node()};
   if (!o.algorithm) {
-    if (o.movement == Movement::chunk && view.nvswitch())
+    if (o.movement == Movement::chunk &&
+        nccl_placement(NcclAlgorithm::nvls, 1, hardware) == NcclPlacement::runs)
       throw ParamError("movement",
                        "chunk: these nodes' GPUs sit on a switch that reduces, where NCCL may choose "
                        "NVLS, which moves at flow level only: force nccl_algorithm ring or tree");
     return;
   }
-  switch (nccl_placement(*o.algorithm, view.nodes(), view.nvswitch())) {
+  const std::string name = nccl_algorithm_name(*o.algorithm);
+  switch (nccl_placement(*o.algorithm, view.nodes(), hardware)) {
     case NcclPlacement::runs:
       return;
     case NcclPlacement::needs_switch:
@@ -102,7 +105,17 @@ void check_nccl_platform(const NcclOptions& o, const NcclView& view) {
           "nccl_algorithm",
           fmt::format("{} needs nodes of several GPUs on a switch that reduces (platform.nvswitch: "
                       "true on a generated platform, host property aggsim_nvswitch=\"true\" in XML)",
-                      nccl_algorithm_name(*o.algorithm)));
+                      name));
+    case NcclPlacement::needs_nvls_gpu:
+      throw ParamError("nccl_algorithm",
+                       fmt::format("{} needs GPUs whose switch reduces their memory (NVLS: gpu: hopper); "
+                                   "a {} GPU's NVSwitch does not, and NCCL never runs {} there",
+                                   name, o.arch == GpuArch::ampere ? "ampere" : "volta", name));
+    case NcclPlacement::needs_three_gpus:
+      throw ParamError("nccl_algorithm",
+                       fmt::format("{} runs on nodes of more than 2 GPUs (NCCL 2.21.5 turns NVLS off "
+                                   "below), and a node here has {}",
+                                   name, view.smallest_node()));
     case NcclPlacement::nvls_spans_nodes:
       throw ParamError("nccl_algorithm",
                        fmt::format("nvls reduces inside one node, and these ranks span {} nodes: "
@@ -137,7 +150,7 @@ std::vector<ParamSpec> nccl_param_specs() {
                 "flow: each channel edge one stream (fast); chunk: every piece a message (the reference, "
                 "small runs)")
           .one_of({"flow", "chunk"}),
-      ParamSpec("gpu", ParamKind::choice, "hopper", "GPU generation, for NCCL's per-channel caps and LL128")
+      ParamSpec("gpu", ParamKind::choice, "hopper", "GPU generation, for NCCL's per-channel caps, LL128 and NVLS (hopper only)")
           .one_of({"volta", "ampere", "hopper"}),
       ParamSpec(
           "collective", ParamKind::choice, "all_reduce",
@@ -156,6 +169,15 @@ AlgorithmInfo nccl_allreduce_entry() {
       "as "
       "NCCL does, pipelined at flow level, reduced in NCCL's order";
   info.params = nccl_param_specs();
+  // Another collective runs NCCL's call of that name: ncclAllGather is nccl_allgather.
+  info.call_identity = [](const Params& params) {
+    const NcclCollective c = nccl_options(params).collective;
+    const std::string name = nccl_collective_name(c);
+    std::string call = "nccl_";
+    for (char ch : name)
+      if (ch != '_') call += ch;
+    return CallIdentity{*collective_kind_named(name), call};
+  };
   info.reduces_in_flight = true;
   info.consensus = true;
   info.prepare = [](const AlgorithmConfig& cfg) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <stdexcept>
 
 namespace aggsim {
@@ -39,6 +40,13 @@ constexpr int kNcclSteps = 8;
 constexpr double kBuffSize[3] = {8.0 * 512 * 8 * 16, 120.0 * 640 * 8 * 8, 4194304.0};
 constexpr double kNvlsChunkSize = 128 * 1024;
 
+// The speeds NCCL's search tries for Hopper's graphs (search.cc sm90SpeedArrayIntra / Inter), GB/s
+// per channel, fastest first: inside one node, and with NICs.
+constexpr double kSm90SpeedIntra[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
+constexpr double kSm90SpeedInter[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
+                                      15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+constexpr int kNcclMaxNvlsArity = 32;  // NCCL_MAX_NVLS_ARITY
+
 int log2i(double n) {
   int l = 0;
   auto v = static_cast<std::uint64_t>(std::max(0.0, n));
@@ -70,6 +78,31 @@ int ix(NcclCollective c) {
 }
 
 }  // namespace
+
+bool nccl_nvls_supported(GpuArch arch, bool nvswitch, int smallest_node_gpus) {
+  return nccl_placement(NcclAlgorithm::nvls, 1, {nvswitch, arch == GpuArch::hopper, smallest_node_gpus}) ==
+         NcclPlacement::runs;
+}
+
+double nccl_nvlink_GBps(GpuArch arch, double link_GBps) {
+  // topo.h: SM70_NVLINK_BW and SM80_NVLINK_BW 20, SM90_NVLINK_BW 20.6, per link of 25 GB/s.
+  return link_GBps * (arch == GpuArch::hopper ? 20.6 : 20.0) / 25.0;
+}
+
+NvlsGraph nccl_nvls_graph(int gpus_per_node, int nodes, int nics_per_node, double nvlink_GBps, double nic_GBps) {
+  NvlsGraph g;
+  const bool one_node = nodes <= 1;
+  g.heads = std::min(kNcclMaxNvlsArity, one_node ? gpus_per_node : std::min(nics_per_node, gpus_per_node));
+  if (g.heads < 1) return {};
+  const double* speeds = one_node ? kSm90SpeedIntra : kSm90SpeedInter;
+  const int count = one_node ? static_cast<int>(std::size(kSm90SpeedIntra)) : static_cast<int>(std::size(kSm90SpeedInter));
+  const double nic = one_node ? speeds[0] : nic_GBps;
+  int i = 0;
+  while (i < count - 1 && ((g.heads + 1) * speeds[i] > nvlink_GBps || speeds[i] > nic)) ++i;
+  g.bw_intra = g.bw_inter = speeds[i];
+  while (i > 0 && g.bw_inter < 2 * g.bw_intra && speeds[i - 1] <= nic) g.bw_inter = speeds[--i];
+  return g;
+}
 
 const char* nccl_collective_name(NcclCollective c) {
   switch (c) {
@@ -111,10 +144,11 @@ NcclTuning::NcclTuning(const NcclSystem& s) : system_(s) {
         // bwIntra up to twice bwInter: on two nodes a tree's bytes cross the network once each way,
         // a ring's twice. Channels: the graph's, whose count the per-channel caps below multiply.
         double bw = nodes > 2 ? s.bw_inter : graph_bw_intra(s, a);
-        if (a == NcclAlgorithm::nvls) bw = std::min(s.bw_intra, s.bw_inter);
+        // NVLS and NVLS-Tree: their own graph's speeds, one channel per head.
+        if (a == NcclAlgorithm::nvls) bw = std::min(s.nvls_bw_intra, s.nvls_bw_inter);
         if (a == NcclAlgorithm::nvls_tree)
-          bw = std::min(s.bw_intra, nodes <= 2 ? s.bw_inter : s.bw_inter / 2);
-        const int channels = nvls_family ? s.nvls_channels : graph_channels;
+          bw = std::min(s.nvls_bw_intra, nodes <= 2 ? s.nvls_bw_inter : s.nvls_bw_inter / 2);
+        const int channels = nvls_family ? s.nvls_heads : graph_channels;
         if (!nvls_family) bw *= static_cast<double>(s.channels) / graph_channels;
         double bus = channels * bw;
         if (a == NcclAlgorithm::ring && p == Protocol::ll) bus = std::min(ll_max_bw, bus * .5);
@@ -156,7 +190,7 @@ NcclTuning::NcclTuning(const NcclSystem& s) : system_(s) {
           lat += intra_lat + 2 * log2i(nodes) * inter_lat;
         }
         cost.latency_us = lat;
-        if (nccl_placement(a, nodes, s.nvls) != NcclPlacement::runs) cost.bandwidth_GBps = 0;
+        if (nccl_placement(a, nodes, {s.nvls, true, 3}) != NcclPlacement::runs) cost.bandwidth_GBps = 0;
       }
     }
   }

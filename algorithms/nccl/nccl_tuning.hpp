@@ -37,12 +37,37 @@ struct NcclSystem {
   // caps by: its search's (between nodes one per NIC), which connect.cc duplicates into the
   // communicator's; 0: `channels`.
   int graph_channels = 0;
-  int nvls_channels = 16;               // comm->nvlsChannels
+  int nvls_channels = 16;               // comm->nvlsChannels: the CTAs an NVLS call runs on
   double bw_intra = 20;                 // GB/s per channel inside a node (the links' rate / channels)
   double bw_inter = 20;                 // GB/s per channel between nodes (the NICs' rate / channels)
-  bool nvls = false;                    // NVLS supported: the nodes' GPUs sit on a switch that reduces
+  bool nvls = false;                    // NVLS supported (nccl_nvls_supported)
+  // NCCL's NVLS graph (nccl_nvls_graph), whose channels and speeds its tuning rates NVLS and
+  // NVLS-Tree by.
+  int nvls_heads = 0;
+  double nvls_bw_intra = 0, nvls_bw_inter = 0;
   NicPath gpu_nic_path = NicPath::pxb;  // the farthest GPU-NIC path of the communicator (typeInter)
 };
+
+// Whether NCCL runs NVLS and NVLS-Tree (src/transport/nvls.cc ncclNvlsInit, src/graph/search.cc):
+// the GPUs' multicast support, which Hopper has and earlier GPUs do not (an A100's NVSwitch does not
+// reduce), a switch joining each node's GPUs, and more than two GPUs in a node.
+bool nccl_nvls_supported(GpuArch arch, bool nvswitch, int smallest_node_gpus);
+
+// NCCL's NVLS graph (src/graph/search.cc, the NVLS pattern): one channel per head, a head per GPU of
+// a node (at most NCCL_MAX_NVLS_ARITY, 32) or, across nodes, per NIC with a GPU of its own; every
+// channel moves each GPU's share through the switch and its head's twice, so a GPU's NVLink carries
+// (heads + 1) x the channel's speed, the fastest of NCCL's search speeds that fits (each head's NIC
+// too, across nodes). Its second pass raises the inter-node speed towards twice the intra-node one,
+// up to what the NIC carries (on one node, where no NIC limits it, up to the fastest speed).
+struct NvlsGraph {
+  int heads = 0;
+  double bw_intra = 0, bw_inter = 0;  // GB/s per channel
+};
+// `nvlink_GBps`: a GPU's NVLink rate as NCCL's topology counts it (nccl_nvlink_GBps); `nic_GBps`
+// one NIC's (0 on one node).
+NvlsGraph nccl_nvls_graph(int gpus_per_node, int nodes, int nics_per_node, double nvlink_GBps, double nic_GBps);
+// A GPU's NVLink rate as NCCL's topology counts it: Hopper's 25 GB/s links at SM90_NVLINK_BW, 20.6.
+double nccl_nvlink_GBps(GpuArch arch, double link_GBps);
 
 struct NcclCost {
   double latency_us = 0;

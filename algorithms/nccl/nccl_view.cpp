@@ -126,6 +126,7 @@ NcclView::NcclView(const std::vector<int>& members, const std::vector<sg4::Host*
   for (std::size_t n = 0; n < node_members_.size(); ++n) {
     const auto& nm = node_members_[n];
     largest_node_ = std::max(largest_node_, static_cast<int>(nm.size()));
+    smallest_node_ = n == 0 ? static_cast<int>(nm.size()) : std::min(smallest_node_, static_cast<int>(nm.size()));
     std::set<std::string> nics;
     for (int m : nm) {
       const sg4::Host* h = hosts_[static_cast<std::size_t>(m)];
@@ -175,7 +176,14 @@ NcclSystem NcclView::system(int channels, GpuArch arch) const {
       nodes() > 1 ? nics_ * std::max(1, static_cast<int>(std::floor(nic_bw_ / 1e9 / kNcclMaxChannelGBps)))
                   : std::max(1, default_channels() / 2);
   s.nvls_channels = std::min(16, kNcclMaxChannels);
-  s.nvls = nvswitch_;
+  s.nvls = nccl_nvls_supported(arch, nvswitch_, smallest_node_);
+  if (s.nvls) {
+    const NvlsGraph g = nccl_nvls_graph(largest_node_, nodes(), nics_, nccl_nvlink_GBps(arch, intra_bw_ / 1e9),
+                                        nic_bw_ / 1e9);
+    s.nvls_heads = g.heads;
+    s.nvls_bw_intra = g.bw_intra;
+    s.nvls_bw_inter = g.bw_inter;
+  }
   s.gpu_nic_path = gpu_nic_path_;
   const double inter_total = nics_ * nic_bw_ / 1e9;
   const double intra_total = intra_bw_ > 0 ? intra_bw_ / 1e9 : inter_total;

@@ -54,6 +54,7 @@ class NcclView {
     return node_members_[static_cast<std::size_t>(node)];
   }
   int largest_node() const { return largest_node_; }
+  int smallest_node() const { return smallest_node_; }
   bool intra_nvlink() const { return intra_nvlink_; }
   bool nvswitch() const { return nvswitch_; }  // every node's GPUs sit on a switch that reduces
   int nics_per_node() const { return nics_; }
@@ -79,7 +80,7 @@ class NcclView {
   std::vector<int> node_of_, local_of_;
   std::vector<std::vector<int>> node_members_;
   std::array<NodeTree, 2> trees_;
-  int largest_node_ = 1;
+  int largest_node_ = 1, smallest_node_ = 1;
   bool intra_nvlink_ = true, nvswitch_ = false;
   NicPath gpu_nic_path_ = NicPath::pxb;
   int nics_ = 1;

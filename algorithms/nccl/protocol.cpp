@@ -40,9 +40,11 @@ std::optional<Protocol> protocol_named(const std::string& name) {
   return std::nullopt;
 }
 
-NcclPlacement nccl_placement(NcclAlgorithm a, int nodes, bool nvswitch) {
+NcclPlacement nccl_placement(NcclAlgorithm a, int nodes, const NvlsHardware& hardware) {
   if (!is_nvls(a)) return NcclPlacement::runs;
-  if (!nvswitch) return NcclPlacement::needs_switch;
+  if (!hardware.nvswitch) return NcclPlacement::needs_switch;
+  if (!hardware.gpu_multicast) return NcclPlacement::needs_nvls_gpu;
+  if (hardware.smallest_node <= 2) return NcclPlacement::needs_three_gpus;
   if (a == NcclAlgorithm::nvls && nodes > 1) return NcclPlacement::nvls_spans_nodes;
   if (a == NcclAlgorithm::nvls_tree && nodes == 1) return NcclPlacement::nvls_tree_on_one_node;
   return NcclPlacement::runs;
@@ -64,6 +66,7 @@ ProtocolCosts ProtocolCosts::nccl_defaults() {
   c.base_latency_s = {
       {{6.8 * us, 14.0 * us, 0.0}, {6.6 * us, 14.0 * us, 8.4 * us}, {0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}}};
   c.nvls_hop_latency_s = 25.0 * us;  // hwLat[NVLink][NVLS][Simple]
+  c.nvls_efficiency = kHopperNvlsEfficiency;
   return c;
 }
 

@@ -39,12 +39,27 @@ inline bool is_nvls(NcclAlgorithm a) {
 std::optional<NcclAlgorithm> nccl_algorithm_named(const std::string& name);
 std::optional<Protocol> protocol_named(const std::string& name);
 
-// Where NCCL runs an algorithm: NVLS and NVLS-Tree need the nodes' GPUs on a switch that reduces;
-// NVLS stays inside one node, NVLS-Tree joins nodes. With nccl_protocol_runs, one rule for NCCL's
-// own choice, a scenario's forced algorithm and a log's NCCL settings, each of which words its
-// refusal for its own reader.
-enum class NcclPlacement { runs, needs_switch, nvls_spans_nodes, nvls_tree_on_one_node };
-NcclPlacement nccl_placement(NcclAlgorithm a, int nodes, bool nvswitch);
+// What NVLS and NVLS-Tree need of the hardware (src/transport/nvls.cc ncclNvlsInit, NCCL 2.21.5):
+// the nodes' GPUs on a switch, GPUs whose memory the switch can reduce and multicast (Hopper and
+// later: an A100's NVSwitch only forwards), and more than two GPUs in a node.
+struct NvlsHardware {
+  bool nvswitch = false;       // every node's GPUs sit on a switch
+  bool gpu_multicast = true;   // the GPUs have NVLS (the `gpu` key: hopper)
+  int smallest_node = 3;       // GPUs of the communicator's smallest node
+};
+
+// Where NCCL runs an algorithm: NVLS and NVLS-Tree need NvlsHardware; NVLS stays inside one node,
+// NVLS-Tree joins nodes. With nccl_protocol_runs, one rule for NCCL's own choice, a scenario's forced
+// algorithm and a log's NCCL settings, each of which words its refusal for its own reader.
+enum class NcclPlacement {
+  runs,
+  needs_switch,
+  needs_nvls_gpu,
+  needs_three_gpus,
+  nvls_spans_nodes,
+  nvls_tree_on_one_node
+};
+NcclPlacement nccl_placement(NcclAlgorithm a, int nodes, const NvlsHardware& hardware);
 // NVLS and NVLS-Tree run the Simple protocol only.
 bool nccl_protocol_runs(NcclAlgorithm a, Protocol p);
 
@@ -52,6 +67,13 @@ bool nccl_protocol_runs(NcclAlgorithm a, Protocol p);
 // nodes (a calibration's factor tables; none: 1). A movement that paces its own streams by the
 // links' rates paces them at the rates the transfers get.
 using BandwidthFactor = std::function<double(bool same_node, double bytes)>;
+
+// The share of an H100's NVLink port rate NVLS reaches: NCCL's NVLS efficiency on Hopper (0.85,
+// `nvlsEfficiency` in src/graph/tuning.cc since NCCL 2.28.3, the first NCCL to state it) of the rate
+// NCCL's topology credits an NVLink with (SM90_NVLINK_BW, 20.6 of a link's 25 GB/s): 0.70. On one
+// node of 8 H100 (450 GB/s ports) an all-reduce then reaches 490 GB/s busbw where published runs
+// measure 474 - 477 (tests/algorithms/test_nccl_nvls.cpp).
+inline constexpr double kHopperNvlsEfficiency = 0.85 * 20.6 / 25.0;
 
 struct ProtocolCosts {
   // Seconds per hop beyond the wire, [link class][protocol].
@@ -63,8 +85,7 @@ struct ProtocolCosts {
   // Per-hop latency of NVLS's switch operations inside a node and across nodes (Simple only).
   double nvls_hop_latency_s = 0;
   // Share of a GPU's NVLink port rate that NVLS's switch operations (multimem reduce, multicast)
-  // reach; 1: the port's rate. A calibration fits it where NVLS ran (one H100 node of NVLS is
-  // slower than its ports allow).
+  // reach (kHopperNvlsEfficiency by default); a calibration fits it where NVLS ran.
   double nvls_efficiency = 1;
 
   double hop(LinkClass c, Protocol p) const {

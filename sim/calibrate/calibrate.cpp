@@ -13,6 +13,7 @@
 
 #include "sim/calibrate/factor_fit.hpp"
 #include "sim/calibrate/nccl_fit.hpp"
+#include "sim/calibrate/outliers.hpp"
 #include "sim/calibrate/point_plan.hpp"
 #include "sim/calibrate/point_runner.hpp"
 #include "sim/core/error.hpp"
@@ -114,6 +115,9 @@ namespace {
 // Probe-and-fit passes per level; the run after a pass confirms it unless the critical flows changed.
 constexpr int kMaxFitPasses = 3;
 constexpr double kFitTolerance = 1e-2;  // simulated vs the fit's linear prediction
+// A point whose weight in NCCL's fit fell below this (further off the fit than the loss's scale) is
+// listed.
+constexpr double kFarOffWeight = 0.5;
 
 // Simulated time of each measured point under the scenario plus `extra` overrides.
 std::vector<double> simulate_points(const MeasuredRunOptions& options, const std::vector<PointPlan>& plans,
@@ -164,12 +168,19 @@ std::string factor_lines(const FactorTable& t, const std::vector<int>& points) {
   return out;
 }
 
+// What calibrate_nccl found, for the report.
+struct NcclFitOutcome {
+  std::string text;                  // the parameters, what was not identified, what sits at a bound
+  std::vector<std::string> choices;  // each point's NCCL choice as last simulated
+  std::vector<double> weights;       // each point's weight in the fit
+};
+
 // nccl_allreduce: NCCL's protocol parameters (nccl_fit.hpp), probed around the current values
-// and fitted, then simulated; again around the fit while the simulation and the fit's linear
-// prediction differ by more than kFitTolerance.
-std::string calibrate_nccl(const MeasuredRunOptions& options, const std::vector<Measurement>& measured,
-                           const std::vector<PointPlan>& plans, Calibration& cal,
-                           std::vector<double>& simulated) {
+// and fitted (points of prior weight 0 left out), then simulated; again around the fit while the
+// simulation and the fit's linear prediction differ by more than kFitTolerance.
+NcclFitOutcome calibrate_nccl(const MeasuredRunOptions& options, const std::vector<Measurement>& measured,
+                              const std::vector<PointPlan>& plans, const std::vector<double>& prior,
+                              Calibration& cal, std::vector<double>& simulated) {
   bool any_inter = false, any_intra = false;
   for (const auto& p : plans) (p.inter_node ? any_inter : any_intra) = true;
   std::vector<double> times(measured.size());
@@ -203,7 +214,7 @@ std::string calibrate_nccl(const MeasuredRunOptions& options, const std::vector<
       candidates.push_back(p);
       probes.push_back(simulate_points(options, plans, {"calibration=" + probe.path.string()}));
     }
-    const NcclFitResult pass_fit = fit_nccl_params(times, simulated, x, candidates, probes);
+    const NcclFitResult pass_fit = fit_nccl_params(times, simulated, x, candidates, probes, prior);
     fit = pass == 0 ? pass_fit : merge_fit_passes(fit, pass_fit);
     x = fit.values;
     predicted = fit.predicted;
@@ -239,9 +250,103 @@ std::string calibrate_nccl(const MeasuredRunOptions& options, const std::vector<
         "than it allows, most likely points the model runs otherwise than NCCL did (see the report)\n",
         nccl_param_name(p), x[static_cast<std::size_t>(p)]);
   }
-  return text + (notes.empty() ? "" : "not identified by the data:\n" + notes) +
-         (bound.empty() ? ""
-                        : "held at a bound of the model (the data ask for more than it allows):\n" + bound);
+  NcclFitOutcome outcome;
+  outcome.text = text + (notes.empty() ? "" : "not identified by the data:\n" + notes) +
+                 (bound.empty() ? ""
+                                : "held at a bound of the model (the data ask for more than it allows):\n" + bound);
+  outcome.choices = choices;
+  outcome.weights = fit.weights.empty() ? prior : fit.weights;
+  return outcome;
+}
+
+// The points the fit set aside or counted less: those out of order in their run (weight 0), and
+// those that ended far off the fit (NCCL's fit only: the robust loss's weight below a half).
+std::string outlier_text(const std::vector<Measurement>& measured, const std::vector<MonotonicOutlier>& outliers,
+                         const std::vector<double>& weights, const std::vector<double>& simulated) {
+  std::string text;
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    if (next < outliers.size() && outliers[next].index == i) {
+      text += "- " + outlier_line(measured[i], outliers[next++].why) + ": treated as an outlier\n";
+    } else if (i < weights.size() && weights[i] < kFarOffWeight) {
+      text += fmt::format("- {}: {:+.0f} % off the fit: down-weighted (weight {:.2f})\n",
+                          outlier_line(measured[i], fmt::format("simulated {:.4g} us", simulated[i] * 1e6)),
+                          100 * (simulated[i] / measured[i].time_s - 1), weights[i]);
+    }
+  }
+  return text.empty() ? "" : "points the fit set aside or counted less:\n" + text;
+}
+
+// What a level of per-step factors is fitted from: the points, their plans and prior weights.
+struct FactorLevelInputs {
+  const MeasuredRunOptions& options;
+  const std::vector<Measurement>& measured;
+  const std::vector<PointPlan>& plans;
+  const std::vector<double>& prior;
+  const std::vector<std::uint64_t>& edges;
+};
+
+// One level's per-step factors (inside nodes, or between them): probed once as is and once with the
+// level's latencies doubled, the difference being the latency part (exact while the same flows stay
+// critical); the next pass simulates the fitted factors: if that matches the fit's prediction the
+// level is done (and those runs are its simulated times); if the factors changed which flow is
+// slowest (an intra-node hop of a multi-node ring), it probes again around them. Points of prior
+// weight 0 (outliers) are simulated but not fitted. Returns the level's part of the report.
+std::string fit_factor_level(const FactorLevelInputs& in, bool inter, Calibration& cal,
+                             std::vector<double>& simulated, std::string& notes) {
+  const std::string level = inter ? "inter-node" : "intra-node";
+  std::vector<std::size_t> idx;
+  for (std::size_t i = 0; i < in.plans.size(); ++i)
+    if (in.plans[i].inter_node == inter) idx.push_back(i);
+  FactorTable& table = inter ? cal.inter : cal.intra;
+  if (idx.empty()) {
+    notes += fmt::format("- {} latency and bandwidth: no {} measurement; assumed the platform's values (factor 1)\n",
+                         level, inter ? "multi-node" : "single-node");
+    return "";
+  }
+  std::vector<PointPlan> level_plans;
+  for (auto i : idx) level_plans.push_back(in.plans[i]);
+  FactorFit fit;
+  std::vector<double> predicted;
+  for (int pass = 0;; ++pass) {
+    const TempFile as_is(calibration_yaml(cal, "probe"));
+    const auto t0 = simulate_points(in.options, level_plans, {"calibration=" + as_is.path.string()});
+    double off = pass == 0 ? 1.0 : 0.0;
+    for (std::size_t k = 0; k < predicted.size(); ++k) off = std::max(off, std::fabs(t0[k] / predicted[k] - 1));
+    if (off < kFitTolerance || pass == kMaxFitPasses) {
+      for (std::size_t k = 0; k < idx.size(); ++k) simulated[idx[k]] = t0[k];
+      break;
+    }
+    Calibration doubled = cal;
+    FactorTable& probe_table = inter ? doubled.inter : doubled.intra;
+    if (probe_table.empty()) probe_table.steps = {{0, 1.0, 1.0}};
+    for (auto& step : probe_table.steps) step.latency *= 2;
+    const TempFile probe(calibration_yaml(doubled, "probe"));
+    const auto t1 = simulate_points(in.options, level_plans, {"calibration=" + probe.path.string()});
+    std::vector<ProbeRow> rows;
+    for (std::size_t k = 0; k < idx.size(); ++k) {
+      if (in.prior[idx[k]] <= 0) continue;
+      const double lat = std::max(0.0, t1[k] - t0[k]);
+      rows.push_back({in.plans[idx[k]].message_bytes, in.measured[idx[k]].time_s, lat, std::max(0.0, t0[k] - lat)});
+    }
+    fit = fit_factors(rows, in.edges, level);
+    predicted.clear();
+    for (std::size_t k = 0; k < idx.size(); ++k) {
+      const double lat = std::max(0.0, t1[k] - t0[k]), bw = std::max(0.0, t0[k] - lat);
+      const FactorStep& m = fit.table.at(in.plans[idx[k]].message_bytes);
+      predicted.push_back(m.latency * lat + bw / m.bandwidth);
+    }
+    // The fit's factors multiply the ones probed with.
+    for (auto& step : fit.table.steps) {
+      const FactorStep before = table.empty() ? FactorStep{} : table.at(static_cast<double>(step.from_bytes));
+      step.latency *= before.latency;
+      step.bandwidth *= before.bandwidth;
+    }
+    table = fit.table;
+  }
+  for (const auto& n : fit.notes) notes += "- " + n + "\n";
+  return fmt::format("{} factors (by message size; multiply the platform's latency and bandwidth):\n{}", level,
+                     factor_lines(table, fit.points));
 }
 
 }  // namespace
@@ -277,6 +382,11 @@ CalibrationResult calibrate(const MeasuredRunOptions& options, const std::vector
       print_lines(stderr, "aggsim: warning: {}: the model cannot run {}\n", missed.where, missed.what);
   }
 
+  // Points out of order in their run are artefacts of the measurement: no fit follows them.
+  const std::vector<MonotonicOutlier> outliers = monotonic_outliers(measured);
+  std::vector<double> prior(measured.size(), 1.0);
+  for (const auto& o : outliers) prior[o.index] = 0;
+
   Calibration cal;
   cal.network = network_preset_name(base.network);
   if (cal.network == "ns3")
@@ -285,74 +395,17 @@ CalibrationResult calibrate(const MeasuredRunOptions& options, const std::vector
   std::string factors_text;
   std::vector<double> simulated(plans.size(), 0.0);  // each level's points under its final factors
   const bool nccl = base.algorithm.name == "nccl_allreduce";
-  if (nccl) factors_text = calibrate_nccl(options, measured, plans, cal, simulated);
+  NcclFitOutcome nccl_fit;
+  if (nccl) {
+    nccl_fit = calibrate_nccl(options, measured, plans, prior, cal, simulated);
+    factors_text = nccl_fit.text;
+  }
   // Inside a node first (single-node points), then between nodes with those intra-node factors in
   // place: a multi-node ring's time also holds its intra-node hops. Single-node points never cross
   // nodes, so the inter-node factors cannot change their simulated times.
-  for (const bool inter : {false, true}) {
-    if (nccl) break;
-    const std::string level = inter ? "inter-node" : "intra-node";
-    std::vector<std::size_t> idx;
-    for (std::size_t i = 0; i < plans.size(); ++i)
-      if (plans[i].inter_node == inter) idx.push_back(i);
-    FactorTable& table = inter ? cal.inter : cal.intra;
-    if (idx.empty()) {
-      notes += fmt::format(
-          "- {} latency and bandwidth: no {} measurement; assumed the platform's values (factor 1)\n", level,
-          inter ? "multi-node" : "single-node");
-      continue;
-    }
-    std::vector<PointPlan> level_plans;
-    for (auto i : idx) level_plans.push_back(plans[i]);
-    // Probe: once as is, once with this level's latencies doubled; the difference is the latency part.
-    // The split is exact while the same flows stay critical. The next pass simulates the fitted
-    // factors: if that matches the fit's prediction the level is done (and those runs are its
-    // simulated times); if the factors changed which flow is slowest (an intra-node hop of a
-    // multi-node ring), it probes again around them.
-    FactorFit fit;
-    std::vector<double> predicted;
-    for (int pass = 0;; ++pass) {
-      const TempFile as_is(calibration_yaml(cal, "probe"));
-      const auto t0 = simulate_points(options, level_plans, {"calibration=" + as_is.path.string()});
-      double off = pass == 0 ? 1.0 : 0.0;
-      for (std::size_t k = 0; k < predicted.size(); ++k)
-        off = std::max(off, std::fabs(t0[k] / predicted[k] - 1));
-      if (off < kFitTolerance || pass == kMaxFitPasses) {
-        for (std::size_t k = 0; k < idx.size(); ++k) simulated[idx[k]] = t0[k];
-        break;
-      }
-      Calibration doubled = cal;
-      FactorTable& probe_table = inter ? doubled.inter : doubled.intra;
-      if (probe_table.empty()) probe_table.steps = {{0, 1.0, 1.0}};
-      for (auto& step : probe_table.steps) step.latency *= 2;
-      const TempFile probe(calibration_yaml(doubled, "probe"));
-      const auto t1 = simulate_points(options, level_plans, {"calibration=" + probe.path.string()});
-      std::vector<ProbeRow> rows;
-      for (std::size_t k = 0; k < idx.size(); ++k) {
-        const double lat = std::max(0.0, t1[k] - t0[k]);
-        rows.push_back(
-            {plans[idx[k]].message_bytes, measured[idx[k]].time_s, lat, std::max(0.0, t0[k] - lat)});
-      }
-      fit = fit_factors(rows, edges, level);
-      predicted.clear();
-      for (const auto& r : rows) {
-        const FactorStep& m = fit.table.at(r.message_bytes);
-        predicted.push_back(m.latency * r.latency_s + r.bandwidth_s / m.bandwidth);
-      }
-      // The fit's factors multiply the ones probed with.
-      for (auto& step : fit.table.steps) {
-        const FactorStep before =
-            table.empty() ? FactorStep{} : table.at(static_cast<double>(step.from_bytes));
-        step.latency *= before.latency;
-        step.bandwidth *= before.bandwidth;
-      }
-      table = fit.table;
-    }
-    factors_text +=
-        fmt::format("{} factors (by message size; multiply the platform's latency and bandwidth):\n{}", level,
-                    factor_lines(table, fit.points));
-    for (const auto& n : fit.notes) notes += "- " + n + "\n";
-  }
+  if (!nccl)
+    for (const bool inter : {false, true})
+      factors_text += fit_factor_level({options, measured, plans, prior, edges}, inter, cal, simulated, notes);
   cal.platform = link_values(base);
   // What the fit is for and what its points crossed, checked where the calibration is used.
   cal.algorithm = base.algorithm.name;
@@ -376,6 +429,7 @@ CalibrationResult calibrate(const MeasuredRunOptions& options, const std::vector
     ComparedPoint p;
     p.measured = measured[i];
     p.simulated_s = simulated[i];
+    if (i < nccl_fit.choices.size()) p.choice = nccl_fit.choices[i];
     result.points.push_back(p);
   }
 
@@ -387,6 +441,7 @@ CalibrationResult calibrate(const MeasuredRunOptions& options, const std::vector
   result.report =
       fmt::format("calibration of {} (network {}) on {} measured points from {}\n{}\n{}", options.scenario,
                   cal.network, measured.size(), files, comparison_table(result.points), factors_text);
+  result.report += outlier_text(measured, outliers, nccl_fit.weights, simulated);
   if (!platform_text.empty())
     result.report += fmt::format("platform values the factors multiply: {}\n", platform_text);
   if (!nccl)

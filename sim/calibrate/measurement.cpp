@@ -9,6 +9,7 @@
 #include "sim/calibrate/readers.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/input_file.hpp"
+#include "sim/core/strings.hpp"
 
 namespace aggsim {
 
@@ -33,10 +34,22 @@ const std::vector<std::string>& collective_names() {
 }
 
 double bus_bandwidth_factor(const std::string& collective, int ranks) {
-  const double n = ranks;
-  if (collective == "all_reduce") return 2 * (n - 1) / n;
-  if (collective == "all_gather" || collective == "reduce_scatter") return (n - 1) / n;
-  return 1;
+  // sendrecv (nccl-tests' factor 1) is no collective of the simulation's.
+  const std::optional<CollectiveKind> kind = collective_kind_named(collective);
+  return kind ? nccl_tests_bus_factor(*kind, ranks).value_or(1.0) : 1.0;
+}
+
+std::string collective_option(const std::string& given) {
+  const auto& names = collective_names();
+  if (std::find(names.begin(), names.end(), given) != names.end()) return given;
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : " | ") + n;
+  if (given.empty()) throw InputError(fmt::format("--collective: an empty name is not a collective; use {}", list));
+  const std::string canonical = canonical_collective(given);
+  throw InputError(fmt::format("--collective: '{}' is not a collective{}; use {}", given,
+                               canonical.empty() ? did_you_mean(given, names)
+                                                 : fmt::format(" (did you mean '{}'?)", canonical),
+                               list));
 }
 
 MeasurementFile parse_measurements(const std::string& text, const std::string& label,

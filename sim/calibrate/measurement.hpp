@@ -82,4 +82,9 @@ std::string canonical_collective(const std::string& name);
 // The names --collective takes, as canonical_collective returns them.
 const std::vector<std::string>& collective_names();
 
+// The --collective option of calibrate, compare and perf, one parser for the three: one of
+// collective_names(), as given; anything else (another spelling, a misspelt name, an empty one) is
+// an InputError that names the option and lists the names.
+std::string collective_option(const std::string& given);
+
 }  // namespace aggsim

@@ -19,6 +19,13 @@ constexpr double kMinSensitivity = 0.03;
 constexpr double kMinIndependence = 0.15;
 // Pull toward NCCL's values, relative: decides only what the data leave open.
 constexpr double kPrior = 1e-10;
+// Gauss-Newton steps of the robust fit at most (it stops once no parameter moves).
+constexpr int kMaxIterations = 60;
+// The robust loss's scale in log time, at least: a point this far off the fit (about 10 %) counts
+// half. Wider where the points spread more (robust_scale).
+constexpr double kRobustScale = 0.1;
+constexpr double kCauchyEfficiency = 2.3849;  // Cauchy's scale for 95 % efficiency under normal errors
+constexpr double kMadToSigma = 1.4826;        // a normal distribution's sigma over its median |error|
 
 struct Bounds {
   double low, high;
@@ -78,6 +85,7 @@ NcclParamValues nccl_param_defaults() {
   const ProtocolCosts d = ProtocolCosts::nccl_defaults();
   x[static_cast<int>(NcclParam::efficiency_ll)] = 1 / d.eff(Protocol::ll);
   x[static_cast<int>(NcclParam::efficiency_ll128)] = 1 / d.eff(Protocol::ll128);
+  x[static_cast<int>(NcclParam::bandwidth_nvls)] = 1 / d.nvls_efficiency;
   return x;
 }
 
@@ -145,119 +153,211 @@ void apply_nccl_params(const NcclParamValues& x, Calibration& cal) {
   cal.inter.steps = {{0, 1.0, 1 / at(NcclParam::bandwidth_network)}};
 }
 
-NcclFitResult fit_nccl_params(const std::vector<double>& measured, const std::vector<double>& at,
-                              const NcclParamValues& x0, const std::vector<NcclParam>& candidates,
-                              const std::vector<std::vector<double>>& probe) {
+namespace {
+
+// The linear model of the points' times around x0: T_i(x) = at_i + sum_k slope(i, k) (x_k - x0_k).
+struct LinearTimes {
+  const std::vector<double>& at;
+  const NcclParamValues& x0;
+  const std::vector<NcclParam>& candidates;
+  const std::vector<std::vector<double>>& probe;
+  double slope(std::size_t i, std::size_t k) const {
+    return (probe[k][i] - at[i]) / x0[static_cast<std::size_t>(candidates[k])];
+  }
+  double time(std::size_t i, const NcclParamValues& x) const {
+    double t = at[i];
+    for (std::size_t k = 0; k < candidates.size(); ++k) {
+      const auto p = static_cast<std::size_t>(candidates[k]);
+      t += slope(i, k) * (x[p] - x0[p]);
+    }
+    return t;
+  }
+};
+
+// Which candidates the data identify: each must move some point (of positive weight) by
+// kMinSensitivity when doubled, and keep kMinIndependence of its column once the columns of the
+// parameters taken before it (largest effect first) are projected out. The others get a note.
+std::vector<NcclParam> identifiable(const LinearTimes& lin, const std::vector<double>& measured,
+                                    const std::vector<double>& weight, std::vector<NcclFitNote>& notes) {
   const auto n = static_cast<Eigen::Index>(measured.size());
-  NcclFitResult result;
-  result.values = x0;
-  // Relative sensitivities: A(i, k) = change of point i's time, over its measured time, per unit of
-  // parameter k (the probe doubled it: a step of x0_k).
   std::vector<NcclParam> kept;
   std::vector<Eigen::VectorXd> columns;
-  for (std::size_t k = 0; k < candidates.size(); ++k) {
-    const double step = x0[static_cast<std::size_t>(candidates[k])];
-    Eigen::VectorXd col(n);
+  std::vector<double> effect;
+  for (std::size_t k = 0; k < lin.candidates.size(); ++k) {
+    const double step = lin.x0[static_cast<std::size_t>(lin.candidates[k])];
+    Eigen::VectorXd col = Eigen::VectorXd::Zero(n);
     double largest = 0;
     for (Eigen::Index i = 0; i < n; ++i) {
       const auto u = static_cast<std::size_t>(i);
-      col[i] = (probe[k][u] - at[u]) / step / measured[u];
+      if (weight[u] <= 0) continue;
+      col[i] = lin.slope(u, k) / measured[u];
       largest = std::max(largest, std::fabs(col[i]) * step);
     }
     if (largest < kMinSensitivity) {
-      result.notes.push_back(
-          {candidates[k],
+      notes.push_back(
+          {lin.candidates[k],
            fmt::format("{}: doubling it moves no point by {:.0f} % (at most {:.1f} %); kept at {:.4g}",
-                       nccl_param_name(candidates[k]), 100 * kMinSensitivity, 100 * largest, step)});
+                       nccl_param_name(lin.candidates[k]), 100 * kMinSensitivity, 100 * largest, step)});
       continue;
     }
-    kept.push_back(candidates[k]);
+    kept.push_back(lin.candidates[k]);
     columns.push_back(col);
+    effect.push_back(col.norm() * step);
   }
-  // Independence: Gram-Schmidt in order of sensitivity (largest first), dropping columns the
-  // others already explain.
   std::vector<std::size_t> order(kept.size());
   for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return columns[a].norm() * x0[static_cast<std::size_t>(kept[a])] >
-           columns[b].norm() * x0[static_cast<std::size_t>(kept[b])];
-  });
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return effect[a] > effect[b]; });
   std::vector<Eigen::VectorXd> basis;
-  std::vector<std::size_t> chosen;
+  std::vector<NcclParam> chosen;
   for (std::size_t k : order) {
     Eigen::VectorXd r = columns[k];
     for (const auto& b : basis) r -= b.dot(r) * b;
     if (r.norm() < kMinIndependence * columns[k].norm()) {
-      result.notes.push_back(
+      notes.push_back(
           {kept[k],
            fmt::format("{}: the data cannot tell it from the parameters fitted before it; kept at {:.4g}",
-                       nccl_param_name(kept[k]), x0[static_cast<std::size_t>(kept[k])])});
+                       nccl_param_name(kept[k]), lin.x0[static_cast<std::size_t>(kept[k])])});
       continue;
     }
     basis.push_back(r / r.norm());
-    chosen.push_back(k);
+    chosen.push_back(kept[k]);
   }
-  // Bounded least squares by clamping: solve, fix what leaves its bounds at the bound, solve again.
-  const NcclParamValues defaults = nccl_param_defaults();
-  std::vector<bool> fixed(chosen.size(), false);
-  Eigen::VectorXd x(static_cast<Eigen::Index>(chosen.size()));
+  return chosen;
+}
+
+// A point's weight under the robust loss: Cauchy's, of that scale in log time.
+double robust_weight(double log_error, double scale) {
+  const double u = log_error / scale;
+  return 1 / (1 + u * u);
+}
+
+// log(T_i(x) / measured_i), with T kept above a thousandth of the measured time.
+double log_error(const LinearTimes& lin, const std::vector<double>& measured, std::size_t i,
+                 const NcclParamValues& x) {
+  return std::log(std::max(lin.time(i, x), 1e-3 * measured[i]) / measured[i]);
+}
+
+// The robust loss's scale at x: Cauchy's 95 %-efficient constant (2.385) times the errors' spread,
+// estimated robustly as 1.4826 times the median absolute log error of the points of positive weight;
+// at least kRobustScale. A log the model follows closely gets a tight scale, one it cannot follow
+// everywhere (a network plugin's steps in size) a wide one, so that only points far off the rest
+// count less.
+double robust_scale(const LinearTimes& lin, const std::vector<double>& measured, const std::vector<double>& weight,
+                    const NcclParamValues& x) {
+  std::vector<double> errors;
+  for (std::size_t i = 0; i < measured.size(); ++i)
+    if (weight[i] > 0) errors.push_back(std::fabs(log_error(lin, measured, i, x)));
+  if (errors.empty()) return kRobustScale;
+  const auto middle = errors.begin() + static_cast<std::ptrdiff_t>(errors.size() / 2);
+  std::nth_element(errors.begin(), middle, errors.end());
+  return std::max(kRobustScale, kCauchyEfficiency * kMadToSigma * *middle);
+}
+
+// One Gauss-Newton step for the parameters not `held`, each point weighted by weight x its robust
+// weight at x: the step that minimises sum w_i (r_i + J_i dx)^2, J the slopes of log T.
+Eigen::VectorXd gauss_newton_step(const LinearTimes& lin, const std::vector<double>& measured,
+                                  const std::vector<double>& weight, const std::vector<NcclParam>& chosen,
+                                  const std::vector<std::size_t>& column, const std::vector<bool>& held,
+                                  const NcclParamValues& x) {
+  const std::size_t n = measured.size();
+  std::vector<std::size_t> free;
   for (std::size_t j = 0; j < chosen.size(); ++j)
-    x[static_cast<Eigen::Index>(j)] = x0[static_cast<std::size_t>(kept[chosen[j]])];
-  for (int round = 0; round <= static_cast<int>(chosen.size()); ++round) {
-    std::vector<std::size_t> free;
-    for (std::size_t j = 0; j < chosen.size(); ++j)
-      if (!fixed[j]) free.push_back(j);
-    const auto m = static_cast<Eigen::Index>(free.size());
-    if (m == 0) break;
-    Eigen::MatrixXd A = Eigen::MatrixXd::Zero(n + m, m);
-    Eigen::VectorXd b = Eigen::VectorXd::Zero(n + m);
-    for (Eigen::Index i = 0; i < n; ++i) {
-      const auto u = static_cast<std::size_t>(i);
-      double rhs = 1 - at[u] / measured[u];
-      for (std::size_t j = 0; j < chosen.size(); ++j) {
-        const std::size_t k = chosen[j];
-        const double dx = x[static_cast<Eigen::Index>(j)] - x0[static_cast<std::size_t>(kept[k])];
-        if (fixed[j]) rhs -= columns[k][i] * dx;
-      }
-      b[i] = rhs;
-      for (Eigen::Index f = 0; f < m; ++f) A(i, f) = columns[chosen[free[static_cast<std::size_t>(f)]]][i];
-    }
-    for (Eigen::Index f = 0; f < m; ++f) {
-      const double scale = x0[static_cast<std::size_t>(kept[chosen[free[static_cast<std::size_t>(f)]]])];
-      A(n + f, f) = std::sqrt(kPrior) / scale;
-    }
-    const Eigen::VectorXd dx = A.colPivHouseholderQr().solve(b);
-    bool clamped = false;
-    for (Eigen::Index f = 0; f < m; ++f) {
-      const std::size_t j = free[static_cast<std::size_t>(f)];
-      const NcclParam p = kept[chosen[j]];
-      const double start = x0[static_cast<std::size_t>(p)];
-      const Bounds bd = bounds_of(p, defaults[static_cast<std::size_t>(p)]);
-      double v = start + dx[f];
-      if (v < bd.low || v > bd.high) {
-        v = std::clamp(v, bd.low, bd.high);
-        fixed[j] = true;
-        clamped = true;
-      }
-      x[static_cast<Eigen::Index>(j)] = v;
-    }
-    if (!clamped) break;
+    if (!held[j]) free.push_back(j);
+  const auto m = static_cast<Eigen::Index>(free.size());
+  const auto rows = static_cast<Eigen::Index>(n);
+  if (m == 0) return Eigen::VectorXd::Zero(static_cast<Eigen::Index>(chosen.size()));
+  const double scale = robust_scale(lin, measured, weight, x);
+  Eigen::MatrixXd A = Eigen::MatrixXd::Zero(rows + m, m);
+  Eigen::VectorXd b = Eigen::VectorXd::Zero(rows + m);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double t = std::max(lin.time(i, x), 1e-3 * measured[i]);
+    const double r = log_error(lin, measured, i, x);
+    const double w = std::sqrt(weight[i] * robust_weight(r, scale));
+    const auto row = static_cast<Eigen::Index>(i);
+    b[row] = -w * r;
+    for (Eigen::Index f = 0; f < m; ++f) A(row, f) = w * lin.slope(i, column[free[static_cast<std::size_t>(f)]]) / t;
   }
+  for (Eigen::Index f = 0; f < m; ++f) {
+    const auto p = static_cast<std::size_t>(chosen[free[static_cast<std::size_t>(f)]]);
+    A(rows + f, f) = std::sqrt(kPrior) / lin.x0[p];
+    b[rows + f] = -std::sqrt(kPrior) * (x[p] - lin.x0[p]) / lin.x0[p];
+  }
+  const Eigen::VectorXd solved = A.colPivHouseholderQr().solve(b);
+  Eigen::VectorXd dx = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(chosen.size()));
+  for (Eigen::Index f = 0; f < m; ++f) dx[static_cast<Eigen::Index>(free[static_cast<std::size_t>(f)])] = solved[f];
+  return dx;
+}
+
+}  // namespace
+
+NcclFitResult fit_nccl_params(const std::vector<double>& measured, const std::vector<double>& at,
+                              const NcclParamValues& x0, const std::vector<NcclParam>& candidates,
+                              const std::vector<std::vector<double>>& probe, std::vector<double> weight) {
+  const std::size_t n = measured.size();
+  if (weight.empty()) weight.assign(n, 1.0);
+  NcclFitResult result;
+  result.values = x0;
+  const LinearTimes lin{at, x0, candidates, probe};
+  const std::vector<NcclParam> chosen = identifiable(lin, measured, weight, result.notes);
+  std::vector<std::size_t> column;  // chosen parameter j's index among the candidates
+  for (NcclParam p : chosen)
+    column.push_back(static_cast<std::size_t>(std::find(candidates.begin(), candidates.end(), p) -
+                                              candidates.begin()));
+  // Gauss-Newton on the log of simulated over measured, reweighted at every step by the robust loss
+  // (iteratively reweighted least squares); a parameter at a bound that the step would push beyond
+  // it is held there for that step.
+  NcclParamValues& x = result.values;
+  const auto bounds = [&](std::size_t j) {
+    return bounds_of(chosen[j], nccl_param_defaults()[static_cast<std::size_t>(chosen[j])]);
+  };
+  for (int iteration = 0; iteration < kMaxIterations && !chosen.empty(); ++iteration) {
+    std::vector<bool> held(chosen.size(), false);
+    Eigen::VectorXd dx;
+    for (std::size_t round = 0; round <= chosen.size(); ++round) {
+      dx = gauss_newton_step(lin, measured, weight, chosen, column, held, x);
+      bool more = false;
+      for (std::size_t j = 0; j < chosen.size(); ++j) {
+        const double v = x[static_cast<std::size_t>(chosen[j])], d = dx[static_cast<Eigen::Index>(j)];
+        if (!held[j] && ((v <= bounds(j).low && d < 0) || (v >= bounds(j).high && d > 0))) held[j] = more = true;
+      }
+      if (!more) break;
+    }
+    // Halve the step while it would make a weighted point's time negative.
+    double alpha = 1;
+    for (int halving = 0; halving < 30; ++halving, alpha /= 2) {
+      NcclParamValues trial = x;
+      for (std::size_t j = 0; j < chosen.size(); ++j)
+        trial[static_cast<std::size_t>(chosen[j])] += alpha * dx[static_cast<Eigen::Index>(j)];
+      bool positive = true;
+      for (std::size_t i = 0; i < n; ++i) positive = positive && (weight[i] <= 0 || lin.time(i, trial) > 0);
+      if (positive) break;
+    }
+    double moved = 0;
+    for (std::size_t j = 0; j < chosen.size(); ++j) {
+      const auto p = static_cast<std::size_t>(chosen[j]);
+      const double v = std::clamp(x[p] + alpha * dx[static_cast<Eigen::Index>(j)], bounds(j).low, bounds(j).high);
+      moved = std::max(moved, std::fabs(v - x[p]) / x0[p]);
+      x[p] = v;
+    }
+    if (moved < 1e-10) break;
+  }
+  // At a bound: there, with the data asking to go beyond it (a free step would leave the bounds).
+  const Eigen::VectorXd beyond =
+      chosen.empty() ? Eigen::VectorXd()
+                     : gauss_newton_step(lin, measured, weight, chosen, column, std::vector<bool>(chosen.size()), x);
   for (std::size_t j = 0; j < chosen.size(); ++j) {
-    const NcclParam p = kept[chosen[j]];
-    result.values[static_cast<std::size_t>(p)] = x[static_cast<Eigen::Index>(j)];
-    result.identified.push_back(p);
-    if (fixed[j]) result.at_bound.push_back(p);
+    const auto p = static_cast<std::size_t>(chosen[j]);
+    result.identified.push_back(chosen[j]);
+    const double push = beyond[static_cast<Eigen::Index>(j)] / x0[p];
+    if ((x[p] <= bounds(j).low && push < -1e-6) || (x[p] >= bounds(j).high && push > 1e-6))
+      result.at_bound.push_back(chosen[j]);
   }
   std::sort(result.identified.begin(), result.identified.end());
-  result.predicted.resize(measured.size());
-  for (std::size_t i = 0; i < measured.size(); ++i) {
-    double t = at[i];
-    for (std::size_t c = 0; c < candidates.size(); ++c) {
-      const auto p = static_cast<std::size_t>(candidates[c]);
-      t += (probe[c][i] - at[i]) / x0[p] * (result.values[p] - x0[p]);
-    }
-    result.predicted[i] = t;
+  std::sort(result.at_bound.begin(), result.at_bound.end());
+  const double scale = robust_scale(lin, measured, weight, x);
+  for (std::size_t i = 0; i < n; ++i) {
+    result.predicted.push_back(lin.time(i, x));
+    result.weights.push_back(weight[i] * robust_weight(log_error(lin, measured, i, x), scale));
   }
   return result;
 }

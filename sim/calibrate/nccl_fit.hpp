@@ -3,9 +3,9 @@
 // measured times, instead of a factor per size step. Each parameter is a linear quantity of the
 // model (a latency, or an inverse bandwidth), so the simulated time of a point is, while NCCL's
 // choice and the critical streams stay the same, linear in it: T(x) = T(x0) + J (x - x0), with J
-// measured by probing each parameter at twice its value. The fit minimises the squared relative
-// errors over the parameters the data identify; the others keep NCCL's values and are reported as
-// assumed.
+// measured by probing each parameter at twice its value. The fit minimises a robust loss of the
+// log errors over the parameters the data identify; the others keep NCCL's values and are reported
+// as assumed.
 #include <array>
 #include <string>
 #include <vector>
@@ -39,7 +39,7 @@ const char* nccl_param_name(NcclParam p);
 
 using NcclParamValues = std::array<double, kNcclParams>;
 
-// NCCL's own values (multipliers 1, link shares 1, 1/0.5 and 1/0.92).
+// NCCL's own values (multipliers 1, link shares 1, 1/0.5 and 1/0.92; NVLS: 1/kHopperNvlsEfficiency).
 NcclParamValues nccl_param_defaults();
 // Whether the parameter can matter for points that use these algorithm/protocol pairs
 // ("ring/ll128") and cross nodes or not.
@@ -62,14 +62,21 @@ struct NcclFitResult {
   // protocol above its wire efficiency, a hop latency 50 times NCCL's), so what runs on it carries it.
   std::vector<NcclParam> at_bound;
   std::vector<double> predicted;      // each point's time under the fit's linear model
+  // Each point's weight in the fit: its prior weight times the robust loss's at the fit (1 on the
+  // fit, a half at the loss's scale off it, a tenth at three times it).
+  std::vector<double> weights;
 };
 
 // `measured[i]` the measured time of point i, `at[i]` its simulated time at `x0`, `probe[k][i]` its
-// simulated time with candidate k at twice its x0 value. Bounds are NCCL's values times a range
-// (bounds_of), wherever x0 starts.
+// simulated time with candidate k at twice its x0 value; `weight[i]` its prior weight (0: an outlier
+// the fit ignores; empty: all 1). The fit minimises a robust loss of the log of simulated over
+// measured time (Cauchy's, its scale 2.385 times the errors' robust spread and at least 0.1: a point
+// far off the others pulls little), by Gauss-Newton on the points' linear model, reweighted at each
+// step. Bounds are NCCL's values times a range (bounds_of),
+// wherever x0 starts.
 NcclFitResult fit_nccl_params(const std::vector<double>& measured, const std::vector<double>& at,
                               const NcclParamValues& x0, const std::vector<NcclParam>& candidates,
-                              const std::vector<std::vector<double>>& probe);
+                              const std::vector<std::vector<double>>& probe, std::vector<double> weight = {});
 
 // A fit in passes, each linearised around the last one's values: a parameter some pass fitted was
 // fitted by the data, even where a later pass, around its new value, finds no point that moves

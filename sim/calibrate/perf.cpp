@@ -55,11 +55,7 @@ std::vector<std::uint64_t> perf_sizes(const PerfOptions& o, int ranks) {
 }
 
 PerfTable perf(const PerfOptions& o) {
-  if (o.collective.empty() || canonical_collective(o.collective) != o.collective || o.collective == "sendrecv")
-    throw InputError(
-        fmt::format("--collective: '{}' is not one of all_reduce | all_gather | reduce_scatter | "
-                    "broadcast",
-                    o.collective));
+  collective_option(o.collective);
   if (o.min_bytes == 0 || o.max_bytes < o.min_bytes)
     throw InputError(fmt::format("--min, --max: sizes must satisfy 0 < min <= max (got {} and {})",
                                  o.min_bytes, o.max_bytes));
@@ -117,8 +113,8 @@ std::string perf_text(const PerfTable& t) {
   out += fmt::format("#{:>61}{:>33}\n", "out-of-place", "");
   // Each column after the first starts with a space, so values wider than their column (a size of
   // 10^14 B, a time of 10^8 us) still stand apart, as nccl-tests' own columns do.
-  out += fmt::format("#{:>11} {:>12} {:>9} {:>7} {:>7} {:>10} {:>7} {:>7} {:>6}\n", "size", "count", "type",
-                     "redop", "root", "time", "algbw", "busbw", "#wrong");
+  out += fmt::format("#{:>11} {:>12} {:>9} {:>7} {:>7} {:>10} {:>7} {:>7} {:>6}  {}\n", "size", "count", "type",
+                     "redop", "root", "time", "algbw", "busbw", "#wrong", "choice");
   out += fmt::format("#{:>11} {:>12} {:>9} {:>7} {:>7} {:>10} {:>7} {:>7} {:>6}\n", "(B)", "(elements)", "", "",
                      "", "(us)", "(GB/s)", "(GB/s)", "");
   double busbw_sum = 0;

@@ -44,8 +44,10 @@ MissedChoice follow_observed_choice(const Scenario& base, const Measurement& m, 
   const bool runnable = named && (m.collective == "all_reduce" || *named == NcclAlgorithm::ring);
   // What NCCL ran, or what a log's NCCL_ALGO / NCCL_PROTO force, must be something NCCL can run on
   // the log's ranks (past a switch, the point's run finds where the ranks are).
-  const NcclPlacement placement =
-      runnable ? nccl_placement(*named, m.nodes, may_have_nvswitch(base.platform)) : NcclPlacement::runs;
+  const std::string gpu = base.algorithm.params.has("gpu") ? base.algorithm.params.text("gpu") : "hopper";
+  const NvlsHardware hardware{may_have_nvswitch(base.platform), gpu == "hopper",
+                              m.nodes > 0 ? m.ranks / m.nodes : m.ranks};
+  const NcclPlacement placement = runnable ? nccl_placement(*named, m.nodes, hardware) : NcclPlacement::runs;
   if (placement == NcclPlacement::needs_switch)
     throw InputError(fmt::format(
         "{}: NCCL ran {} here, which needs GPUs on a switch that reduces, and the scenario's platform "
@@ -53,6 +55,15 @@ MissedChoice follow_observed_choice(const Scenario& base, const Measurement& m, 
         "platform, host property aggsim_nvswitch=\"true\" in XML)",
         algorithm_where, algorithm, base.where("platform"),
         base.platform.file.empty() ? "" : ", " + base.platform.file));
+  if (placement == NcclPlacement::needs_nvls_gpu)
+    throw InputError(fmt::format(
+        "{}: NCCL ran {} here, which only GPUs with NVLS run (Hopper and later), and the scenario's "
+        "algorithm.gpu is {} ({}): describe the GPUs as they are (gpu: hopper)",
+        algorithm_where, algorithm, gpu, base.where("algorithm.gpu")));
+  if (placement == NcclPlacement::needs_three_gpus)
+    throw InputError(fmt::format("{}: {} here: NCCL runs NVLS only on nodes of more than 2 GPUs, and this "
+                                 "log's points have {} a node",
+                                 algorithm_where, algorithm, hardware.smallest_node));
   if (runnable && !tuned) {
     // NCCL's tuning lines say what it did run; the settings only what it was told to.
     const std::string& protocol = m.env.protocol;
@@ -123,6 +134,8 @@ PointPlan plan_point(const Scenario& base, const Measurement& m, bool keep_platf
                       "ranks on every node",
                       m.source, p, n));
     plan.sets.push_back(fmt::format("platform.gpus_per_node={}", p / n));
+    // A node of one GPU has no switch to join it to others: the scenario's nodes as this shape.
+    if (p == n && base.platform.nvswitch) plan.sets.push_back("platform.nvswitch=false");
     plan.sets.push_back(base.platform.sized_by_hosts ? fmt::format("platform.hosts={}", p)
                                                      : fmt::format("platform.nodes={}", n));
   }

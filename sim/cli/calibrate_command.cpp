@@ -45,13 +45,7 @@ void add_common(CLI::App* cmd, MeasuredOptions& o) {
 }
 
 std::string checked_collective(const std::string& given) {
-  if (given.empty()) return given;
-  const auto& names = collective_names();
-  if (std::find(names.begin(), names.end(), given) != names.end()) return given;
-  std::string list;
-  for (const auto& n : names) list += (list.empty() ? "" : " | ") + n;
-  throw InputError(fmt::format("--collective: '{}' is not a collective{}; use {}", given,
-                               did_you_mean(given, names), list));
+  return given.empty() ? given : collective_option(given);  // empty: not given, the logs say
 }
 
 // A whole number from 1 to 2^22 (the ranks aggsim simulates), or 0.

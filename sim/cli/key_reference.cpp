@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "algorithms/registry.hpp"
+#include "sim/core/strings.hpp"
 #include "sim/platform/platform_overrides.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/scenario/scenario_keys.hpp"
@@ -64,9 +65,7 @@ std::vector<KeySection> sections() {
   }
   {
     KeySection s{"platform", "Either `file` or `topology` (with that topology's keys below).", {}};
-    add_specs(s, "platform.", platform_choice_param_specs());
-    s.rows.push_back({"platform.overrides", "list of mappings", "-",
-                      "per-host or per-node values of a generated platform; later entries win"});
+    add_specs(s, "platform.", platform_param_specs());
     add_specs(s, "platform.overrides[].", override_selector_param_specs());
     add_specs(s, "platform.overrides[].", override_param_specs());
     out.push_back(std::move(s));
@@ -130,24 +129,6 @@ std::vector<KeySection> sections() {
   return out;
 }
 
-// A Markdown table cell: `|` escaped, and `<`, `>` outside code spans (else read as HTML tags).
-std::string cell(const std::string& s) {
-  std::string out;
-  bool code = false;
-  for (char c : s) {
-    if (c == '`') code = !code;
-    if (c == '|')
-      out += "\\|";
-    else if (!code && c == '<')
-      out += "&lt;";
-    else if (!code && c == '>')
-      out += "&gt;";
-    else
-      out += c;
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string key_reference_markdown() {
@@ -166,8 +147,9 @@ std::string key_reference_markdown() {
     }
     out += "| key | type | default | meaning |\n| --- | --- | --- | --- |\n";
     for (const auto& r : s.rows)
-      out += fmt::format("| `{}` | {} | {} | {} |\n", r.path, cell(r.type),
-                         r.default_text == "-" ? "-" : "`" + cell(r.default_text) + "`", cell(r.meaning));
+      out += fmt::format("| `{}` | {} | {} | {} |\n", r.path, markdown_cell(r.type),
+                         r.default_text == "-" ? "-" : "`" + markdown_cell(r.default_text) + "`",
+                         markdown_cell(r.meaning));
   }
   return out;
 }

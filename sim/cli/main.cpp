@@ -12,6 +12,7 @@
 #include <iostream>
 #include <system_error>
 #include <simgrid/s4u/Engine.hpp>
+#include <tuple>
 
 #include "sim/cli/calibrate_command.hpp"
 #include "sim/cli/commands.hpp"
@@ -86,24 +87,8 @@ std::string allocator_in_use() {
 #endif
 }
 
-// The whole program; child processes forked by sweeps and calibrations call it too
-// (sim/sweep/child_process.hpp).
-int aggsim_main(int argc, char** argv) {
-  aggsim::remember_program_arguments(argv);  // for the re-execution ns-3 runs need (see there)
-  std::vector<std::string> args(argv + 1, argv + argc);
-  aggsim::cli::RunOptions options;
-  options.simgrid_args = take_simgrid_args(args);
-  show_simgrid_help_if_asked(args, options.simgrid_args);
-
-  CLI::App app{"aggsim: discrete-event simulation of gradient aggregation in distributed training", "aggsim"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", std::function<std::string()>([] {  // probes the allocator only when asked
-                         return fmt::format("aggsim {}, allocator: {}", AGGSIM_VERSION, allocator_in_use());
-                       }));
-  app.footer(
-      "SimGrid flags (--cfg=..., --log=...) are passed through to SimGrid; --cfg=help and --log=help list "
-      "them.");
-
+// `run` and `validate`: the verbs that take one scenario (and --set overrides of its keys).
+std::pair<CLI::App*, CLI::App*> add_scenario_verbs(CLI::App& app, aggsim::cli::RunOptions& options) {
   auto add_scenario_options = [&](CLI::App* cmd) {
     cmd->add_option("scenario", options.scenario, "scenario YAML file")->required();
     cmd->add_option("--set", options.overrides, "override a key, e.g. --set ranks=64 --set algorithm.op=sum")
@@ -125,8 +110,11 @@ int aggsim_main(int argc, char** argv) {
                 "replace the output folder even if it holds a different scenario's run");
   CLI::App* validate = app.add_subcommand("validate", "check a scenario and its platform without running it");
   add_scenario_options(validate);
+  return {run, validate};
+}
+
+CLI::App* add_list_verb(CLI::App& app, aggsim::cli::ListOptions& list_options) {
   CLI::App* list = app.add_subcommand("list", "list algorithms, compressors, topologies and network presets");
-  aggsim::cli::ListOptions list_options;
   CLI::Option* list_keys =
       list->add_flag("--keys", list_options.keys,
                      "every scenario key with its type, default and meaning (scenarios/KEYS.md)");
@@ -136,7 +124,12 @@ int aggsim_main(int argc, char** argv) {
       ->excludes(list_keys);
   list->add_flag("--markdown", list_options.markdown,
                  "with --keys or --outputs: print the Markdown reference");
-  aggsim::cli::SweepOptions sweep_options;
+  return list;
+}
+
+// `sweep` and its verbs (expand, run, slurm, merge); also the --point option, whose presence the
+// sweep command needs to know.
+std::pair<CLI::App*, CLI::Option*> add_sweep_verbs(CLI::App& app, aggsim::cli::SweepOptions& sweep_options) {
   CLI::App* sweep = app.add_subcommand("sweep", "expand, run (locally or on Slurm) and merge a sweep file");
   sweep->require_subcommand(1);
   auto add_sweep_verb = [&](const std::string& verb, const std::string& help) {
@@ -146,6 +139,9 @@ int aggsim_main(int argc, char** argv) {
     cmd->add_option("--out", sweep_options.out_dir, "output folder (default: sweep.out, else out/<name>)");
     cmd->add_option("--grid", sweep_options.extras.grid,
                     "sweep a key over values, e.g. --grid ranks=8,16,32 (repeatable; works on any scenario)")
+        ->allow_extra_args(false);
+    cmd->add_option("--set", sweep_options.extras.sets,
+                    "override a key at every point, e.g. --set steps=1 (repeatable; as for run)")
         ->allow_extra_args(false);
     cmd->add_option("--repeat", sweep_options.extras.repeat,
                     "runs per point, each with a seed derived from the scenario's (overrides repeat:)")
@@ -181,11 +177,10 @@ int aggsim_main(int argc, char** argv) {
       "--merge-job", sweep_options.merge_job,
       "also write a merge job and submit.sh, which submits it to run after the array (afterany)");
   add_sweep_verb("merge", "merge the finished points' summary.json into results.csv");
-  aggsim::cli::MeasuredOptions measured_options;
-  const auto [calibrate, compare] = aggsim::cli::add_measured_verbs(app, measured_options);
-  aggsim::cli::PerfCommandOptions perf_options;
-  CLI::App* perf = aggsim::cli::add_perf_verb(app, perf_options);
-  aggsim::cli::BenchOptions bench_options;
+  return {sweep, point};
+}
+
+CLI::App* add_bench_verb(CLI::App& app, aggsim::cli::BenchOptions& bench_options) {
   CLI::App* bench = app.add_subcommand(
       "bench",
       "wall time, peak memory and message rate of a ring all-reduce step beside a bare SimGrid program");
@@ -203,55 +198,35 @@ int aggsim_main(int argc, char** argv) {
   bench->add_option("--network", bench_options.network, "network preset")
       ->check(CLI::IsMember({"lv08", "alpha_beta"}))
       ->capture_default_str();
+  return bench;
+}
 
-  if (const std::string empty = aggsim::cli::empty_option_value(app, args); !empty.empty()) {
-    std::cerr << "aggsim: error: " << aggsim::printable(empty) << "\n";
+// A command line CLI11 refused (or --help, --version): the message and the exit code.
+int report_parse_error(const CLI::App& app, const CLI::ParseError& e, CLI::App* sweep,
+                       const std::vector<std::string>& args) {
+  // `aggsim sweep` or `aggsim sweep FILE` without a verb: name the verbs (CLI11 only says one is
+  // needed); a word that is no file (`aggsim sweep frob`) is a misspelt verb (option_error).
+  const bool file_given = args.size() > 1 && std::filesystem::exists(args[1]);
+  if (sweep->parsed() && sweep->get_subcommands().empty() && e.get_exit_code() != 0 &&
+      (args.size() < 2 || file_given)) {
+    std::string verbs;
+    for (const CLI::App* verb : sweep->get_subcommands([](CLI::App*) { return true; }))
+      verbs += (verbs.empty() ? "" : " | ") + verb->get_name();
+    std::cerr << "aggsim: error: sweep: give a verb first: aggsim sweep " << verbs
+              << " SWEEP.yaml (e.g. aggsim sweep run SWEEP.yaml --jobs 2; aggsim sweep --help lists them)\n";
     return 2;
   }
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+  std::cerr << "aggsim: error: " << aggsim::cli::option_error(e, args)
+            << "\nRun with --help for more information.\n";
+  return 2;
+}
+
+// Runs the chosen verb; what it throws becomes a message on stderr and the exit code: 2 for bad
+// input, 1 for a failed simulation or an internal error, the signal's for an interruption.
+int run_reporting_errors(const std::function<int()>& verb) {
   try {
-    app.parse(reversed);
-  } catch (const CLI::ParseError& e) {
-    // `aggsim sweep` or `aggsim sweep FILE` without a verb: name the verbs (CLI11 only says one is
-    // needed); a word that is no file (`aggsim sweep frob`) is a misspelt verb (option_error).
-    const bool file_given = args.size() > 1 && std::filesystem::exists(args[1]);
-    if (sweep->parsed() && sweep->get_subcommands().empty() && e.get_exit_code() != 0 &&
-        (args.size() < 2 || file_given)) {
-      std::string verbs;
-      for (const CLI::App* verb : sweep->get_subcommands([](CLI::App*) { return true; }))
-        verbs += (verbs.empty() ? "" : " | ") + verb->get_name();
-      std::cerr
-          << "aggsim: error: sweep: give a verb first: aggsim sweep " << verbs
-          << " SWEEP.yaml (e.g. aggsim sweep run SWEEP.yaml --jobs 2; aggsim sweep --help lists them)\n";
-      return 2;
-    }
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    std::cerr << "aggsim: error: " << aggsim::cli::option_error(e, args)
-              << "\nRun with --help for more information.\n";
-    return 2;
-  }
-  if (const std::string empty = aggsim::cli::empty_positional(app); !empty.empty()) {
-    std::cerr << "aggsim: error: " << aggsim::printable(empty) << "\n";
-    return 2;
-  }
-  try {
-    aggsim::cli::check_environment();
-    if (*run) return aggsim::cli::run_command(options);
-    if (*validate) return aggsim::cli::validate_command(options);
-    if (*sweep) {
-      sweep_options.simgrid_args = options.simgrid_args;
-      sweep_options.point_given = point->count() > 0;
-      return aggsim::cli::sweep_command(sweep_options);
-    }
-    measured_options.simgrid_args = options.simgrid_args;
-    if (*calibrate) return aggsim::cli::calibrate_command(measured_options);
-    if (*compare) return aggsim::cli::compare_command(measured_options);
-    if (*perf) {
-      perf_options.simgrid_args = options.simgrid_args;
-      return aggsim::cli::perf_command(perf_options);
-    }
-    if (*list) return aggsim::cli::list_command(list_options);
-    if (*bench) return aggsim::cli::bench_command(bench_options);
+    return verb();
   } catch (const aggsim::InputError& e) {
     std::cerr << "aggsim: error: " << e.what() << "\n";
     return 2;
@@ -275,7 +250,76 @@ int aggsim_main(int argc, char** argv) {
     std::cerr << "aggsim: internal error: " << aggsim::printable(e.what()) << "\n";
     return 1;
   }
-  return 0;
+}
+
+// The whole program; child processes forked by sweeps and calibrations call it too
+// (sim/sweep/child_process.hpp).
+int aggsim_main(int argc, char** argv) {
+  aggsim::remember_program_arguments(argv);  // for the re-execution ns-3 runs need (see there)
+  std::vector<std::string> args(argv + 1, argv + argc);
+  aggsim::cli::RunOptions options;
+  options.simgrid_args = take_simgrid_args(args);
+  show_simgrid_help_if_asked(args, options.simgrid_args);
+
+  CLI::App app{"aggsim: discrete-event simulation of gradient aggregation in distributed training", "aggsim"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::function<std::string()>([] {  // probes the allocator only when asked
+                         return fmt::format("aggsim {}, allocator: {}", AGGSIM_VERSION, allocator_in_use());
+                       }));
+  app.footer(
+      "SimGrid flags (--cfg=..., --log=...) are passed through to SimGrid; --cfg=help and --log=help list "
+      "them.");
+
+  // Plain variables, not structured bindings: the lambda below captures them (C++17 cannot capture
+  // a binding).
+  CLI::App *run = nullptr, *validate = nullptr, *sweep = nullptr, *calibrate = nullptr, *compare = nullptr;
+  CLI::Option* point = nullptr;
+  std::tie(run, validate) = add_scenario_verbs(app, options);
+  aggsim::cli::ListOptions list_options;
+  CLI::App* list = add_list_verb(app, list_options);
+  aggsim::cli::SweepOptions sweep_options;
+  std::tie(sweep, point) = add_sweep_verbs(app, sweep_options);
+  aggsim::cli::MeasuredOptions measured_options;
+  std::tie(calibrate, compare) = aggsim::cli::add_measured_verbs(app, measured_options);
+  aggsim::cli::PerfCommandOptions perf_options;
+  CLI::App* perf = aggsim::cli::add_perf_verb(app, perf_options);
+  aggsim::cli::BenchOptions bench_options;
+  CLI::App* bench = add_bench_verb(app, bench_options);
+
+  if (const std::string empty = aggsim::cli::empty_option_value(app, args); !empty.empty()) {
+    std::cerr << "aggsim: error: " << aggsim::printable(empty) << "\n";
+    return 2;
+  }
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    return report_parse_error(app, e, sweep, args);
+  }
+  if (const std::string empty = aggsim::cli::empty_positional(app); !empty.empty()) {
+    std::cerr << "aggsim: error: " << aggsim::printable(empty) << "\n";
+    return 2;
+  }
+  return run_reporting_errors([&] {
+    aggsim::cli::check_environment();
+    if (*run) return aggsim::cli::run_command(options);
+    if (*validate) return aggsim::cli::validate_command(options);
+    if (*sweep) {
+      sweep_options.simgrid_args = options.simgrid_args;
+      sweep_options.point_given = point->count() > 0;
+      return aggsim::cli::sweep_command(sweep_options);
+    }
+    measured_options.simgrid_args = options.simgrid_args;
+    if (*calibrate) return aggsim::cli::calibrate_command(measured_options);
+    if (*compare) return aggsim::cli::compare_command(measured_options);
+    if (*perf) {
+      perf_options.simgrid_args = options.simgrid_args;
+      return aggsim::cli::perf_command(perf_options);
+    }
+    if (*list) return aggsim::cli::list_command(list_options);
+    if (*bench) return aggsim::cli::bench_command(bench_options);
+    return 0;
+  });
 }
 
 }  // namespace

@@ -45,6 +45,7 @@ void with_fs_errors(Body&& body) {
 std::vector<std::string> child_args(const SweepOptions& options) {
   std::vector<std::string> args;
   for (const auto& g : options.extras.grid) args.push_back("--grid=" + g);
+  for (const auto& s : options.extras.sets) args.push_back("--set=" + s);
   if (options.extras.repeat > 0) args.push_back("--repeat=" + std::to_string(options.extras.repeat));
   args.insert(args.end(), options.simgrid_args.begin(), options.simgrid_args.end());
   return args;

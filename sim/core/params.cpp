@@ -91,80 +91,133 @@ std::int64_t parse_integer(const ParamSpec& spec, const std::string& text) {
   return v;
 }
 
+double parse_real(const ParamSpec& spec, const std::string& text) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !std::isfinite(v))
+    throw std::invalid_argument(fmt::format("must be a number{} (got '{}')", range_text(spec), text));
+  check_range(spec, v);
+  return v;
+}
+
+bool parse_boolean(const std::string& text) {
+  static const std::vector<std::string> yes = {"true", "on", "yes", "True", "On", "Yes", "TRUE", "ON", "YES"};
+  static const std::vector<std::string> no = {"false", "off",   "no",  "False", "Off",
+                                              "No",    "FALSE", "OFF", "NO"};
+  for (const auto& y : yes)
+    if (text == y) return true;
+  for (const auto& n : no)
+    if (text == n) return false;
+  throw std::invalid_argument(fmt::format("must be true or false (got '{}')", text));
+}
+
+std::string parse_choice(const ParamSpec& spec, const std::string& text) {
+  for (const auto& c : spec.choices)
+    if (text == c) return text;
+  // Choices are lower case; NCCL_PROTO and friends are often written LL128, Simple, Ring.
+  std::string lower = text;
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  throw std::invalid_argument(fmt::format("must be one of {} (got '{}'){}", fmt::join(spec.choices, " | "),
+                                          text, did_you_mean_name(lower, spec.choices)));
+}
+
+// A bandwidth or a speed: positive, and at least `minimum`, below which `too_low` says what would go
+// wrong; then within the spec's range.
+double check_rate(const ParamSpec& spec, double v, const std::string& text, const char* what, double minimum,
+                  const char* too_low) {
+  if (v <= 0) throw std::invalid_argument(fmt::format("must be a positive {} (got '{}')", what, text));
+  if (v < minimum) throw std::invalid_argument(fmt::format("{} (got '{}')", too_low, text));
+  check_range(spec, v);
+  return v;
+}
+
+double parse_bandwidth_param(const ParamSpec& spec, const std::string& text) {
+  return check_rate(spec, units::parse_bandwidth(text), text, "bandwidth", units::kMinBandwidth,
+                    "must be at least 1Bps (8bps), the slowest link aggsim simulates: below it SimGrid's "
+                    "solver loses transfers or a step outlasts its clock");
+}
+
+double parse_speed_param(const ParamSpec& spec, const std::string& text) {
+  return check_rate(spec, units::parse_speed(text), text, "speed", units::kMinSpeed,
+                    "must be at least 1f (one flop per second), the slowest host aggsim simulates: below it "
+                    "a step can outlast the simulated clock");
+}
+
+// One row of the text form of `rows`: numbers separated by spaces (commas already made spaces).
+std::vector<double> parse_number_row(const ParamSpec& spec, const std::string& row_text,
+                                     const std::string& text) {
+  std::vector<double> row;
+  std::size_t pos = 0;
+  while (pos < row_text.size()) {
+    if (row_text[pos] == ' ') {
+      ++pos;
+      continue;
+    }
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(row_text.substr(pos), &used);
+    } catch (const std::exception&) {
+      throw std::invalid_argument(
+          fmt::format("must be rows of numbers, e.g. [[0, 1], [1, 2]] (got '{}')", text));
+    }
+    check_range(spec, v);
+    row.push_back(v);
+    pos += used;
+  }
+  return row;
+}
+
+// Text form (defaults, resolved values): rows separated by ';', numbers by ',' or spaces.
+NumberRows parse_rows(const ParamSpec& spec, const std::string& text) {
+  NumberRows out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t semi = text.find(';', start);
+    std::string row_text = text.substr(start, semi == std::string::npos ? std::string::npos : semi - start);
+    for (char& c : row_text)
+      if (c == ',') c = ' ';
+    std::vector<double> row = parse_number_row(spec, row_text, text);
+    if (!row.empty()) out.push_back(std::move(row));
+    if (semi == std::string::npos) break;
+    start = semi + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 ParamValue parse_param(const ParamSpec& spec, const std::string& text) {
   switch (spec.kind) {
     case ParamKind::integer:
       return parse_integer(spec, text);
-    case ParamKind::real: {
-      std::size_t used = 0;
-      double v = 0;
-      try {
-        v = std::stod(text, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used == 0 || used != text.size() || !std::isfinite(v))
-        throw std::invalid_argument(fmt::format("must be a number{} (got '{}')", range_text(spec), text));
-      check_range(spec, v);
-      return v;
-    }
-    case ParamKind::boolean: {
-      static const std::vector<std::string> yes = {"true", "on",   "yes", "True", "On",
-                                                   "Yes",  "TRUE", "ON",  "YES"};
-      static const std::vector<std::string> no = {"false", "off",   "no",  "False", "Off",
-                                                  "No",    "FALSE", "OFF", "NO"};
-      for (const auto& y : yes)
-        if (text == y) return true;
-      for (const auto& n : no)
-        if (text == n) return false;
-      throw std::invalid_argument(fmt::format("must be true or false (got '{}')", text));
-    }
+    case ParamKind::real:
+      return parse_real(spec, text);
+    case ParamKind::boolean:
+      return parse_boolean(text);
     case ParamKind::text:
       return text;
-    case ParamKind::choice: {
-      for (const auto& c : spec.choices)
-        if (text == c) return text;
-      // Choices are lower case; NCCL_PROTO and friends are often written LL128, Simple, Ring.
-      std::string lower = text;
-      for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-      throw std::invalid_argument(fmt::format("must be one of {} (got '{}'){}",
-                                              fmt::join(spec.choices, " | "), text,
-                                              did_you_mean_name(lower, spec.choices)));
-    }
+    case ParamKind::choice:
+      return parse_choice(spec, text);
     case ParamKind::bytes: {
       auto v = static_cast<double>(units::parse_bytes(text));
       check_range(spec, v);
       return static_cast<std::int64_t>(v);
     }
-    case ParamKind::bandwidth: {
-      double v = units::parse_bandwidth(text);
-      if (v <= 0) throw std::invalid_argument(fmt::format("must be a positive bandwidth (got '{}')", text));
-      if (v < units::kMinBandwidth)
-        throw std::invalid_argument(fmt::format(
-            "must be at least 1Bps (8bps), the slowest link aggsim simulates: below it SimGrid's solver "
-            "loses transfers or a step outlasts its clock (got '{}')",
-            text));
-      check_range(spec, v);
-      return v;
-    }
+    case ParamKind::bandwidth:
+      return parse_bandwidth_param(spec, text);
     case ParamKind::duration: {
       double v = units::parse_duration(text);
       check_range(spec, v);
       return v;
     }
-    case ParamKind::speed: {
-      double v = units::parse_speed(text);
-      if (v <= 0) throw std::invalid_argument(fmt::format("must be a positive speed (got '{}')", text));
-      if (v < units::kMinSpeed)
-        throw std::invalid_argument(fmt::format(
-            "must be at least 1f (one flop per second), the slowest host aggsim simulates: below it a step "
-            "can outlast the simulated clock (got '{}')",
-            text));
-      check_range(spec, v);
-      return v;
-    }
+    case ParamKind::speed:
+      return parse_speed_param(spec, text);
     case ParamKind::integer_list: {
       // Defaults are written "2,4,8"; YAML sequences arrive element by element through the loader.
       std::vector<std::int64_t> out;
@@ -172,41 +225,8 @@ ParamValue parse_param(const ParamSpec& spec, const std::string& text) {
         for (const std::string& item : split_list(text)) out.push_back(parse_integer(spec, item));
       return out;
     }
-    case ParamKind::rows: {
-      // Text form (defaults, resolved values): rows separated by ';', numbers by ',' or spaces.
-      NumberRows out;
-      std::size_t start = 0;
-      while (start < text.size()) {
-        std::size_t semi = text.find(';', start);
-        std::string row_text =
-            text.substr(start, semi == std::string::npos ? std::string::npos : semi - start);
-        for (char& c : row_text)
-          if (c == ',') c = ' ';
-        std::vector<double> row;
-        std::size_t pos = 0;
-        while (pos < row_text.size()) {
-          if (row_text[pos] == ' ') {
-            ++pos;
-            continue;
-          }
-          std::size_t used = 0;
-          double v = 0;
-          try {
-            v = std::stod(row_text.substr(pos), &used);
-          } catch (const std::exception&) {
-            throw std::invalid_argument(
-                fmt::format("must be rows of numbers, e.g. [[0, 1], [1, 2]] (got '{}')", text));
-          }
-          check_range(spec, v);
-          row.push_back(v);
-          pos += used;
-        }
-        if (!row.empty()) out.push_back(std::move(row));
-        if (semi == std::string::npos) break;
-        start = semi + 1;
-      }
-      return out;
-    }
+    case ParamKind::rows:
+      return parse_rows(spec, text);
     case ParamKind::files:
       // Text form (defaults, --set of one file): one path, found by the scenario loader.
       if (text.empty()) throw std::invalid_argument("must name a file");

@@ -88,17 +88,22 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-std::string did_you_mean(const std::string& given, const std::vector<std::string>& known) {
-  std::string hint;
+std::string closest_name(const std::string& given, const std::vector<std::string>& known) {
+  std::string closest;
   std::size_t best = 3;
   for (const auto& name : known) {
     const std::size_t d = edit_distance(given, name);
     if (d < best) {
       best = d;
-      hint = " (did you mean '" + name + "'?)";
+      closest = name;
     }
   }
-  return hint;
+  return closest;
+}
+
+std::string did_you_mean(const std::string& given, const std::vector<std::string>& known) {
+  const std::string closest = closest_name(given, known);
+  return closest.empty() ? "" : " (did you mean '" + closest + "'?)";
 }
 
 std::string did_you_mean_name(const std::string& given, const std::vector<std::string>& known) {
@@ -127,6 +132,23 @@ std::string csv_row(const std::vector<std::string>& fields) {
   std::string row;
   for (std::size_t i = 0; i < fields.size(); ++i) row += (i ? "," : "") + csv_field(fields[i]);
   return row + "\n";
+}
+
+std::string markdown_cell(const std::string& text) {
+  std::string out;
+  bool code = false;
+  for (char c : text) {
+    if (c == '`') code = !code;
+    if (c == '|')
+      out += "\\|";
+    else if (!code && c == '<')
+      out += "&lt;";
+    else if (!code && c == '>')
+      out += "&gt;";
+    else
+      out += c;
+  }
+  return out;
 }
 
 std::string shell_quote(const std::string& text) {

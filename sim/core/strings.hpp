@@ -21,6 +21,8 @@ bool natural_less(const std::string& a, const std::string& b);
 // " (did you mean 'ring_allreduce'?)" when one of `known` is within two edits of `given` (the
 // closest; the first of equals), else "": the one hint every misspelt key and name gets.
 std::string did_you_mean(const std::string& given, const std::vector<std::string>& known);
+// The name did_you_mean suggests, or "" when none is near.
+std::string closest_name(const std::string& given, const std::vector<std::string>& known);
 // did_you_mean for the names of algorithms, compressors and topologies, which people also shorten:
 // failing a near spelling, the one name that starts with `given` followed by '_' or a digit
 // (`ring` -> 'ring_allreduce', `torus` -> 'torus2d_allreduce'), else the one name holding `given` as
@@ -33,6 +35,10 @@ std::string did_you_mean_name(const std::string& given, const std::vector<std::s
 std::string csv_field(const std::string& text);
 // The fields quoted as needed, joined by commas, ending with a line feed.
 std::string csv_row(const std::vector<std::string>& fields);
+
+// `text` as one cell of a Markdown table: `|` escaped, and `<`, `>` outside code spans (else read as
+// HTML tags). The generated references (scenarios/KEYS.md, sim/output/COLUMNS.md) go through it.
+std::string markdown_cell(const std::string& text);
 
 // `text` as one shell word: single quotes keep every byte literal in bash and sh (a quote itself
 // is written '\''). Slurm scripts and the commands error messages suggest go through it.

@@ -97,11 +97,17 @@ void aggregate_step(RankState& st, const RunShared& run, int step) {
     st.ctx.choice = &choice;
     st.comm.begin_call();
     RankContext bucket_ctx = st.ctx.for_bucket(b);
+    const double call_start = sg4::Engine::get_clock();
     st.aggregators[b]->aggregate(bucket_ctx, st.buckets[b]);
+    const double call_end = sg4::Engine::get_clock();
+    rec.hidden_comm +=
+        hidden_part(call_start, call_end, rec.start, st.computing == step ? call_end : rec.compute_end,
+                    run.log.window_start(step));
     st.ctx.choice = nullptr;
     run.calls.report(step, static_cast<int>(b), st.comm.take_call_window(), choice);
   }
   rec.agg_end = sg4::Engine::get_clock();
+  run.log.aggregation_ended(step, rec.agg_end);
   if (run.math) st.compression_of_step[step] = st.compression;
   XBT_VERB("rank %d step %d: aggregation ends", st.ctx.rank, step);
   rec.bytes_sent = st.comm.counters().bytes_sent - c0.bytes_sent;
@@ -125,6 +131,7 @@ void compute_step(RankState& st, const RunShared& run, int step, bool communicat
 void skip_aggregation(RankState& st, const RunShared& run, int step) {
   RankStepRecord& rec = run.log.at(st.ctx.rank, step);
   rec.agg_start = rec.agg_end = rec.compute_end;
+  run.log.aggregation_ended(step, rec.agg_end);
   XBT_VERB("rank %d step %d: local step, no aggregation", st.ctx.rank, step);
 }
 
@@ -160,8 +167,10 @@ void run_compute(RankState& st, const RunShared& run) {
     const Eigen::VectorXf before = run.hooks.after_aggregate && communicates ? values : Eigen::VectorXf();
     const Eigen::Index size = values.size();
     if (communicates) cut_into_buckets(st, run, values);
+    st.computing = step;
     compute_step(st, run, step, communicates);
     rec.compute_end = sg4::Engine::get_clock();
+    st.computing = -1;
     if (!communicates)
       skip_aggregation(st, run, step);
     else if (pipelined(run))

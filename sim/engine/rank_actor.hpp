@@ -52,6 +52,9 @@ struct RankState {
   std::map<int, CompressionTally> compression_of_step;
   sg4::SemaphorePtr ready = sg4::Semaphore::create(0);
   sg4::SemaphorePtr done = sg4::Semaphore::create(0);
+  // The step whose forward and backward pass the compute actor is in, or -1: a call that ends while
+  // its step's compute goes on ran hidden behind it up to its end.
+  int computing = -1;
   RankState(int rank, int world) : comm(rank, world) {}
 };
 

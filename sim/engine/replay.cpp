@@ -46,6 +46,7 @@ void ReplayBook::end_replayed(int rank, int step, int repeats, Comm& comm) {
   rec.compute_end = rec.start + (was.compute_end - was.start);
   rec.agg_start = rec.start + (was.agg_start - was.start);
   rec.agg_end = rec.start + (was.agg_end - was.start);
+  rec.hidden_comm = was.hidden_comm;  // its calls ran as the recorded step's did
   const auto& windows = simulated_.at(repeats).tapes[static_cast<std::size_t>(rank)].calls;
   for (std::size_t b = 0; b < windows.size(); ++b) {
     if (windows[b].empty()) continue;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <simgrid/s4u.hpp>
 
@@ -441,6 +442,25 @@ void run_engine(const Scenario& sc, sg4::Engine& engine, const SimulationHooks& 
   if (hooks.progress) progress(true);
 }
 
+// Each rank's host and node for the trace: a node shared by several ranks is named after its
+// aggsim_node property (`node-3`, as the generators number nodes); a host alone on its node is its
+// own node.
+std::vector<RankPlace> rank_places(const std::vector<sg4::Host*>& hosts, const RankLayout& layout) {
+  std::map<int, int> ranks_on;
+  for (int node : layout.node_of_rank) ++ranks_on[node];
+  std::vector<RankPlace> places;
+  for (std::size_t r = 0; r < hosts.size(); ++r) {
+    RankPlace p{hosts[r]->get_name(), hosts[r]->get_name()};
+    const int node = r < layout.node_of_rank.size() ? layout.node_of_rank[r] : -1;
+    if (node >= 0 && ranks_on[node] > 1) {
+      const char* property = hosts[r]->get_property(kNodeProperty);
+      p.node = fmt::format("node-{}", property ? property : std::to_string(node));
+    }
+    places.push_back(std::move(p));
+  }
+  return places;
+}
+
 }  // namespace
 
 SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& simgrid_args,
@@ -493,7 +513,8 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
   result.sim_time_s = sg4::Engine::get_clock();
   if (tracer) {
     const LinkTraffic traffic(tracer->comms(), hosts);
-    result.extra_files = {{"trace.json", tracer->chrome_trace(result.log, sc.name, traffic.loads())},
+    result.extra_files = {{"trace.json", tracer->chrome_trace(result.log, sc.name, traffic.loads(),
+                                                              rank_places(hosts, prepared.layout))},
                           {"links.csv", links_csv(engine, traffic, result.sim_time_s, link_load,
                                                   link_places(sc.platform, engine, hosts))}};
   }

@@ -16,10 +16,20 @@ struct RankStepRecord {
   double agg_end = 0;      // aggregation returned: the step's result is usable on this rank
   std::uint64_t bytes_sent = 0;
   std::uint64_t messages_sent = 0;
+  // Its aggregation calls' own time (entering a call to leaving it) that ran while it computed this
+  // step, inside the step's window (hidden_part, summed over the calls).
+  double hidden_comm = 0;
 };
 
+// The part of one aggregation call, entered at `from` and left at `to`, that ran while its rank
+// computed the step ([start, compute_end]; pass compute_end = to while the rank still computes) and
+// inside the step's window, which starts at `window_start`. Without a window start (some rank has
+// not ended the previous step's aggregation, so the window starts after `to`) nothing counts.
+double hidden_part(double from, double to, double start, double compute_end,
+                   std::optional<double> window_start);
+
 // Records are allocated a step at a time, when a rank first reaches the step, so memory follows
-// the steps actually run (ranks x 48 bytes each), never the `steps` a scenario asks for.
+// the steps actually run (ranks x 56 bytes each), never the `steps` a scenario asks for.
 // References returned by at() stay valid while later steps are added.
 class StepLog {
  public:
@@ -32,11 +42,23 @@ class StepLog {
   const RankStepRecord& at(int rank, int step) const;
   int ranks() const { return ranks_; }
   int steps() const { return steps_; }
-  // Steps with records (the highest step reached plus one).
+  // A rank ended its aggregation of `step` at `at` (its agg_end; a local step's too).
+  void aggregation_ended(int step, double at);
+  // Where `step`'s window starts (the previous step's end, when every rank ended its aggregation;
+  // 0 for step 0); none while some rank is still in the previous step's aggregation. Read while
+  // steps are simulated; a replayed step's records are copied (sim/engine/replay.hpp).
+  std::optional<double> window_start(int step) const;
 
  private:
+  // When the ranks ended a step's aggregation: how many did, the latest end.
+  struct StepEnd {
+    int ranks = 0;
+    double latest = 0;
+  };
+  void reach(int step);
   int ranks_, steps_, every_;
   std::deque<std::vector<RankStepRecord>> records_;  // one block of `ranks_` records per step
+  std::deque<StepEnd> ends_;                         // one per block of records_
 };
 
 // One row of steps.csv. A step's window runs from the previous step's end_time_s (0 for step 0) to
@@ -56,6 +78,10 @@ struct StepSummary {
   // later of compute end and aggregation start to aggregation end (equals comm_time_s when nothing
   // overlaps).
   double exposed_comm_time_s = 0;
+  // The aggregation calls' own time that ran while the rank computed, within the window, on the
+  // critical rank: the one exposed_comm_time_s is measured on (the first of equals). On that rank
+  // exposed + hidden is the time spent in calls (hidden_part, RankStepRecord::hidden_comm).
+  double hidden_comm_time_s = 0;
   std::uint64_t bytes_sent = 0;
   std::uint64_t messages_sent = 0;
   // Held-out evaluation of the averaged model, on evaluated steps of workload runs.

@@ -86,7 +86,8 @@ void link_counters(Events& out, int pid, const std::vector<LinkLoad>& link_loads
 }  // namespace
 
 std::string Tracer::chrome_trace(const StepLog& log, const std::string& title,
-                                 const std::vector<LinkLoad>& link_loads) const {
+                                 const std::vector<LinkLoad>& link_loads,
+                                 const std::vector<RankPlace>& places) const {
   Events out;
   std::map<MessageKey, std::pair<FlowEnd, FlowEnd>> messages;  // send end, receive end
   std::map<int, std::vector<const WorkSpan*>> work_by_rank;
@@ -103,6 +104,15 @@ std::string Tracer::chrome_trace(const StepLog& log, const std::string& title,
     metadata(out, "process_name", r, 0, fmt::format("rank {}", r));
     out.push_back(fmt::format(
         "{{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":{},\"args\":{{\"sort_index\":{}}}}}", r, r));
+    if (static_cast<std::size_t>(r) < places.size()) {
+      // `labels` is what viewers show beside the process name; `host` and `node` are for scripts.
+      const RankPlace& p = places[static_cast<std::size_t>(r)];
+      const std::string label = p.node == p.host ? p.host : fmt::format("{} on {}", p.host, p.node);
+      out.push_back(fmt::format(
+          "{{\"name\":\"process_labels\",\"ph\":\"M\",\"pid\":{},\"args\":{{\"labels\":{},\"host\":{},"
+          "\"node\":{}}}}}",
+          r, nlohmann::json(label).dump(), nlohmann::json(p.host).dump(), nlohmann::json(p.node).dump()));
+    }
     metadata(out, "thread_name", r, 0, "steps");
     for (int s = 0; s < log.steps(); ++s) {
       const RankStepRecord& rec = log.at(r, s);

@@ -49,19 +49,28 @@ struct WorkSpan {
   std::string lane_name = {};
 };
 
+// Where a rank runs, for the trace's process labels: its host and its node (the node's name, or the
+// host's when the host is alone on its node).
+struct RankPlace {
+  std::string host;
+  std::string node;
+};
+
 class Tracer {
  public:
   void comm(const CommSpan& span) { comms_.push_back(span); }
   void work(WorkSpan span) { work_.push_back(std::move(span)); }
   const std::vector<CommSpan>& comms() const { return comms_; }
 
-  // The Chrome trace: one process per rank; thread 0 holds the step phases and host work, each
+  // The Chrome trace: one process per rank (labelled with its host and node when `places` gives
+  // them); thread 0 holds the step phases and host work, each
   // further thread one lane of non-overlapping sends or receives, then one thread per named work
   // lane (thread 100000 + lane); a flow (arrow) from each send to
   // its receive; then one process "links" with a counter track per loaded link. Times in
   // microseconds. The format is described in analysis/README.md ("Timeline").
   std::string chrome_trace(const StepLog& log, const std::string& title,
-                           const std::vector<LinkLoad>& link_loads = {}) const;
+                           const std::vector<LinkLoad>& link_loads = {},
+                           const std::vector<RankPlace>& places = {}) const;
 
  private:
   std::vector<CommSpan> comms_;

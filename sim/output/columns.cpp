@@ -28,7 +28,14 @@ const OutputTable& collectives_table() {
            "all-gather and hierarchical schemes (their intra- and inter-node phases are inside the one "
            "call) and for decentralized schemes (each rank averages with its neighbours only); the "
            "workers for a parameter server with `placement: dedicated` (`2-15` with servers 0 and 1)"},
-          {"algorithm", "", "the scenario's `algorithm.name`"},
+          {"collective", "",
+           "what the call runs: `all_reduce`, `all_gather`, `reduce_scatter`, `broadcast` (nccl-tests' "
+           "collectives, whose bus factors `busbw_GBps` uses), `parameter_server` (push to servers and pull "
+           "back) or `neighbor_exchange` (decentralized schemes)"},
+          {"algorithm", "",
+           "what ran: the scenario's `algorithm.name`, except for `nccl_allreduce` with another "
+           "`collective`, whose calls are `nccl_allgather`, `nccl_reducescatter` or `nccl_broadcast`, "
+           "NCCL's calls of those names"},
           {"nccl_algorithm", "", "the algorithm an NCCL-style tuner chose for the call (empty: none chose)"},
           {"protocol", "", "the protocol it chose (LL, LL128, Simple; empty: none chose)"},
           {"channels", "", "the channels it chose (empty: none chose)"},
@@ -66,6 +73,7 @@ const OutputTable& summary_table() {
           {"ranks", "", "simulated ranks"},
           {"steps", "", "simulated steps"},
           {"algorithm", "", "`algorithm.name`"},
+          {"collective", "", "what its calls run (collectives.csv's `collective`)"},
           {"op", "", "`algorithm.op`"},
           {"compression", "", "`compression.name`"},
           {"network", "", "the network preset"},
@@ -81,6 +89,7 @@ const OutputTable& summary_table() {
           {"sim_time_s", "s", "simulated end time"},
           {"mean_step_time_s", "s", "mean of `step_time_s`"},
           {"exposed_comm_time_s", "s", "mean of `exposed_comm_time_s`"},
+          {"hidden_comm_time_s", "s", "mean of `hidden_comm_time_s`"},
           {"collective_calls", "", "aggregation calls (rows of collectives.csv)"},
           {"collective_time_s", "s", "mean `time_s` of the calls that transferred anything (null if none)"},
           {"collective_dense_bytes", "bytes", "mean `dense_bytes` of those calls"},
@@ -153,24 +162,6 @@ std::vector<const OutputTable*> tables() {
   return {&steps_table(), &collectives_table(), &summary_table(), &results_table()};
 }
 
-// A Markdown table cell: `|` escaped, and `<`, `>` outside code spans (else read as HTML tags).
-std::string cell_text(const std::string& s) {
-  std::string out;
-  bool code = false;
-  for (char c : s) {
-    if (c == '`') code = !code;
-    if (c == '|')
-      out += "\\|";
-    else if (!code && c == '<')
-      out += "&lt;";
-    else if (!code && c == '>')
-      out += "&gt;";
-    else
-      out += c;
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string output_reference_markdown() {
@@ -184,7 +175,7 @@ std::string output_reference_markdown() {
     out += fmt::format("\n## `{}`\n\n{}\n\n| column | unit | meaning |\n| --- | --- | --- |\n", t->file,
                        t->what);
     for (const auto& c : t->columns)
-      out += fmt::format("| `{}` | {} | {}{} |\n", c.name, c.unit, cell_text(c.meaning),
+      out += fmt::format("| `{}` | {} | {}{} |\n", c.name, c.unit, markdown_cell(c.meaning),
                          c.optional ? " (only when it applies)" : "");
   }
   return out;

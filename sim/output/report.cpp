@@ -53,13 +53,13 @@ std::vector<StepSummary> step_summaries(const SimulationResult& result) {
 
 CallBandwidth call_bandwidth(const Scenario& sc, int group_size) {
   CallBandwidth bw;
-  const CollectiveKind kind =
-      sc.algorithm.entry ? sc.algorithm.entry->collective : CollectiveKind::all_reduce;
-  const double p = group_size;
-  bw.algbw_applies = kind != CollectiveKind::neighbor_exchange;
-  bw.busbw_applies = kind == CollectiveKind::all_reduce || kind == CollectiveKind::all_gather;
-  if (kind == CollectiveKind::all_reduce && p > 0) bw.bus_factor = 2 * (p - 1) / p;
-  if (kind == CollectiveKind::all_gather) bw.bus_factor = p - 1;
+  bw.call = sc.algorithm.entry ? call_identity(*sc.algorithm.entry, sc.algorithm.params)
+                               : CallIdentity{CollectiveKind::all_reduce, sc.algorithm.name};
+  bw.algbw_applies = bw.call.collective != CollectiveKind::neighbor_exchange;
+  // nccl-tests' factor applies to its size, the collective's whole buffer: p times one rank's payload.
+  const std::optional<double> factor = nccl_tests_bus_factor(bw.call.collective, group_size);
+  bw.busbw_applies = factor.has_value();
+  if (factor) bw.bus_factor = *factor * (bw.call.per_rank_bytes ? group_size : 1);
   return bw;
 }
 
@@ -117,7 +117,8 @@ std::string collectives_csv(const Scenario& sc, const SimulationResult& result) 
       csv.cell("step", fmt::format("{}", s))
           .cell("bucket", fmt::format("{}", b))
           .cell("rank_group", result.rank_group)
-          .cell("algorithm", sc.algorithm.name)
+          .cell("collective", collective_kind_name(bw.call.collective))
+          .cell("algorithm", bw.call.algorithm)
           .cell("nccl_algorithm", r.choice.nccl_algorithm)
           .cell("protocol", r.choice.protocol)
           .cell("channels", r.choice.channels > 0 ? fmt::format("{}", r.choice.channels) : "")
@@ -244,6 +245,7 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result,
   j.set("ranks", sc.ranks);
   j.set("steps", sc.steps);
   j.set("algorithm", sc.algorithm.name);
+  j.set("collective", collective_kind_name(call_bandwidth(sc, result.group_size).call.collective));
   j.set("op", reduce_kind_name(sc.algorithm.op.kind));
   j.set("compression", sc.compression.name);
   j.set("network", network_preset_name(sc.network));
@@ -257,14 +259,16 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result,
                                           : nlohmann::ordered_json("synthetic"));
   j.set("sim_time_s", result.sim_time_s);
   j.set("mean_step_time_s", mean_step_time_s(steps));
-  double exposed = 0;
+  double exposed = 0, hidden = 0;
   int communicated = 0;
   for (const auto& s : steps) {
     exposed += s.exposed_comm_time_s;
+    hidden += s.hidden_comm_time_s;
     communicated += s.communicated;
   }
   const double n = steps.empty() ? 1.0 : static_cast<double>(steps.size());
   j.set("exposed_comm_time_s", exposed / n);
+  j.set("hidden_comm_time_s", hidden / n);
   // Over every call of the run that transferred anything: sums of bytes over the sum of times, so
   // the means below give the bandwidths exactly (as nccl-tests derives them from its mean time).
   const CallTotals calls = call_totals(result, 0, sc.steps - 1);

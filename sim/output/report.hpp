@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/registry.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/output/run_folder.hpp"
 
@@ -13,6 +14,7 @@ namespace aggsim {
 // the collective's bus factor / time), with time from a call's first transfer to its last
 // (sim/output/columns.cpp and step_columns.cpp have the definitions; sim/output/README.md why).
 struct CallBandwidth {
+  CallIdentity call;  // what the calls run: collectives.csv's `collective` and `algorithm`
   bool algbw_applies = false;
   bool busbw_applies = false;
   double bus_factor = 0;

@@ -90,6 +90,13 @@ const std::vector<StepColumn>& step_columns() {
        math_cell(&StepMath::rank_spread)},
       {{"communicated", "", "1 on a step that aggregated, 0 on a local step of `algorithm.every`"},
        [](const StepRow& r) { return std::string(r.step.communicated ? "1" : "0"); }},
+      // Last: readers that take columns by position keep theirs.
+      {{"hidden_comm_time_s", "s",
+        "the aggregation calls' own time that ran while the rank computed (DDP buckets during the backward "
+        "pass), on the rank `exposed_comm_time_s` is measured on: the sum over its calls of |[call entered, "
+        "call left] ∩ [compute start, compute end]|, within the window. Never more than the calls took; "
+        "`exposed_comm_time_s` + `hidden_comm_time_s` is that rank's time in calls"},
+       [](const StepRow& r) { return number(r.step.hidden_comm_time_s); }},
   };
   return columns;
 }

@@ -1,6 +1,7 @@
 #include "sim/platform/platform.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <boost/property_tree/ptree.hpp>
@@ -30,10 +31,21 @@ const char* fabric_name(Fabric fabric) {
   return "?";
 }
 
+namespace {
+constexpr Fabric kFabrics[] = {Fabric::infiniband, Fabric::roce, Fabric::ethernet};
+}  // namespace
+
+std::vector<std::string> fabric_names() {
+  std::vector<std::string> names;
+  for (Fabric f : kFabrics) names.push_back(fabric_name(f));
+  return names;
+}
+
 Fabric parse_fabric(const std::string& name) {
-  for (Fabric f : {Fabric::infiniband, Fabric::roce, Fabric::ethernet})
+  for (Fabric f : kFabrics)
     if (name == fabric_name(f)) return f;
-  throw std::invalid_argument(fmt::format("unknown fabric '{}' (infiniband | roce | ethernet)", name));
+  throw std::invalid_argument(
+      fmt::format("unknown fabric '{}' ({})", name, fmt::join(fabric_names(), " | ")));
 }
 
 Fabric xml_fabric(const std::string& file) {

@@ -24,6 +24,8 @@ struct PlatformOverride {
 // aggsim_fabric): what `network: auto` models the links between nodes as.
 enum class Fabric { infiniband, roce, ethernet };
 const char* fabric_name(Fabric fabric);
+// The names parse_fabric accepts, in the order messages and the key reference list them.
+std::vector<std::string> fabric_names();
 // Throws std::invalid_argument naming the accepted values.
 Fabric parse_fabric(const std::string& name);
 

@@ -1,12 +1,15 @@
 #include "sim/scenario/calibration.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "sim/core/error.hpp"
 #include "sim/core/input_file.hpp"
+#include "sim/platform/platform_spec.hpp"
 #include "sim/scenario/yaml_reader.hpp"
 
 namespace aggsim {
@@ -195,8 +198,9 @@ Calibration load_calibration(const std::string& file, const std::vector<ParamSpe
     }
     if (auto v = map.get("fabric")) {
       cal.fabric = v->scalar();
-      if (cal.fabric != "infiniband" && cal.fabric != "roce" && cal.fabric != "ethernet")
-        v->fail(fmt::format("must be infiniband | roce | ethernet (got '{}')", cal.fabric));
+      const std::vector<std::string> fabrics = fabric_names();
+      if (std::find(fabrics.begin(), fabrics.end(), cal.fabric) == fabrics.end())
+        v->fail(fmt::format("must be {} (got '{}')", fmt::join(fabrics, " | "), cal.fabric));
       cal.fabric_where = v->location();
     }
     map.finish();

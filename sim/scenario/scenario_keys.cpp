@@ -1,5 +1,6 @@
 #include "sim/scenario/scenario_keys.hpp"
 
+#include "sim/platform/platform_spec.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/workload/options.hpp"
 
@@ -40,7 +41,7 @@ const std::vector<std::string>& scenario_sections() {
   return sections;
 }
 
-std::vector<ParamSpec> platform_choice_param_specs() {
+std::vector<ParamSpec> platform_param_specs() {
   std::vector<std::string> topologies;
   for (const auto& t : topology_table()) topologies.push_back(t.name);
   return {
@@ -49,6 +50,14 @@ std::vector<ParamSpec> platform_choice_param_specs() {
                 "installed data (`cluster_16` names platforms/cluster_16.xml); or give topology"),
       ParamSpec("topology", ParamKind::choice, "", "a generated platform; its keys are listed below")
           .one_of(topologies),
+      ParamSpec("fabric", ParamKind::choice, "",
+                "the network between nodes, after which `network: auto` models their links (infiniband, "
+                "roce: latency + size/bandwidth; ethernet: lv08); default: a platform file's aggsim_fabric "
+                "property, else infiniband")
+          .one_of(fabric_names()),
+      ParamSpec("overrides", ParamKind::text, "",
+                "per-host or per-node values of a generated platform; later entries win")
+          .shown_as("list of mappings"),
   };
 }
 

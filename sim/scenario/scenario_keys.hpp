@@ -14,8 +14,9 @@ namespace aggsim {
 std::vector<ParamSpec> top_level_param_specs();
 // The mappings a scenario holds at its top level, in the order the reference lists them.
 const std::vector<std::string>& scenario_sections();
-// `platform:` either names a file or a generator; a generator's keys are its topology's.
-std::vector<ParamSpec> platform_choice_param_specs();
+// The keys of `platform:` beside a generator's own (which are its topology's): a file or a
+// generator, the fabric between nodes, and a generated platform's overrides.
+std::vector<ParamSpec> platform_param_specs();
 // `platform.overrides:` entries: a selector, then override_param_specs() values.
 std::vector<ParamSpec> override_selector_param_specs();
 // `compute:`, with straggler_param_specs() under `straggler.`.

@@ -127,6 +127,25 @@ void reject_generator_keys(const YamlMap& platform, const std::string& file) {
   }
 }
 
+// A misspelt generator key beside `file:` (`--grid platform.bandwdith=...` on an XML platform):
+// " (did you mean 'bandwidth'? a key of generated platforms; the platform is the file F)", or "".
+std::string near_generator_key(const std::string& key, const std::string& file) {
+  std::set<std::string> keys;
+  for (const auto& topology : topology_table())
+    for (const auto& group : group_params(topology.params)) {
+      if (!group.prefix.empty()) keys.insert(group.prefix);
+      for (const auto& spec : group.specs)
+        if (group.prefix.empty()) keys.insert(spec.key);
+    }
+  keys.insert("overrides");
+  const std::string near = closest_name(key, {keys.begin(), keys.end()});
+  if (near.empty()) return "";
+  return fmt::format(
+      " (did you mean '{}'? a key of generated platforms, 'platform: {{topology: ...}}'; this "
+      "platform is the file {}: change the XML instead)",
+      near, file);
+}
+
 // "unknown algorithm 'rign_allreduce' (did you mean 'ring_allreduce'?) (available: a | b | ...)"
 template <class Table>
 std::string unknown_name(const std::string& what, const std::string& given, const Table& table) {
@@ -148,6 +167,31 @@ std::set<std::string> keys_taken(const std::vector<ParamSpec>& specs) {
     for (const auto& spec : group.specs) keys.insert(spec.key);
   }
   return keys;
+}
+
+// Where a key that `chosen` does not take belongs among the other entries of `table` (algorithms or
+// compressors): " ('rank' is a key of compressor powersgd | atomo, not of topk)" for another entry's
+// key, " (did you mean 'rank', a key of ...?)" for a near spelling of one, else "".
+template <class Table>
+std::string key_of_others(const std::string& key, const Table& table, const char* what,
+                          const std::string& chosen) {
+  const auto owners_of = [&](const std::string& k) {
+    std::vector<std::string> owners;
+    for (const auto& entry : table)
+      if (entry.name != chosen && keys_taken(entry.params).count(k)) owners.push_back(entry.name);
+    return owners;
+  };
+  if (const auto owners = owners_of(key); !owners.empty())
+    return fmt::format(" ('{}' is a key of {} {}, not of {})", key, what, fmt::join(owners, " | "), chosen);
+  std::set<std::string> keys;
+  for (const auto& entry : table)
+    if (entry.name != chosen)
+      for (const auto& k : keys_taken(entry.params))
+        if (k != "name") keys.insert(k);
+  const std::string near = closest_name(key, {keys.begin(), keys.end()});
+  if (near.empty()) return "";
+  return fmt::format(" (did you mean '{}', a key of {} {}, not of {}?)", near, what,
+                     fmt::join(owners_of(near), " | "), chosen);
 }
 
 // The keys `section:` takes when its name is `name` (common algorithm keys included); empty when
@@ -315,7 +359,8 @@ PlatformSpec read_platform(YamlMap& top, const std::string& scenario_file) {
   } else {
     map.value().fail("needs 'file: PLATFORM.xml' or 'topology: cluster | fat_tree | torus | dragonfly'");
   }
-  map.finish();
+  map.finish(
+      [&](const std::string& key) { return file ? near_generator_key(key, spec.file) : std::string(); });
   return spec;
 }
 
@@ -443,9 +488,13 @@ void read_algorithm_section(YamlMap& top, Scenario& sc) {
   sc.algorithm.params = alg.params(info->params);
   check_every(alg, sc);
   check_granularity(alg, sc);
+  // A nested key ("graph.kind", of the mapping `graph:`) is not looked up here: getting it would
+  // accept it written flat, `graph.kind: torus`, and ignore it.
   for (const auto& spec : info->params)
-    if (auto v = alg.get(spec.key)) sc.key_locations["algorithm." + spec.key] = v->location();
-  alg.finish();
+    if (spec.key.find('.') == std::string::npos)
+      if (auto v = alg.get(spec.key)) sc.key_locations["algorithm." + spec.key] = v->location();
+  alg.finish(
+      [&](const std::string& key) { return key_of_others(key, algorithm_table(), "algorithm", info->name); });
 }
 
 // The compressor's entry and parameters (`none` when the section is absent), and the transport that
@@ -465,7 +514,9 @@ void read_compression_section(YamlMap& top, Scenario& sc) {
     } catch (const ParamError& e) {
       comp.get(e.key)->fail(e.what());
     }
-    comp.finish();
+    comp.finish([&](const std::string& key) {
+      return key_of_others(key, compressor_table(), "compressor", info->name);
+    });
   }
   if (!sc.compression.entry) sc.compression.entry = find_compressor("none");
   sc.compression.transport = &transport_for(*sc.algorithm.entry, *sc.compression.entry);

@@ -148,6 +148,24 @@ YamlValue YamlMap::require(const std::string& key) {
   return *v;
 }
 
+namespace {
+
+// A key of `map` that is none of `known` but within reach of one: a misspelling, which explains a
+// missing key better than "missing" does (`dimm` beside a missing `problem` is a typo of `dim`).
+void fail_on_misspelt_key(const YamlValue& map, const std::vector<ParamSpec>& specs) {
+  std::vector<std::string> known;
+  for (const auto& group : group_params(specs))
+    for (const auto& spec : group.specs) known.push_back(group.prefix.empty() ? spec.key : group.prefix);
+  for (auto it = map.node().begin(); it != map.node().end(); ++it) {
+    const std::string key = it->first.Scalar();
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    if (const std::string hint = did_you_mean(key, known); !hint.empty())
+      YamlValue(it->first, join_path(map.path(), key), map.source()).fail("unknown key" + hint);
+  }
+}
+
+}  // namespace
+
 Params YamlMap::params(const std::vector<ParamSpec>& specs) {
   Params out;
   for (const auto& group : group_params(specs)) {
@@ -156,6 +174,7 @@ Params YamlMap::params(const std::vector<ParamSpec>& specs) {
         if (auto v = get(spec.key)) {
           out.set(spec.key, v->param(spec));
         } else if (spec.required) {
+          fail_on_misspelt_key(value_, specs);
           value_.fail(fmt::format("missing required key '{}' ({})", spec.key, spec.help));
         } else if (!spec.default_text.empty()) {
           out.set(spec.key, parse_param(spec, spec.default_text));
@@ -180,11 +199,12 @@ Params YamlMap::params(const std::vector<ParamSpec>& specs) {
   return out;
 }
 
-void YamlMap::finish() const {
+void YamlMap::finish(const std::function<std::string(const std::string&)>& elsewhere) const {
   for (auto it = value_.node().begin(); it != value_.node().end(); ++it) {
     const std::string key = it->first.Scalar();
     if (claimed_.count(key)) continue;
-    const std::string hint = did_you_mean(key, {claimed_.begin(), claimed_.end()});
+    std::string hint = did_you_mean(key, {claimed_.begin(), claimed_.end()});
+    if (hint.empty() && elsewhere) hint = elsewhere(key);
     std::string known_list = claimed_.empty() ? "none" : fmt::format("{}", fmt::join(claimed_, ", "));
     YamlValue at(it->first, join_path(value_.path(), key), value_.source());
     at.fail(fmt::format("unknown key{}; known keys here: {}", hint, known_list));

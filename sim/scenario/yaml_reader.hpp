@@ -3,6 +3,7 @@
 // error reads "file:line:col: key.path: what is wrong"; unknown keys are errors, with a suggestion.
 #include <yaml-cpp/yaml.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -82,7 +83,10 @@ class YamlMap {
   YamlValue require(const std::string& key);
   // Reads every spec'd key into Params (defaults filled), claiming the keys.
   Params params(const std::vector<ParamSpec>& specs);
-  void finish() const;  // unknown keys are errors naming the known ones
+  // Unknown keys are errors naming the known ones, with a did-you-mean among them; failing that,
+  // `elsewhere(key)` may add one pointing at where such a key belongs (another algorithm's keys, a
+  // generated platform's), e.g. " (did you mean 'rank', a key of powersgd, not of topk?)".
+  void finish(const std::function<std::string(const std::string&)>& elsewhere = {}) const;
   // Declares keys read later, so finish() can report unknown keys before any other check.
   void expect(const std::vector<std::string>& keys) { claimed_.insert(keys.begin(), keys.end()); }
   const YamlValue& value() const { return value_; }

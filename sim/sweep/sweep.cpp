@@ -251,6 +251,23 @@ Sweep header_of(const SweepBlock& block, const std::string& label) {
   return sweep;
 }
 
+// A --set key is one value for every point: the same key (or a key inside it, or around it) swept
+// too would be overridden at some points and not at others.
+void check_sets(const std::vector<std::string>& sets, const std::vector<std::string>& swept) {
+  const auto within = [](const std::string& inner, const std::string& outer) {
+    return inner == outer || inner.rfind(outer + ".", 0) == 0;
+  };
+  for (const auto& set : sets) {
+    const std::string key = set.substr(0, set.find('='));
+    for (const auto& s : swept)
+      if (within(key, s) || within(s, key))
+        throw InputError(
+            fmt::format("--set {}: '{}' is swept: give it one value (--set) or several (the sweep), "
+                        "not both",
+                        set, s));
+  }
+}
+
 }  // namespace
 
 double point_cost(const Scenario& sc) {
@@ -306,6 +323,7 @@ Sweep expand_sweep(const std::string& file, const SweepExtras& extras) {
 Sweep expand_sweep_text(const std::string& text, const std::string& label, const SweepExtras& extras) {
   const SweepBlock block = read_block(text, label, extras);
   Sweep sweep = header_of(block, label);
+  check_sets(extras.sets, sweep.keys);
   std::size_t total = static_cast<std::size_t>(block.repeat);
   for (const auto& axis : block.axes) total *= axis.rows.size();
 
@@ -326,7 +344,8 @@ Sweep expand_sweep_text(const std::string& text, const std::string& label, const
         point.overrides.push_back(axis.keys[k] + "=" + v.text);
       }
     }
-    std::vector<std::string> overrides = point.overrides;
+    std::vector<std::string> overrides = extras.sets;
+    overrides.insert(overrides.end(), point.overrides.begin(), point.overrides.end());
     if (block.repeat > 1)
       overrides.push_back(fmt::format("seed={}", repetition_seed(block.base_seed, repetition)));
     try {

@@ -59,6 +59,9 @@ struct Sweep {
 struct SweepExtras {
   std::vector<std::string> grid;  // "key=v1,v2,..." (values are YAML; commas inside [] or {} stay)
   int repeat = 0;                 // 0: the file's (default 1)
+  // "key=value" (--set): applied to every point before its swept values; a key may not be both set
+  // and swept.
+  std::vector<std::string> sets;
 };
 
 // The seed of repetition r of a scenario whose seed is `base`: r = 0 keeps it, others are derived.

@@ -51,7 +51,8 @@ std::string vectors_after(const std::string& yaml) {
 }
 
 // NVIDIA/nccl issue 1453's communicator: 24 ranks of H100 (3 nodes of 8 on NVSwitch), 16 coll and
-// 16 NVLS channels, 20 GB/s per channel inside a node and 12 GB/s between nodes.
+// 16 NVLS channels, 20 GB/s per channel inside a node and 12 GB/s between nodes (16 x 12 = 192 GB/s
+// a node: 8 NICs of 200 Gb/s), whose NVLS graph NCCL's search finds from those NICs.
 NcclSystem issue1453_system() {
   NcclSystem s;
   s.ranks = 24;
@@ -61,6 +62,10 @@ NcclSystem issue1453_system() {
   s.channels = 16;
   s.bw_intra = 20;
   s.bw_inter = 12;
+  const NvlsGraph g = nccl_nvls_graph(8, 3, 8, nccl_nvlink_GBps(GpuArch::hopper, 450), 25);
+  s.nvls_heads = g.heads;
+  s.nvls_bw_intra = g.bw_intra;
+  s.nvls_bw_inter = g.bw_inter;
   return s;
 }
 
@@ -108,8 +113,9 @@ TEST_CASE("nccl_allreduce: flow-level and chunk-level movement leave bit-identic
 TEST_CASE("NCCL's cost model gives the estimate NCCL printed for an NVLS-Tree call", "[nccl][tuning]") {
   // NVIDIA/nccl issue 1453: 24 ranks of H100 (3 nodes of 8 on NVSwitch), NCCL 2.19-2.22 prints
   // "524288 Bytes -> Algo 5 proto 2 time 59.553600" (algorithm 5 NVLS_TREE, protocol 2 Simple).
-  // Latency: NVLS-Tree's NVLink hop (25 us) + 2 log2(3 nodes) network hops (14 us); bandwidth: 16
-  // NVLS channels at half of 12 GB/s between nodes (more than 2 nodes), times 5/6.
+  // Latency: NVLS-Tree's NVLink hop (25 us) + 2 log2(3 nodes) network hops (14 us); bandwidth: 8
+  // heads (one per NIC) at half of the NVLS graph's 24 GB/s between nodes (more than 2 nodes), times
+  // 5/6: 80 GB/s.
   const NcclTuning tuning(issue1453_system());
   CHECK(tuning.time_us(NcclCollective::all_reduce, NcclAlgorithm::nvls_tree, Protocol::simple, 524288) ==
         Approx(59.553600).epsilon(1e-6));

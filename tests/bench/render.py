@@ -7,24 +7,41 @@ from the data. A table is a block
     <!-- end table -->
 
 (`columns:` is optional: all columns by default; the source line is written under the table).
+`latest: case,ranks` keeps, of the rows with equal values in those columns, the last one (results
+files append a row per measurement), in the order the first of each appears:
+
+    <!-- table: tests/bench/results/nccl.csv columns: case,ranks,cpu_s latest: case,ranks -->
+
     tests/bench/render.py FILE.md...          rewrite the blocks in place
     tests/bench/render.py --check FILE.md...  exit 1 naming each file whose blocks are stale
 """
 import csv, os, re, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BLOCK = re.compile(r"(<!-- table: (\S+)(?: columns: (\S+))? -->\n)(.*?)(<!-- end table -->)", re.S)
+BLOCK = re.compile(r"(<!-- table: (\S+)(?: columns: (\S+))?(?: latest: (\S+))? -->\n)(.*?)(<!-- end table -->)",
+                   re.S)
 
 
-def render_table(path, columns):
+def latest_rows(rows, keys):
+    """The last row of each value of `keys`, in the order the values first appear."""
+    last = {}
+    for r in rows:
+        last[tuple(r[k] for k in keys)] = r  # a dict keeps the order keys were first inserted
+    return list(last.values())
+
+
+def render_table(path, columns, latest=None):
     with open(os.path.join(ROOT, path), newline="") as f:
         rows = list(csv.DictReader(f))
     if not rows:
         return f"(no rows in {path})\n"
     cols = columns.split(",") if columns else list(rows[0].keys())
-    for c in cols:
+    keys = latest.split(",") if latest else []
+    for c in cols + keys:
         if c not in rows[0]:
             raise SystemExit(f"render.py: {path}: no column {c!r} (columns: {', '.join(rows[0])})")
+    if keys:
+        rows = latest_rows(rows, keys)
     out = "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n"
     for r in rows:
         out += "| " + " | ".join(r[c].replace("|", "\\|") for c in cols) + " |\n"
@@ -32,7 +49,7 @@ def render_table(path, columns):
 
 
 def render(text):
-    return BLOCK.sub(lambda m: m.group(1) + render_table(m.group(2), m.group(3)) + m.group(5), text)
+    return BLOCK.sub(lambda m: m.group(1) + render_table(m.group(2), m.group(3), m.group(4)) + m.group(6), text)
 
 
 def main(argv):

@@ -210,9 +210,14 @@ TEST_CASE(
         Sets{"algorithm.nccl_algorithm=nvls", "algorithm.protocol=simple", "algorithm.comm_channels=16"});
 }
 
-// ll_log with NCCL's tuning lines saying NVLS/Simple, and the line of the first of them.
+// ll_log of four GPUs (NCCL runs NVLS on nodes of more than two) with NCCL's tuning lines saying
+// NVLS/Simple, and the line of the first of them.
 std::pair<std::string, long> nvls_log() {
   std::string log = ll_log({4u << 20, 16u << 20});
+  const std::string rank1 = "#  Rank  1 Group  0 Pid 1 on n device  1 [0x1] GPU\n";
+  log.replace(log.find(rank1), rank1.size(),
+              rank1 + "#  Rank  2 Group  0 Pid 1 on n device  2 [0x1] GPU\n"
+                      "#  Rank  3 Group  0 Pid 1 on n device  3 [0x1] GPU\n");
   for (std::size_t at = 0; (at = log.find("Algo RING proto LL ", at)) != std::string::npos;)
     log.replace(at, 19, "Algo NVLS proto SIMPLE ");
   const std::string before_first = log.substr(0, log.find("Algo NVLS"));
@@ -239,29 +244,53 @@ TEST_CASE("NCCL's NVLS in a log, on a platform generated without a switch, is re
   const auto ok = run_aggsim({"calibrate", "s.yaml", "nvls.log", "--out", "cal.yaml"}, dir);
   INFO(ok.err);
   CHECK(ok.exit_code == 0);
+  // GPUs without NVLS (an A100's switch does not reduce): refused at the log's line, naming the key.
+  std::string ampere = with_switch;
+  ampere.replace(ampere.find("{name: nccl_allreduce}"), 22, "{name: nccl_allreduce, gpu: ampere}");
+  write_file(dir / "s.yaml", ampere);
+  auto refused = run_aggsim({"calibrate", "s.yaml", "nvls.log", "--out", "cal2.yaml"}, dir);
+  CHECK(refused.exit_code == 2);
+  CHECK_THAT(refused.err, Catch::StartsWith(fmt::format("aggsim: error: nvls.log:{}: NCCL ran nvls here", line)));
+  CHECK_THAT(refused.err, Catch::Contains("algorithm.gpu is ampere"));
+  // Two GPUs a node: NCCL never runs NVLS there.
+  std::string two = log;
+  const std::string extra = "#  Rank  2 Group  0 Pid 1 on n device  2 [0x1] GPU\n"
+                            "#  Rank  3 Group  0 Pid 1 on n device  3 [0x1] GPU\n";
+  two.erase(two.find(extra), extra.size());
+  write_file(dir / "two.log", two);
+  write_file(dir / "s.yaml", with_switch);
+  refused = run_aggsim({"calibrate", "s.yaml", "two.log", "--out", "cal2.yaml"}, dir);
+  CHECK(refused.exit_code == 2);
+  CHECK_THAT(refused.err, Catch::Contains("NCCL runs NVLS only on nodes of more than 2 GPUs"));
+  CHECK(!fs::exists(dir / "cal2.yaml"));
 }
 
 TEST_CASE(
     "NCCL's NVLS in a log, on a platform file that gives no host a switch, is refused at the log's line",
     "[calibrate][nccl][tuning][cli]") {
   const auto dir = fresh_dir("observed-nvls-xml");
-  // The node of kScenario as a file: two GPUs of one node on one 10 GB/s link.
+  // A node of four GPUs as a file, each on its own 10 GB/s link to the others.
   const auto platform = [&](const std::string& host_props) {
-    std::string hosts;
-    for (int h = 0; h < 2; ++h)
+    std::string hosts, links, routes;
+    for (int h = 0; h < 4; ++h) {
       hosts += fmt::format(R"(<host id="gpu-{}" speed="100Gf"><prop id="aggsim_node" value="0"/>{}</host>)",
                            h, host_props);
+      links += fmt::format(R"(<link id="nvlink-{}" bandwidth="10GBps" latency="0.5us"/>)", h);
+      for (int o = 0; o < h; ++o)
+        routes += fmt::format(R"(<route src="gpu-{}" dst="gpu-{}"><link_ctn id="nvlink-{}"/><link_ctn id="nvlink-{}"/></route>)",
+                              o, h, o, h);
+    }
     write_file(dir / "node.xml", fmt::format(R"(<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
 <platform version="4.1">
   <zone id="node" routing="Full">
     {}
-    <link id="nvlink" bandwidth="10GBps" latency="0.5us"/>
-    <route src="gpu-0" dst="gpu-1"><link_ctn id="nvlink"/></route>
+    {}
+    {}
   </zone>
 </platform>
 )",
-                                             hosts));
+                                             hosts, links, routes));
   };
   std::string scenario = kScenario;
   const auto from = scenario.find("platform:"), to = scenario.find("model:");

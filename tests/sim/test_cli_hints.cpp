@@ -82,3 +82,28 @@ TEST_CASE("shipped files are found by name from any folder, and a missing one li
   CHECK_THAT(run_aggsim({"validate", "default"}, dir).out,
              Catch::Contains("platforms/cluster_16.xml (64 hosts)"));
 }
+
+TEST_CASE("a mistyped --grid key gets a did-you-mean on every scenario, XML platforms included",
+          "[cli][hints]") {
+  // default.yaml: ring_allreduce on platforms/cluster_16.xml, no compressor, no workload.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"platform.bandwdith=1Gbps,2Gbps", "did you mean 'bandwidth'? a key of generated platforms"},
+      {"platfrom.bandwidth=1Gbps,2Gbps", "did you mean 'platform'?"},
+      {"algorithm.chnuks=2,3", "did you mean 'chunks', a key of algorithm tree_allreduce"},
+      {"algorithm.chunks=2,3", "'chunks' is a key of algorithm tree_allreduce"},
+      {"compression.rnak=1,2", "did you mean 'rank', a key of compressor powersgd, not of none?"},
+      {"workload.dimm=2,3", "workload.dimm: unknown key (did you mean 'dim'?)"},
+      {"model.sise=1MB,2MB", "did you mean 'size'?"},
+  };
+  for (const auto& [grid, hint] : cases) {
+    const auto dir = fresh_dir("gridhint");
+    const auto r = run_aggsim({"sweep", "expand", "default", "--grid", grid, "--out", "x"}, dir);
+    INFO(grid << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(hint));
+    CHECK_FALSE(std::filesystem::exists(dir / "x/manifest.csv"));
+  }
+  // The same holds for --set of a run.
+  const auto set = run_aggsim({"validate", "default", "--set", "platform.latnecy=1us"});
+  CHECK_THAT(set.err, Catch::Contains("did you mean 'latency'? a key of generated platforms"));
+}

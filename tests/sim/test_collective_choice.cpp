@@ -60,16 +60,16 @@ engine: {replay: false}
   });
   const auto rows = parse_csv(csv);
   REQUIRE(rows.size() > 3);
-  REQUIRE(rows[0][4] == "nccl_algorithm");
-  REQUIRE(rows[0][5] == "protocol");
-  REQUIRE(rows[0][6] == "channels");
+  REQUIRE(rows[0][5] == "nccl_algorithm");
+  REQUIRE(rows[0][6] == "protocol");
+  REQUIRE(rows[0][7] == "channels");
   std::set<std::string> channels;
   for (std::size_t i = 1; i < rows.size(); ++i) {
     const auto& r = rows[i];
-    CHECK(r[4] == "ring");
-    CHECK(r[5] == (std::stoi(r[0]) % 2 == 0 ? "LL128" : "Simple"));
-    CHECK(r[6] == std::to_string(std::stoll(r[7]) / 1'000'000 + 1));
-    channels.insert(r[6]);
+    CHECK(r[5] == "ring");
+    CHECK(r[6] == (std::stoi(r[0]) % 2 == 0 ? "LL128" : "Simple"));
+    CHECK(r[7] == std::to_string(std::stoll(r[8]) / 1'000'000 + 1));
+    channels.insert(r[7]);
   }
   CHECK(channels.size() > 1);  // the record is per call, not per run
 }

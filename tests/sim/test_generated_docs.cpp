@@ -6,6 +6,10 @@
 #include <set>
 #include <sstream>
 
+#include "sim/core/error.hpp"
+#include "sim/core/strings.hpp"
+#include "sim/scenario/scenario_loader.hpp"
+#include "sim/sweep/sweep.hpp"
 #include "support/cli.hpp"
 #include "support/csv.hpp"
 
@@ -21,14 +25,87 @@ void check_generated(const std::vector<std::string>& args, const std::string& co
   CHECK(r.out == read_file(fs::path(AGGSIM_SOURCE_DIR) / committed));
 }
 
-// The key paths the Markdown reference lists (first cell of each table row).
-std::set<std::string> listed_keys() {
+// The key paths the Markdown reference lists (first cell of each table row), by section heading.
+std::map<std::string, std::vector<std::string>> listed_keys_by_section() {
   const auto r = run_aggsim({"list", "--keys", "--markdown"});
-  std::set<std::string> keys;
+  std::map<std::string, std::vector<std::string>> keys;
+  std::string section;
   std::istringstream in(r.out);
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("| `", 0) == 0) keys.insert(line.substr(3, line.find('`', 3) - 3));
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("## ", 0) == 0) section = line.substr(3);
+    if (line.rfind("| `", 0) == 0) keys[section].push_back(line.substr(3, line.find('`', 3) - 3));
+  }
   return keys;
+}
+
+// The keys a reference's sections list directly under the mapping `at` ("" for the top level):
+// "algorithm.graph.kind" is `graph` under "algorithm", `kind` under "algorithm.graph";
+// "platform.overrides[].speed" is `overrides` under "platform", `speed` under "platform.overrides[]".
+std::set<std::string> listed_under(const std::map<std::string, std::vector<std::string>>& reference,
+                                   const std::vector<std::string>& sections, const std::string& at) {
+  const std::string prefix = at.empty() ? "" : at + ".";
+  std::set<std::string> out;
+  for (const auto& section : sections) {
+    INFO("section " << section);
+    REQUIRE(reference.count(section) == 1);
+    for (const auto& key : reference.at(section)) {
+      if (key.rfind(prefix, 0) != 0 || key.size() == prefix.size()) continue;
+      const std::string name = key.substr(prefix.size(), key.find('.', prefix.size()) - prefix.size());
+      out.insert(name.substr(0, name.find("[]")));
+    }
+  }
+  return out;
+}
+
+// The keys the loader takes in the mapping where an error about a key it does not know was raised:
+// the list its "unknown key" message gives.
+std::set<std::string> keys_in_refusal(const std::string& message) {
+  const std::string marker = "known keys here: ";
+  const auto at = message.find(marker);
+  INFO(message);
+  REQUIRE(at != std::string::npos);
+  std::set<std::string> keys;
+  std::stringstream list(message.substr(at + marker.size(), message.find('\n', at) - at - marker.size()));
+  for (std::string k; std::getline(list, k, ',');) keys.insert(k.substr(k.find_first_not_of(' ')));
+  return keys;
+}
+
+constexpr const char* kNoSuchKey = "zz_no_such_key";
+
+// The keys the scenario loader names when it refuses `scenario` (plus `set`) for a key it does not know.
+std::set<std::string> keys_named_in_loader_refusal(const std::string& scenario,
+                                                   const std::vector<std::string>& set) {
+  try {
+    aggsim::load_scenario_text(scenario, "probe.yaml", set);
+  } catch (const aggsim::InputError& e) {
+    return keys_in_refusal(e.what());
+  }
+  FAIL("the loader took " << kNoSuchKey << " without a word");
+  return {};
+}
+
+// The keys the scenario loader takes in the mapping `at` of `scenario` (plus `set`), as it says when
+// that mapping holds a key nobody takes.
+std::set<std::string> keys_the_loader_takes(const std::string& scenario, const std::string& at,
+                                            std::vector<std::string> set = {}) {
+  set.push_back((at.empty() ? "" : at + ".") + kNoSuchKey + "=1");
+  INFO("under '" << at << "'");
+  return keys_named_in_loader_refusal(scenario, set);
+}
+
+// Checks the mapping `at` and every mapping the reference lists inside it: the loader takes exactly
+// the keys the reference's `sections` list there.
+void check_keys_taken(const std::map<std::string, std::vector<std::string>>& reference,
+                      const std::vector<std::string>& sections, const std::string& scenario,
+                      const std::string& at, const std::vector<std::string>& set = {}) {
+  const std::set<std::string> listed = listed_under(reference, sections, at);
+  INFO("under '" << at << "' of sections " << sections.back());
+  CHECK(keys_the_loader_takes(scenario, at, set) == listed);
+  for (const auto& key : listed) {
+    const std::string inner = at.empty() ? key : at + "." + key;
+    if (!listed_under(reference, sections, inner).empty())
+      check_keys_taken(reference, sections, scenario, inner, set);
+  }
 }
 
 }  // namespace
@@ -38,42 +115,69 @@ TEST_CASE("scenarios/KEYS.md and sim/output/COLUMNS.md are what aggsim prints", 
   check_generated({"list", "--outputs", "--markdown"}, "sim/output/COLUMNS.md");
 }
 
-TEST_CASE("the key reference lists every key the loader accepts, the ones it used to omit included",
+TEST_CASE("the key reference lists exactly the keys the loader takes, in every mapping of every choice",
           "[docs]") {
-  const auto keys = listed_keys();
-  for (const char* key :
-       {"output.trace", "output.dir", "engine.replay", "compute.reduce_speed", "compute.speed_factors",
-        "compute.straggler.sigma", "algorithm.every", "model.layers", "platform.overrides", "sweep.grid",
-        "sweep.repeat", "calibration", "network"})
-    CHECK(keys.count(key) == 1);
-  // The loader's own list of top-level keys (its "unknown key" message) is the reference's.
-  const auto dir = fresh_dir("keys");
-  write_file(
-      dir / "s.yaml",
-      "ranks: 2\nplatform: {topology: cluster, hosts: 2}\nalgorithm: {name: ring_allreduce}\nbogus: 1\n");
-  const auto r = run_aggsim({"validate", "s.yaml"}, dir);
-  REQUIRE(r.exit_code == 2);
-  const auto at = r.err.find("known keys here: ");
-  REQUIRE(at != std::string::npos);
-  std::set<std::string> accepted;
-  std::stringstream list(r.err.substr(at + 17, r.err.find('\n', at) - at - 17));
-  for (std::string k; std::getline(list, k, ',');) accepted.insert(k.substr(k.find_first_not_of(' ')));
-  std::set<std::string> top;
-  for (const auto& k : keys)
-    if (k.find('.') == std::string::npos && k != "sweep") top.insert(k);
-  CHECK(accepted == top);
-  // Every key of compute, engine and output the reference lists is accepted (and means something).
-  write_file(dir / "all.yaml", R"(ranks: 2
-platform: {topology: cluster, hosts: 2}
-algorithm: {name: ring_allreduce}
-compute: {speed_factors: [1], reduce_speed: host, straggler: {distribution: none, sigma: 0.5, mean: 0.5, probability: 1}}
-engine: {replay: true}
-output: {dir: out/x, trace: false}
-)");
-  CHECK(run_aggsim({"validate", "all.yaml"}, dir).exit_code == 0);
-  for (const auto& k : keys)
-    if (k.rfind("compute.", 0) == 0 || k.rfind("engine.", 0) == 0 || k.rfind("output.", 0) == 0)
-      CHECK(read_file(dir / "all.yaml").find(k.substr(k.rfind('.') + 1) + ":") != std::string::npos);
+  const auto reference = listed_keys_by_section();
+  const std::string base =
+      "ranks: 2\nplatform: {topology: cluster, nodes: 2}\nalgorithm: {name: ring_allreduce}\n";
+  // The top level (`sweep` is a sweep file's, checked below), model, workload, compute, engine, output.
+  std::set<std::string> top = listed_under(reference, {"Top level"}, "");
+  top.erase("sweep");
+  CHECK(keys_the_loader_takes(base, "") == top);
+  check_keys_taken(reference, {"model"}, base, "model");
+  check_keys_taken(reference, {"workload"}, base, "workload", {"workload.problem=least_squares"});
+  for (const char* section : {"compute", "engine", "output"})
+    check_keys_taken(reference, {section}, base, section);
+  // A platform file takes the platform's own keys but overrides (refused: edit the XML); a generator
+  // takes them all and its topology's.
+  std::set<std::string> file_keys = listed_under(reference, {"platform"}, "platform");
+  file_keys.erase("overrides");
+  CHECK(keys_the_loader_takes(base, "platform",
+                              {"platform={file: " AGGSIM_SOURCE_DIR "/platforms/cluster_16.xml}"}) ==
+        file_keys);
+  std::size_t choices = 0;
+  for (const auto& [section, keys] : reference) {
+    const auto name_at = section.find(": {");
+    if (name_at == std::string::npos) continue;
+    const std::string kind = section.substr(0, name_at);  // platform, algorithm, compression
+    const std::string name = section.substr(section.find(": ", name_at + 3) + 2);
+    const std::string chosen = name.substr(0, name.size() - 1);
+    ++choices;
+    if (kind == "platform") {
+      check_keys_taken(reference, {"platform", section}, base, "platform",
+                       {"platform={topology: " + chosen + ", nodes: 4}"});
+    } else if (kind == "algorithm") {
+      const std::string needed = chosen == "msccl" ? ", program: ring_allreduce_8" : "";
+      check_keys_taken(reference, {"algorithm", section}, base, "algorithm",
+                       {"algorithm={name: " + chosen + needed + "}"});
+    } else {
+      REQUIRE(kind == "compression");
+      check_keys_taken(reference, {"compression", section}, base, "compression",
+                       {"compression={name: " + chosen + "}"});
+    }
+  }
+  CHECK(choices > 20);  // the headings were read: 4 topologies, 13 algorithms, 11 compressors
+  // An entry of platform.overrides.
+  CHECK(keys_named_in_loader_refusal(
+            "ranks: 2\nplatform: {topology: cluster, nodes: 2, overrides: [{nodes: "
+            "\"0\", speed: 1Gf, zz_no_such_key: 1}]}\nalgorithm: {name: ring_allreduce}\n",
+            {}) == listed_under(reference, {"platform"}, "platform.overrides[]"));
+  // A sweep file's `sweep:` block.
+  try {
+    aggsim::expand_sweep_text(base + "sweep: {grid: {ranks: [2]}, zz_no_such_key: 1}\n", "probe.yaml");
+    FAIL("the sweep reader took an unknown key");
+  } catch (const aggsim::InputError& e) {
+    CHECK(keys_in_refusal(e.what()) == listed_under(reference, {"sweep"}, "sweep"));
+  }
+  // `aggsim list --keys` lists the same keys as its Markdown form (scenarios/KEYS.md).
+  std::set<std::string> markdown, text;
+  for (const auto& [section, keys] : reference) markdown.insert(keys.begin(), keys.end());
+  std::istringstream in(run_aggsim({"list", "--keys"}).out);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("  ", 0) == 0 && line.rfind("  (", 0) != 0)
+      text.insert(line.substr(2, line.find(' ', 2) - 2));
+  CHECK(text == markdown);
+  CHECK(markdown.count("platform.fabric") == 1);  // read by hand once, and missing from the reference
 }
 
 TEST_CASE("the output reference names exactly the columns the files have", "[docs]") {
@@ -132,4 +236,67 @@ TEST_CASE("a sweep's results.csv has the columns its reference describes, format
   REQUIRE(header.size() > 3);
   CHECK(header[3] == "format_version");  // the version of both layouts, first of the summary's fields
   fs::remove_all(dir);
+}
+
+TEST_CASE("a Markdown table cell escapes every pipe, and angle brackets outside code spans", "[docs]") {
+  // GitHub's tables end a cell at any unescaped `|`, code spans included; outside them `<x>` is a tag.
+  CHECK(aggsim::markdown_cell("a | b <i> `<x> | y` >") == "a \\| b &lt;i&gt; `<x> \\| y` &gt;");
+  CHECK(aggsim::markdown_cell("plain") == "plain");
+}
+
+TEST_CASE("the network presets' table in scenarios/README.md gives the SimGrid settings aggsim list prints",
+          "[docs]") {
+  // `aggsim list`: "  alpha_beta   --cfg=network/model:CM02 --cfg=..." under "Network presets".
+  std::vector<std::string> printed_names;
+  std::map<std::string, std::set<std::string>> printed;
+  {
+    const std::string out = run_aggsim({"list"}).out;
+    const auto at = out.find("Network presets (network):\n");
+    REQUIRE(at != std::string::npos);
+    std::istringstream in(out.substr(at));
+    std::string line;
+    std::getline(in, line);
+    while (std::getline(in, line) && line.rfind("  ", 0) == 0) {
+      std::istringstream words(line);
+      std::string name, word;
+      words >> name;
+      printed_names.push_back(name);
+      printed[name];
+      while (words >> word)
+        if (word.rfind("--cfg=", 0) == 0) printed[name].insert(word.substr(6));
+    }
+  }
+  // The README's table: the preset (first code span of a row), and the code spans of its settings
+  // that are SimGrid settings with a value ("network/model:CM02").
+  std::vector<std::string> documented_names;
+  std::map<std::string, std::set<std::string>> documented;
+  {
+    const std::string readme = read_file(fs::path(AGGSIM_SOURCE_DIR) / "scenarios/README.md");
+    const auto at = readme.find("### Network presets\n");
+    REQUIRE(at != std::string::npos);
+    std::istringstream in(readme.substr(at));
+    std::string line;
+    for (int i = 0; i < 3; ++i) std::getline(in, line);  // heading, table header, ---
+    while (std::getline(in, line) && line.rfind("| `", 0) == 0) {
+      const std::string name = line.substr(3, line.find('`', 3) - 3);
+      documented_names.push_back(name);
+      documented[name];
+      const auto first = line.find('|', 1), second = line.find('|', first + 1);
+      const std::string settings = line.substr(first, second - first);
+      for (auto open = settings.find('`'); open != std::string::npos;
+           open = settings.find('`', settings.find('`', open + 1) + 1)) {
+        const std::string span = settings.substr(open + 1, settings.find('`', open + 1) - open - 1);
+        const auto slash = span.find('/'), colon = span.find(':');
+        if (slash != std::string::npos && colon != std::string::npos && slash < colon &&
+            span.find(' ') == std::string::npos)
+          documented[name].insert(span);
+      }
+    }
+  }
+  CHECK(documented_names == printed_names);
+  for (const auto& [name, settings] : printed) {
+    INFO(name);
+    CHECK(documented[name] == settings);
+  }
+  CHECK(printed.at("alpha_beta").count("network/model:CM02") == 1);  // the parsing found the settings
 }

@@ -244,6 +244,14 @@ algorithm: {{name: ring_allreduce, granularity: layer, bucket: 25MB}}
     const double height =
         std::stod(bar.at("compute_s")) + std::stod(bar.at("exposed_comm_s")) + std::stod(bar.at("other_s"));
     CHECK(height == Approx(step).epsilon(1e-9));
+    // The hatch is steps.csv's hidden share, read, not computed again; with the exposed part it is
+    // the critical rank's time in calls, and it fits in the compute bar.
+    const double hidden = std::stod(steps[s + 1][column(steps, "hidden_comm_time_s")]);
+    const double exposed = std::stod(steps[s + 1][column(steps, "exposed_comm_time_s")]);
+    CHECK(std::stod(bar.at("overlap_s")) == Approx(hidden).epsilon(1e-12));
+    CHECK(std::stod(bar.at("calls_s")) == Approx(hidden + exposed).epsilon(1e-12));
+    CHECK(std::stod(bar.at("overlap_s")) <= std::stod(bar.at("compute_s")));
+    CHECK(bar.at("label") == fmt::format("step {}", s));
     overlapped = overlapped || std::stod(bar.at("overlap_s")) > 0;
   }
   CHECK(overlapped);
@@ -475,8 +483,7 @@ TEST_CASE("every figure has its CSV, and its numbers are summary.json's, steps.c
   CHECK(page.find("<th>mean_step_time_s</th>") < page.find("<th>bytes_sent</th>"));
 }
 
-TEST_CASE("past 32 ranks the timeline counts ranks per phase, and the counts add up to the trace",
-          "[analysis]") {
+TEST_CASE("the phases figure counts ranks per phase, and the counts add up to the trace", "[analysis]") {
   std::string why;
   if (!python_ready(why)) {
     WARN(why);
@@ -494,7 +501,7 @@ output: {trace: true}
 )");
   REQUIRE(run_aggsim({"run", "s.yaml", "--out", "run", "-q"}, dir).exit_code == 0);
   std::string log;
-  REQUIRE(python(fmt::format("plot.py timeline {} -o {}", shell_quote((dir / "run").string()),
+  REQUIRE(python(fmt::format("plot.py phases {} -o {}", shell_quote((dir / "run").string()),
                              shell_quote((dir / "t.png").string())),
                  log) == 0);
   INFO(log);
@@ -617,4 +624,157 @@ workload: {problem: softmax, dim: 8, classes: 3}
   CHECK_THAT(page, Catch::Contains("<th>model_bytes</th><td>8 MB</td>"));
   for (const char* python_spelling : {">None<", ">True<", ">False<", ">nan<"})
     CHECK_THAT(page, !Catch::Contains(python_spelling));
+}
+
+TEST_CASE("one number: the breakdown's hidden aggregation is steps.csv's and summary.json's", "[analysis]") {
+  std::string why;
+  if (!python_ready(why)) {
+    WARN(why);
+    return;
+  }
+  // DDP buckets of ResNet-50 on one 8-GPU node: a flat ring and NCCL, whose calls hide behind the
+  // backward pass in different amounts.
+  const auto dir = fresh_dir("hidden-one-number");
+  write_file(dir / "sweep.yaml", R"(name: ddp
+ranks: 8
+steps: 2
+platform: {topology: cluster, nodes: 1, gpus_per_node: 8, intra_bandwidth: 300GBps, bandwidth: 100Gbps, latency: 1us, speed: 100Tf}
+model: {layers: resnet50, math: off}
+algorithm: {name: ring_allreduce, granularity: layer, bucket: 25MB}
+sweep:
+  grid:
+    algorithm.name: [ring_allreduce, nccl_allreduce]
+)");
+  const fs::path out = dir / "out";
+  REQUIRE(run_aggsim({"sweep", "run", "sweep.yaml", "--jobs", "2", "--out", out.string()}, dir).exit_code ==
+          0);
+  std::string log;
+  REQUIRE(python(fmt::format("plot.py breakdown {} -o {}", shell_quote(out.string()),
+                             shell_quote((dir / "b.png").string())),
+                 log) == 0);
+  std::map<std::string, fs::path> runs;
+  for (const auto& row : figure_data(out / "results.csv"))
+    runs["algorithm=" + row.at("algorithm.name")] = out / "runs" / row.at("id");
+  const auto bars = figure_data(dir / "b.csv");
+  REQUIRE(bars.size() == 2);
+  for (const auto& bar : bars) {
+    INFO(bar.at("label"));
+    const fs::path run = runs.at(bar.at("label"));
+    const double summary = summary_of(run)["hidden_comm_time_s"].get<double>();
+    CHECK(summary > 0);
+    CHECK(std::stod(bar.at("overlap_s")) == Approx(summary).epsilon(1e-12));
+    CHECK(std::stod(bar.at("overlap_s")) ==
+          Approx(mean_of(rows_of(run / "steps.csv"), "hidden_comm_time_s")).epsilon(1e-12));
+    CHECK(std::stod(bar.at("calls_s")) ==
+          Approx(summary + summary_of(run)["exposed_comm_time_s"].get<double>()).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("past 32 ranks the timeline has a lane per node and names the slow NIC's host and link first",
+          "[analysis]") {
+  std::string why;
+  if (!python_ready(why)) {
+    WARN(why);
+    return;
+  }
+  // One slow NIC (1 Gb/s among 10 Gb/s): at 64 hosts a lane each; at 1,024 hosts a lane per 4 nodes.
+  // The ring sends through the slow NIC in both directions; halving-doubling keeps 1,024 ranks cheap.
+  struct Case {
+    int ranks;
+    const char* algorithm;
+    const char* slow;
+    const char* lane;
+  };
+  for (const Case& c : {Case{64, "ring_allreduce", "host-37", "host-37"},
+                        Case{1024, "halving_doubling_allreduce", "host-601", "host-600 ... host-603"}}) {
+    INFO(c.ranks << " ranks");
+    const auto dir = fresh_dir("slow-nic");
+    write_file(dir / "s.yaml", fmt::format(R"(name: slow
+ranks: {0}
+steps: 2
+platform:
+  topology: cluster
+  hosts: {0}
+  bandwidth: 10Gbps
+  latency: 1us
+  overrides:
+    - {{hosts: {2}, bandwidth: 1Gbps}}
+network: alpha_beta
+model: {{size: 4MB, math: off}}
+algorithm: {{name: {1}}}
+output: {{trace: true}}
+)",
+                                           c.ranks, c.algorithm, c.slow));
+    REQUIRE(run_aggsim({"run", "s.yaml", "--out", "run", "-q"}, dir).exit_code == 0);
+    std::string log;
+    REQUIRE(python("report.py " + shell_quote((dir / "run").string()), log) == 0);
+    INFO(log);
+    const auto lanes = figure_data(dir / "run/figures/timeline.csv");
+    std::set<std::string> labels;
+    for (const auto& row : lanes) labels.insert(row.at("label"));
+    CHECK(labels.size() == (c.ranks == 64 ? 64u : 256u));
+    CHECK(lanes.front().at("label") == c.lane);
+    CHECK(lanes.front().at("busiest_host") == c.slow);
+    // Its sends and receives both held up: two thirds of its processor, sends and receives in use.
+    CHECK(std::stod(lanes.front().at("busiest_host_share")) == Approx(2.0 / 3).epsilon(0.01));
+    const auto links = figure_data(dir / "run/figures/links.csv");
+    REQUIRE(links.size() >= 2);
+    for (std::size_t i = 0; i < 2; ++i)
+      CHECK_THAT(links[i].at("link"), Catch::StartsWith(std::string(c.slow) + "_link"));
+    const std::string page = read_file(dir / "run/report.html");
+    CHECK_THAT(page, Catch::Contains("<img src='figures/timeline.png'") &&
+                         Catch::Contains("<img src='figures/phases.png'"));
+    // The drawn text: nothing overlaps, the slow host's lane is named.
+    REQUIRE(std::system(fmt::format("{} {}/tests/sweep/figure_text.py {} timeline > {} 2>&1", kPython,
+                                    AGGSIM_SOURCE_DIR, shell_quote((dir / "run").string()),
+                                    shell_quote((dir / "ft.log").string()))
+                            .c_str()) == 0);
+  }
+}
+
+TEST_CASE("a sweep page says per compressor what its math figures mean on a synthetic gradient",
+          "[analysis]") {
+  std::string why;
+  if (!python_ready(why)) {
+    WARN(why);
+    return;
+  }
+  const auto dir = fresh_dir("synthetic-sweep");
+  write_file(dir / "sweep.yaml", R"(name: synthetic
+ranks: 4
+steps: 3
+platform: {topology: cluster, hosts: 4}
+model: {size: 8MB, proxy_dim: 4096}
+algorithm: {name: allgather}
+compression: {name: topk, ratio: 0.05}
+sweep:
+  zip:
+    compression: [{name: topk, ratio: 0.05}, {name: randomk, ratio: 0.1}, {name: sign}, {name: none}]
+)");
+  const fs::path out = dir / "out";
+  REQUIRE(run_aggsim({"sweep", "run", "sweep.yaml", "--jobs", "2", "--out", out.string()}, dir).exit_code ==
+          0);
+  std::string log;
+  REQUIRE(python("report.py " + shell_quote(out.string()), log) == 0);
+  const std::string page = read_file(out / "report.html");
+  CHECK_THAT(page, Catch::Contains("Math figures on a synthetic gradient") &&
+                       Catch::Contains("3 of the 4 points have no training workload"));
+  // Each compressor's item: its expected compress_error, which its point's measurement meets.
+  std::map<std::string, double> measured;
+  for (const auto& row : figure_data(out / "results.csv"))
+    measured[row.at("compression")] = std::stod(row.at("compress_error"));
+  for (const auto& [compressor, item] : std::vector<std::pair<std::string, std::string>>{
+           {"{name: topk, ratio: 0.05}", "For topk (ratio: 0.05)"},
+           {"{name: randomk, ratio: 0.1}", "For randomk (ratio: 0.1)"},
+           {"{name: sign}", "For sign"}}) {
+    INFO(compressor);
+    const auto at = page.find(item + " (1 point)");
+    REQUIRE(at != std::string::npos);
+    const std::string tag = "Expected compress_error: <b>";
+    const auto value = page.find(tag, at);
+    REQUIRE(value != std::string::npos);
+    CHECK(page.find("For ", at + 4) > value);  // the value belongs to this item
+    CHECK(measured.at(compressor) == Approx(std::stod(page.substr(value + tag.size()))).epsilon(0.02));
+  }
+  CHECK_THAT(page, !Catch::Contains("For none"));
 }

@@ -6,7 +6,9 @@
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <set>
 
+#include "support/csv.hpp"
 #include "sweep_support.hpp"
 
 using namespace aggsim::test;
@@ -75,7 +77,30 @@ TEST_CASE("the five-minute tour of README.md runs as written from an empty folde
   REQUIRE(bandwidth.size() == 10);
   for (const auto* rows : {&compare, &bandwidth})
     for (std::size_t i = 1; i < rows->size(); ++i) CHECK((*rows)[i][1] == "done");
-  if (have_plots) CHECK(fs::is_regular_file(tour / "out/bandwidth/report.html"));
+  if (have_plots) {
+    CHECK(fs::is_regular_file(tour / "out/bandwidth/report.html"));
+    // Nine bars, each named by all three varying keys (the zip's two and the bandwidth), none twice.
+    const auto bars = parse_csv(read_file(tour / "out/bandwidth/figures/busbw.csv"));
+    const int label = column(bars, "label");
+    REQUIRE(label >= 0);
+    REQUIRE(bars.size() == 10);
+    std::set<std::string> labels;
+    for (std::size_t i = 1; i < bars.size(); ++i) labels.insert(bars[i][static_cast<std::size_t>(label)]);
+    CHECK(labels.size() == 9);
+    const std::string text = read_file(tour / "out/bandwidth/figures/busbw.csv");
+    for (const char* part : {"bandwidth=25Gbps", "algorithm=tree_allreduce", "compression=powersgd"})
+      CHECK_THAT(text, Catch::Contains(part));
+    // The figures' text as a reader sees it: nothing overlaps, every label drawn.
+    const auto log = dir / "figures.log";
+    const int drawn =
+        std::system(fmt::format("/usr/bin/python3 {}/tests/sweep/figure_text.py {} breakdown versus "
+                                "busbw > {} 2>&1",
+                                AGGSIM_SOURCE_DIR, shell_quote((tour / "out/bandwidth").string()),
+                                shell_quote(log.string()))
+                        .c_str());
+    INFO(read_file(log));
+    CHECK(drawn == 0);
+  }
 
   CHECK(fs::is_regular_file(tour / "cal.yaml"));
   CHECK_THAT(out, Catch::Contains("geometric-mean error"));

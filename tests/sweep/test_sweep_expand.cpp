@@ -301,3 +301,44 @@ TEST_CASE("aggsim sweep run --grid --repeat sweeps a plain scenario from the com
   CHECK(bare.exit_code == 2);
   CHECK_THAT(bare.err, Catch::Contains("--grid key=v1,v2"));
 }
+
+TEST_CASE("sweep verbs take --set, one value at every point: run, its points and slurm",
+          "[sweep][set]") {
+  const auto dir = fresh_dir("sweepset");
+  write_file(dir / "s.yaml", small_sweep("  grid: {ranks: [2, 4]}\n"));
+  const auto r = run_aggsim({"sweep", "run", "s.yaml", "--set", "steps=1", "--set", "model.size=2MB",
+                             "--jobs", "2", "--out", "out"},
+                            dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto rows = read_csv(dir / "out/results.csv");
+  REQUIRE(rows.size() == 3);
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const auto run = dir / "out/runs" / rows[i][0];
+    CHECK(rows[i][1] == "done");
+    CHECK(read_csv(run / "steps.csv").size() == 2);  // one step, as set (the file says 2)
+    CHECK(nlohmann::json::parse(read_file(run / "summary.json"))["model_bytes"] == 2000000);
+  }
+  // The points are other scenarios than without --set: other ids.
+  const Sweep plain = expand_sweep((dir / "s.yaml").string());
+  SweepExtras extras;
+  extras.sets = {"steps=1", "model.size=2MB"};
+  const Sweep set = expand_sweep((dir / "s.yaml").string(), extras);
+  REQUIRE(set.points.size() == 2);
+  CHECK(set.points[0].id == rows[1][0]);
+  CHECK(set.points[0].id != plain.points[0].id);
+  // A Slurm task expands the same points: the script passes --set on.
+  const auto slurm = run_aggsim({"sweep", "slurm", "s.yaml", "--set", "steps=1", "--out", "sl"}, dir);
+  INFO(slurm.err);
+  REQUIRE(slurm.exit_code == 0);
+  CHECK_THAT(read_file(dir / "sl/slurm/small.sbatch"), Catch::Contains("'--set=steps=1'"));
+  // A key both set and swept (or inside a swept mapping) has no single value: refused, naming both.
+  for (const char* key : {"ranks=8", "ranks.x=8"}) {
+    const auto both = run_aggsim({"sweep", "expand", "s.yaml", "--set", key, "--out", "x"}, dir);
+    CHECK(both.exit_code == 2);
+    CHECK_THAT(both.err, Catch::Contains(std::string("--set ") + key) && Catch::Contains("'ranks' is swept"));
+  }
+  const auto wrong = run_aggsim({"sweep", "expand", "s.yaml", "--set", "stpes=1", "--out", "x"}, dir);
+  CHECK(wrong.exit_code == 2);
+  CHECK_THAT(wrong.err, Catch::Contains("stpes: unknown key (did you mean 'steps'?)"));
+}

@@ -53,7 +53,7 @@ TEST_CASE("trace.json holds per-rank compute, aggregate, send and recv spans con
   std::map<int, std::uint64_t> sent, received;                                  // rank -> bytes
   std::map<int, std::vector<std::pair<double, double>>> aggregates;             // rank -> [start, end] in us
   std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> lanes;  // (rank, tid) -> spans
-  std::map<int, std::string> process_names;
+  std::map<int, std::string> process_names, hosts;
   std::uint64_t total_sent = 0;
   for (const auto& e : trace["traceEvents"]) {
     REQUIRE(e.contains("name"));
@@ -63,6 +63,11 @@ TEST_CASE("trace.json holds per-rank compute, aggregate, send and recv spans con
     const std::string name = e["name"].get<std::string>();
     if (e["ph"] == "M") {
       if (name == "process_name") process_names[pid] = e["args"]["name"].get<std::string>();
+      if (name == "process_labels") {  // one host per node here: the node is the host
+        hosts[pid] = e["args"]["host"].get<std::string>();
+        CHECK(e["args"]["node"] == hosts[pid]);
+        CHECK(e["args"]["labels"] == hosts[pid]);
+      }
       continue;
     }
     if (e["ph"] == "s" || e["ph"] == "f" || e["ph"] == "C")
@@ -87,6 +92,7 @@ TEST_CASE("trace.json holds per-rank compute, aggregate, send and recv spans con
   CHECK(total_sent == summary["bytes_sent"].get<std::uint64_t>());
   for (int r = 0; r < kRanks; ++r) {
     CHECK(process_names[r] == fmt::format("rank {}", r));
+    CHECK(hosts[r] == fmt::format("host-{}", r));  // rank r on the r-th host
     CHECK(spans[r]["compute"] == kSteps);
     CHECK(spans[r]["aggregate"] == kSteps);
     CHECK(spans[r]["send"] == kSteps * 2 * (kRanks - 1));

@@ -1,0 +1,199 @@
+// NVLS as NCCL runs it: only on GPUs that have it (Hopper; not an A100's NVSwitch), rated by NCCL's
+// NVLS graph as NCCL 2.21.5's search finds it, chosen where NCCL's tuning chooses it, and moving at
+// the rate the hardware reaches (published single- and two-node H100 runs in tests/data/calibration).
+#include <fmt/format.h>
+
+#include <array>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <tuple>
+
+#include "algorithms/nccl/nccl_tuning.hpp"
+#include "support/cli.hpp"
+#include "support/csv.hpp"
+#include "support/refusal.hpp"
+
+using namespace aggsim;
+using namespace aggsim::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+// One node of 8 H100 (NVLink 4: 18 links of 25 GB/s each way, 450 GB/s) on NVSwitch.
+const std::string kH100Node =
+    "{topology: cluster, nodes: 1, gpus_per_node: 8, intra_bandwidth: 450GBps, intra_latency: 0.5us, "
+    "nvswitch: true}";
+// Two such nodes, 8 x 400 Gb/s InfiniBand NICs each (one per GPU).
+const std::string kH100TwoNodes =
+    "{topology: cluster, nodes: 2, gpus_per_node: 8, intra_bandwidth: 450GBps, intra_latency: 0.5us, "
+    "nvswitch: true, nics_per_node: 8, nic_bandwidth: 400Gbps, bandwidth: 400Gbps, latency: 1us, "
+    "fabric: infiniband}";
+// Two nodes of 8 A100 (NVLink 3: 300 GB/s) on NVSwitch, 8 x 200 Gb/s NICs each.
+const std::string kA100TwoNodes =
+    "{topology: cluster, nodes: 2, gpus_per_node: 8, intra_bandwidth: 300GBps, intra_latency: 0.5us, "
+    "nvswitch: true, nics_per_node: 8, nic_bandwidth: 200Gbps, bandwidth: 200Gbps, latency: 1us, "
+    "fabric: infiniband}";
+// One NVLink domain of 72 GPUs on NVSwitch at 900 GB/s each way (NCCL counts such a domain as one
+// node).
+const std::string kDomain72 =
+    "{topology: cluster, nodes: 1, gpus_per_node: 72, intra_bandwidth: 900GBps, intra_latency: 0.5us, "
+    "nvswitch: true}";
+
+std::string scenario(const std::string& platform, int ranks, const std::string& gpu,
+                     const std::string& size = "1MiB") {
+  return fmt::format(
+      "name: nvls\nranks: {}\nsteps: 1\nplatform: {}\nmodel: {{size: {}, math: off}}\n"
+      "algorithm: {{name: nccl_allreduce, gpu: {}}}\ncompute: {{reduce_speed: 0}}\n",
+      ranks, platform, size, gpu);
+}
+
+// The choice the run made for its one call ("nvls/simple").
+std::string choice_of(const fs::path& dir, const std::string& yaml) {
+  write_file(dir / "s.yaml", yaml);
+  const auto r = run_aggsim({"run", "s.yaml", "--out", "out", "--force"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto calls = read_csv_rows(read_file(dir / "out" / "collectives.csv"));
+  REQUIRE(calls.size() == 1);
+  return calls[0].at("nccl_algorithm") + "/" + calls[0].at("protocol");
+}
+
+// busbw of `aggsim perf` at one size.
+double perf_busbw(const fs::path& dir, const std::string& yaml, const std::string& size) {
+  write_file(dir / "p.yaml", yaml);
+  const auto r = run_aggsim({"perf", "p.yaml", "--min", size, "--max", size, "--csv", "p.csv"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto rows = read_csv_rows(read_file(dir / "p.csv"));
+  REQUIRE(rows.size() == 1);
+  return std::stod(rows[0].at("busbw_GBps"));
+}
+
+// The out-of-place busbw a published log in tests/data/calibration measured at `bytes`.
+double published_busbw(const std::string& log, std::uint64_t bytes) {
+  std::ifstream in(std::string(AGGSIM_SOURCE_DIR) + "/tests/data/calibration/" + log);
+  REQUIRE(in);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(" 0:", 0) == 0) line = line.substr(3);  // srun -l's rank prefix
+    std::istringstream words(line);
+    std::uint64_t size = 0, count = 0;
+    std::string type, op, root;
+    double time = 0, algbw = 0, busbw = 0;
+    if (words >> size >> count >> type >> op >> root >> time >> algbw >> busbw && size == bytes &&
+        type == "float")
+      return busbw;
+  }
+  FAIL("no row of " << bytes << " bytes in " << log);
+  return 0;
+}
+
+// An NVLS graph as heads, intra- and inter-node speed, for comparisons.
+using Graph = std::tuple<int, double, double>;
+Graph graph_of(const NvlsGraph& g) {
+  return {g.heads, g.bw_intra, g.bw_inter};
+}
+
+}  // namespace
+
+TEST_CASE("NCCL's NVLS graph: its heads and speeds as NCCL 2.21.5's search finds them", "[nccl][tuning][nvls]") {
+  // NCCL counts an H100 NVLink of 25 GB/s as 20.6 (SM90_NVLINK_BW): 18 links, 370.8 GB/s.
+  CHECK(nccl_nvlink_GBps(GpuArch::hopper, 450) == Approx(370.8));
+  // One node of 8: a head per GPU (minChannels = maxChannels = 8 without NICs); each GPU carries
+  // 8 + 1 channels: 9 x 40 = 360 fits 370.8, 9 x 50 does not (sm90SpeedArrayIntra: 60, 50, 40, ...);
+  // the second pass raises the inter-node speed while below twice 40, to the fastest, 60.
+  CHECK(graph_of(nccl_nvls_graph(8, 1, 0, 370.8, 0)) == Graph{8, 40, 60});
+  // Two nodes, 8 NICs of 50 GB/s: a head per NIC; the speeds with NICs (48, 45, 42, 40, ...): 40 fits
+  // 9 channels, the inter-node speed rises to the fastest a NIC carries, 48.
+  CHECK(graph_of(nccl_nvls_graph(8, 2, 8, 370.8, 50)) == Graph{8, 40, 48});
+  // NICs of 25 GB/s (NVIDIA/nccl#1453's 3 nodes of H100): 24 for both, whose estimate NCCL printed
+  // (test_nccl_allreduce.cpp).
+  CHECK(graph_of(nccl_nvls_graph(8, 3, 8, 370.8, 25)) == Graph{8, 24, 24});
+  // 72 GPUs at 900 GB/s (741.6 as NCCL counts): at most 32 heads (NCCL_MAX_NVLS_ARITY), 33 x 20 fits.
+  CHECK(graph_of(nccl_nvls_graph(72, 1, 0, 741.6, 0)) == Graph{32, 20, 40});
+  // NVLS only on Hopper, on a switch, with more than two GPUs a node (ncclNvlsInit).
+  CHECK(nccl_nvls_supported(GpuArch::hopper, true, 8));
+  CHECK_FALSE(nccl_nvls_supported(GpuArch::ampere, true, 8));
+  CHECK_FALSE(nccl_nvls_supported(GpuArch::hopper, false, 8));
+  CHECK_FALSE(nccl_nvls_supported(GpuArch::hopper, true, 2));
+}
+
+TEST_CASE("NCCL's choice on one and two H100 nodes, two A100 nodes and a 72-GPU domain", "[nccl][tuning][nvls]") {
+  const auto dir = fresh_dir("nvls-choice");
+  struct Case {
+    std::string platform;
+    int ranks;
+    std::string gpu;
+    std::array<std::string, 3> choices;  // at 1 MiB, 64 MiB, 1 GiB
+  };
+  const std::vector<Case> cases = {
+      // One H100 node. NCCL's estimates (us): at 1 MiB ring/LL 28.0 (15.0 + 13.0 at 80.6 GB/s)
+      // against NVLS 28.9 (25 us of switch latency + 3.9 at 8 heads x 40 GB/s x 5/6 = 266.7 GB/s); at
+      // 64 MiB NVLS 276.7 against ring/Simple 317.0 (56.0 + 261 at 257.1 GB/s: 450 GB/s x 8/14); at
+      // 1 GiB NVLS 4051 against 4232.
+      {kH100Node, 8, "hopper", {"ring/ll", "nvls/simple", "nvls/simple"}},
+      // Two H100 nodes: NVLS-Tree at 8 heads x min(40, 48) x 5/6 = 266.7 GB/s with 53 us of latency
+      // (25 + 2 x 14 across the tree) against tree/LL128 62.5 us at 1 MiB and ring/Simple (213.3
+      // GB/s, the NICs' 400 GB/s x 16/30) above: 56.9, 304.7 and 4080 us, the least at every size.
+      {kH100TwoNodes, 16, "hopper", {"nvls_tree/simple", "nvls_tree/simple", "nvls_tree/simple"}},
+      // Two A100 nodes on NVSwitch: no NVLS (an A100's switch does not reduce); tree/LL128 at 1 MiB
+      // (70.3 us against ring/LL128's 91.7), ring/Simple above (843 us against ring/LL128's 866 at
+      // 64 MiB; 10.3 ms against tree/Simple's 11.8 at 1 GiB).
+      {kA100TwoNodes, 16, "ampere", {"tree/ll128", "ring/simple", "ring/simple"}},
+      // 72 GPUs: NVLS at 32 heads x 20 GB/s x 5/6 = 533 GB/s with 25 us against a ring of 71 hops
+      // each way (ring/LL 106.5 us at 1 MiB, ring/Simple 2844 us at 1 GiB against NVLS's 27.0 and
+      // 2038).
+      {kDomain72, 72, "hopper", {"nvls/simple", "nvls/simple", "nvls/simple"}},
+  };
+  const std::array<std::string, 3> sizes = {"1MiB", "64MiB", "1GiB"};
+  for (const Case& c : cases)
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      INFO(c.platform << " at " << sizes[i]);
+      CHECK(choice_of(dir, scenario(c.platform, c.ranks, c.gpu, sizes[i])) == c.choices[i]);
+    }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("NVLS moves at the rate published H100 runs reach, on one node and on two",
+          "[nccl][nvls][validation]") {
+  const auto dir = fresh_dir("nvls-rate");
+  // One node, 4 GiB: 473.6 GB/s busbw (NVIDIA/nccl-tests#290) and 477.1 (Voltage Park).
+  const double one = perf_busbw(dir, scenario(kH100Node, 8, "hopper"), "4GiB");
+  for (const std::string log : {"h100_q2ndr_1node_all_reduce.log", "voltagepark_h100_1node_all_reduce.log"}) {
+    const double measured = published_busbw(log, 4ull << 30);
+    INFO(log << ": measured " << measured << ", simulated " << one);
+    CHECK(measured > 470);
+    CHECK(std::abs(one / measured - 1) < 0.05);
+  }
+  // Two nodes, 4 GiB, NVLS-Tree: 465.8 and 466.5 GB/s (two clusters in NVIDIA/nccl-tests#309).
+  const double two = perf_busbw(dir, scenario(kH100TwoNodes, 16, "hopper"), "4GiB");
+  for (const std::string log : {"h100_ib400_2node_all_reduce.log", "xe9680_h100_2node_all_reduce.log"}) {
+    const double measured = published_busbw(log, 4ull << 30);
+    INFO(log << ": measured " << measured << ", simulated " << two);
+    CHECK(measured > 460);
+    CHECK(std::abs(two / measured - 1) < 0.06);
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("NVLS forced where NCCL has none is refused at the key", "[nccl][nvls][errors]") {
+  const std::string a100 = "ranks: 16\nplatform: " + kA100TwoNodes +
+                           "\nmodel: {size: 1MB}\nalgorithm: {name: nccl_allreduce, gpu: ampere, "
+                           "nccl_algorithm: nvls_tree}\n";
+  check_refused(a100, {"bad.yaml:4:", "algorithm.nccl_algorithm: nvls_tree needs GPUs whose switch reduces",
+                       "ampere"});
+  const std::string two_gpus =
+      "ranks: 2\nplatform: {topology: cluster, nodes: 1, gpus_per_node: 2, nvswitch: true}\n"
+      "model: {size: 1MB}\nalgorithm: {name: nccl_allreduce, nccl_algorithm: nvls}\n";
+  check_refused(two_gpus, {"algorithm.nccl_algorithm: nvls runs on nodes of more than 2 GPUs"});
+  // Where NCCL cannot choose NVLS, the chunk-level reference runs its own choice.
+  const auto dir = fresh_dir("nvls-chunk");
+  write_file(dir / "s.yaml", "name: c\nranks: 16\nsteps: 1\nplatform: " + kA100TwoNodes +
+                                 "\nmodel: {size: 1MiB, math: off}\nalgorithm: {name: nccl_allreduce, gpu: ampere, "
+                                 "movement: chunk}\n");
+  const auto r = run_aggsim({"validate", "s.yaml"}, dir);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  fs::remove_all(dir);
+}
