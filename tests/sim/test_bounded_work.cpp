@@ -135,8 +135,8 @@ TEST_CASE("perf plans at most 1,024 sizes, counting --factor's steps first", "[i
 }
 
 TEST_CASE(
-    "measurement files hold at most 100,000 rows; compare simulates each distinct point once, at most "
-    "10,000",
+    "measurement files hold at most 100,000 rows, and compare simulates each distinct point once, at "
+    "most 10,000",
     "[input][bounds][calibrate]") {
   const auto dir = fresh_dir("bounds-rows");
   const std::string scenario = kSource + "/tests/data/calibration/roce_h100.yaml";
