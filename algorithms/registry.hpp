@@ -32,6 +32,9 @@ struct AlgorithmConfig {
   ProtocolCosts protocol_costs = ProtocolCosts::nccl_defaults();
   BandwidthFactor bandwidth_factor;  // a calibration's, for movements that pace their streams
   bool math = true;        // the math plane runs (model.math)
+  // The model's dense fp32 bytes (model.size, or its layers' sum): no call of a step moves more.
+  // A size the algorithm cannot simulate is a ParamError with key "model.size".
+  std::uint64_t model_bytes = 0;
   std::uint64_t seed = 0;  // the scenario seed (e.g. for a random graph every rank must agree on)
   const CompressorInfo* compressor = nullptr;  // the scenario's compressor (`none` when absent)
   Params compressor_params;
@@ -120,6 +123,15 @@ struct AlgorithmRun {
   // Set for sharded data parallelism: the step's schedule of gathers around compute and the units
   // (sim/api/aggregator.hpp); empty: the gradient is aggregated whole, bucket by bucket (DDP).
   std::optional<ParameterSharding> sharding = {};
+
+  // Optional: what `aggsim validate` prints of the algorithm's own checks besides "ok" (lines, each
+  // ending in a newline), e.g. an MSCCL program's verdict.
+  std::function<std::string()> checks_report = {};
+  // SimGrid actors the run keeps at once besides each rank's own two, over all ranks (an upper
+  // bound), and what they are: with the ranks' they decide whether actors' stacks go without guard
+  // pages, and whether the run fits in memory at all (sim/engine/actor_stacks.hpp).
+  std::int64_t extra_actors = 0;
+  std::string extra_actors_what = "";
 };
 
 // What one call of an algorithm runs, as collectives.csv names it: the collective (its `collective`

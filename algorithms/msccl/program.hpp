@@ -107,7 +107,7 @@ MscclBuffer msccl_result_buffer(const MscclProgram& p);
 // runtime stores offsets as 16-bit numbers and runs at most 32 channels).
 constexpr int kMscclMaxGpus = 1 << 16;
 constexpr int kMscclMaxChunks = 1 << 15;
-constexpr std::int64_t kMscclMaxTotalChunks = std::int64_t{1} << 24;
+constexpr std::int64_t kMscclMaxTotalChunks = std::int64_t{1} << 22;
 constexpr int kMscclMaxChannels = 32;
 constexpr int kMscclMaxThreadblocks = 1024;  // per GPU (MSCCL_MAX_NUM_THREAD_BLOCKS)
 

@@ -232,6 +232,15 @@ AlgorithmInfo nccl_allreduce_entry() {
     auto comm =
         std::make_shared<NcclCommunicator>(members, *cfg.hosts(), resolved, costs, cfg.bandwidth_factor);
     check_nccl_platform(resolved, comm->view());
+    if (const std::string why = comm->size_refusal((cfg.model_bytes + 3) / 4); !why.empty())
+      throw ParamError("model.size", why);
+    // Chunk by chunk, each channel of a rank runs up to 5 actors (a tree's up and down halves and
+    // their senders to the parent and two children; a ring's channel and its sender: 2).
+    if (options.movement == Movement::chunk) {
+      run.extra_actors =
+          static_cast<std::int64_t>(cfg.world) * std::max(comm->channels(), options.channels.value_or(1)) * 5;
+      run.extra_actors_what = "channels (movement: chunk runs up to 5 actors per channel and rank; movement: flow none)";
+    }
     const ReduceOp op = cfg.op;
     run.make_aggregator = [comm, op] { return std::make_unique<NcclAllreduce>(comm, op); };
     run.summary_fields = [comm] {

@@ -164,6 +164,12 @@ Eigen::VectorXf local_values(RankState& st, const RunShared& run, int step) {
     return synthetic_gradient(sc.seed, st.ctx.rank, step, sc.model.proxy_dim);
   }
   Eigen::VectorXf g = st.trainer->gradient(step);
+  // A diverging training: no compressor or reduction is given inf or NaN (top-k looped for ever on
+  // NaN); the run fails once it ends (an exception cannot leave a SimGrid actor).
+  if (!g.allFinite()) {
+    run.steps_done.note_divergence(st.ctx.rank, step);
+    g.setZero();
+  }
   if (sc.algorithm.apply_to == ApplyTo::gradients) return g;
   st.trainer->step(g);
   return st.trainer->weights();

@@ -13,6 +13,7 @@
 #include "sim/core/checked.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/terminal.hpp"
+#include "sim/engine/actor_stacks.hpp"
 #include "sim/engine/calibration_reach.hpp"
 #include "sim/engine/link_classes.hpp"
 #include "sim/engine/merged_flows.hpp"
@@ -219,7 +220,7 @@ AlgorithmRun prepare_algorithm(const Scenario& sc, const AlgorithmConfig& config
   try {
     return prepare_run(config);
   } catch (const ParamError& e) {
-    const std::string key = e.key == "compression" ? e.key : "algorithm." + e.key;
+    const std::string key = scenario_key_of(sc, e.key);
     throw InputError(fmt::format("{}: {}: {}", sc.where(key), key, e.what()));
   }
 }
@@ -333,6 +334,11 @@ void check_finished(const Scenario& sc, const StepsDone& steps_done) {
         "takes longer than a double can count (check the scenario's and the platform's rates and "
         "latencies)",
         std::isnan(clock) ? "undefined (NaN)" : "infinite", where));
+  if (steps_done.diverged_step() >= 0)
+    throw SimulationError(fmt::format(
+        "the training diverged: rank {}'s gradient left the finite numbers in step {} of {}; lower "
+        "workload.lr (or run fewer steps); nothing was written",
+        steps_done.diverged_rank(), steps_done.diverged_step() + 1, sc.steps));
   if (step < sc.steps)
     throw SimulationError(fmt::format(
         "the simulation deadlocked at {} s {}: ranks wait for a message or an activity that never "
@@ -363,6 +369,7 @@ PreparedRun::PreparedRun(const Scenario& sc, const std::vector<std::string>& sim
   std::optional<AlgorithmRun> loaded;
   if (sc.prepared_at_load) loaded = sc.prepared_at_load->take_for(config);
   algorithm = loaded ? std::move(*loaded) : prepare_algorithm(sc, config);
+  fit_actor_stacks(sc, algorithm, *engine, simgrid_args);
   if (algorithm.pieces_pay_latency) install_zero_latency(*engine);
   config.set_platform(&layout, &hosts, nullptr);  // the refusal holds the scenario, which may not outlive this
 }
@@ -373,8 +380,11 @@ bool simgrid_engine_made() {
   return g_engine_made;
 }
 
-std::string check_platform(const Scenario& sc, const std::vector<std::string>& simgrid_args) {
-  return PreparedRun(sc, simgrid_args, false).platform_description;
+std::string check_platform(const Scenario& sc, const std::vector<std::string>& simgrid_args,
+                           std::string* checks_report) {
+  const PreparedRun prepared(sc, simgrid_args, false);
+  if (checks_report && prepared.algorithm.checks_report) *checks_report = prepared.algorithm.checks_report();
+  return prepared.platform_description;
 }
 
 namespace {

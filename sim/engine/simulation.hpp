@@ -96,8 +96,10 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
                           const SimulationHooks& hooks = {});
 
 // Prepares the run (PreparedRun) without simulating it, for `aggsim validate`. Returns the platform
-// description. Throws InputError.
-std::string check_platform(const Scenario& scenario, const std::vector<std::string>& simgrid_args);
+// description, and in `checks_report` what the algorithm reports of its own checks
+// (AlgorithmRun::checks_report). Throws InputError.
+std::string check_platform(const Scenario& scenario, const std::vector<std::string>& simgrid_args,
+                           std::string* checks_report = nullptr);
 
 // SimGrid settings a network preset stands for.
 std::vector<std::string> network_preset_config(NetworkPreset preset);

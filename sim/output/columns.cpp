@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "sim/core/error.hpp"
 #include "sim/core/strings.hpp"
 
 namespace aggsim {
@@ -208,6 +209,13 @@ CsvTableWriter& CsvTableWriter::cell(const std::string& name, const std::string&
     throw std::logic_error(fmt::format("{}: cell '{}' written where column {} ('{}') belongs", table_.file,
                                        name, at,
                                        at < table_.columns.size() ? table_.columns[at].name : "none"));
+  // No infinite or undefined number reaches a file: the input that makes one is refused where it is
+  // read (e.g. custom_avg's denominator); anything else stops the run here, before its outputs exist.
+  if (text == "inf" || text == "-inf" || text == "nan" || text == "-nan")
+    throw SimulationError(fmt::format(
+        "{}: column {} of row {} would hold {}: a value of the run left the finite numbers (a diverging "
+        "training, an extreme rate or factor); nothing was written",
+        table_.file, name, rows_ + 1, text));
   row_.push_back(text);
   return *this;
 }
@@ -217,6 +225,7 @@ void CsvTableWriter::end_row() {
     throw std::logic_error(
         fmt::format("{}: a row with {} of {} cells", table_.file, row_.size(), table_.columns.size()));
   text_ += csv_row(row_);
+  ++rows_;
   row_.clear();
 }
 

@@ -29,6 +29,10 @@ namespace sg4 = simgrid::s4u;
 // Bounds on generated platforms with gpus_per_node > 1 (see node_shape).
 constexpr std::int64_t kMaxMultiGpuNodes = 4096;
 constexpr std::int64_t kMaxMultiGpuHosts = 32768;
+// Hosts a generated platform may hold beyond its ranks: at most this many per rank, or
+// kMinGeneratedHosts in all whatever the ranks (each host costs memory and build time).
+constexpr std::int64_t kGeneratedHostsPerRank = 16;
+constexpr std::int64_t kMinGeneratedHosts = 65536;
 
 // The keys every generator takes: nodes | hosts, gpus_per_node, bandwidth, latency, speed, intra_*,
 // nic_bandwidth. `fabric_link_help` names the links bandwidth/latency apply to.

@@ -14,6 +14,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/input_file.hpp"
 #include "sim/core/strings.hpp"
+#include "sim/platform/endpoints.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/platform/platform_overrides.hpp"
 #include "sim/platform/systems.hpp"
@@ -466,6 +467,14 @@ void read_platform_section(YamlMap& top, Scenario& sc, const std::string& file) 
     const YamlValue& at = ranks ? *ranks : top.value();
     at.fail(ranks_do_not_fit(sc, hosts));
   }
+  // Hosts no rank runs on still cost their memory and their build time (4,194,304 hosts for 8 ranks
+  // took 3 GB and 17 s before the run could start).
+  const std::int64_t allowed = std::max<std::int64_t>(kMinGeneratedHosts, kGeneratedHostsPerRank * sc.ranks);
+  if (hosts > allowed)
+    value_at_key(top.value(), sc.platform.sized_by_hosts ? "platform.hosts" : "platform.nodes")
+        .fail(fmt::format("the platform has {} hosts for {} ranks: aggsim generates at most {} hosts per rank "
+                          "(or {} in all, whatever the ranks); size it for the ranks that run",
+                          hosts, sc.ranks, kGeneratedHostsPerRank, kMinGeneratedHosts));
 }
 
 // The network preset against the platform, then the calibration that may replace its factors.
@@ -559,10 +568,21 @@ void check_algorithm_pairing(YamlMap& top, Scenario& sc) {
     loaded->run = prepare_run(config);
     check_sharded_schedule(top, sc, *loaded->run);
     if (sc.compression.transport->check) sc.compression.transport->check(config);
+    // Pieces that pay their route's latency themselves run with a latency factor of 0, which
+    // SimGrid 3.32's ns-3 model does not take (it aborts the run with "Feature unimplemented").
+    if (sc.network == NetworkPreset::ns3 && loaded->run->pieces_pay_latency) {
+      const bool chunk = sc.algorithm.params.has("movement") && sc.algorithm.params.text("movement") == "chunk";
+      value_at_key(top.value(), "network")
+          .fail(fmt::format("ns3 cannot run {}{}: its pieces charge their route's latency themselves, which "
+                            "SimGrid's ns-3 model does not allow; use network auto | lv08 | alpha_beta{}",
+                            sc.algorithm.name, chunk ? " with movement: chunk" : "",
+                            chunk ? ", or movement: flow" : ""));
+    }
     sc.prepared_at_load = std::move(loaded);
   } catch (const ParamError& e) {
     if (auto compression = top.get("compression"); e.key == "compression" && compression)
       compression->fail(e.what());
+    if (e.key.rfind("model.", 0) == 0) value_at_key(top.value(), scenario_key_of(sc, e.key)).fail(e.what());
     value_at_key(top.value().child("algorithm"), e.key).fail(e.what());
   }
 }
@@ -596,6 +616,9 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
   read_platform_section(top, sc, source->file);
   check_network(top, sc);
   read_model(top.get("model"), sc.model, source->file);
+  if (auto model = top.get("model"); model && model->is_map())  // for checks of the size against the platform
+    for (const std::string key : {"size", "layers"})
+      if (model->node()[key]) sc.key_locations["model." + key] = model->child(key).location();
   read_algorithm_section(top, sc);
   check_calibration_family(sc);
   read_compression_section(top, sc);
@@ -681,8 +704,15 @@ Scenario load_scenario_text(const std::string& text, const std::string& label,
   return load_from(text, label, overrides);
 }
 
+std::string scenario_key_of(const Scenario& sc, const std::string& param_key) {
+  if (param_key == "compression") return param_key;
+  if (param_key == "model.size") return sc.model.layers_file.empty() ? param_key : "model.layers";
+  return "algorithm." + param_key;
+}
+
 AlgorithmConfig algorithm_config(const Scenario& sc) {
   AlgorithmConfig config;
+  config.model_bytes = sc.model.size_bytes;
   config.algorithm = sc.algorithm.entry;
   config.op = sc.algorithm.op;
   config.params = sc.algorithm.params;

@@ -228,6 +228,20 @@ Sweep header_of(const SweepBlock& block, const std::string& label) {
                         "their seeds from the base seed, so use one or the other",
                         label));
     }
+  // The points are the axes' product: counted with overflow checks before any is made.
+  std::uint64_t points = static_cast<std::uint64_t>(block.repeat);
+  bool overflow = false;
+  std::string lengths;
+  for (const auto& axis : block.axes) {
+    overflow = overflow || __builtin_mul_overflow(points, axis.rows.size(), &points);
+    lengths += fmt::format("{}{}", lengths.empty() ? "" : " x ", axis.rows.size());
+  }
+  if (block.repeat > 1) lengths += fmt::format("{}{} repetitions", lengths.empty() ? "" : " x ", block.repeat);
+  if (overflow || points > kMaxSweepPoints)
+    throw InputError(fmt::format("{}: the sweep has {} points ({}), more than the {} aggsim expands in one "
+                                 "sweep: sweep fewer values, or split it into several sweeps",
+                                 label, overflow ? std::string("2^64 or more") : std::to_string(points), lengths,
+                                 kMaxSweepPoints));
   Sweep sweep;
   sweep.file = label;
   sweep.name = block.name;

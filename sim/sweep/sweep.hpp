@@ -24,6 +24,10 @@ namespace aggsim {
 
 struct Scenario;
 
+// The most points one sweep expands (each is checked, then run in its own process): a sweep of more,
+// counted with overflow checks from its axes before any point is made, is refused.
+constexpr std::uint64_t kMaxSweepPoints = 100000;
+
 // The keys of the `sweep:` block (what the reader expects, and `aggsim list --keys` prints).
 std::vector<ParamSpec> sweep_param_specs();
 

@@ -29,6 +29,7 @@ cp tests/fuzz/regressions/tuning/* "$corpus/tuning-seeds/" 2>/dev/null || true
 # The shipped and the test programs share some names: keep both copies.
 for f in algorithms/msccl/programs/*.xml; do cp "$f" "$corpus/msccl_program-seeds/shipped-${f##*/}"; done
 for f in tests/data/msccl/*.xml; do cp "$f" "$corpus/msccl_program-seeds/test-${f##*/}"; done
+cp tests/fuzz/regressions/msccl_program/* "$corpus/msccl_program-seeds/"
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
