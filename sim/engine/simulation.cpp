@@ -19,6 +19,7 @@
 #include "sim/engine/merged_flows.hpp"
 #include "sim/engine/network_factors.hpp"
 #include "sim/engine/rank_actor.hpp"
+#include "sim/engine/solver_stack.hpp"
 #include "sim/metrics/link_usage.hpp"
 #include "sim/platform/link_places.hpp"
 #include "sim/platform/ns3_environment.hpp"
@@ -352,6 +353,7 @@ PreparedRun::PreparedRun(const Scenario& sc, const std::vector<std::string>& sim
     : engine(make_engine(sc, simgrid_args)) {
   if (link_load) enable_link_load();
   hosts = load_and_map(sc, *engine, platform_description);
+  check_solver_stack(engine->get_link_count(), platform_description);
   // network: auto on ethernet is LV08 between nodes only (the user's own factor flags win).
   if (sc.network == NetworkPreset::auto_by_fabric && effective_network(sc) == NetworkPreset::lv08 &&
       !sets_factors(simgrid_args))
@@ -382,9 +384,13 @@ bool simgrid_engine_made() {
 
 std::string check_platform(const Scenario& sc, const std::vector<std::string>& simgrid_args,
                            std::string* checks_report) {
-  const PreparedRun prepared(sc, simgrid_args, false);
-  if (checks_report && prepared.algorithm.checks_report) *checks_report = prepared.algorithm.checks_report();
-  return prepared.platform_description;
+  std::string description;
+  run_on_simulation_stack([&] {
+    const PreparedRun prepared(sc, simgrid_args, false);
+    if (checks_report && prepared.algorithm.checks_report) *checks_report = prepared.algorithm.checks_report();
+    description = prepared.platform_description;
+  });
+  return description;
 }
 
 namespace {
@@ -482,12 +488,10 @@ std::vector<RankPlace> rank_places(const std::vector<sg4::Host*>& hosts, const R
   return places;
 }
 
-}  // namespace
-
-SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& simgrid_args,
-                          const SimulationHooks& hooks) {
-  if (sc.network == NetworkPreset::ns3) reexec_with_ns3_defaults();  // ns-3 reads it at load time
-  std::unique_ptr<Tracer> tracer;                                    // output.trace: timeline and link usage
+// simulate() on the calling thread.
+SimulationResult simulate_here(const Scenario& sc, const std::vector<std::string>& simgrid_args,
+                               const SimulationHooks& hooks) {
+  std::unique_ptr<Tracer> tracer;  // output.trace: timeline and link usage
   // SimGrid 3.32's link-load plugin never attaches to the links of an XML <cluster> and then
   // crashes on them: use it on generated platforms only (links.csv leaves its columns empty otherwise).
   const bool link_load = sc.output.trace && sc.platform.file.empty();
@@ -553,6 +557,16 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
   if (prepared.algorithm.summary_fields) result.summary_fields = prepared.algorithm.summary_fields();
   result.steps_replayed = replay.steps_replayed();
   result.replay_refusal = replay.refusal();
+  return result;
+}
+
+}  // namespace
+
+SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& simgrid_args,
+                          const SimulationHooks& hooks) {
+  if (sc.network == NetworkPreset::ns3) reexec_with_ns3_defaults();  // ns-3 reads it at load time
+  SimulationResult result;
+  run_on_simulation_stack([&] { result = simulate_here(sc, simgrid_args, hooks); });
   return result;
 }
 
