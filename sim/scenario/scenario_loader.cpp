@@ -471,7 +471,7 @@ void read_platform_section(YamlMap& top, Scenario& sc, const std::string& file) 
   // took 3 GB and 17 s before the run could start).
   const std::int64_t allowed = std::max<std::int64_t>(kMinGeneratedHosts, kGeneratedHostsPerRank * sc.ranks);
   if (hosts > allowed)
-    value_at_key(top.value(), sc.platform.sized_by_hosts ? "platform.hosts" : "platform.nodes")
+    value_at_key(top.value(), sc.platform.shape.sized_by_hosts ? "platform.hosts" : "platform.nodes")
         .fail(fmt::format("the platform has {} hosts for {} ranks: aggsim generates at most {} hosts per rank "
                           "(or {} in all, whatever the ranks); size it for the ranks that run",
                           hosts, sc.ranks, kGeneratedHostsPerRank, kMinGeneratedHosts));
