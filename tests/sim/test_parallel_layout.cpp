@@ -128,7 +128,7 @@ TEST_CASE("every data-parallel group sends the closed-form bytes of its 1/tensor
   }
 }
 
-TEST_CASE("groups on their own rails take one group's time; groups sharing a NIC do not",
+TEST_CASE("groups on their own rails take one group's time, groups sharing a NIC do not",
           "[parallel][rails]") {
   const Measured alone = measure(one_group("name: ring_allreduce", "8MB"));
   const Measured rail_per_group = measure(rails(8, "name: ring_allreduce", "64MB"));
