@@ -218,6 +218,8 @@ int list_command(const ListOptions& options) {
   print_params(compute_param_specs());
   fmt::print("\nEngine (engine.*):\n");
   print_params(engine_param_specs());
+  fmt::print("\nParallel layout (parallel.*):\n");
+  print_params(parallel_param_specs());
   fmt::print("\nOutput (output.*):\n");
   print_params(output_param_specs());
   fmt::print("\nNetwork presets (network):\n");

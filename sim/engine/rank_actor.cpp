@@ -46,7 +46,7 @@ void aggregate_step(RankState& st, const RunShared& run, int step) {
     CollectiveChoice choice;  // the algorithm may say how it ran the call
     st.ctx.choice = &choice;
     st.comm.begin_call();
-    RankContext bucket_ctx = st.ctx.for_bucket(b);
+    RankContext bucket_ctx = algorithm_context(st).for_bucket(b);
     const double call_start = sg4::Engine::get_clock();
     st.aggregators[b]->aggregate(bucket_ctx, st.buckets[b]);
     const double call_end = sg4::Engine::get_clock();
@@ -98,7 +98,8 @@ void apply_step(RankState& st, const RunShared& run, int step, const Eigen::Vect
 
 // Asynchronous aggregators complete their outstanding messages once the last step is done.
 void finish_aggregators(RankState& st) {
-  for (auto& a : st.aggregators) a->finish(st.ctx);
+  RankContext ctx = algorithm_context(st);
+  for (auto& a : st.aggregators) a->finish(ctx);
 }
 
 void run_compute(RankState& st, const RunShared& run) {
@@ -155,6 +156,14 @@ void run_communication(RankState& st, const RunShared& run) {
 }
 
 }  // namespace
+
+RankContext algorithm_context(const RankState& st) {
+  RankContext ctx = st.ctx;
+  ctx.rank = st.comm.rank();
+  ctx.world = st.comm.size();
+  if (st.group_layout) ctx.layout = st.group_layout;
+  return ctx;
+}
 
 // The step's proxy vector: gradient, or weights after a local step (apply_to: weights).
 Eigen::VectorXf local_values(RankState& st, const RunShared& run, int step) {

@@ -97,13 +97,18 @@ class ShardedStep {
     params.wire_elements = plan.wire_elements;
     params.wire_shape = plan.wire_shape;
     if (st_.trainer) params.values = st_.trainer->weights().segment(plan.proxy.begin, plan.proxy.count);
-    call([&] { st_.aggregators[static_cast<std::size_t>(b)]->gather_parameters(st_.ctx, params); }, slot(kind, b));
+    call(
+        [&] {
+          RankContext ctx = algorithm_context(st_);  // inside the call: it carries the call's choice
+          st_.aggregators[static_cast<std::size_t>(b)]->gather_parameters(ctx, params);
+        },
+        slot(kind, b));
     if (st_.trainer) st_.trainer->weights().segment(plan.proxy.begin, plan.proxy.count) = params.values;
   }
 
   // Unit b's reduce-scatter (and what the sharding adds to it): a collectives.csv call of the unit.
   void reduce(int b) {
-    RankContext bucket_ctx = st_.ctx.for_bucket(static_cast<std::uint64_t>(b));
+    RankContext bucket_ctx = algorithm_context(st_).for_bucket(static_cast<std::uint64_t>(b));
     call([&] { st_.aggregators[static_cast<std::size_t>(b)]->aggregate(bucket_ctx, st_.buckets[static_cast<std::size_t>(b)]); },
          slot(ShardedCall::reduce, b));
   }
@@ -201,7 +206,8 @@ void run_sharded_rank(RankState& st, const RunShared& run) {
     XBT_VERB("rank %d: sharded step %d begins", st.ctx.rank, step);
     sharded_step(st, run, step);
   }
-  for (auto& a : st.aggregators) a->finish(st.ctx);
+  RankContext ctx = algorithm_context(st);
+  for (auto& a : st.aggregators) a->finish(ctx);
 }
 
 }  // namespace aggsim

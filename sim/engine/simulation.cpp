@@ -18,6 +18,7 @@
 #include "sim/engine/link_classes.hpp"
 #include "sim/engine/merged_flows.hpp"
 #include "sim/engine/network_factors.hpp"
+#include "sim/engine/parallel_layout.hpp"
 #include "sim/engine/rank_actor.hpp"
 #include "sim/engine/solver_stack.hpp"
 #include "sim/metrics/link_usage.hpp"
@@ -262,6 +263,7 @@ std::string replay_refusal(const Scenario& sc, const AlgorithmRun& algorithm) {
   if (sc.network == NetworkPreset::ns3) return "network: ns3 keeps transport state from step to step";
   if (sc.compute.straggler.kind != StragglerKind::none)
     return "compute.straggler: compute times change from step to step";
+  if (sc.parallel.groups() > 1) return "parallel: replay records one group of ranks, not several at once";
   if (!algorithm.replay_refusal.empty())
     return fmt::format("{}: {}", sc.algorithm.name, algorithm.replay_refusal);
   if (sc.compression.entry->sizes_depend_on_data)
@@ -364,16 +366,27 @@ PreparedRun::PreparedRun(const Scenario& sc, const std::vector<std::string>& sim
     print_lines(stderr, "aggsim: warning: {}\n", w);
   link_classes = effective_link_classes(sc, hosts, layout);
   config = algorithm_config(sc);
-  config.set_platform(&layout, &hosts, [this, &sc, simgrid_args](const std::vector<std::vector<int>>& nodes) {
-    return merged_node_flows_refusal(sc, hosts, nodes, simgrid_args);
-  });
+  if (sc.parallel.groups() > 1) {
+    check_groups_alike(layout, sc.parallel, sc.ranks, sc.where("parallel"));
+    group_layout = aggsim::group_layout(layout, sc.parallel, sc.ranks, 0);
+    const DataParallelPlace first = data_parallel_place(sc.parallel, sc.ranks, 0);
+    for (int d = 0; d < config.world; ++d)
+      group_hosts.push_back(hosts[static_cast<std::size_t>(first.global_rank(d))]);
+  }
+  const bool grouped = sc.parallel.groups() > 1;
+  config.set_platform(grouped ? &group_layout : &layout, grouped ? &group_hosts : &hosts,
+                      [this, &sc, simgrid_args, grouped](const std::vector<std::vector<int>>& nodes) {
+                        return merged_node_flows_refusal(sc, grouped ? group_hosts : hosts, nodes,
+                                                         simgrid_args);
+                      });
   // The loader's prepare stage when it read nothing of the platform: one prepare per run.
   std::optional<AlgorithmRun> loaded;
   if (sc.prepared_at_load) loaded = sc.prepared_at_load->take_for(config);
   algorithm = loaded ? std::move(*loaded) : prepare_algorithm(sc, config);
   fit_actor_stacks(sc, algorithm, *engine, simgrid_args);
   if (algorithm.pieces_pay_latency) install_zero_latency(*engine);
-  config.set_platform(&layout, &hosts, nullptr);  // the refusal holds the scenario, which may not outlive this
+  config.set_platform(grouped ? &group_layout : &layout, grouped ? &group_hosts : &hosts,
+                      nullptr);  // the refusal holds the scenario, which may not outlive this
 }
 
 PreparedRun::~PreparedRun() = default;
@@ -419,7 +432,10 @@ std::vector<std::unique_ptr<RankState>> start_ranks(const Scenario& sc, const Pr
   ranks.reserve(static_cast<std::size_t>(sc.ranks));
   for (int r = 0; r < sc.ranks; ++r) {
     sg4::Host* host = prepared.hosts[static_cast<std::size_t>(r)];
-    auto st = std::make_unique<RankState>(r, sc.ranks);
+    const DataParallelPlace place = data_parallel_place(sc.parallel, sc.ranks, r);
+    auto st = std::make_unique<RankState>(place.data_rank, place.group_size);
+    st->comm.number_as(place.first_rank, place.stride);
+    if (sc.parallel.groups() > 1) st->group_layout = &prepared.group_layout;
     st->ctx.rank = r;
     st->ctx.world = sc.ranks;
     st->ctx.comm = &st->comm;
@@ -513,13 +529,18 @@ SimulationResult simulate_here(const Scenario& sc, const std::vector<std::string
   // Sharded data parallelism's units are its buckets, of at least `unit` bytes each.
   const auto& sharding = prepared.algorithm.sharding;
   StepPlan plan =
-      make_step_plan(modeled_layers(sc.model), sharding ? Bucketing::by_size : bucketing(sc.algorithm),
+      make_step_plan(tensor_share(modeled_layers(sc.model), sc.parallel.tensor),
+                     sharding ? Bucketing::by_size : bucketing(sc.algorithm),
                      sharding ? sharding->unit_bytes : sc.algorithm.bucket_bytes,
                      training.workload ? training.workload->problem->tensors() : std::vector<TensorInfo>{},
                      sc.model.proxy_dim);
   result.calls = CollectiveLog(static_cast<int>(plan.buckets.size()) * (sharding ? kShardedCallKinds : 1));
   result.call_sizes = sharding ? sharded_call_sizes(plan, *sharding) : call_sizes(plan, prepared.config);
   result.rank_group = rank_group(sc.ranks, prepared.algorithm, result.group_size);
+  if (sc.parallel.groups() > 1) {  // the first group's ranks: the others run the same calls at once
+    result.rank_group = first_group_ranks(sc.parallel, sc.ranks);
+    result.group_size = prepared.config.world;
+  }
   ReplayBook replay(result.log, result.calls, sc.algorithm.every, replay_refusal(sc, prepared.algorithm));
   const RunShared run{sc,
                       std::move(plan),
@@ -555,6 +576,9 @@ SimulationResult simulate_here(const Scenario& sc, const std::vector<std::string
   if (training.evaluator) result.evaluations = training.evaluator->results();
   if (math_log) result.math = math_log->steps();
   if (prepared.algorithm.summary_fields) result.summary_fields = prepared.algorithm.summary_fields();
+  if (sc.parallel.groups() > 1)
+    for (const SummaryField& f : parallel_summary_fields(sc.parallel, sc.ranks))
+      result.summary_fields.push_back(f);
   result.steps_replayed = replay.steps_replayed();
   result.replay_refusal = replay.refusal();
   return result;

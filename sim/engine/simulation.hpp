@@ -82,8 +82,12 @@ struct PreparedRun {
   std::vector<simgrid::s4u::Host*> hosts;  // rank r's host is hosts[r]
   std::string platform_description;
   RankLayout layout;
+  // A parallel layout's first data-parallel group (the algorithm is prepared on it: every group has
+  // its shape): its nodes and hosts by data rank. Empty without a parallel layout.
+  RankLayout group_layout;
+  std::vector<simgrid::s4u::Host*> group_hosts;
   std::vector<LinkClassCost> link_classes;
-  AlgorithmConfig config;  // config.layout points at `layout`
+  AlgorithmConfig config;  // config.layout points at `layout` (at `group_layout` with a parallel layout)
   AlgorithmRun algorithm;
 };
 

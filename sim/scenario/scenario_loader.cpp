@@ -587,6 +587,34 @@ void check_algorithm_pairing(YamlMap& top, Scenario& sc) {
   }
 }
 
+// parallel.*: the layout must cut the ranks into equal data-parallel groups, and each group reduces
+// apart from the others, which the math plane's single reduction over all ranks does not model.
+void read_parallel(YamlMap& top, Scenario& sc) {
+  const auto v = top.get("parallel");
+  if (!v) return;
+  YamlMap map(*v);
+  map.expect(spec_keys(parallel_param_specs()));
+  map.finish();
+  const Params p = map.params(parallel_param_specs());
+  map.finish();
+  sc.parallel.tensor = static_cast<int>(p.integer("tensor"));
+  sc.parallel.pipeline = static_cast<int>(p.integer("pipeline"));
+  const auto at = [&](const char* key) { return map.get(key) ? *map.get(key) : *v; };
+  if (sc.parallel.pipeline > 1)
+    at("pipeline").fail(
+        fmt::format("{} stages: pipeline stages are not simulated yet (use pipeline: 1)", sc.parallel.pipeline));
+  if (sc.ranks % sc.parallel.groups() != 0)
+    at("tensor").fail(fmt::format("tensor {} x pipeline {} does not divide the {} ranks into equal "
+                                  "data-parallel groups (ranks must be a multiple of {})",
+                                  sc.parallel.tensor, sc.parallel.pipeline, sc.ranks, sc.parallel.groups()));
+  if (sc.parallel.groups() > 1 && (sc.model.math || top.get("workload")))
+    at("tensor").fail(fmt::format("a parallel layout's {} data-parallel groups each reduce their own part, "
+                                  "which the math plane does not model: set model.math: off and leave "
+                                  "workload out",
+                                  sc.parallel.groups()));
+  sc.key_locations["parallel"] = v->location();
+}
+
 // engine.* and output.*: both sections' keys (and defaults) are their specs'.
 void read_run_settings(YamlMap& top, Scenario& sc) {
   const auto read_section = [&](const char* section, const std::vector<ParamSpec>& specs) {
@@ -619,6 +647,7 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
   if (auto model = top.get("model"); model && model->is_map())  // for checks of the size against the platform
     for (const std::string key : {"size", "layers"})
       if (model->node()[key]) sc.key_locations["model." + key] = model->child(key).location();
+  read_parallel(top, sc);
   read_algorithm_section(top, sc);
   check_calibration_family(sc);
   read_compression_section(top, sc);
@@ -716,7 +745,7 @@ AlgorithmConfig algorithm_config(const Scenario& sc) {
   config.algorithm = sc.algorithm.entry;
   config.op = sc.algorithm.op;
   config.params = sc.algorithm.params;
-  config.world = sc.ranks;
+  config.world = sc.ranks / sc.parallel.groups();  // one data-parallel group
   config.math = sc.model.math;
   if (sc.calibration && sc.calibration->nccl) config.protocol_costs = *sc.calibration->nccl;
   if (sc.calibration && !(sc.calibration->intra.empty() && sc.calibration->inter.empty()))
@@ -794,6 +823,10 @@ std::string resolved_yaml(const Scenario& sc) {
   emit_params(out, sc.compression.entry->params, sc.compression.params);
   out << YAML::EndMap;
   emit_training(out, sc);
+  if (sc.parallel.groups() > 1)
+    out << YAML::Key << "parallel" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "tensor"
+        << YAML::Value << sc.parallel.tensor << YAML::Key << "pipeline" << YAML::Value << sc.parallel.pipeline
+        << YAML::EndMap;
   if (!sc.engine.replay)
     out << YAML::Key << "engine" << YAML::Value << YAML::BeginMap << YAML::Key << "replay" << YAML::Value
         << false << YAML::EndMap;

@@ -128,7 +128,7 @@ TEST_CASE("the key reference lists exactly the keys the loader takes, in every m
   CHECK(keys_the_loader_takes(base, "") == top);
   check_keys_taken(reference, {"model"}, base, "model");
   check_keys_taken(reference, {"workload"}, base, "workload", {"workload.problem=least_squares"});
-  for (const char* section : {"compute", "engine", "output"})
+  for (const char* section : {"compute", "engine", "parallel", "output"})
     check_keys_taken(reference, {section}, base, section);
   // A platform file takes the platform's own keys but overrides (refused: edit the XML); a generator
   // takes them all and its topology's.
