@@ -459,8 +459,4 @@ MscclProgram read_msccl_program_text(const std::string& text, const std::string&
   return program;
 }
 
-MscclProgram read_msccl_program(const std::string& path) {
-  return read_msccl_program_text(read_input_file(path, "MSCCL program"), path);
-}
-
 }  // namespace aggsim
