@@ -248,6 +248,7 @@ Sweep header_of(const SweepBlock& block, const std::string& label) {
   sweep.default_out = block.out.empty() ? "out/" + block.name : block.out;
   for (const auto& axis : block.axes) sweep.keys.insert(sweep.keys.end(), axis.keys.begin(), axis.keys.end());
   sweep.repeat = block.repeat;
+  sweep.planned_points = points;
   return sweep;
 }
 
@@ -313,7 +314,11 @@ std::uint64_t repetition_seed(std::uint64_t base, int r) {
 }
 
 Sweep read_sweep_header(const std::string& file, const SweepExtras& extras) {
-  return header_of(read_block(read_text(file), file, extras), file);
+  return read_sweep_header_text(read_text(file), file, extras);
+}
+
+Sweep read_sweep_header_text(const std::string& text, const std::string& label, const SweepExtras& extras) {
+  return header_of(read_block(text, label, extras), label);
 }
 
 Sweep expand_sweep(const std::string& file, const SweepExtras& extras) {
