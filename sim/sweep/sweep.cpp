@@ -329,8 +329,7 @@ Sweep expand_sweep_text(const std::string& text, const std::string& label, const
   const SweepBlock block = read_block(text, label, extras);
   Sweep sweep = header_of(block, label);
   check_sets(extras.sets, sweep.keys);
-  std::size_t total = static_cast<std::size_t>(block.repeat);
-  for (const auto& axis : block.axes) total *= axis.rows.size();
+  const auto total = static_cast<std::size_t>(sweep.planned_points);  // counted and bounded by header_of
 
   std::map<std::string, int> index_of_id;
   std::vector<std::size_t> digit(block.axes.size(), 0);
