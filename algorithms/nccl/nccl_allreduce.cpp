@@ -11,6 +11,7 @@
 
 #include "algorithms/nccl/nccl_communicator.hpp"
 #include "algorithms/registry.hpp"
+#include "sim/platform/host_facts.hpp"
 
 namespace aggsim {
 
@@ -63,8 +64,8 @@ NcclOptions nccl_options(const Params& params) {
                            NcclCollective::reduce_scatter, NcclCollective::broadcast})
     if (collective == nccl_collective_name(c)) o.collective = c;
   o.movement = params.text("movement") == "chunk" ? Movement::chunk : Movement::flow;
-  const std::string gpu = params.text("gpu");
-  o.arch = gpu == "volta" ? GpuArch::volta : gpu == "ampere" ? GpuArch::ampere : GpuArch::hopper;
+  // Empty: the platform's GPU, read once the platform is built (platform_arch).
+  if (params.has("gpu") && !params.text("gpu").empty()) o.arch = kGpuNames.parse(params.text("gpu"), "gpu");
   const bool nvls_family = o.algorithm && is_nvls(*o.algorithm);
   if (o.algorithm && o.protocol && !nccl_protocol_runs(*o.algorithm, *o.protocol))
     throw ParamError("protocol", fmt::format("{}: NCCL runs {} with the simple protocol only",
@@ -89,9 +90,25 @@ NcclOptions nccl_options(const Params& params) {
   return o;
 }
 
+// The GPU generation the ranks' hosts declare (platform.gpu, host property aggsim_gpu); Hopper when
+// they declare none. Ranks on GPUs of different generations are refused: NCCL tunes for one.
+GpuArch platform_arch(const std::vector<sg4::Host*>& hosts) {
+  std::optional<GpuArch> arch;
+  for (const sg4::Host* h : hosts) {
+    const std::optional<GpuGeneration> gpu = host_facts(h).gpu;
+    if (!gpu) continue;
+    if (arch && *arch != *gpu)
+      throw ParamError("gpu", fmt::format("the ranks' hosts declare GPUs of two generations ({} and {}); "
+                                          "NCCL's tuning follows one: set algorithm.gpu",
+                                          kGpuNames.name(*arch), kGpuNames.name(*gpu)));
+    arch = gpu;
+  }
+  return arch.value_or(GpuArch::hopper);
+}
+
 // Checks what needs the platform: whether the nodes can run a forced algorithm.
 void check_nccl_platform(const NcclOptions& o, const NcclView& view) {
-  const NvlsHardware hardware{view.nvswitch(), o.arch == GpuArch::hopper, view.smallest_node()};
+  const NvlsHardware hardware{view.nvswitch(), nccl_gpu_multicast(o.arch), view.smallest_node()};
   if (!o.algorithm) {
     if (o.movement == Movement::chunk &&
         nccl_placement(NcclAlgorithm::nvls, 1, hardware) == NcclPlacement::runs)
@@ -111,10 +128,11 @@ void check_nccl_platform(const NcclOptions& o, const NcclView& view) {
                       "true on a generated platform, host property aggsim_nvswitch=\"true\" in XML)",
                       name));
     case NcclPlacement::needs_nvls_gpu:
-      throw ParamError("nccl_algorithm",
-                       fmt::format("{} needs GPUs whose switch reduces their memory (NVLS: gpu: hopper); "
-                                   "a {} GPU's NVSwitch does not, and NCCL never runs {} there",
-                                   name, o.arch == GpuArch::ampere ? "ampere" : "volta", name));
+      throw ParamError(
+          "nccl_algorithm",
+          fmt::format("{} needs GPUs whose switch reduces their memory (NVLS: gpu: hopper or "
+                      "blackwell); {} GPUs have none, and {} never runs {} there",
+                      name, kGpuNames.name(o.arch), o.arch == GpuArch::cdna3 ? "RCCL" : "NCCL", name));
     case NcclPlacement::needs_three_gpus:
       throw ParamError("nccl_algorithm",
                        fmt::format("{} runs on nodes of more than 2 GPUs (NCCL 2.21.5 turns NVLS off "
@@ -154,8 +172,10 @@ std::vector<ParamSpec> nccl_param_specs() {
                 "flow: each channel edge one stream (fast); chunk: every piece a message (the reference, "
                 "small runs)")
           .one_of({"flow", "chunk"}),
-      ParamSpec("gpu", ParamKind::choice, "hopper", "GPU generation, for NCCL's per-channel caps, LL128 and NVLS (hopper only)")
-          .one_of({"volta", "ampere", "hopper"}),
+      ParamSpec("gpu", ParamKind::choice, "",
+                "GPU generation, for NCCL's per-channel caps, LL128 and NVLS (hopper, blackwell); cdna3 "
+                "follows RCCL (default: the platform's platform.gpu, else hopper)")
+          .one_of(kGpuNames.list()),
       ParamSpec(
           "collective", ParamKind::choice, "all_reduce",
           "the collective each call runs; the others move bytes only (model.math: off), for aggsim perf, "
@@ -203,9 +223,28 @@ AlgorithmInfo nccl_allreduce_entry() {
     }
     std::vector<int> members(static_cast<std::size_t>(cfg.world));
     for (int r = 0; r < cfg.world; ++r) members[static_cast<std::size_t>(r)] = r;
-    auto comm = std::make_shared<NcclCommunicator>(members, *cfg.hosts(), options, cfg.protocol_costs,
-                                                   cfg.bandwidth_factor);
-    check_nccl_platform(options, comm->view());
+    NcclOptions resolved = options;
+    if (!cfg.params.has("gpu") || cfg.params.text("gpu").empty()) {
+      const std::vector<sg4::Host*>& hosts = *cfg.hosts();
+      resolved.arch =
+          platform_arch({hosts.begin(), hosts.begin() + std::min<std::size_t>(hosts.size(), cfg.world)});
+    }
+    ProtocolCosts costs = cfg.protocol_costs;
+    // NCCL's own NVLS rate on Blackwell, unless a calibration fitted one.
+    if (resolved.arch == GpuArch::blackwell && costs.nvls_efficiency == kHopperNvlsEfficiency)
+      costs.nvls_efficiency = kBlackwellNvlsEfficiency;
+    auto comm =
+        std::make_shared<NcclCommunicator>(members, *cfg.hosts(), resolved, costs, cfg.bandwidth_factor);
+    check_nccl_platform(resolved, comm->view());
+    if (const std::string why = comm->size_refusal((cfg.model_bytes + 3) / 4); !why.empty())
+      throw ParamError("model.size", why);
+    // Chunk by chunk, each channel of a rank runs up to 5 actors (a tree's up and down halves and
+    // their senders to the parent and two children; a ring's channel and its sender: 2).
+    if (options.movement == Movement::chunk) {
+      run.extra_actors =
+          static_cast<std::int64_t>(cfg.world) * std::max(comm->channels(), options.channels.value_or(1)) * 5;
+      run.extra_actors_what = "channels (movement: chunk runs up to 5 actors per channel and rank; movement: flow none)";
+    }
     const ReduceOp op = cfg.op;
     run.make_aggregator = [comm, op] { return std::make_unique<NcclAllreduce>(comm, op); };
     run.summary_fields = [comm] {

@@ -15,6 +15,7 @@
 
 #include "algorithms/nccl/pipeline_time.hpp"
 #include "sim/api/partition.hpp"
+#include "sim/core/units.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(aggsim_nccl, "aggsim's NCCL model");
 
@@ -180,14 +181,23 @@ NcclCallPlan NcclCommunicator::plan(std::uint64_t wire_elements) const {
   const int c = plan.choice.channels;
   plan.chunking =
       nccl_chunking(tuning_.system(), plan.choice.algorithm, plan.choice.protocol, plan.data_bytes, c);
-  if (plan.choice.algorithm == NcclAlgorithm::ring) {
-    const double loop = static_cast<double>(c) * view_.size() * plan.chunking.chunk_bytes;
-    plan.loops = std::max(1, static_cast<int>(std::ceil(plan.data_bytes / loop)));
-  } else {
-    const double per_channel = plan.data_bytes / c;
-    plan.loops = std::max(1, static_cast<int>(std::ceil(per_channel / plan.chunking.chunk_bytes)));
-  }
+  // Counted in a double: an int cast of a count beyond int's range is undefined.
+  const double loops =
+      plan.choice.algorithm == NcclAlgorithm::ring
+          ? std::ceil(plan.data_bytes / (static_cast<double>(c) * view_.size() * plan.chunking.chunk_bytes))
+          : std::ceil(plan.data_bytes / c / plan.chunking.chunk_bytes);
+  plan.loops = static_cast<int>(std::clamp(loops, 1.0, static_cast<double>(kNcclMaxLoops) + 1));
   return plan;
+}
+
+std::string NcclCommunicator::size_refusal(std::uint64_t wire_elements) const {
+  const NcclCallPlan p = plan(wire_elements);
+  if (p.loops <= kNcclMaxLoops) return "";
+  return fmt::format(
+      "{}: a call of that size takes more than {} of NCCL's loops ({} {} on {} channels, pieces of {:.0f} "
+      "B), and aggsim visits every loop of every channel",
+      units::format_bytes(p.data_bytes), kNcclMaxLoops, nccl_algorithm_name(p.choice.algorithm), protocol_name(p.choice.protocol),
+      p.choice.channels, p.chunking.chunk_bytes);
 }
 
 NcclCommunicator::Meeting& NcclCommunicator::join(int me) {

@@ -54,6 +54,11 @@ struct NcclCallPlan {
   int loops = 1;          // NCCL's loops: pieces of channels x members x chunk bytes
 };
 
+// The loops a call may take: both movements visit every loop of every channel, so a call needing
+// more (a size far beyond any GPU's memory) is refused where its size is known (size_refusal); plan()
+// counts at most kNcclMaxLoops + 1.
+constexpr int kNcclMaxLoops = 1 << 20;
+
 class NcclCommunicator {
  public:
   // `members`: the communicator's ranks in order; `hosts`: every rank's host.
@@ -67,6 +72,8 @@ class NcclCommunicator {
   const NcclOptions& options() const { return options_; }
   int channels() const { return channels_; }
   NcclCallPlan plan(std::uint64_t wire_elements) const;
+  // Why a call of `wire_elements` cannot be simulated (more than kNcclMaxLoops loops), or "".
+  std::string size_refusal(std::uint64_t wire_elements) const;
 
   // Member `me`'s part of one call: `grad` holds its input and ends with the result (all_reduce;
   // the other collectives move bytes only). `world` is avg's divisor. `choice` (may be null)

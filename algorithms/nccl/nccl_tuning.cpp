@@ -21,11 +21,19 @@ constexpr double kHwLat[3][4][3] = {
     {{5.0, 8.5, 28}, {2.7, 4.0, 14.0}, {0, 0, 18}, {0, 0, 14}},
 };
 constexpr int kNvlink = 0, kPci = 1, kNet = 2;
-// LL bandwidth caps: [GPU generation on one node, CPU vendor (Intel) beyond][1 node, 2 nodes, more].
-constexpr double kLlMaxBw[3][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}};
-constexpr double kPerChMaxRingLL128Bw[3][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}};
-constexpr double kPerChMaxTreeLL128Bw[3][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}};
-constexpr double kPerChMaxTreeBw[3][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
+// Per-generation caps, rows volta, ampere, hopper, blackwell; columns [1 node, 2 nodes, more]. The
+// Blackwell rows are NCCL 2.30.7's (src/graph/tuning.cc ncclTunerConstantsDefaults; the other rows
+// are unchanged since 2.21.5). LL bandwidth caps: [GPU generation on one node, CPU vendor (Intel)
+// beyond].
+constexpr double kLlMaxBw[4][3] = {
+    {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}};
+constexpr double kPerChMaxRingLL128Bw[4][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}, {40, 40, 40}};
+constexpr double kPerChMaxTreeLL128Bw[4][3] = {
+    {20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
+constexpr double kPerChMaxTreeBw[4][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
+// RCCL's base latencies (ROCm/rccl src/graph/tuning.cc, tree and ring alike), LL / LL128 / Simple.
+constexpr double kRcclBaseLat[3] = {12.0, 12.0, 17.0};
 // Tree bandwidth corrections by log2(bytes / 64), 64 B to 256 MiB.
 constexpr double kTreeCorrection[3][23] = {
     {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
@@ -45,6 +53,11 @@ constexpr double kNvlsChunkSize = 128 * 1024;
 constexpr double kSm90SpeedIntra[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
 constexpr double kSm90SpeedInter[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
                                       15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+// Blackwell's (sm100SpeedArrayIntra / Inter, NCCL 2.30.7).
+constexpr double kSm100SpeedIntra[] = {90.0, 80.0, 70.0, 60.0, 50.0, 45.0,
+                                       40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
+constexpr double kSm100SpeedInter[] = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0,
+                                       20.0, 17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 constexpr int kNcclMaxNvlsArity = 32;  // NCCL_MAX_NVLS_ARITY
 
 int log2i(double n) {
@@ -63,8 +76,26 @@ double graph_bw_intra(const NcclSystem& s, NcclAlgorithm a) {
   return s.bw_intra;
 }
 
+// The row of NCCL's per-generation tables. RCCL's tables stop at Hopper's row, which a CDNA3 GPU
+// (compute capability 9.4 as HIP reports gfx942) reads.
 int arch_index(GpuArch a) {
-  return a == GpuArch::volta ? 0 : a == GpuArch::ampere ? 1 : 2;
+  switch (a) {
+    case GpuArch::volta:
+      return 0;
+    case GpuArch::ampere:
+      return 1;
+    case GpuArch::hopper:
+    case GpuArch::cdna3:
+      return 2;
+    case GpuArch::blackwell:
+      return 3;
+  }
+  return 2;
+}
+
+// NCCL's sm90 rules (LL128 up to PXN, the simpler tree's discount) hold on Hopper and later.
+bool sm90_or_later(GpuArch a) {
+  return a == GpuArch::hopper || a == GpuArch::blackwell;
 }
 
 int ix(NcclAlgorithm a) {
@@ -79,23 +110,40 @@ int ix(NcclCollective c) {
 
 }  // namespace
 
+bool nccl_gpu_multicast(GpuArch arch) {
+  return arch == GpuArch::hopper || arch == GpuArch::blackwell;
+}
+
 bool nccl_nvls_supported(GpuArch arch, bool nvswitch, int smallest_node_gpus) {
-  return nccl_placement(NcclAlgorithm::nvls, 1, {nvswitch, arch == GpuArch::hopper, smallest_node_gpus}) ==
+  return nccl_placement(NcclAlgorithm::nvls, 1, {nvswitch, nccl_gpu_multicast(arch), smallest_node_gpus}) ==
          NcclPlacement::runs;
 }
 
 double nccl_nvlink_GBps(GpuArch arch, double link_GBps) {
-  // topo.h: SM70_NVLINK_BW and SM80_NVLINK_BW 20, SM90_NVLINK_BW 20.6, per link of 25 GB/s.
+  // topo.h: SM70_NVLINK_BW and SM80_NVLINK_BW 20, SM90_NVLINK_BW 20.6, per link of 25 GB/s; NCCL 2.30.7's
+  // SM100_NVLINK_BW 40.1 per link of 50 GB/s (NVLink 5).
+  if (arch == GpuArch::blackwell) return link_GBps * 40.1 / 50.0;
   return link_GBps * (arch == GpuArch::hopper ? 20.6 : 20.0) / 25.0;
 }
 
-NvlsGraph nccl_nvls_graph(int gpus_per_node, int nodes, int nics_per_node, double nvlink_GBps, double nic_GBps) {
+int nccl_nvls_channels(GpuArch arch, int nodes) {
+  // src/transport/nvls.cc (NCCL 2.30.7): 16 on sm90; on sm100 32 across nodes, 24 inside one.
+  if (arch == GpuArch::blackwell) return nodes > 1 ? 32 : 24;
+  return 16;
+}
+
+NvlsGraph nccl_nvls_graph(int gpus_per_node, int nodes, int nics_per_node, double nvlink_GBps,
+                          double nic_GBps, GpuArch arch) {
   NvlsGraph g;
   const bool one_node = nodes <= 1;
   g.heads = std::min(kNcclMaxNvlsArity, one_node ? gpus_per_node : std::min(nics_per_node, gpus_per_node));
   if (g.heads < 1) return {};
-  const double* speeds = one_node ? kSm90SpeedIntra : kSm90SpeedInter;
-  const int count = one_node ? static_cast<int>(std::size(kSm90SpeedIntra)) : static_cast<int>(std::size(kSm90SpeedInter));
+  const bool sm100 = arch == GpuArch::blackwell;
+  const double* speeds = sm100 ? (one_node ? kSm100SpeedIntra : kSm100SpeedInter)
+                               : (one_node ? kSm90SpeedIntra : kSm90SpeedInter);
+  const int count =
+      static_cast<int>(sm100 ? (one_node ? std::size(kSm100SpeedIntra) : std::size(kSm100SpeedInter))
+                             : (one_node ? std::size(kSm90SpeedIntra) : std::size(kSm90SpeedInter)));
   const double nic = one_node ? speeds[0] : nic_GBps;
   int i = 0;
   while (i < count - 1 && ((g.heads + 1) * speeds[i] > nvlink_GBps || speeds[i] > nic)) ++i;
@@ -164,13 +212,13 @@ NcclTuning::NcclTuning(const NcclSystem& s) : system_(s) {
         // tree's bandwidth. Across nodes it is what NCCL's own estimates show (NVIDIA/nccl#1453: tree
         // LL at 20.4 x 0.85 GB/s on 3 nodes of H100, and NVLS-Tree chosen over tree/LL128 at 512 KiB);
         // without it the model's choice flapped from NVLS-Tree back to tree between 64 and 256 MiB.
-        if (a == NcclAlgorithm::tree && s.arch == GpuArch::hopper && nodes > 1) bus *= .85;
+        if (a == NcclAlgorithm::tree && sm90_or_later(s.arch) && nodes > 1) bus *= .85;
         const double ratio = a == NcclAlgorithm::ring ? static_cast<double>(ranks) / nsteps
                              : nvls_family            ? 5.0 / 6.0
                                                       : .5;
         NcclCost& cost = table_[ix(coll)][ix(a)][ix(p)];
         cost.bandwidth_GBps = bus * ratio;
-        double lat = kBaseLat[ix(a)][ix(p)];
+        double lat = s.arch == GpuArch::cdna3 && !nvls_family ? kRcclBaseLat[ix(p)] : kBaseLat[ix(a)][ix(p)];
         double intra_lat = kHwLat[intra_hw][ix(a)][ix(p)];
         const double inter_lat = kHwLat[kNet][ix(a)][ix(p)];
         if (a == NcclAlgorithm::ring) {
@@ -205,11 +253,13 @@ bool NcclTuning::enabled(NcclCollective coll, NcclAlgorithm a, Protocol p) const
 }
 
 // NCCL turns LL128 on by default only with NVLink inside the node and, across nodes, a NIC close
-// to the GPU: up to pxb (pxn on Hopper) for the graph's typeInter. NCCL_PROTO=LL128 runs it anyway.
+// to the GPU: up to pxb (pxn on Hopper and Blackwell) for the graph's typeInter. RCCL turns it on
+// only on gfx90a (CDNA2), never on CDNA3. NCCL_PROTO=LL128 runs it anyway.
 bool NcclTuning::ll128_by_default() const {
   const NcclSystem& s = system_;
+  if (s.arch == GpuArch::cdna3) return false;
   return s.intra_nvlink && (s.nodes == 1 || s.gpu_nic_path <= NicPath::pxb ||
-                            (s.arch == GpuArch::hopper && s.gpu_nic_path <= NicPath::pxn));
+                            (sm90_or_later(s.arch) && s.gpu_nic_path <= NicPath::pxn));
 }
 
 double NcclTuning::time_us(NcclCollective coll, NcclAlgorithm a, Protocol p, double bytes) const {

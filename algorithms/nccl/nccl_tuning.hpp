@@ -12,19 +12,20 @@
 #include <string>
 
 #include "algorithms/nccl/protocol.hpp"
+#include "sim/platform/platform_spec.hpp"
 
 namespace aggsim {
 
 enum class NcclCollective { all_reduce, all_gather, reduce_scatter, broadcast };
 const char* nccl_collective_name(NcclCollective c);  // nccl-tests' names: all_reduce, ...
 
-// GPU generation, for NCCL's per-channel bandwidth caps and where it enables LL128.
-enum class GpuArch { volta, ampere, hopper };
+// GPU generation, for NCCL's per-channel bandwidth caps and where it enables LL128: the platform's
+// (sim/platform/platform_spec.hpp).
+using GpuArch = GpuGeneration;
 
 // How a GPU reaches its NIC, in NCCL's order of path types (src/graph/topo.h): through PCIe
-// switches (pix, pxb), through another GPU of the node (pxn), through the CPU (phb, sys). In the
-// order of kGpuNicPaths (sim/platform/platform.hpp).
-enum class NicPath { pix, pxb, pxn, phb, sys };
+// switches (pix, pxb), through another GPU of the node (pxn), through the CPU (phb, sys).
+using NicPath = GpuNicPath;
 
 // What NCCL's topology search reports of a communicator.
 struct NcclSystem {
@@ -65,7 +66,12 @@ struct NvlsGraph {
 };
 // `nvlink_GBps`: a GPU's NVLink rate as NCCL's topology counts it (nccl_nvlink_GBps); `nic_GBps`
 // one NIC's (0 on one node).
-NvlsGraph nccl_nvls_graph(int gpus_per_node, int nodes, int nics_per_node, double nvlink_GBps, double nic_GBps);
+NvlsGraph nccl_nvls_graph(int gpus_per_node, int nodes, int nics_per_node, double nvlink_GBps, double nic_GBps,
+                          GpuArch arch = GpuArch::hopper);
+// NVLS's CTAs (comm->nvlsChannels): 16 on Hopper, on Blackwell 32 across nodes and 24 inside one.
+int nccl_nvls_channels(GpuArch arch, int nodes);
+// Whether the GPU's NVSwitch can reduce and multicast its memory (NVLS): Hopper and Blackwell.
+bool nccl_gpu_multicast(GpuArch arch);
 // A GPU's NVLink rate as NCCL's topology counts it: Hopper's 25 GB/s links at SM90_NVLINK_BW, 20.6.
 double nccl_nvlink_GBps(GpuArch arch, double link_GBps);
 

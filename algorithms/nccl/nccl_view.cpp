@@ -80,22 +80,6 @@ double narrowest_link(const sg4::Host* a, const sg4::Host* b) {
   return links.empty() ? 0 : bw;
 }
 
-std::string property(const sg4::Host* h, const char* key) {
-  const char* v = h->get_property(key);
-  return v ? v : "";
-}
-
-// Absent: pxb, NCCL's nearest path to a NIC on its own PCIe switch tree.
-NicPath nic_path_of(const sg4::Host* h) {
-  const std::string v = property(h, kGpuNicPathProperty);
-  if (v.empty()) return NicPath::pxb;
-  const auto at = std::find(kGpuNicPaths.begin(), kGpuNicPaths.end(), v);
-  if (at == kGpuNicPaths.end())
-    throw InputError(fmt::format("host {}: property {}=\"{}\" must be one of {}", h->get_name(),
-                                 kGpuNicPathProperty, v, fmt::join(kGpuNicPaths, " | ")));
-  return static_cast<NicPath>(at - kGpuNicPaths.begin());
-}
-
 }  // namespace
 
 std::array<NodeTree, 2> double_binary_tree(int n) {
@@ -114,7 +98,7 @@ NcclView::NcclView(const std::vector<int>& members, const std::vector<sg4::Host*
   for (std::size_t m = 0; m < members_.size(); ++m) {
     sg4::Host* h = hosts.at(static_cast<std::size_t>(members_[m]));
     hosts_.push_back(h);
-    const std::string node = property(h, kNodeProperty);
+    const std::string& node = host_facts(h).node;
     const std::string key = node.empty() ? "host:" + h->get_name() : "node:" + node;
     const auto [it, fresh] = node_index.emplace(key, static_cast<int>(node_members_.size()));
     if (fresh) node_members_.emplace_back();
@@ -127,13 +111,13 @@ NcclView::NcclView(const std::vector<int>& members, const std::vector<sg4::Host*
     const auto& nm = node_members_[n];
     largest_node_ = std::max(largest_node_, static_cast<int>(nm.size()));
     smallest_node_ = n == 0 ? static_cast<int>(nm.size()) : std::min(smallest_node_, static_cast<int>(nm.size()));
-    std::set<std::string> nics;
+    std::set<int> nics;
     for (int m : nm) {
-      const sg4::Host* h = hosts_[static_cast<std::size_t>(m)];
-      nics.insert(property(h, kNicProperty).empty() ? "0" : property(h, kNicProperty));
-      if (property(h, kIntraLinkProperty) == "pcie") intra_nvlink_ = false;
-      if (property(h, kNvswitchProperty) != "true") nvswitch_ = false;
-      gpu_nic_path_ = std::max(gpu_nic_path_, nic_path_of(h));
+      const HostFacts& facts = host_facts(hosts_[static_cast<std::size_t>(m)]);
+      nics.insert(facts.nic);
+      if (facts.intra_link == IntraLink::pcie) intra_nvlink_ = false;
+      if (!facts.nvswitch) nvswitch_ = false;
+      gpu_nic_path_ = std::max(gpu_nic_path_, facts.gpu_nic_path);
     }
     nics_ = std::max(nics_, static_cast<int>(nics.size()));
     if (nm.size() > 1 && intra_bw_ == 0)
@@ -175,11 +159,11 @@ NcclSystem NcclView::system(int channels, GpuArch arch) const {
   s.graph_channels =
       nodes() > 1 ? nics_ * std::max(1, static_cast<int>(std::floor(nic_bw_ / 1e9 / kNcclMaxChannelGBps)))
                   : std::max(1, default_channels() / 2);
-  s.nvls_channels = std::min(16, kNcclMaxChannels);
+  s.nvls_channels = std::min(nccl_nvls_channels(arch, nodes()), kNcclMaxChannels);
   s.nvls = nccl_nvls_supported(arch, nvswitch_, smallest_node_);
   if (s.nvls) {
     const NvlsGraph g = nccl_nvls_graph(largest_node_, nodes(), nics_, nccl_nvlink_GBps(arch, intra_bw_ / 1e9),
-                                        nic_bw_ / 1e9);
+                                        nic_bw_ / 1e9, arch);
     s.nvls_heads = g.heads;
     s.nvls_bw_intra = g.bw_intra;
     s.nvls_bw_inter = g.bw_inter;

@@ -26,8 +26,17 @@ namespace {
 // property nowhere has none; one that sets it on some hosts may still put the ranks on others, which
 // the point's run finds once the platform is built.
 bool may_have_nvswitch(const PlatformSpec& platform) {
-  if (platform.file.empty()) return platform.nvswitch;
-  return xml_sets_property(platform.file, kNvswitchProperty, "true");
+  if (platform.file.empty()) return platform.shape.nvswitch;
+  return xml_declared(platform.file).some_nvswitch;
+}
+
+// The GPU generation NCCL's model tunes for: algorithm.gpu, else the platform's, else hopper.
+std::string scenario_gpu(const Scenario& base) {
+  const Params& p = base.algorithm.params;
+  if (p.has("gpu") && !p.text("gpu").empty()) return p.text("gpu");
+  const std::optional<GpuGeneration> gpu =
+      base.platform.file.empty() ? base.platform.shape.gpu : xml_declared(base.platform.file).gpu;
+  return gpu ? kGpuNames.name(*gpu) : "hopper";
 }
 }  // namespace
 
@@ -44,8 +53,8 @@ MissedChoice follow_observed_choice(const Scenario& base, const Measurement& m, 
   const bool runnable = named && (m.collective == "all_reduce" || *named == NcclAlgorithm::ring);
   // What NCCL ran, or what a log's NCCL_ALGO / NCCL_PROTO force, must be something NCCL can run on
   // the log's ranks (past a switch, the point's run finds where the ranks are).
-  const std::string gpu = base.algorithm.params.has("gpu") ? base.algorithm.params.text("gpu") : "hopper";
-  const NvlsHardware hardware{may_have_nvswitch(base.platform), gpu == "hopper",
+  const std::string gpu = scenario_gpu(base);
+  const NvlsHardware hardware{may_have_nvswitch(base.platform), gpu == "hopper" || gpu == "blackwell",
                               m.nodes > 0 ? m.ranks / m.nodes : m.ranks};
   const NcclPlacement placement = runnable ? nccl_placement(*named, m.nodes, hardware) : NcclPlacement::runs;
   if (placement == NcclPlacement::needs_switch)
@@ -58,7 +67,7 @@ MissedChoice follow_observed_choice(const Scenario& base, const Measurement& m, 
   if (placement == NcclPlacement::needs_nvls_gpu)
     throw InputError(fmt::format(
         "{}: NCCL ran {} here, which only GPUs with NVLS run (Hopper and later), and the scenario's "
-        "algorithm.gpu is {} ({}): describe the GPUs as they are (gpu: hopper)",
+        "GPU generation is {} ({}): describe the GPUs as they are (platform.gpu or algorithm.gpu: hopper)",
         algorithm_where, algorithm, gpu, base.where("algorithm.gpu")));
   if (placement == NcclPlacement::needs_three_gpus)
     throw InputError(fmt::format("{}: {} here: NCCL runs NVLS only on nodes of more than 2 GPUs, and this "
@@ -135,8 +144,8 @@ PointPlan plan_point(const Scenario& base, const Measurement& m, bool keep_platf
                       m.source, p, n));
     plan.sets.push_back(fmt::format("platform.gpus_per_node={}", p / n));
     // A node of one GPU has no switch to join it to others: the scenario's nodes as this shape.
-    if (p == n && base.platform.nvswitch) plan.sets.push_back("platform.nvswitch=false");
-    plan.sets.push_back(base.platform.sized_by_hosts ? fmt::format("platform.hosts={}", p)
+    if (p == n && base.platform.shape.nvswitch) plan.sets.push_back("platform.nvswitch=false");
+    plan.sets.push_back(base.platform.shape.sized_by_hosts ? fmt::format("platform.hosts={}", p)
                                                      : fmt::format("platform.nodes={}", n));
   }
   const auto size = [&](std::uint64_t bytes) { plan.sets.push_back(fmt::format("model.size={}B", bytes)); };

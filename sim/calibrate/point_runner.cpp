@@ -109,18 +109,16 @@ double point_time(const nlohmann::json& summary) {
   return summary["sim_time_s"].get<double>();
 }
 
-}  // namespace
-
-std::vector<double> run_points(const PointRunOptions& options,
-                               const std::vector<std::vector<std::string>>& sets,
-                               std::vector<std::string>* choices) {
+std::vector<double> run_distinct_points(const PointRunOptions& options,
+                                        const std::vector<std::vector<std::string>>& sets,
+                                        std::vector<std::string>* choices) {
   if (choices) choices->assign(sets.size(), "");
   g_signal = 0;
   const PointRunStopSignals stop_signals;
   // The children's run folders go to a private scratch folder: a temporary (with aggsim's proof of
   // origin) in the system's temporary folder, removed when the batch ends however it ends, except
   // by SIGKILL: the next batch removes one left by a process that no longer runs.
-  const fs::path tmp_dir = fs::temp_directory_path();
+  const fs::path tmp_dir = system_temporary_folder();
   remove_stale_temporaries(tmp_dir);
   std::optional<Temporary> scratch;
   {
@@ -180,6 +178,37 @@ std::vector<double> run_points(const PointRunOptions& options,
   if (!failure.empty()) {
     if (input_failure) throw InputError(failure);
     throw std::runtime_error(failure);
+  }
+  return times;
+}
+
+}  // namespace
+
+std::vector<double> run_points(const PointRunOptions& options,
+                               const std::vector<std::vector<std::string>>& sets,
+                               std::vector<std::string>* choices) {
+  // Points with the same overrides are the same simulation (a log repeating a size, files measuring
+  // the same point): each is run once, its result copied.
+  std::vector<std::vector<std::string>> distinct;
+  std::vector<std::size_t> run_of(sets.size());
+  std::map<std::vector<std::string>, std::size_t> seen;
+  for (std::size_t i = 0; i < sets.size(); ++i) {
+    const auto [it, fresh] = seen.emplace(sets[i], distinct.size());
+    if (fresh) distinct.push_back(sets[i]);
+    run_of[i] = it->second;
+  }
+  if (distinct.size() > kMaxPointRuns)
+    throw InputError(fmt::format("the measurements ask for {} distinct simulations, more than the {} aggsim runs "
+                                 "for one command (one process each): give fewer measurement files or sizes",
+                                 distinct.size(), kMaxPointRuns));
+  std::vector<std::string> distinct_choices;
+  const std::vector<double> distinct_times =
+      run_distinct_points(options, distinct, choices ? &distinct_choices : nullptr);
+  std::vector<double> times(sets.size());
+  if (choices) choices->assign(sets.size(), "");
+  for (std::size_t i = 0; i < sets.size(); ++i) {
+    times[i] = distinct_times[run_of[i]];
+    if (choices) (*choices)[i] = distinct_choices[run_of[i]];
   }
   return times;
 }

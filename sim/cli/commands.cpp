@@ -9,6 +9,7 @@
 
 #include "algorithms/registry.hpp"
 #include "sim/cli/key_reference.hpp"
+#include "sim/cli/system_reference.hpp"
 #include "sim/core/data_files.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/input_file.hpp"
@@ -16,10 +17,12 @@
 #include "sim/output/columns.hpp"
 #include "sim/output/report.hpp"
 #include "sim/platform/platform_overrides.hpp"
+#include "sim/platform/systems.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/scenario/scenario_keys.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/scenario/workload_loader.hpp"
+#include "sim/sweep/child_process.hpp"
 #include "sim/sweep/local_runner.hpp"
 #include "sim/workload/options.hpp"
 
@@ -149,15 +152,20 @@ int run_command(const RunOptions& given_options) {
   return 0;
 }
 
+void check_environment() {
+  spawn_mode();  // TMPDIR is checked where a command needs it (system_temporary_folder)
+}
+
 int validate_command(const RunOptions& given_options) {
   RunOptions options = given_options;
   options.scenario = locate_scenario(options.scenario);
   const Scenario sc = load_scenario(options.scenario, options.overrides);
   print_dropped_keys(sc);
-  const std::string platform = check_platform(sc, options.simgrid_args);
-  std::cout << printable_lines(fmt::format("{}: ok: {} ranks, {} steps, {} on {}, network {}\n",
+  std::string checks;
+  const std::string platform = check_platform(sc, options.simgrid_args, &checks);
+  std::cout << printable_lines(fmt::format("{}: ok: {} ranks, {} steps, {} on {}, network {}\n{}",
                                            options.scenario, sc.ranks, sc.steps, sc.algorithm.name, platform,
-                                           network_preset_name(sc.network)));
+                                           network_preset_name(sc.network), checks));
   return 0;
 }
 
@@ -170,7 +178,11 @@ int list_command(const ListOptions& options) {
     std::cout << (options.markdown ? output_reference_markdown() : output_reference_text());
     return 0;
   }
-  if (options.markdown) throw InputError("--markdown: give --keys or --outputs with it");
+  if (options.systems) {
+    std::cout << (options.markdown ? system_reference_markdown() : system_reference_text());
+    return 0;
+  }
+  if (options.markdown) throw InputError("--markdown: give --keys, --outputs or --systems with it");
   fmt::print("Algorithms (algorithm.name; each also takes the common algorithm keys below):\n");
   for (const auto& a : algorithm_table()) {
     fmt::print("  {:<30} {}\n", a.name, a.summary);
@@ -190,6 +202,8 @@ int list_command(const ListOptions& options) {
     fmt::print("  {:<30} {}\n", t.name, t.summary);
     print_params(t.params);
   }
+  fmt::print("\nNamed systems (platform.system; their values and sources: aggsim list --systems):\n");
+  for (const auto& s : system_table()) fmt::print("  {:<30} {}\n", s.name, s.summary);
   fmt::print(
       "\nPer-host and per-node values of a generated platform (platform.overrides: [{{hosts: NAMES | nodes: "
       "INDICES, key: value, ...}}, ...]; later entries win; platforms/README.md):\n");
@@ -204,6 +218,8 @@ int list_command(const ListOptions& options) {
   print_params(compute_param_specs());
   fmt::print("\nEngine (engine.*):\n");
   print_params(engine_param_specs());
+  fmt::print("\nParallel layout (parallel.*):\n");
+  print_params(parallel_param_specs());
   fmt::print("\nOutput (output.*):\n");
   print_params(output_param_specs());
   fmt::print("\nNetwork presets (network):\n");

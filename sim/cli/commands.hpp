@@ -55,6 +55,10 @@ struct BenchOptions {
 // looked.
 std::string locate_scenario(const std::string& given, const std::string& what = "scenario");
 
+// The environment variables every command may read, checked before any runs, each named in its
+// error (AGGSIM_SPAWN; TMPDIR is checked where a command needs it). Throws InputError.
+void check_environment();
+
 int run_command(const RunOptions& options);
 int sweep_command(const SweepOptions& options);
 int validate_command(const RunOptions& options);
@@ -62,6 +66,7 @@ int validate_command(const RunOptions& options);
 struct ListOptions {
   bool keys = false;      // every scenario key with type, default and meaning (scenarios/KEYS.md)
   bool outputs = false;   // every output column (sim/output/COLUMNS.md)
+  bool systems = false;   // the named systems with their values and sources (platforms/SYSTEMS.md)
   bool markdown = false;  // as the Markdown reference
 };
 int list_command(const ListOptions& options = {});

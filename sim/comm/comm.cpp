@@ -152,7 +152,7 @@ Comm::BoxEntry& Comm::box(int peer, bool sending, int channel) {
     const int src = sending ? rank_ : peer, dst = sending ? peer : rank_;
     // A simcall: other actors of this rank (a collective's channels) may run, and add mailboxes,
     // before it returns, so search again after it.
-    auto* mb = sg4::Mailbox::by_name(fmt::format("{}>{}#{}", src, dst, channel));
+    auto* mb = sg4::Mailbox::by_name(fmt::format("{}>{}#{}", global_rank(src), global_rank(dst), channel));
     it = find();
     if (it == boxes_.end() || it->key != key) it = boxes_.insert(it, BoxEntry{key, mb});
   }
@@ -251,7 +251,7 @@ SendHandle Comm::post_send(int dst, Payload payload, int channel, double rate, b
   // The receiver moves the payload out of its pooled object.
   void* in_flight =
       size_only(payload) ? size_only_pointer(bytes) : payload_pool().acquire(std::move(payload));
-  CommSpan span{rank_, CommDirection::send, dst, bytes, 0, 0, channel, sequence};
+  CommSpan span{global_rank(rank_), CommDirection::send, global_rank(dst), bytes, 0, 0, channel, sequence};
   span.stream = stream;
   sg4::CommPtr comm = mailbox->put_init(in_flight, bytes);
   if (rate > 0) comm->set_rate(rate);
@@ -291,7 +291,7 @@ RecvHandle Comm::post_receive(int src, int channel, bool stream) {
   sg4::Mailbox* mailbox = in.box;  // read before the simcall (see post_send)
   const std::uint64_t sequence = in.posted++;
   auto comm = mailbox->get_async<Payload>(slot);
-  CommSpan span{rank_, CommDirection::recv, src, 0, 0, 0, channel, sequence};
+  CommSpan span{global_rank(rank_), CommDirection::recv, global_rank(src), 0, 0, 0, channel, sequence};
   span.stream = stream;
   RecvHandle handle(std::move(comm), slot, &slots_, tracer_, span);
   handle.owner_ = this;

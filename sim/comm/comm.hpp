@@ -148,6 +148,14 @@ class Comm {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
+  // Ranks 0..size-1 of this Comm are global ranks first, first + stride, ... of a larger run (a
+  // data-parallel group of a parallel layout): mailboxes and the trace name global ranks, so the
+  // groups' messages never meet.
+  void number_as(int first, int stride) {
+    global_first_ = first;
+    global_stride_ = stride;
+  }
+  int global_rank(int r) const { return global_first_ + global_stride_ * r; }
 
   void send(int dst, Payload payload, int channel = 0);
   Payload recv(int src, int channel = 0);
@@ -237,6 +245,7 @@ class Comm {
 
   int rank_;
   int size_;
+  int global_first_ = 0, global_stride_ = 1;
   CommCounters counters_;
   bool recording_ = false;
   mutable StepTape tape_;  // recording what happened is not a change of the Comm

@@ -34,10 +34,7 @@ std::optional<LinkClassCost> route_cost(const Scenario& sc, const sg4::Host* a, 
   return cost;
 }
 
-std::string intra_link_name(const sg4::Host* h) {
-  const char* v = h->get_property(kIntraLinkProperty);
-  return v ? v : "nvlink";
-}
+std::string intra_link_name(const sg4::Host* h) { return kIntraLinkNames.name(host_facts(h).intra_link); }
 
 // "2 us", "1.5 ms", "800 ns".
 std::string short_duration(double s) {

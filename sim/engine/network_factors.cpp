@@ -12,21 +12,12 @@ namespace aggsim {
 
 namespace sg4 = simgrid::s4u;
 
-namespace {
-
-bool same_node(const sg4::Host* a, const sg4::Host* b) {
-  const char* na = a->get_property(kNodeProperty);
-  const char* nb = b->get_property(kNodeProperty);
-  return na && nb && std::string(na) == nb;
-}
-
-}  // namespace
-
 void install_fabric_factors(sg4::Engine& engine) {
   auto factor = [](double node_factor) {
     return [node_factor](double, const sg4::Host* src, const sg4::Host* dst, const std::vector<sg4::Link*>&,
                          const std::unordered_set<sg4::NetZone*>&) {
-      return same_node(src, dst) ? 1.0 : node_factor;
+      // A route over NVLink only (inside a node or an NVLink domain) takes no network factor.
+      return same_nvlink_reach(src, dst) ? 1.0 : node_factor;
     };
   };
   auto* model = engine.get_netzone_root()->get_network_model();
@@ -60,7 +51,7 @@ void install_network_factors(sg4::Engine& engine, const Calibration& cal) {
   auto factor = [&cal](bool latency) {
     return [&cal, latency](double size, const sg4::Host* src, const sg4::Host* dst,
                            const std::vector<sg4::Link*>&, const std::unordered_set<sg4::NetZone*>&) {
-      const FactorStep f = cal.factors(same_node(src, dst), size);
+      const FactorStep f = cal.factors(same_nvlink_reach(src, dst), size);
       return latency ? f.latency : f.bandwidth;
     };
   };

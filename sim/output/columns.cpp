@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "sim/core/error.hpp"
 #include "sim/core/strings.hpp"
 
 namespace aggsim {
@@ -58,6 +59,10 @@ const OutputTable& collectives_table() {
           {"algbw_GBps", "GB/s", std::string(kAlgbwMeaning) + "; empty for decentralized schemes"},
           {"busbw_GBps", "GB/s",
            std::string(kBusbwMeaning) + "; empty for parameter servers and decentralized schemes"},
+          // Last: readers that take columns by position keep theirs.
+          {"unit", "",
+           "sharded data parallelism (`fsdp`): the layers of the unit the call gathers or reduces, as "
+           "layer-table indices `first-last`; empty otherwise"},
       }};
   return table;
 }
@@ -98,6 +103,7 @@ const OutputTable& summary_table() {
           {"mean_step_time_s", "s", "mean of `step_time_s`"},
           {"exposed_comm_time_s", "s", "mean of `exposed_comm_time_s`"},
           {"hidden_comm_time_s", "s", "mean of `hidden_comm_time_s`"},
+          {"exposed_gather_time_s", "s", "mean of `exposed_gather_time_s` (sharded data parallelism only)", true},
           {"collective_calls", "", "aggregation calls (rows of collectives.csv)"},
           {"collective_time_s", "s", "mean `time_s` of the calls that transferred anything (null if none)"},
           {"collective_dense_bytes", "bytes", "mean `dense_bytes` of those calls"},
@@ -212,6 +218,13 @@ CsvTableWriter& CsvTableWriter::cell(const std::string& name, const std::string&
     throw std::logic_error(fmt::format("{}: cell '{}' written where column {} ('{}') belongs", table_.file,
                                        name, at,
                                        at < table_.columns.size() ? table_.columns[at].name : "none"));
+  // No infinite or undefined number reaches a file: the input that makes one is refused where it is
+  // read (e.g. custom_avg's denominator); anything else stops the run here, before its outputs exist.
+  if (text == "inf" || text == "-inf" || text == "nan" || text == "-nan")
+    throw SimulationError(fmt::format(
+        "{}: column {} of row {} would hold {}: a value of the run left the finite numbers (a diverging "
+        "training, an extreme rate or factor); nothing was written",
+        table_.file, name, rows_ + 1, text));
   row_.push_back(text);
   return *this;
 }
@@ -221,6 +234,7 @@ void CsvTableWriter::end_row() {
     throw std::logic_error(
         fmt::format("{}: a row with {} of {} cells", table_.file, row_.size(), table_.columns.size()));
   text_ += csv_row(row_);
+  ++rows_;
   row_.clear();
 }
 

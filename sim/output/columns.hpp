@@ -44,7 +44,8 @@ std::string output_reference_text();
 class CsvTableWriter {
  public:
   explicit CsvTableWriter(const OutputTable& table);
-  // Starts a row; cells follow with cell(), in the table's order.
+  // Starts a row; cells follow with cell(), in the table's order. A cell "inf" or "nan" (a number
+  // out of the finite range) throws SimulationError naming the file, column and row.
   CsvTableWriter& cell(const std::string& name, const std::string& text);
   // Ends the row (throws std::logic_error if a column was skipped).
   void end_row();
@@ -54,6 +55,7 @@ class CsvTableWriter {
   const OutputTable& table_;
   std::vector<std::string> row_;
   std::string text_;
+  int rows_ = 0;  // ended so far
 };
 
 }  // namespace aggsim

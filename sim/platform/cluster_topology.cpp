@@ -28,9 +28,10 @@ std::string node_link_name(const NodeShape& shape, std::int64_t node) {
   return shape.has_nic ? fmt::format("node-{}_link", node) : endpoint_host_name(shape, node, 0) + "_link";
 }
 
-void build_star(const Params& p, const ResolvedOverrides& overrides) {
-  const NodeShape shape = node_shape(p);
+void build_star(const NodeShape& shape, const Params& p, const ResolvedOverrides& overrides) {
+  const sg4::NetZone* root = create_platform_root();
   auto* zone = sg4::create_star_zone("cluster");
+  copy_models(zone, root);
   EndpointBuilder endpoints(shape, &overrides);
   sg4::Link* backbone = nullptr;
   if (p.has("backbone_bandwidth")) {
@@ -62,7 +63,7 @@ void build_star(const Params& p, const ResolvedOverrides& overrides) {
     zone->add_route(nullptr, netpoint, nullptr, gateway,
                     {sg4::LinkInRoute(links[i], sg4::LinkInRoute::Direction::DOWN)}, false);
   }
-  zone->seal();
+  join_fabric(zone);
 }
 
 // One-link symmetric route between two netpoints of a full zone (what ns-3 turns into a cable).
@@ -73,11 +74,10 @@ void cable(sg4::NetZone* zone, simgrid::kernel::routing::NetPoint* a, simgrid::k
   zone->add_route(a, b, nullptr, nullptr, {sg4::LinkInRoute(link)}, true);
 }
 
-void build_for_ns3(const Params& p, const ResolvedOverrides& overrides) {
+void build_for_ns3(const NodeShape& shape, const Params& p, const ResolvedOverrides& overrides) {
   if (p.has("backbone_bandwidth"))
     throw std::invalid_argument(
         "backbone_bandwidth: not supported with network ns3 (ns-3 sees one-link routes only)");
-  const NodeShape shape = node_shape(p);
   if (shape.nics_per_node > 1)
     throw std::invalid_argument(
         "nics_per_node: not supported with network ns3 (its routes are single links: one NIC per node)");
@@ -107,11 +107,7 @@ void build_for_ns3(const Params& p, const ResolvedOverrides& overrides) {
       const std::string name = endpoint_host_name(shape, i, g);
       const auto v = values(g);
       auto* host = zone->create_host(name, v.speed.value_or(shape.speed));
-      host->set_property(kNodeProperty, std::to_string(i));
-      host->set_property(kNicProperty, "0");
-      host->set_property(kIntraLinkProperty, shape.intra_link);
-      if (shape.nvswitch) host->set_property(kNvswitchProperty, "true");
-      if (!shape.gpu_nic_path.empty()) host->set_property(kGpuNicPathProperty, shape.gpu_nic_path);
+      write_gpu_properties(host, shape, i, g);
       host->seal();
       cable(zone, host->get_netpoint(), nic, name + "_link",
             v.intra_bandwidth.value_or(shape.intra_bandwidth), v.intra_latency.value_or(shape.intra_latency));
@@ -130,7 +126,6 @@ TopologyInfo cluster_topology_entry() {
   info.params.push_back(ParamSpec("backbone_bandwidth", ParamKind::bandwidth, "",
                                   "optional shared backbone crossed by every transfer between nodes"));
   info.params.push_back(ParamSpec("backbone_latency", ParamKind::duration, "0s", "backbone latency"));
-  info.host_count = checked_host_count(nullptr);
   info.build = build_star;
   info.build_ns3 = build_for_ns3;
   return info;

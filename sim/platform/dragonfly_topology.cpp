@@ -65,19 +65,19 @@ DragonflyShape dragonfly_shape(const Params& p, std::int64_t nodes) {
   return s;
 }
 
-void build_dragonfly(const Params& p, const ResolvedOverrides& overrides) {
-  const NodeShape nodes = node_shape(p);
+void build_dragonfly(const NodeShape& nodes, const Params& p, const ResolvedOverrides& overrides) {
   EndpointBuilder endpoints(nodes, &overrides);
   const DragonflyShape s = dragonfly_shape(p, nodes.nodes);
   auto u = [](std::int64_t v) { return static_cast<unsigned>(v); };
   const sg4::DragonflyParams shape({u(s.groups), u(p.integer("group_links"))},
                                    {u(s.chassis), u(p.integer("chassis_links"))},
                                    {u(s.routers), u(p.integer("router_links"))}, u(s.nodes_per_router));
+  create_platform_root();
   auto* zone =
       sg4::create_dragonfly_zone("dragonfly", nullptr, shape, endpoints.callbacks("dragonfly-spare"),
                                  nodes.bandwidth, nodes.latency, sg4::Link::SharingPolicy::SPLITDUPLEX);
   endpoints.attach();
-  zone->seal();
+  join_fabric(zone);
   // A node's own link is the one to its router, local_link_from_router_<r>_to_node_<j>_<k>: node
   // r * nodes_per_router + j.
   std::vector<std::int64_t> numbers;
@@ -88,6 +88,10 @@ void build_dragonfly(const Params& p, const ResolvedOverrides& overrides) {
 }
 
 }  // namespace
+
+std::int64_t dragonfly_nodes_per_router(const NodeShape& shape, const Params& p) {
+  return dragonfly_shape(p, shape.nodes).nodes_per_router;
+}
 
 TopologyInfo dragonfly_topology_entry() {
   TopologyInfo info;
@@ -111,8 +115,7 @@ TopologyInfo dragonfly_topology_entry() {
   info.params.push_back(
       ParamSpec("router_links", ParamKind::integer, "1", "parallel green links between routers")
           .between(1, 1024));
-  info.host_count =
-      checked_host_count([](const Params& p, std::int64_t nodes) { dragonfly_shape(p, nodes); });
+  info.check = [](const NodeShape& shape, const Params& p) { dragonfly_shape(p, shape.nodes); };
   info.build = build_dragonfly;
   return info;
 }

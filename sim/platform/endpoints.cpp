@@ -28,7 +28,7 @@ std::vector<ParamSpec> endpoint_params(const std::string& fabric_link_help) {
       ParamSpec("intra_latency", ParamKind::duration, "1us", "each GPU's link latency inside its node"),
       ParamSpec("intra_link", ParamKind::choice, "nvlink",
                 "what the GPUs of a node talk over (sets the per-hop costs of NCCL's protocols)")
-          .one_of({"nvlink", "pcie"}),
+          .one_of({kIntraLinkNames.name(IntraLink::nvlink), kIntraLinkNames.name(IntraLink::pcie)}),
       ParamSpec("nic_bandwidth", ParamKind::bandwidth, "",
                 "each NIC of a node, between its GPUs and the fabric (default: bandwidth)"),
       ParamSpec("nics_per_node", ParamKind::integer, "1",
@@ -41,7 +41,11 @@ std::vector<ParamSpec> endpoint_params(const std::string& fabric_link_help) {
                 "how each GPU reaches its NIC, in NCCL's path names: pix | pxb through PCIe switches "
                 "(default pxb), pxn through another GPU, phb | sys through the CPU (NCCL then keeps LL128 "
                 "inside nodes)")
-          .one_of(kGpuNicPaths),
+          .one_of(kGpuNicPathNames.list()),
+      ParamSpec("gpu", ParamKind::choice, "",
+                "the GPUs' generation, whose constants NCCL's model follows (cdna3: RCCL's); default: "
+                "none declared (nccl_allreduce then takes hopper)")
+          .one_of(kGpuNames.list()),
   };
 }
 
@@ -61,18 +65,19 @@ NodeShape node_shape(const Params& p) {
       throw std::invalid_argument(fmt::format(
           "hosts: {} hosts are not a whole number of nodes of gpus_per_node = {}", hosts, s.gpus_per_node));
     s.nodes = hosts / s.gpus_per_node;
+    s.sized_by_hosts = true;
   }
   if (s.hosts() > (1 << 22))
     throw std::invalid_argument(
         fmt::format("nodes: {} nodes x {} GPUs is more than {} hosts", s.nodes, s.gpus_per_node, 1 << 22));
-  // Each multi-GPU node is a SimGrid zone, and SimGrid 3.32 checks every new link name against, and
-  // seals, every zone: building costs about nodes x hosts (4,096 nodes of 8 GPUs as a fat tree: 35 s).
+  // Each multi-GPU node is a SimGrid zone with its actors' flows: beyond these bounds a run's memory
+  // and time (one all-reduce step of 8,192 nodes of 8 GPUs: tests/bench/results/nccl.csv) outgrow
+  // the machines aggsim is meant for.
   if (s.gpus_per_node > 1 && (s.nodes > kMaxMultiGpuNodes || s.hosts() > kMaxMultiGpuHosts))
     throw std::invalid_argument(fmt::format(
         "nodes: {} nodes x {} GPUs is more than this simulator builds with gpus_per_node > 1 (at most {} "
-        "nodes and {} hosts: every multi-GPU node is a SimGrid zone, and the platform's build time grows "
-        "with "
-        "nodes x hosts); use fewer nodes, or gpus_per_node: 1 (plain hosts, up to {} of them)",
+        "nodes and {} hosts: every multi-GPU node is a SimGrid zone, and a run's memory and time grow "
+        "with its GPUs' flows); use fewer nodes, or gpus_per_node: 1 (plain hosts, up to {} of them)",
         s.nodes, s.gpus_per_node, kMaxMultiGpuNodes, kMaxMultiGpuHosts, 1 << 22));
   s.speed = p.real("speed");
   s.nics_per_node = p.integer("nics_per_node");
@@ -80,29 +85,52 @@ NodeShape node_shape(const Params& p) {
   s.latency = p.real("latency");
   s.intra_bandwidth = p.real("intra_bandwidth");
   s.intra_latency = p.real("intra_latency");
-  s.intra_link = p.text("intra_link");
+  s.intra_link = *kIntraLinkNames.find(p.text("intra_link"));
   s.nic_bandwidth = p.has("nic_bandwidth") ? p.real("nic_bandwidth") : p.real("bandwidth");
   s.has_nic = s.gpus_per_node > 1 || p.has("nic_bandwidth") || s.nics_per_node > 1;
   s.nvswitch = p.boolean("nvswitch");
-  if (p.has("gpu_nic_path")) s.gpu_nic_path = p.text("gpu_nic_path");
+  if (p.has("gpu_nic_path")) s.gpu_nic_path = kGpuNicPathNames.find(p.text("gpu_nic_path"));
+  if (p.has("gpu")) s.gpu = kGpuNames.find(p.text("gpu"));
   if (s.nvswitch && s.gpus_per_node == 1)
     throw std::invalid_argument(
         "nvswitch: a switch that reduces joins the GPUs of one node: needs gpus_per_node > 1");
   return s;
 }
 
-std::function<std::int64_t(const Params&)> checked_host_count(
-    std::function<void(const Params&, std::int64_t nodes)> check) {
-  return [check = std::move(check)](const Params& p) {
-    const NodeShape shape = node_shape(p);
-    if (check) check(p, shape.nodes);
-    return shape.hosts();
-  };
+void write_gpu_properties(sg4::Host* host, const NodeShape& shape, std::int64_t node, std::int64_t gpu) {
+  if (shape.has_nic) {
+    host->set_property(kNodeProperty, std::to_string(node));
+    host->set_property(kNicProperty, std::to_string(gpu % shape.nics_per_node));
+  }
+  if (shape.gpus_per_node > 1) host->set_property(kIntraLinkProperty, kIntraLinkNames.name(shape.intra_link));
+  if (shape.nvswitch) host->set_property(kNvswitchProperty, "true");
+  if (shape.gpu_nic_path) host->set_property(kGpuNicPathProperty, kGpuNicPathNames.name(*shape.gpu_nic_path));
+  if (shape.gpu) host->set_property(kGpuProperty, kGpuNames.name(*shape.gpu));
 }
 
 std::string endpoint_host_name(const NodeShape& shape, std::int64_t node, std::int64_t gpu) {
   if (shape.gpus_per_node == 1) return fmt::format("host-{}", node);
   return fmt::format("node-{}-gpu-{}", node, gpu);
+}
+
+sg4::NetZone* create_platform_root() {
+  // An empty zone routes nothing: every route of a generated platform lies within its fabric.
+  return sg4::create_empty_zone("platform");
+}
+
+void copy_models(sg4::NetZone* zone, const sg4::NetZone* from) {
+  auto* impl = zone->get_impl();
+  const auto* source = from->get_impl();
+  impl->set_network_model(source->get_network_model());
+  impl->set_cpu_pm_model(source->get_cpu_pm_model());
+  impl->set_cpu_vm_model(source->get_cpu_vm_model());
+  impl->set_disk_model(source->get_disk_model());
+  impl->set_host_model(source->get_host_model());
+}
+
+void join_fabric(sg4::NetZone* fabric) {
+  fabric->set_parent(sg4::Engine::get_instance()->get_netzone_root());
+  fabric->seal();
 }
 
 std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoint*> EndpointBuilder::create(
@@ -114,14 +142,7 @@ std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoin
   // A full zone when GPUs use different NICs: a star routes every host to the gateway the same way.
   sg4::NetZone* zone = shape_.nics_per_node > 1 ? sg4::create_full_zone(fmt::format("node-{}", node))
                                                 : sg4::create_star_zone(fmt::format("node-{}", node));
-  // What set_parent would copy, so that links and hosts can be made before the zone is attached.
-  auto* impl = zone->get_impl();
-  const auto* fabric_impl = fabric->get_impl();
-  impl->set_network_model(fabric_impl->get_network_model());
-  impl->set_cpu_pm_model(fabric_impl->get_cpu_pm_model());
-  impl->set_cpu_vm_model(fabric_impl->get_cpu_vm_model());
-  impl->set_disk_model(fabric_impl->get_disk_model());
-  impl->set_host_model(fabric_impl->get_host_model());
+  copy_models(zone, fabric);  // links and hosts are made before the zone is attached
   auto* gateway = zone->create_router(fmt::format("node-{}-nic", node));
   if (shape_.nics_per_node > 1)
     fill_rail_node(zone, gateway, node);
@@ -140,13 +161,7 @@ sg4::Host* EndpointBuilder::create_gpu(sg4::NetZone* zone, std::int64_t node, st
   const auto* values = overrides_ ? overrides_->host(node, gpu) : nullptr;
   auto* host = zone->create_host(endpoint_host_name(shape_, node, gpu),
                                  values && values->speed ? *values->speed : shape_.speed);
-  if (shape_.has_nic) {
-    host->set_property(kNodeProperty, std::to_string(node));
-    host->set_property(kNicProperty, std::to_string(gpu % shape_.nics_per_node));
-  }
-  if (shape_.gpus_per_node > 1) host->set_property(kIntraLinkProperty, shape_.intra_link);
-  if (shape_.nvswitch) host->set_property(kNvswitchProperty, "true");
-  if (!shape_.gpu_nic_path.empty()) host->set_property(kGpuNicPathProperty, shape_.gpu_nic_path);
+  write_gpu_properties(host, shape_, node, gpu);
   host->seal();
   return host;
 }
@@ -227,10 +242,13 @@ sg4::ClusterCallbacks EndpointBuilder::callbacks(const std::string& spare_prefix
   return sg4::ClusterCallbacks(
       [this, spare_prefix](sg4::NetZone* zone, const std::vector<unsigned long>& /*coord*/, unsigned long id)
           -> std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoint*> {
+        // SimGrid's builders make the fabric zone apart from the root, without models.
+        if (!zone->get_impl()->get_network_model())
+          copy_models(zone, sg4::Engine::get_instance()->get_netzone_root());
         const auto node = static_cast<std::int64_t>(id);
         if (node < shape_.nodes) {
           // SimGrid's builders add the leaf's own links and routes right after this call, and they
-          // need the node zone attached: attach it now (so these builders stay quadratic in nodes).
+          // need the node zone attached (its netpoint numbered in the fabric): attach it now.
           auto endpoint = create(zone, node);
           attach();
           return endpoint;

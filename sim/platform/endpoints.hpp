@@ -20,56 +20,53 @@
 #include <vector>
 
 #include "sim/core/params.hpp"
+#include "sim/platform/platform_spec.hpp"
 
 namespace aggsim {
 
 namespace sg4 = simgrid::s4u;
 
 // Bounds on generated platforms with gpus_per_node > 1 (see node_shape).
-constexpr std::int64_t kMaxMultiGpuNodes = 4096;
-constexpr std::int64_t kMaxMultiGpuHosts = 32768;
-
-struct NodeShape {
-  std::int64_t nodes = 0;          // fabric endpoints
-  std::int64_t gpus_per_node = 1;  // hosts per endpoint
-  std::int64_t nics_per_node = 1;  // GPU g uses NIC g mod nics_per_node
-  double speed = 0;
-  double bandwidth = 0;  // fabric links: the `bandwidth` key x nics_per_node (one plane per NIC)
-  double latency = 0;
-  double intra_bandwidth = 0;
-  double intra_latency = 0;
-  double nic_bandwidth = 0;  // each NIC
-  bool has_nic = false;      // the node is a zone with NIC link(s) (always with several GPUs)
-  bool nvswitch = false;     // the node's GPUs sit on a switch that reduces (NVLS)
-  std::string intra_link;    // nvlink | pcie: what GPUs of one node talk over
-  std::string gpu_nic_path;  // pix | pxb | pxn | phb | sys, empty when not given (pxb)
-  std::int64_t hosts() const { return nodes * gpus_per_node; }
-};
+constexpr std::int64_t kMaxMultiGpuNodes = 8192;
+constexpr std::int64_t kMaxMultiGpuHosts = 65536;
+// Hosts a generated platform may hold beyond its ranks: at most this many per rank, or
+// kMinGeneratedHosts in all whatever the ranks (each host costs memory and build time).
+constexpr std::int64_t kGeneratedHostsPerRank = 16;
+constexpr std::int64_t kMinGeneratedHosts = 65536;
 
 // The keys every generator takes: nodes | hosts, gpus_per_node, bandwidth, latency, speed, intra_*,
 // nic_bandwidth. `fabric_link_help` names the links bandwidth/latency apply to.
 std::vector<ParamSpec> endpoint_params(const std::string& fabric_link_help);
 
-// Reads the keys of endpoint_params(). Throws std::invalid_argument naming the key when nodes and
-// hosts are both given or both missing, when hosts is not a multiple of gpus_per_node, when a
-// multi-GPU platform is beyond kMaxMultiGpuNodes / kMaxMultiGpuHosts, or when nvswitch is asked of
-// single-GPU nodes.
+// Decodes the keys of endpoint_params(): the scenario loader's one reading of them. Throws
+// std::invalid_argument naming the key when nodes and hosts are both given or both missing, when
+// hosts is not a multiple of gpus_per_node, when a multi-GPU platform is beyond kMaxMultiGpuNodes /
+// kMaxMultiGpuHosts, or when nvswitch is asked of single-GPU nodes.
 NodeShape node_shape(const Params& params);
 
-// TopologyInfo::host_count for a generator whose own keys `check(params, nodes)` validates
-// (throwing std::invalid_argument naming the key): nodes x gpus_per_node.
-std::function<std::int64_t(const Params&)> checked_host_count(
-    std::function<void(const Params&, std::int64_t nodes)> check);
+// Writes the facts of GPU `gpu` of `node` as its host's properties (host_facts.hpp): the node and
+// NIC on nodes with a NIC, the intra-node link on nodes of several GPUs, and the switch, GPU-NIC
+// path and GPU generation when the shape says them.
+void write_gpu_properties(sg4::Host* host, const NodeShape& shape, std::int64_t node, std::int64_t gpu);
 
 // Name of the host of `gpu` on `node`: host-N with one GPU per node, else node-N-gpu-G (both sort
 // naturally in rank order).
 std::string endpoint_host_name(const NodeShape& shape, std::int64_t node, std::int64_t gpu);
 
-// Builds the endpoints of one generated fabric. SimGrid 3.32 checks every new link and host name
-// against every zone of the platform, which is quadratic with one zone per multi-GPU node (a
-// 16,384 x 2 cluster took minutes to build). So node zones are filled while detached, with the
-// fabric's models, and joined to the fabric by attach(), which the generator calls before it seals
-// the fabric.
+// SimGrid 3.32 checks every new link and host name against every zone below the platform's root,
+// and seals a zone by a walk over every host below the root: with one zone per multi-GPU node a
+// platform built below the root costs nodes x hosts (8,192 nodes of 8 GPUs as a cluster: 24 s, as a
+// fat tree with 8 NICs a node: minutes). So a generator makes the root first (create_platform_root),
+// builds its fabric apart from it, where those walks find nothing, and joins the fabric to the root
+// once it is built (join_fabric). SimGrid gives its models to the root only: a zone built apart
+// takes them with copy_models.
+sg4::NetZone* create_platform_root();
+void copy_models(sg4::NetZone* zone, const sg4::NetZone* from);
+void join_fabric(sg4::NetZone* fabric);
+
+// Builds the endpoints of one generated fabric. Node zones are filled while detached, with the
+// fabric's models, and joined to the fabric by attach(), which the generator calls before it joins
+// the fabric to the root.
 struct ResolvedOverrides;  // sim/platform/platform_overrides.hpp
 
 class EndpointBuilder {

@@ -73,17 +73,17 @@ FatTreeShape fat_tree_shape(const Params& p, std::int64_t nodes) {
   return s;
 }
 
-void build_fat_tree(const Params& p, const ResolvedOverrides& overrides) {
-  const NodeShape nodes = node_shape(p);
+void build_fat_tree(const NodeShape& nodes, const Params& p, const ResolvedOverrides& overrides) {
   EndpointBuilder endpoints(nodes, &overrides);
   const FatTreeShape s = fat_tree_shape(p, nodes.nodes);
   const sg4::FatTreeParams tree(static_cast<unsigned>(s.levels), convert_all<unsigned>(s.down),
                                 convert_all<unsigned>(s.up), convert_all<unsigned>(s.link_count));
+  create_platform_root();
   auto* zone =
       sg4::create_fatTree_zone("fat_tree", nullptr, tree, endpoints.callbacks("fat_tree-spare"),
                                nodes.bandwidth, nodes.latency, sg4::Link::SharingPolicy::SPLITDUPLEX);
   endpoints.attach();
-  zone->seal();
+  join_fabric(zone);
   // A node's own links are those to its leaf switches, link_from_<node>_<switch>_<n> with n below the
   // leaf link count (SimGrid 3.32 numbers them first).
   const std::int64_t leaf_links = capped_product(s.down, kMaxLeaves) * s.up[0] * s.link_count[0];
@@ -96,8 +96,8 @@ void build_fat_tree(const Params& p, const ResolvedOverrides& overrides) {
 
 }  // namespace
 
-std::int64_t fat_tree_leaf_links(const Params& p) {
-  const FatTreeShape s = fat_tree_shape(p, node_shape(p).nodes);
+std::int64_t fat_tree_leaf_links(const NodeShape& shape, const Params& p) {
+  const FatTreeShape s = fat_tree_shape(p, shape.nodes);
   return capped_product(s.down, kMaxLeaves) * s.up[0] * s.link_count[0];
 }
 
@@ -119,7 +119,7 @@ TopologyInfo fat_tree_topology_entry() {
   info.params.push_back(ParamSpec("link_count", ParamKind::integer_list, "",
                                   "parallel links to each parent, by level (default: 1 each)")
                             .between(1, 1 << 10));
-  info.host_count = checked_host_count([](const Params& p, std::int64_t nodes) { fat_tree_shape(p, nodes); });
+  info.check = [](const NodeShape& shape, const Params& p) { fat_tree_shape(p, shape.nodes); };
   info.build = build_fat_tree;
   return info;
 }

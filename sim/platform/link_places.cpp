@@ -36,7 +36,7 @@ std::string leaf_name(const NodeShape& shape, const std::string& topology, std::
 
 void generated_places(const PlatformSpec& spec, const std::vector<std::string>& names,
                       std::map<std::string, LinkPlace>& out) {
-  const NodeShape shape = node_shape(spec.params);
+  const NodeShape& shape = spec.shape;
   const std::string& topology = spec.topology;
   const std::string the_switch = "cluster-switch";
   static const std::regex gpu_link(R"((node-\d+-gpu-\d+)_link(?:_(UP|DOWN))?)");
@@ -50,7 +50,7 @@ void generated_places(const PlatformSpec& spec, const std::vector<std::string>& 
   // Fat trees: SimGrid numbers leaves and switches separately (a leaf and a switch may share a
   // number), so leaf links are told by their link number; a switch is one level above the
   // highest switch linked below it.
-  const std::int64_t leaf_links = topology == "fat_tree" ? fat_tree_leaf_links(spec.params) : 0;
+  const std::int64_t leaf_links = topology == "fat_tree" ? fat_tree_leaf_links(shape, spec.params) : 0;
   auto is_leaf_link = [&](const std::smatch& match) { return std::stoll(match[3]) < leaf_links; };
   std::map<std::int64_t, int> level;  // switch number -> level (1: above the leaves)
   std::vector<std::pair<std::int64_t, std::int64_t>> switch_links;
@@ -99,9 +99,7 @@ void generated_places(const PlatformSpec& spec, const std::vector<std::string>& 
     } else if (std::regex_match(name, m, local_link)) {
       // Router r serves nodes r * nodes_per_router + j (the default shape as dragonfly_topology.cpp's).
       const std::int64_t router = std::stoll(m[1]);
-      const std::int64_t per_router = spec.params.has("nodes_per_router")
-                                          ? spec.params.integer("nodes_per_router")
-                                          : ceil_root(shape.nodes, 4);
+      const std::int64_t per_router = dragonfly_nodes_per_router(shape, spec.params);
       place = directed(leaf_name(shape, topology, router * per_router + std::stoll(m[2])),
                        fmt::format("dragonfly-router-{}", router), m[3], kEdge);
     } else if (name.rfind("green_link", 0) == 0) {

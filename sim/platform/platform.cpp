@@ -13,42 +13,20 @@
 #include "sim/core/error.hpp"
 #include "sim/core/input_file.hpp"
 #include "sim/core/strings.hpp"
+#include "sim/platform/endpoints.hpp"
 #include "sim/platform/platform_overrides.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/platform/xml_check.hpp"
 
 namespace aggsim {
 
-const char* fabric_name(Fabric fabric) {
-  switch (fabric) {
-    case Fabric::infiniband:
-      return "infiniband";
-    case Fabric::roce:
-      return "roce";
-    case Fabric::ethernet:
-      return "ethernet";
-  }
-  return "?";
-}
+const char* fabric_name(Fabric fabric) { return kFabricNames.name(fabric); }
 
-namespace {
-constexpr Fabric kFabrics[] = {Fabric::infiniband, Fabric::roce, Fabric::ethernet};
-}  // namespace
+std::vector<std::string> fabric_names() { return kFabricNames.list(); }
 
-std::vector<std::string> fabric_names() {
-  std::vector<std::string> names;
-  for (Fabric f : kFabrics) names.push_back(fabric_name(f));
-  return names;
-}
+Fabric parse_fabric(const std::string& name) { return kFabricNames.parse(name, "fabric"); }
 
-Fabric parse_fabric(const std::string& name) {
-  for (Fabric f : kFabrics)
-    if (name == fabric_name(f)) return f;
-  throw std::invalid_argument(
-      fmt::format("unknown fabric '{}' ({})", name, fmt::join(fabric_names(), " | ")));
-}
-
-Fabric xml_fabric(const std::string& file) {
+XmlDeclared xml_declared(const std::string& file) {
   const std::vector<XmlElement> elements = scan_xml_elements(read_input_file(file, "platform"));
   int root = -1;  // the platform's root zone: its first zone or cluster
   for (std::size_t i = 0; i < elements.size(); ++i)
@@ -56,26 +34,34 @@ Fabric xml_fabric(const std::string& file) {
       root = static_cast<int>(i);
       break;
     }
+  XmlDeclared declared;
+  bool fabric_seen = false;
   for (const XmlElement& e : elements) {
-    if (e.name != "prop" || e.parent != root || root < 0 || e.attribute("id") != kFabricProperty) continue;
-    try {
-      return parse_fabric(e.attribute("value"));
-    } catch (const std::invalid_argument& error) {
-      throw InputError(fmt::format("{}:{}: {}: {}", file, e.line, kFabricProperty, error.what()));
+    if (e.name != "prop") continue;
+    const std::string id = e.attribute("id"), value = e.attribute("value");
+    if (id == kFabricProperty && e.parent == root && root >= 0 && !fabric_seen) {
+      fabric_seen = true;
+      try {
+        declared.fabric = parse_fabric(value);
+      } catch (const std::invalid_argument& error) {
+        throw InputError(fmt::format("{}:{}: {}: {}", file, e.line, kFabricProperty, error.what()));
+      }
     }
+    if (!host_property_error(id, value).empty()) continue;  // the XML check reports it with its line
+    if (id == kNvswitchProperty && value == "true") declared.some_nvswitch = true;
+    if (id == kGpuProperty && !declared.gpu) declared.gpu = kGpuNames.find(value);
   }
-  return Fabric::infiniband;
-}
-
-bool xml_sets_property(const std::string& file, const std::string& id, const std::string& value) {
-  const std::vector<XmlElement> elements = scan_xml_elements(read_input_file(file, "platform"));
-  return std::any_of(elements.begin(), elements.end(), [&](const XmlElement& e) {
-    return e.name == "prop" && e.attribute("id") == id && e.attribute("value") == value;
-  });
+  return declared;
 }
 
 bool ns3_network_model() {
   return simgrid::config::get_value<std::string>("network/model") == "ns-3";
+}
+
+void decode_generated_platform(PlatformSpec& spec) {
+  spec.shape = node_shape(spec.params);
+  if (spec.generator->check) spec.generator->check(spec.shape, spec.params);
+  spec.resolved_overrides = std::make_shared<const ResolvedOverrides>(resolve_overrides(spec.shape, spec.overrides));
 }
 
 void build_platform(const PlatformSpec& spec, sg4::Engine& engine) {
@@ -91,15 +77,17 @@ void build_platform(const PlatformSpec& spec, sg4::Engine& engine) {
     return;
   }
   const TopologyInfo* info = spec.generator;
-  if (!info) throw std::logic_error("platform '" + spec.topology + "' was not resolved by the loader");
+  if (!info || spec.shape.nodes == 0)
+    throw std::logic_error("platform '" + spec.topology + "' was not decoded by the loader");
   if (ns3 && !info->build_ns3)
     throw InputError(
         fmt::format("platform: topology {} cannot run under ns-3 (SimGrid 3.32 gives ns-3 only one-link "
                     "routes; the {} zone computes its routes itself); use topology cluster",
                     spec.topology, spec.topology));
   try {
-    const ResolvedOverrides overrides = resolve_overrides(node_shape(spec.params), spec.overrides);
-    (ns3 ? info->build_ns3 : info->build)(spec.params, overrides);
+    static const ResolvedOverrides none;
+    const ResolvedOverrides& overrides = spec.resolved_overrides ? *spec.resolved_overrides : none;
+    (ns3 ? info->build_ns3 : info->build)(spec.shape, spec.params, overrides);
   } catch (const std::invalid_argument& e) {
     throw InputError(fmt::format("platform: {}", e.what()));
   }
@@ -164,8 +152,8 @@ RankLayout layout_of(const std::vector<sg4::Host*>& rank_hosts) {
   RankLayout layout;
   std::map<std::string, int> node_ids;
   for (const auto* host : rank_hosts) {
-    const char* node = host->get_property(kNodeProperty);
-    const std::string key = node ? std::string("node:") + node : "host:" + host->get_name();
+    const std::string& node = host_facts(host).node;
+    const std::string key = !node.empty() ? "node:" + node : "host:" + host->get_name();
     auto it = node_ids.emplace(key, static_cast<int>(node_ids.size())).first;
     layout.node_of_rank.push_back(it->second);
   }

@@ -53,15 +53,15 @@ std::vector<std::int64_t> torus_dimensions(const Params& p, std::int64_t nodes) 
   return dims;
 }
 
-void build_torus(const Params& p, const ResolvedOverrides& overrides) {
-  const NodeShape nodes = node_shape(p);
+void build_torus(const NodeShape& nodes, const Params& p, const ResolvedOverrides& overrides) {
   EndpointBuilder endpoints(nodes, &overrides);
   const auto dims = torus_dimensions(p, nodes.nodes);
+  create_platform_root();
   auto* zone = sg4::create_torus_zone("torus", nullptr, convert_all<unsigned long>(dims),
                                       endpoints.callbacks("torus-spare"), nodes.bandwidth, nodes.latency,
                                       sg4::Link::SharingPolicy::SPLITDUPLEX);
   endpoints.attach();
-  zone->seal();
+  join_fabric(zone);
   // A torus has no host links: a node's own links are all its neighbour links,
   // torus_link_from_<a>_to_<b> with the node at either end.
   std::vector<std::int64_t> numbers;
@@ -82,8 +82,7 @@ TopologyInfo torus_topology_entry() {
       ParamSpec("dimensions", ParamKind::integer_list, "",
                 "size of each dimension, product = nodes (default: near-cubic factorisation)")
           .between(1, 1 << 22));
-  info.host_count =
-      checked_host_count([](const Params& p, std::int64_t nodes) { torus_dimensions(p, nodes); });
+  info.check = [](const NodeShape& shape, const Params& p) { torus_dimensions(p, shape.nodes); };
   info.build = build_torus;
   return info;
 }

@@ -447,12 +447,9 @@ struct Checker {
            "prop, "
            "...; see https://simgrid.org/simgrid.dtd)");
     check_values(e);
-    if (e.name == "prop" && e.attribute("id") == kGpuNicPathProperty) {
-      if (std::count(kGpuNicPaths.begin(), kGpuNicPaths.end(), e.attribute("value")) == 0)
-        fail(e, fmt::format("{}: value=\"{}\" must be one of {} (how the GPU reaches its NIC, in NCCL's path "
-                            "names)",
-                            kGpuNicPathProperty, e.attribute("value"), fmt::join(kGpuNicPaths, " | ")));
-    }
+    if (e.name == "prop")
+      if (const std::string error = host_property_error(e.attribute("id"), e.attribute("value")); !error.empty())
+        fail(e, error);
     if (e.name == "route" || e.name == "zoneRoute" || e.name == "ASroute" || e.name == "bypassRoute" ||
         e.name == "bypassZoneRoute" || e.name == "bypassASroute")
       check_route(e);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
+#include "sim/platform/platform.hpp"
 #include "sim/platform/topology.hpp"
 
 namespace aggsim {
@@ -17,6 +18,14 @@ void read_calibration_key(const YamlValue& value, Scenario& sc, bool network_giv
                            cal.network, network_preset_name(sc.network)));
   sc.network = preset;
   for (const auto& [key, v] : cal.platform_params.all()) sc.platform.params.set(key, v);
+  // The measured machine's link values replace the scenario's: decode the platform with them.
+  if (generator && !cal.platform_params.all().empty()) {
+    try {
+      decode_generated_platform(sc.platform);
+    } catch (const std::invalid_argument& e) {
+      value.fail(fmt::format("{}: the platform with its link values: {}", file, e.what()));
+    }
+  }
   sc.calibration = std::move(cal);
 }
 

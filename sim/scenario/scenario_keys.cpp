@@ -1,6 +1,7 @@
 #include "sim/scenario/scenario_keys.hpp"
 
 #include "sim/platform/platform_spec.hpp"
+#include "sim/platform/systems.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/workload/options.hpp"
 
@@ -37,19 +38,26 @@ std::vector<ParamSpec> top_level_param_specs() {
 
 const std::vector<std::string>& scenario_sections() {
   static const std::vector<std::string> sections = {"platform", "model",   "algorithm", "compression",
-                                                    "workload", "compute", "engine",    "output"};
+                                                    "workload", "compute", "engine",    "parallel",
+                                                    "output"};
   return sections;
 }
 
 std::vector<ParamSpec> platform_param_specs() {
   std::vector<std::string> topologies;
   for (const auto& t : topology_table()) topologies.push_back(t.name);
+  std::vector<std::string> systems;
+  for (const auto& s : system_table()) systems.push_back(s.name);
   return {
       ParamSpec("file", ParamKind::text, "",
                 "a SimGrid platform XML, found in the working directory, the scenario's folder, then the "
                 "installed data (`cluster_16` names platforms/cluster_16.xml); or give topology"),
       ParamSpec("topology", ParamKind::choice, "", "a generated platform; its keys are listed below")
           .one_of(topologies),
+      ParamSpec("system", ParamKind::choice, "",
+                "a named machine (aggsim list --systems): its generator keys' values and its fabric, over a "
+                "full-bisection fat_tree unless topology is given; keys given beside it win")
+          .one_of(systems),
       ParamSpec("fabric", ParamKind::choice, "",
                 "the network between nodes, after which `network: auto` models their links (infiniband, "
                 "roce: latency + size/bandwidth; ethernet: lv08); default: a platform file's aggsim_fabric "
@@ -89,6 +97,17 @@ std::vector<ParamSpec> compute_param_specs() {
 std::vector<ParamSpec> engine_param_specs() {
   return {ParamSpec("replay", ParamKind::boolean, "true",
                     "reuse the timing of repeated steps (sim/engine/README.md, Replay of repeated steps)")};
+}
+
+std::vector<ParamSpec> parallel_param_specs() {
+  return {ParamSpec("tensor", ParamKind::integer, "1",
+                    "tensor-parallel ranks (Megatron-LM's order: tensor fastest, then data, then pipeline); "
+                    "each holds 1/tensor of every layer and aggregates it with the ranks of its data-parallel "
+                    "group; tensor-parallel traffic itself is not simulated")
+              .between(1, 1 << 22),
+          ParamSpec("pipeline", ParamKind::integer, "1",
+                    "pipeline stages; only 1 so far (stages of their own layers are not simulated yet)")
+              .between(1, 1 << 22)};
 }
 
 std::vector<ParamSpec> output_param_specs() {

@@ -49,6 +49,7 @@ BlockRun run_block(int p, int proxy_dim, double bytes,
     spec.params.set("bandwidth", 1.25e9);
     spec.params.set("latency", 1e-6);
     spec.params.set("speed", 1e11);
+    decode_generated_platform(spec);
     build_platform(spec, engine);
     const auto hosts = hosts_in_natural_order(engine);
     std::vector<Eigen::VectorXf> out(static_cast<std::size_t>(p));

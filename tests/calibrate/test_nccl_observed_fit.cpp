@@ -188,7 +188,7 @@ TEST_CASE(
                                            "algorithm.min_channels=24", "algorithm.max_channels=32"});
 
   // Settings NCCL could not run on the log's ranks are input errors at their line.
-  nccl.platform.nvswitch = true;
+  nccl.platform.shape.nvswitch = true;
   m.observed = {};
   m.env = {};
   m.env.algorithm = "nvls";
@@ -251,7 +251,7 @@ TEST_CASE("NCCL's NVLS in a log, on a platform generated without a switch, is re
   auto refused = run_aggsim({"calibrate", "s.yaml", "nvls.log", "--out", "cal2.yaml"}, dir);
   CHECK(refused.exit_code == 2);
   CHECK_THAT(refused.err, Catch::StartsWith(fmt::format("aggsim: error: nvls.log:{}: NCCL ran nvls here", line)));
-  CHECK_THAT(refused.err, Catch::Contains("algorithm.gpu is ampere"));
+  CHECK_THAT(refused.err, Catch::Contains("GPU generation is ampere"));
   // Two GPUs a node: NCCL never runs NVLS there.
   std::string two = log;
   const std::string extra = "#  Rank  2 Group  0 Pid 1 on n device  2 [0x1] GPU\n"

@@ -33,8 +33,7 @@ void check_hosts(const std::string& platform, int nodes, int gpus) {
   }
   // The loader's count (checked before building) agrees with what is built.
   const Scenario sc = platform_scenario(platform);
-  CHECK(find_topology(sc.platform.topology)->host_count(sc.platform.params) ==
-        static_cast<std::int64_t>(expected.size()));
+  CHECK(sc.platform.shape.hosts() == static_cast<std::int64_t>(expected.size()));
 }
 
 }  // namespace

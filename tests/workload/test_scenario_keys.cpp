@@ -58,11 +58,11 @@ TEST_CASE("the loader decodes a generated platform's shape once, onto the scenar
         .platform;
   };
   const PlatformSpec by_nodes = platform("{topology: cluster, nodes: 2, gpus_per_node: 4}");
-  CHECK(by_nodes.gpus_per_node == 4);
-  CHECK_FALSE(by_nodes.sized_by_hosts);
+  CHECK(by_nodes.shape.gpus_per_node == 4);
+  CHECK_FALSE(by_nodes.shape.sized_by_hosts);
   const PlatformSpec by_hosts = platform("{topology: cluster, hosts: 8}");
-  CHECK(by_hosts.gpus_per_node == 1);
-  CHECK(by_hosts.sized_by_hosts);
+  CHECK(by_hosts.shape.gpus_per_node == 1);
+  CHECK(by_hosts.shape.sized_by_hosts);
 }
 
 TEST_CASE("training keys are checked with their position", "[workload][scenario]") {
@@ -161,11 +161,11 @@ TEST_CASE("a training run writes loss columns and time to target", "[workload][o
                                             "end_time_s", "bytes_sent", "messages", "loss", "accuracy",
                                             "consensus_distance", "exposed_comm_time_s", "algbw_GBps",
                                             "busbw_GBps", "agg_error", "agg_signed_error", "compress_error",
-                                            "rank_spread", "communicated", "hidden_comm_time_s"});
+                                            "rank_spread", "communicated", "hidden_comm_time_s", "exposed_gather_time_s"});
   std::optional<double> first_hit;
   for (int s = 0; s < 9; ++s) {
     const auto& row = rows[static_cast<std::size_t>(s + 1)];
-    REQUIRE(row.size() == 19);
+    REQUIRE(row.size() == 20);
     const bool evaluated = s % 3 == 2;
     CHECK(row[7].empty() == !evaluated);
     CHECK(row[8].empty() == !evaluated);

@@ -1,0 +1,89 @@
+// Named systems against published nccl-tests results, without calibration: `aggsim compare` of
+// `platform: {system: dgx_h100, nodes: N}` with each published table (tests/data/calibration, sources
+// in tests/data/README.md). The results are tests/data/calibration/validation/systems.csv, which
+// platforms/README.md renders; this test recomputes every row, so the table cannot drift.
+#include <fmt/format.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "support/cli.hpp"
+#include "support/csv.hpp"
+
+using namespace aggsim::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kData = fs::path(AGGSIM_SOURCE_DIR) / "tests" / "data" / "calibration";
+
+// nccl-tests' all-reduce bus bandwidth, GB/s, of `bytes` in `seconds` on `ranks`.
+double busbw(double bytes, double seconds, int ranks) {
+  return bytes / seconds / 1e9 * 2 * (ranks - 1) / ranks;
+}
+
+// Simulated busbw by size ("1024 MiB") of `log`'s points from 1 GiB, on `nodes` of `system`.
+std::map<std::string, double> simulated(const std::string& system, int nodes, const std::string& log) {
+  const auto dir = fresh_dir("system-published");
+  write_file(dir / "s.yaml",
+             fmt::format("name: {}\nranks: {}\nsteps: 1\nplatform: {{system: {}, nodes: {}}}\n"
+                         "model: {{size: 1MB, math: off}}\nalgorithm: {{name: nccl_allreduce}}\n",
+                         system, 8 * nodes, system, nodes));
+  const auto r =
+      run_aggsim({"compare", "s.yaml", (kData / (log + "_all_reduce.log")).string(), "--csv", "c.csv"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::map<std::string, double> out;
+  for (const auto& row : read_csv_rows(read_file(dir / "c.csv"))) {
+    const double bytes = std::stod(row.at("bytes"));
+    if (bytes < (1 << 30)) continue;
+    out[fmt::format("{} MiB", bytes / (1 << 20))] = busbw(bytes, std::stod(row.at("simulated_s")), 8 * nodes);
+  }
+  fs::remove_all(dir);
+  return out;
+}
+
+// Every row of systems.csv on `nodes` nodes: the simulation gives its simulated busbw, and (where
+// `within_15_percent`) it lies within 15 % of the measured one.
+void check_rows(int nodes, bool within_15_percent) {
+  const auto rows = read_csv_rows(read_file(kData / "validation" / "systems.csv"));
+  std::map<std::string, std::map<std::string, double>> by_log;
+  int checked = 0;
+  for (const auto& row : rows) {
+    if (std::stoi(row.at("nodes")) != nodes) continue;
+    const std::string& log = row.at("log");
+    if (!by_log.count(log)) by_log[log] = simulated(row.at("system"), nodes, log);
+    INFO(row.at("system") << " x " << nodes << " against " << log << " at " << row.at("size")
+                          << " (regenerate the row if the model changed)");
+    REQUIRE(by_log[log].count(row.at("size")));
+    const double sim = by_log[log][row.at("size")], measured = std::stod(row.at("measured_busbw_gb_s"));
+    CHECK(sim == Approx(std::stod(row.at("simulated_busbw_gb_s"))).margin(0.051));
+    if (within_15_percent) CHECK(std::fabs(sim / measured - 1) <= 0.15);
+    ++checked;
+  }
+  CHECK(checked > 0);
+}
+
+}  // namespace
+
+TEST_CASE("dgx_h100 on one node predicts published nccl-tests within 15 % from 1 GiB",
+          "[systems][published]") {
+  check_rows(1, true);
+}
+
+TEST_CASE("dgx_h100 on two nodes predicts published nccl-tests within 15 % from 1 GiB",
+          "[systems][published]") {
+  check_rows(2, true);
+}
+
+// Four and eight nodes: the model's ring runs the NICs at their full 400 Gb/s (400 GB/s busbw);
+// the published clusters reach 0.80 - 0.91 of it. The table shows the gap; the rows still must be
+// what the model computes.
+TEST_CASE("dgx_h100 on four and eight nodes: the published table's simulated column is the model's",
+          "[systems][published]") {
+  check_rows(4, false);
+  check_rows(8, false);
+}
