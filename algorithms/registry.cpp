@@ -22,6 +22,7 @@ AlgorithmInfo torus2d_allreduce_entry();
 AlgorithmInfo nccl_allreduce_entry();
 AlgorithmInfo msccl_entry();
 AlgorithmInfo allgather_entry();
+AlgorithmInfo fsdp_entry();
 // Centralized
 AlgorithmInfo parameter_server_entry();
 
@@ -63,6 +64,7 @@ const std::vector<AlgorithmInfo>& algorithm_table() {
       nccl_allreduce_entry(),
       msccl_entry(),
       allgather_entry(),
+      fsdp_entry(),
       parameter_server_entry(),
       neighbor_averaging_entry(),
       gossipgrad_entry(),
@@ -160,7 +162,7 @@ bool same_inputs(const AlgorithmConfig& a, const AlgorithmConfig& b) {
   };
   return a.algorithm == b.algorithm && a.op.kind == b.op.kind && a.op.denominator == b.op.denominator &&
          a.params.all() == b.params.all() && a.world == b.world && same_costs(a.protocol_costs, b.protocol_costs) &&
-         a.math == b.math && a.seed == b.seed && a.compressor == b.compressor &&
+         a.math == b.math && a.model_bytes == b.model_bytes && a.seed == b.seed && a.compressor == b.compressor &&
          a.compressor_params.all() == b.compressor_params.all();
 }
 

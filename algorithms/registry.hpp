@@ -32,6 +32,9 @@ struct AlgorithmConfig {
   ProtocolCosts protocol_costs = ProtocolCosts::nccl_defaults();
   BandwidthFactor bandwidth_factor;  // a calibration's, for movements that pace their streams
   bool math = true;        // the math plane runs (model.math)
+  // The model's dense fp32 bytes (model.size, or its layers' sum): no call of a step moves more.
+  // A size the algorithm cannot simulate is a ParamError with key "model.size".
+  std::uint64_t model_bytes = 0;
   std::uint64_t seed = 0;  // the scenario seed (e.g. for a random graph every rank must agree on)
   const CompressorInfo* compressor = nullptr;  // the scenario's compressor (`none` when absent)
   Params compressor_params;
@@ -117,6 +120,18 @@ struct AlgorithmRun {
   // (nccl_allreduce's chunk-level reference): the run's transfers then carry no latency of their
   // own (a latency factor of 0).
   bool pieces_pay_latency = false;
+  // Set for sharded data parallelism: the step's schedule of gathers around compute and the units
+  // (sim/api/aggregator.hpp); empty: the gradient is aggregated whole, bucket by bucket (DDP).
+  std::optional<ParameterSharding> sharding = {};
+
+  // Optional: what `aggsim validate` prints of the algorithm's own checks besides "ok" (lines, each
+  // ending in a newline), e.g. an MSCCL program's verdict.
+  std::function<std::string()> checks_report = {};
+  // SimGrid actors the run keeps at once besides each rank's own two, over all ranks (an upper
+  // bound), and what they are: with the ranks' they decide whether actors' stacks go without guard
+  // pages, and whether the run fits in memory at all (sim/engine/actor_stacks.hpp).
+  std::int64_t extra_actors = 0;
+  std::string extra_actors_what = "";
 };
 
 // What one call of an algorithm runs, as collectives.csv names it: the collective (its `collective`
@@ -135,6 +150,8 @@ struct AlgorithmInfo {
   std::vector<ParamSpec> params;
   // True when payloads are combined in flight (reduce-scatter, trees): needs a summable compressor.
   bool reduces_in_flight = true;
+  // False when the algorithm carries no compressed payloads yet and refuses any compressor (fsdp).
+  bool takes_compression = true;
   // True when every rank ends with the same result (all-reduce, parameter server); false for
   // decentralized schemes where ranks only approach consensus.
   bool consensus = true;

@@ -16,6 +16,7 @@ import layout  # noqa: E402
 from aggsim_data import si  # noqa: E402
 
 COMPUTE, COMM, OTHER = "#4c72b0", "#dd8452", "#bbbbbb"
+GATHER = "#c44e52"  # sharded data parallelism's exposed parameter gathers
 
 
 class PlotError(Exception):

@@ -19,7 +19,7 @@ from matplotlib import ticker
 
 import layout
 from aggsim_data import Sweep, hidden_comm, mean_and_ci95, read_collectives, read_run, si, time_unit
-from drawing import (COMM, COMPUTE, OTHER, PlotError, bar_font, legend_below, legend_beside,  # noqa: F401
+from drawing import (COMM, COMPUTE, GATHER, OTHER, PlotError, bar_font, legend_below, legend_beside,  # noqa: F401
                      line_styles, readable_log_axis, run_name, save, si_formatter, stacked_sizes)
 from timelines import TIMELINE_NODE_LANES, TIMELINE_RANK_LANES, links, phases, timeline  # noqa: F401
 
@@ -27,7 +27,8 @@ from timelines import TIMELINE_NODE_LANES, TIMELINE_RANK_LANES, links, phases, t
 # ---------------------------------------------------------------------------------------------------
 # Step time breakdown
 
-Bars = collections.namedtuple("Bars", "labels step compute exposed hidden runs title")
+Bars = collections.namedtuple("Bars", "labels step compute exposed hidden runs title gather",
+                              defaults=(None,))
 
 
 def _breakdown_of_sweep(sweep):
@@ -48,8 +49,10 @@ def _breakdown_of_run(run_dir, max_bars):
     _, steps = read_run(run_dir)
     steps = steps.assign(hidden=hidden_comm(steps))
     size = max(1, math.ceil(len(steps) / max_bars))
+    # Sharded data parallelism: its exposed parameter gathers lie inside the compute window.
+    gathers = "exposed_gather_time_s" in steps.columns and steps["exposed_gather_time_s"].notna().any()
     bars = Bars([], [], [], [], [], [], f"Step time breakdown: {run_name(run_dir)}" +
-                (f" (means over {size} steps)" if size > 1 else ""))
+                (f" (means over {size} steps)" if size > 1 else ""), [] if gathers else None)
     for first in range(0, len(steps), size):
         part = steps.iloc[first:first + size]
         s0, s1 = int(part["step"].iloc[0]), int(part["step"].iloc[-1])
@@ -57,6 +60,8 @@ def _breakdown_of_run(run_dir, max_bars):
         for values, col in ((bars.step, "step_time_s"), (bars.compute, "compute_time_s"),
                             (bars.exposed, "exposed_comm_time_s"), (bars.hidden, "hidden")):
             values.append(part[col].mean())
+        if gathers:
+            bars.gather.append(part["exposed_gather_time_s"].astype(float).mean())
         bars.runs.append(len(part))
     return bars
 
@@ -65,15 +70,19 @@ def _stacked(bars):
     """The drawn parts of each bar: the compute and the exposed aggregation are clipped to the step,
     the rest of the step is what is left; the hidden aggregation lies inside the compute."""
     parts = {"label": bars.labels, "step_s": bars.step, "compute_s": [], "exposed_comm_s": [], "overlap_s": [],
-             "other_s": [], "calls_s": [], "runs": bars.runs}
-    for st, c, e, h in zip(bars.step, bars.compute, bars.exposed, bars.hidden):
-        c_shown = min(c, st)
-        e_shown = min(e, st - c_shown)
+             "other_s": [], "calls_s": [], "runs": bars.runs, "gather_s": []}
+    gathers = bars.gather if bars.gather is not None else [0.0] * len(bars.step)
+    for st, c, e, h, g in zip(bars.step, bars.compute, bars.exposed, bars.hidden, gathers):
+        g_shown = min(g, c, st)  # exposed gathers lie inside the compute window: drawn apart from it
+        c_shown = min(c, st) - g_shown
+        e_shown = min(e, st - c_shown - g_shown)
+        parts["gather_s"].append(g_shown)
+        c_shown += g_shown  # the compute bar's right end stays where the window ends
         parts["compute_s"].append(c_shown)
         parts["exposed_comm_s"].append(e_shown)
         parts["overlap_s"].append(min(h, c_shown) if not math.isnan(h) else float("nan"))
         parts["other_s"].append(st - c_shown - e_shown)
-        parts["calls_s"].append(e + h)
+        parts["calls_s"].append(e + h + g)
     return parts
 
 
@@ -104,11 +113,16 @@ def breakdown(source, out, max_bars=40):
     if any(parts["compute_s"]):
         ax.barh(y, scaled("compute_s"), color=COMPUTE, label="compute", height=0.7)
     if any(scaled("overlap_s")):
-        ax.barh(y, scaled("overlap_s"), left=[c - o for c, o in zip(scaled("compute_s"), scaled("overlap_s"))],
+        ax.barh(y, scaled("overlap_s"),
+                left=[c - g - o for c, g, o in zip(scaled("compute_s"), scaled("gather_s"), scaled("overlap_s"))],
                 color="none", edgecolor=COMM, hatch="///", linewidth=0, height=0.7,
                 label="aggregation calls that ran during the compute (hidden)")
-    ax.barh(y, scaled("exposed_comm_s"), left=scaled("compute_s"), color=COMM, label="exposed aggregation",
-            height=0.7)
+    if any(scaled("gather_s")):  # drawn over the end of the compute window, where sharded runs wait for them
+        ax.barh(y, scaled("gather_s"), left=[c - g for c, g in zip(scaled("compute_s"), scaled("gather_s"))],
+                color=GATHER, label="exposed parameter gathers (forward and backward passes)", height=0.7)
+    ax.barh(y, scaled("exposed_comm_s"), left=scaled("compute_s"), color=COMM,
+            label="exposed reduce-scatters (and gathers after the step)" if any(scaled("gather_s"))
+            else "exposed aggregation", height=0.7)
     if any(v > 1e-12 * max(step) for v in parts["other_s"]):
         ax.barh(y, scaled("other_s"), left=[c + e for c, e in zip(scaled("compute_s"), scaled("exposed_comm_s"))],
                 color=OTHER, label="rest of the step (waiting for other ranks)", height=0.7)

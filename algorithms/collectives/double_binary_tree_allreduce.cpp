@@ -19,6 +19,8 @@
 //
 // SMPI: no equivalent. NCCL mirrors tree B for odd p instead of shifting it; NCCL's chunk
 // pipeline is asynchronous, ours advances in rounds.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -29,6 +31,7 @@
 
 #include "algorithms/collectives/allreduce.hpp"
 #include "algorithms/registry.hpp"
+#include "sim/core/units.hpp"
 
 namespace aggsim {
 
@@ -262,14 +265,28 @@ AlgorithmInfo double_binary_tree_allreduce_entry() {
       throw ParamError("chunks",
                        "double_binary_tree_allreduce: give chunk_bytes (piece size) or chunks (piece "
                        "count), not both");
-    return independent_ranks(cfg, [](const AlgorithmConfig& c) {
+    const auto chunk_bytes_of = [](const Params& params) {
+      return params.has("chunk_bytes") ? static_cast<std::uint64_t>(params.integer("chunk_bytes"))
+                                       : kDefaultChunkBytes;
+    };
+    // Pieces are counted per call; the largest call must not need more than the pipeline takes
+    // (capping them would time a different piece size than asked for).
+    if (!cfg.params.has("chunks")) {
+      const std::uint64_t chunk_bytes = chunk_bytes_of(cfg.params);
+      const std::uint64_t half = ((cfg.model_bytes + 3) / 4 + 1) / 2 * kFloatBytes;
+      const std::uint64_t pieces = half / chunk_bytes + (half % chunk_bytes != 0);
+      if (pieces > kMaxDoubleBinaryTreeChunks)
+        throw ParamError("model.size",
+                         fmt::format("{}: each half of a call of that size is {} pieces of {} B (chunk_bytes), "
+                                     "more than the {} aggsim pipelines: give a larger chunk_bytes",
+                                     units::format_bytes(static_cast<double>(cfg.model_bytes)), pieces,
+                                     chunk_bytes, kMaxDoubleBinaryTreeChunks));
+    }
+    return independent_ranks(cfg, [chunk_bytes_of](const AlgorithmConfig& c) {
       if (c.params.has("chunks"))
         return make_world_allreduce(
             c.op, with_chunks(double_binary_tree_allreduce, static_cast<int>(c.params.integer("chunks"))));
-      const std::uint64_t chunk_bytes = c.params.has("chunk_bytes")
-                                            ? static_cast<std::uint64_t>(c.params.integer("chunk_bytes"))
-                                            : kDefaultChunkBytes;
-      return make_world_allreduce(c.op, with_chunk_bytes(chunk_bytes));
+      return make_world_allreduce(c.op, with_chunk_bytes(chunk_bytes_of(c.params)));
     });
   };
   return info;

@@ -96,11 +96,12 @@ inline ChunkView chunk_of(const Gradient& g, int parts, int c) {
           chunk_range(static_cast<std::int64_t>(g.wire_elements), parts, c)};
 }
 
-// A payload carrying chunk `c` of `g` as dense fp32.
-inline Payload dense_chunk_payload(const Gradient& g, const ChunkView& c) {
+// A payload carrying chunk `c` of `g` as dense elements of `element_bytes` each (fp32 unless a
+// mixed-precision scheme sends 16-bit ones).
+inline Payload dense_chunk_payload(const Gradient& g, const ChunkView& c, std::uint64_t element_bytes = kFloatBytes) {
   Payload p;
   p.values = g.values.segment(c.proxy.begin, c.proxy.count);
-  p.wire_bytes = static_cast<std::uint64_t>(c.wire.count) * kFloatBytes;
+  p.wire_bytes = static_cast<std::uint64_t>(c.wire.count) * element_bytes;
   return p;
 }
 

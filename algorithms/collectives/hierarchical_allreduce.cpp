@@ -81,6 +81,10 @@ class NcclAcrossNodes {
     };
   }
   int channels() const { return comms_.empty() ? 0 : comms_.front()->channels(); }
+  // Why a call of `wire_elements` (at most the whole gradient) cannot be simulated, or "".
+  std::string size_refusal(std::uint64_t wire_elements) const {
+    return comms_.empty() ? "" : comms_.front()->size_refusal(wire_elements);
+  }
 
  private:
   std::vector<std::shared_ptr<NcclCommunicator>> comms_;
@@ -217,6 +221,9 @@ AlgorithmInfo hierarchical_allreduce_entry() {
     if (cfg.params.text("inter") == "nccl" && cfg.hosts())
       nccl = std::make_shared<NcclAcrossNodes>(table->nodes, *cfg.hosts(), cfg.protocol_costs,
                                                cfg.bandwidth_factor);
+    if (nccl)
+      if (const std::string why = nccl->size_refusal((cfg.model_bytes + 3) / 4); !why.empty())
+        throw ParamError("model.size", why);
     AlgorithmRun run = independent_ranks(cfg, [table, meetings, nccl](const AlgorithmConfig& c) {
       const int inter_chunks = static_cast<int>(c.params.integer("inter_chunks"));
       GroupAllreduce inter = nccl ? nccl->allreduce() : inter_algorithm(c.params.text("inter"), inter_chunks);

@@ -8,10 +8,12 @@ namespace aggsim {
 
 // Reduce-scatter over a ring of the group: n-1 steps; afterwards member i holds the fully reduced
 // (not yet finalized) chunk ring_owned_chunk(i, n) of n chunks. Other chunks hold partial sums.
-void ring_reduce_scatter(Comm& comm, const Group& group, Gradient& grad, const ReduceOp& op);
+// Elements travel as `element_bytes` each (fp32 by default; 2 for a 16-bit reduce dtype).
+void ring_reduce_scatter(Comm& comm, const Group& group, Gradient& grad, const ReduceOp& op,
+                         std::uint64_t element_bytes = kFloatBytes);
 // All-gather over a ring: member i starts owning chunk ring_owned_chunk(i, n); afterwards every
 // member holds every chunk.
-void ring_allgather(Comm& comm, const Group& group, Gradient& grad);
+void ring_allgather(Comm& comm, const Group& group, Gradient& grad, std::uint64_t element_bytes = kFloatBytes);
 
 // Several rings over the same members, run by one actor as one: member i holds `shards[k]` for
 // ring k (ring k's member i is rank k of node i, say), all of the same wire size, and each step

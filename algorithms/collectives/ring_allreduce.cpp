@@ -10,26 +10,27 @@
 
 namespace aggsim {
 
-void ring_reduce_scatter(Comm& comm, const Group& group, Gradient& grad, const ReduceOp& op) {
+void ring_reduce_scatter(Comm& comm, const Group& group, Gradient& grad, const ReduceOp& op,
+                         std::uint64_t element_bytes) {
   const int n = group.size(), me = group.me;
   if (n == 1) return;
   const int right = group.rank_at(ring_position(me + 1, n)), left = group.rank_at(ring_position(me - 1, n));
   for (int s = 0; s < n - 1; ++s) {
     const ChunkView out = chunk_of(grad, n, ring_position(me - s, n));
     const ChunkView in = chunk_of(grad, n, ring_position(me - s - 1, n));
-    Payload received = comm.sendrecv(right, dense_chunk_payload(grad, out), left);
+    Payload received = comm.sendrecv(right, dense_chunk_payload(grad, out, element_bytes), left);
     combine_into(comm, grad, in, received, op);
   }
 }
 
-void ring_allgather(Comm& comm, const Group& group, Gradient& grad) {
+void ring_allgather(Comm& comm, const Group& group, Gradient& grad, std::uint64_t element_bytes) {
   const int n = group.size(), me = group.me;
   if (n == 1) return;
   const int right = group.rank_at(ring_position(me + 1, n)), left = group.rank_at(ring_position(me - 1, n));
   for (int s = 0; s < n - 1; ++s) {
     const ChunkView out = chunk_of(grad, n, ring_position(me - s + 1, n));
     const ChunkView in = chunk_of(grad, n, ring_position(me - s, n));
-    Payload received = comm.sendrecv(right, dense_chunk_payload(grad, out), left);
+    Payload received = comm.sendrecv(right, dense_chunk_payload(grad, out, element_bytes), left);
     grad.values.segment(in.proxy.begin, in.proxy.count) = received.values;
   }
 }

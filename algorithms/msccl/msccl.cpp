@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <memory>
@@ -19,6 +20,7 @@
 #include "algorithms/registry.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/input_file.hpp"
+#include "sim/core/units.hpp"
 
 namespace aggsim {
 
@@ -38,7 +40,7 @@ class MscclAggregator final : public Aggregator {
 struct Verified {
   std::string text;  // the file's, to notice a change
   std::shared_ptr<const MscclProgram> program;
-  std::string wrong_result;  // the verdict's message, "" when the result is exact
+  MscclVerdict verdict;  // its wrong_result "" when the result is exact
 };
 
 // A program read and verified, kept for the rest of the process: the loader and the run both
@@ -49,21 +51,24 @@ const Verified& load_program(const std::string& path) {
   auto& entry = cache[path];
   if (!entry.program || entry.text != text) {
     auto program = std::make_shared<const MscclProgram>(read_msccl_program_text(text, path));
-    std::string wrong = verify_msccl_program(*program);
-    entry = {std::move(text), std::move(program), std::move(wrong)};
+    MscclVerdict verdict = verify_msccl_program(*program);
+    entry = {std::move(text), std::move(program), std::move(verdict)};
   }
   return entry;
 }
 
 // The scenario's programs, in order; a wrong result is refused unless `wrong_result: run`, and
-// then collected in `verdicts`.
+// then collected in `verdicts` ("exact" or the message); `report` gathers what validate prints.
 std::vector<std::shared_ptr<const MscclProgram>> load_programs(const Params& params,
-                                                               std::vector<std::string>* verdicts = nullptr) {
+                                                               std::vector<std::string>* verdicts = nullptr,
+                                                               std::string* report = nullptr) {
   std::vector<std::shared_ptr<const MscclProgram>> programs;
   for (const std::string& path : params.files("program")) {
     const Verified& v = load_program(path);
-    if (!v.wrong_result.empty() && params.text("wrong_result") == "refuse") throw InputError(v.wrong_result);
-    if (verdicts) verdicts->push_back(v.wrong_result.empty() ? "exact" : v.wrong_result);
+    const std::string& wrong = v.verdict.wrong_result;
+    if (!wrong.empty() && params.text("wrong_result") == "refuse") throw InputError(wrong);
+    if (verdicts) verdicts->push_back(wrong.empty() ? "exact" : wrong);
+    if (report) *report += describe_msccl_verdict(*v.program, v.verdict);
     programs.push_back(v.program);
   }
   const MscclProgram& first = *programs.front();
@@ -103,6 +108,31 @@ void check_sizes_covered(const std::vector<std::shared_ptr<const MscclProgram>>&
                   covered + 1, next == kNone ? std::string("any more") : std::to_string(next)));
 }
 
+// Each call is simulated iteration by iteration of the program's loop: the largest call the model
+// makes must need at most kMscclMaxLoops of them.
+void check_loops(const std::vector<std::shared_ptr<const MscclProgram>>& programs,
+                 std::uint64_t model_bytes) {
+  if (model_bytes == 0) return;
+  for (const auto& p : programs) {
+    const double total =
+        static_cast<double>(model_bytes) * (p->collective == MscclCollective::allgather ? p->gpus : 1);
+    const double largest = p->max_bytes == 0 ? total : std::min(total, static_cast<double>(p->max_bytes));
+    if (largest < static_cast<double>(p->min_bytes)) continue;
+    const double chunk = msccl_pipe(p->protocol).chunk_bytes;
+    const double loops = std::ceil(largest / p->chunks_per_loop / chunk);
+    if (loops > static_cast<double>(kMscclMaxLoops))
+      throw ParamError(
+          "model.size",
+          fmt::format(
+              "{}: a call of {} runs {:.0f} iterations of the loop of {} ({} chunks, each moved in "
+              "pieces of {}), and aggsim simulates each message of each: at most {} iterations (calls "
+              "up to {})",
+              units::format_bytes(static_cast<double>(model_bytes)), units::format_bytes(largest), loops,
+              p->file, p->chunks_per_loop, units::format_bytes(chunk), kMscclMaxLoops,
+              units::format_bytes(static_cast<double>(kMscclMaxLoops) * p->chunks_per_loop * chunk)));
+  }
+}
+
 }  // namespace
 
 AlgorithmInfo msccl_entry() {
@@ -132,7 +162,8 @@ AlgorithmInfo msccl_entry() {
   info.fixed_ranks = [](const Params& params) { return load_programs(params).front()->gpus; };
   info.prepare = [](const AlgorithmConfig& cfg) {
     std::vector<std::string> verdicts;
-    const auto programs = load_programs(cfg.params, &verdicts);
+    std::string report;
+    const auto programs = load_programs(cfg.params, &verdicts, &report);
     const MscclProgram& first = *programs.front();
     if (first.gpus != cfg.world)
       throw InputError(
@@ -140,9 +171,19 @@ AlgorithmInfo msccl_entry() {
                       "must equal ngpus",
                       first.where(first.line), first.gpus, cfg.world, cfg.world == 1 ? "" : "s"));
     check_sizes_covered(programs);
+    check_loops(programs, cfg.model_bytes);
     AlgorithmRun run;
     run.replay_refusal = "threadblocks interleave their transfers by timing";
     run.pieces_pay_latency = true;
+    run.checks_report = [report] { return report; };
+    // Per call every GPU runs each threadblock as an actor, and one sender actor per connection end.
+    for (const auto& p : programs) {
+      std::int64_t actors = 0;
+      for (const MscclGpu& g : p->gpu)
+        for (const MscclThreadblock& tb : g.threadblocks) actors += tb.send_peer >= 0 ? 2 : 1;
+      run.extra_actors = std::max(run.extra_actors, actors);
+    }
+    run.extra_actors_what = "threadblocks (an actor each, and one more for each that sends)";
     if (!cfg.hosts()) {
       run.make_aggregator = []() -> std::unique_ptr<Aggregator> {
         throw std::logic_error("msccl: aggregators are made once the platform is built");

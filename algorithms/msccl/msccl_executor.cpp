@@ -129,8 +129,13 @@ struct MscclExecutor::RankCall {
   const ReduceOp* op = nullptr;
   bool math = false;
   MscclPipe pipe;
-  int max_call = 1;                         // chunks per call (the runtime's maxAllowedCount)
-  std::vector<double> loop_bytes;           // data bytes of each chunk in each loop iteration
+  int max_call = 1;        // chunks per call (the runtime's maxAllowedCount)
+  std::int64_t loops = 1;  // the runtime's loop iterations (msccl_loops)
+  double chunk_bytes = 0;  // data bytes of each of the program's chunks
+  // Data bytes of each chunk in loop iteration l: a piece of NCCL's ring chunk, the last one less.
+  double loop_bytes(std::int64_t l) const {
+    return std::max(0.0, std::min(pipe.chunk_bytes, chunk_bytes - static_cast<double>(l) * pipe.chunk_bytes));
+  }
   std::vector<Eigen::VectorXf> storage[3];  // input, output, scratch chunks (proxy values)
   // Steps each threadblock has done, over all loop iterations; threadblocks wait on it.
   std::vector<std::int64_t> done;
@@ -222,12 +227,10 @@ void MscclExecutor::run(RankContext& ctx, Gradient& grad, const ReduceOp& op) {
   call.math = grad.values.size() > 0;
   call.pipe = msccl_pipe(prog.protocol);
   call.max_call = msccl_max_call_chunks(prog, total);
-  // The runtime's loop: each chunk in pieces of NCCL's ring chunk size.
-  const double chunk_bytes = total / k;
-  const int loops = std::max(1, static_cast<int>(std::ceil(chunk_bytes / call.pipe.chunk_bytes)));
-  for (int l = 0; l < loops; ++l)
-    call.loop_bytes.push_back(
-        std::max(0.0, std::min(call.pipe.chunk_bytes, chunk_bytes - l * call.pipe.chunk_bytes)));
+  // The runtime's loop: each chunk in pieces of NCCL's ring chunk size (the scenario's size was
+  // checked to need at most kMscclMaxLoops iterations).
+  call.chunk_bytes = total / k;
+  call.loops = msccl_loops(prog, total);
   if (ctx.rank == 0) ++program_calls_[prog.name];
   if (ctx.choice) {
     ctx.choice->protocol = protocol_name(prog.protocol);
@@ -302,7 +305,7 @@ void MscclExecutor::run_threadblock(RankCall& call, const MscclThreadblock& tb) 
   std::int64_t expected = 0;
   for (const MscclStep& st : tb.steps)
     if (msccl_step_receives(st.type)) expected += (st.count + call.max_call - 1) / call.max_call;
-  expected *= static_cast<std::int64_t>(call.loop_bytes.size()) * slices;
+  expected *= call.loops * slices;
   std::unique_ptr<Inbox> in;
   std::unique_ptr<Outbox> out;
   if (tb.recv_peer >= 0)
@@ -317,14 +320,13 @@ void MscclExecutor::run_threadblock(RankCall& call, const MscclThreadblock& tb) 
       fmt::format("tb {} (send {}, recv {}, channel {})", tb.id, tb.send_peer, tb.recv_peer, tb.channel);
   const double efficiency = costs_.eff(proto);
   const ReduceOp& op = *call.op;
-  for (std::size_t l = 0; l < call.loop_bytes.size(); ++l) {
+  for (std::int64_t l = 0; l < call.loops; ++l) {
     const bool data = call.math && l == 0;  // the whole chunks' values move in the first iteration
     for (std::size_t s = 0; s < tb.steps.size(); ++s) {
       const MscclStep& st = tb.steps[s];
       if (st.dep_tb >= 0) {
         const std::int64_t target =
-            static_cast<std::int64_t>(l) *
-                static_cast<std::int64_t>(
+            l * static_cast<std::int64_t>(
                     gpu.threadblocks[static_cast<std::size_t>(st.dep_tb)].steps.size()) +
             st.dep_step + 1;
         std::unique_lock<sg4::Mutex> lock(*call.mutex);
@@ -354,7 +356,7 @@ void MscclExecutor::run_threadblock(RankCall& call, const MscclThreadblock& tb) 
         const int calls = (st.count + call.max_call - 1) / call.max_call;
         for (int j = 0; j < calls; ++j) {
           const int first = j * call.max_call, count = std::min(call.max_call, st.count - first);
-          const double slice_bytes = count * call.loop_bytes[l] / slices;
+          const double slice_bytes = count * call.loop_bytes(l) / slices;
           const auto wire = static_cast<std::uint64_t>(std::ceil(slice_bytes / efficiency));
           for (int slice = 0; slice < slices; ++slice) {
             Payload got;

@@ -252,6 +252,11 @@ class Reader {
                            : parent == "algo" ? "gpu"
                            : parent == "gpu"  ? "tb"
                                               : "step";
+    // Nothing of a file is shown before it is known to be a program (it may be any XML file).
+    if (parent.empty() && name != "algo")
+      throw InputError(fmt::format(
+          "{}: algo: not an MSCCL program: its first element is not <algo> (the file's text is not shown)",
+          where()));
     if (parent == "step") throw InputError(fmt::format("{}: {}: <step> holds no elements", where(), name));
     if (name == "op" && parent == "tb")
       throw InputError(fmt::format(
@@ -452,10 +457,6 @@ MscclProgram read_msccl_program_text(const std::string& text, const std::string&
   MscclProgram program = Reader(file).read(text);
   check_msccl_program_structure(program);
   return program;
-}
-
-MscclProgram read_msccl_program(const std::string& path) {
-  return read_msccl_program_text(read_input_file(path, "MSCCL program"), path);
 }
 
 }  // namespace aggsim

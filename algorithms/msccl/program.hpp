@@ -107,14 +107,12 @@ MscclBuffer msccl_result_buffer(const MscclProgram& p);
 // runtime stores offsets as 16-bit numbers and runs at most 32 channels).
 constexpr int kMscclMaxGpus = 1 << 16;
 constexpr int kMscclMaxChunks = 1 << 15;
-constexpr std::int64_t kMscclMaxTotalChunks = std::int64_t{1} << 24;
+constexpr std::int64_t kMscclMaxTotalChunks = std::int64_t{1} << 22;
 constexpr int kMscclMaxChannels = 32;
 constexpr int kMscclMaxThreadblocks = 1024;  // per GPU (MSCCL_MAX_NUM_THREAD_BLOCKS)
 
-// Reads `path` (a regular UTF-8 file of at most 64 MiB) and checks it; every problem is an
-// InputError "file:line: element.attribute: message".
-MscclProgram read_msccl_program(const std::string& path);
-// The same on text already read, `file` naming it in messages (what the fuzz target drives).
+// Reads a program's text (the caller reads the file: msccl.cpp) and checks it; every problem is an
+// InputError "file:line: element.attribute: message", `file` naming the text in messages.
 MscclProgram read_msccl_program_text(const std::string& text, const std::string& file);
 
 }  // namespace aggsim

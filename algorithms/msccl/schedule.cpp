@@ -6,10 +6,14 @@
 #include <cmath>
 #include <deque>
 #include <map>
-#include <memory>
 #include <set>
+#include <stdexcept>
+#include <tuple>
 #include <vector>
 
+#include "algorithms/msccl/exact_result.hpp"
+#include "algorithms/msccl/race_check.hpp"
+#include "algorithms/msccl/step_graph.hpp"
 #include "algorithms/nccl/nccl_tuning.hpp"
 #include "sim/core/error.hpp"
 
@@ -29,72 +33,20 @@ int msccl_max_call_chunks(const MscclProgram& p, double total_bytes) {
   return static_cast<int>(std::clamp(fit, 1.0, static_cast<double>(kMscclMaxCallChunks)));
 }
 
+std::int64_t msccl_loops(const MscclProgram& p, double total_bytes) {
+  const double loops = std::ceil(total_bytes / p.chunks_per_loop / msccl_pipe(p.protocol).chunk_bytes);
+  // Beyond kMscclMaxLoops the scenario was refused; the bound only keeps the cast defined.
+  return static_cast<std::int64_t>(std::clamp(loops, 1.0, static_cast<double>(kMscclMaxLoops) + 1));
+}
+
 namespace {
 
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-std::uint64_t origin_key(int gpu, int chunk) {
-  return (static_cast<std::uint64_t>(gpu) << 32) | static_cast<std::uint32_t>(chunk);
-}
-
-// What a chunk holds, as a fingerprint: reducing adds the weights of the inputs it holds.
-struct Fingerprint {
-  std::uint64_t sum = 0;
-  bool defined = false;
-  static Fingerprint of(int gpu, int chunk) { return {splitmix64(origin_key(gpu, chunk)), true}; }
-  static Fingerprint reduce(const Fingerprint& a, const Fingerprint& b) {
-    return {a.sum + b.sum, a.defined && b.defined};
-  }
-};
-
-// What a chunk holds, exactly: each input chunk it holds and how many times.
-struct Contributions {
-  using Entry = std::pair<std::uint64_t, std::uint32_t>;
-  std::shared_ptr<const std::vector<Entry>> entries;
-  bool defined = false;
-  static Contributions of(int gpu, int chunk) {
-    return {std::make_shared<const std::vector<Entry>>(1, Entry{origin_key(gpu, chunk), 1}), true};
-  }
-  static Contributions reduce(const Contributions& a, const Contributions& b) {
-    if (!a.defined || !b.defined) return {};
-    auto out = std::make_shared<std::vector<Entry>>();
-    out->reserve(a.entries->size() + b.entries->size());
-    auto x = a.entries->begin(), y = b.entries->begin();
-    while (x != a.entries->end() || y != b.entries->end()) {
-      if (y == b.entries->end() || (x != a.entries->end() && x->first < y->first))
-        out->push_back(*x++);
-      else if (x == a.entries->end() || y->first < x->first)
-        out->push_back(*y++);
-      else
-        out->push_back({x->first, (x++)->second + (y++)->second});
-    }
-    return {std::move(out), true};
-  }
-};
-
-template <class Value>
+// The schedule without data: each threadblock's steps in order, each waiting for its dependency,
+// moving its messages over connections that hold at most the runtime's slots.
 class Schedule {
  public:
   Schedule(const MscclProgram& p, int max_call_chunks)
       : p_(p), max_call_(std::max(1, max_call_chunks)), pipe_(msccl_pipe(p.protocol)) {
-    const auto g_count = static_cast<std::size_t>(p.gpus);
-    input_.resize(g_count);
-    output_.resize(g_count);
-    scratch_.resize(g_count);
-    const bool aliased_output = p.inplace && p.collective == MscclCollective::allreduce;
-    const bool aliased_input = p.inplace && p.collective == MscclCollective::allgather;
-    for (const MscclGpu& g : p.gpu) {
-      const auto i = static_cast<std::size_t>(g.id);
-      if (!aliased_input) input_[i].resize(static_cast<std::size_t>(p.input_size()));
-      if (!aliased_output) output_[i].resize(static_cast<std::size_t>(p.output_size()));
-      scratch_[i].resize(static_cast<std::size_t>(g.scratch_chunks));
-      for (int c = 0; c < p.input_size(); ++c) slot(g.id, MscclBuffer::input, c) = Value::of(g.id, c);
-    }
     std::map<std::tuple<int, int, int>, int> connection;  // (sender, receiver, channel) -> index
     const auto connection_of = [&](int from, int to, int channel) {
       const auto [it, fresh] =
@@ -102,7 +54,7 @@ class Schedule {
       if (fresh) links_.emplace_back();
       return it->second;
     };
-    first_.assign(g_count + 1, 0);
+    first_.assign(static_cast<std::size_t>(p.gpus) + 1, 0);
     for (const MscclGpu& g : p.gpu) {
       first_[static_cast<std::size_t>(g.id) + 1] =
           first_[static_cast<std::size_t>(g.id)] + static_cast<int>(g.threadblocks.size());
@@ -175,44 +127,27 @@ class Schedule {
     return out;
   }
 
-  // The collective's result on `gpu`: chunk c of the buffer the runtime leaves it in.
-  const Value& result(int gpu, int chunk) const {
-    const auto& storage = msccl_result_buffer(p_) == MscclBuffer::input ? input_ : output_;
-    return storage[static_cast<std::size_t>(gpu)][static_cast<std::size_t>(chunk)];
-  }
-
-  int max_call() const { return max_call_; }
   const MscclPipe& pipe() const { return pipe_; }
+  long long work() const { return work_; }
 
  private:
   enum class Wait { none, dependency, message, slot };
-  struct Message {
-    std::vector<Value> values;  // on a call's first slice; the others carry bytes only
-  };
   struct Link {
-    std::deque<Message> fifo;
+    std::int64_t queued = 0;         // messages sent and not yet received
     int sender = -1, receiver = -1;  // threadblock indices
   };
   struct Block {
     int gpu = 0;
     const MscclThreadblock* def = nullptr;
     std::size_t step = 0;
-    int call = 0, slice = 0;
-    bool started = false;  // the current step's dependency has been met
-    int completed = 0;     // steps done
+    std::int64_t left = -1;  // messages the current step has still to move (-1: not counted yet)
+    bool started = false;    // the current step's dependency has been met
+    int completed = 0;       // steps done
     int send_link = -1, recv_link = -1;
     Wait waiting = Wait::none;
     bool queued = false;
     std::vector<std::pair<int, int>> waiters;  // (threadblock, steps it needs done here)
   };
-
-  Value& slot(int gpu, MscclBuffer b, int offset) {
-    const MscclLocation at = msccl_locate(p_, gpu, b, offset);
-    auto& storage = at.storage == MscclBuffer::input    ? input_
-                    : at.storage == MscclBuffer::output ? output_
-                                                        : scratch_;
-    return storage[static_cast<std::size_t>(gpu)][static_cast<std::size_t>(at.index)];
-  }
 
   void enqueue(int i) {
     Block& b = blocks_[static_cast<std::size_t>(i)];
@@ -227,6 +162,7 @@ class Schedule {
   void advance(int i) {
     Block& b = blocks_[static_cast<std::size_t>(i)];
     b.waiting = Wait::none;
+    ++work_;
     const auto& steps = b.def->steps;
     while (b.step < steps.size()) {
       const MscclStep& st = steps[b.step];
@@ -243,7 +179,7 @@ class Schedule {
       }
       if (!execute(b, st)) return;
       ++b.step;
-      b.call = b.slice = 0;
+      b.left = -1;
       b.started = false;
       ++b.completed;
       auto& waiters = b.waiters;
@@ -258,191 +194,104 @@ class Schedule {
     }
   }
 
-  // Moves the step as far as it can; true when it is done.
+  // Moves as many of the step's messages as its connections allow; true when it is done. A step
+  // that receives and sends passes each message on as it takes it, as the runtime does.
   bool execute(Block& b, const MscclStep& st) {
     const bool receives = msccl_step_receives(st.type), sends = msccl_step_sends(st.type);
-    if (!receives && !sends) {
-      local(b, st);
-      return true;
-    }
+    if (!receives && !sends) return true;
+    if (b.left < 0) b.left = static_cast<std::int64_t>((st.count + max_call_ - 1) / max_call_) * pipe_.slices;
     Link* in = receives ? &links_[static_cast<std::size_t>(b.recv_link)] : nullptr;
     Link* out = sends ? &links_[static_cast<std::size_t>(b.send_link)] : nullptr;
-    const int calls = (st.count + max_call_ - 1) / max_call_;
-    for (; b.call < calls; ++b.call, b.slice = 0)
-      for (; b.slice < pipe_.slices; ++b.slice) {
-        if (in && in->fifo.empty()) {
-          b.waiting = Wait::message;
-          return false;
-        }
-        if (out && static_cast<int>(out->fifo.size()) >= pipe_.slots) {
-          b.waiting = Wait::slot;
-          return false;
-        }
-        Message got, sent;
+    while (b.left > 0) {
+      std::int64_t k = b.left;
+      if (in) k = std::min(k, in->queued);
+      if (out) k = std::min<std::int64_t>(k, pipe_.slots - out->queued);
+      if (k > 0) {
+        b.left -= k;
         if (in) {
-          got = std::move(in->fifo.front());
-          in->fifo.pop_front();
+          in->queued -= k;
           wake(in->sender, Wait::slot);
         }
-        if (b.slice == 0) transfer(b, st, got, sent);
         if (out) {
-          out->fifo.push_back(std::move(sent));
+          out->queued += k;
           wake(out->receiver, Wait::message);
         }
+      } else if (!exchange(b, in, out)) {
+        b.waiting = in && in->queued == 0 ? Wait::message : Wait::slot;
+        return false;
       }
+    }
     return true;
   }
 
-  // The data of one call (chunks [call * max, ...) of the step), on its first slice.
-  void transfer(const Block& b, const MscclStep& st, const Message& got, Message& sent) {
-    const int begin = b.call * max_call_, end = std::min(st.count, begin + max_call_);
-    for (int c = begin; c < end; ++c) {
-      const auto k = static_cast<std::size_t>(c - begin);
-      const Value received = k < got.values.size() ? got.values[k] : Value{};
-      switch (st.type) {
-        case MscclStepType::send:
-          sent.values.push_back(slot(b.gpu, st.src, st.src_offset + c));
-          break;
-        case MscclStepType::recv:
-          slot(b.gpu, st.dst, st.dst_offset + c) = received;
-          break;
-        case MscclStepType::recv_copy_send:
-          slot(b.gpu, st.dst, st.dst_offset + c) = received;
-          sent.values.push_back(received);
-          break;
-        case MscclStepType::recv_reduce_send:
-          sent.values.push_back(Value::reduce(received, slot(b.gpu, st.src, st.src_offset + c)));
-          break;
-        case MscclStepType::recv_reduce_copy:
-          slot(b.gpu, st.dst, st.dst_offset + c) =
-              Value::reduce(received, slot(b.gpu, st.src, st.src_offset + c));
-          break;
-        case MscclStepType::recv_reduce_copy_send: {
-          const Value v = Value::reduce(received, slot(b.gpu, st.src, st.src_offset + c));
-          slot(b.gpu, st.dst, st.dst_offset + c) = v;
-          sent.values.push_back(v);
-          break;
-        }
-        default:
-          break;
-      }
-    }
-  }
-
-  void local(const Block& b, const MscclStep& st) {
-    if (st.type == MscclStepType::nop) return;
-    // Read every source first: source and destination chunks may overlap.
-    std::vector<Value> values;
-    for (int c = 0; c < st.count; ++c) {
-      const Value& src = slot(b.gpu, st.src, st.src_offset + c);
-      values.push_back(st.type == MscclStepType::reduce
-                           ? Value::reduce(slot(b.gpu, st.dst, st.dst_offset + c), src)
-                           : src);
-    }
-    for (int c = 0; c < st.count; ++c)
-      slot(b.gpu, st.dst, st.dst_offset + c) = values[static_cast<std::size_t>(c)];
+  // A step that only sends, blocked on a full connection whose receiver is blocked in a step that
+  // only receives from it (or the other way round): the two exchange what they can at once, as
+  // they would message by message.
+  bool exchange(Block& b, Link* in, Link* out) {
+    if ((in != nullptr) == (out != nullptr)) return false;
+    Link& link = in ? *in : *out;
+    const int other = in ? link.sender : link.receiver;
+    if (other < 0) return false;
+    Block& o = blocks_[static_cast<std::size_t>(other)];
+    if (o.waiting != (in ? Wait::slot : Wait::message) || o.left <= 0) return false;
+    const MscclStep& ost = o.def->steps[o.step];
+    if (msccl_step_sends(ost.type) == msccl_step_receives(ost.type)) return false;  // it does both
+    Block& sender = in ? o : b;
+    Block& receiver = in ? b : o;
+    // The receiver takes what is queued and all the sender has; the sender sends while there is room.
+    const std::int64_t taken = std::min(receiver.left, link.queued + sender.left);
+    const std::int64_t sent = std::min(sender.left, pipe_.slots - link.queued + taken);
+    if (taken == 0 && sent == 0) return false;
+    link.queued += sent - taken;
+    sender.left -= sent;
+    receiver.left -= taken;
+    enqueue(other);
+    return true;
   }
 
   const MscclProgram& p_;
   int max_call_;
   MscclPipe pipe_;
-  std::vector<std::vector<Value>> input_, output_, scratch_;
   std::vector<Link> links_;
   std::vector<Block> blocks_;
   std::vector<int> first_;  // index of each GPU's first threadblock
   std::deque<int> ready_;
+  long long work_ = 0;  // threadblock advances
 };
 
-std::string times(std::uint32_t n) {
-  return n == 2 ? "twice" : fmt::format("{} times", n);
-}
-
-// "misses rank 6; holds rank 2 twice": what chunk `chunk` of `gpu`'s result holds against what it should.
-std::string describe(const MscclProgram& p, const Contributions& held, int gpu, int chunk) {
-  const std::string head = fmt::format("rank {} output chunk {}", gpu, chunk);
-  if (!held.defined)
-    return head + " holds undefined data (a chunk nobody wrote reached it, or it was never written)";
-  std::map<std::uint64_t, std::uint32_t> expected;
-  const int per_rank = p.input_size();
-  if (p.collective == MscclCollective::allreduce) {
-    for (int q = 0; q < p.gpus; ++q) expected[origin_key(q, chunk)] = 1;
-  } else {
-    expected[origin_key(chunk / per_rank, chunk % per_rank)] = 1;
-  }
-  // Chunk indices are named only where they are not the obvious one.
-  const int natural = p.collective == MscclCollective::allreduce ? chunk : per_rank == 1 ? 0 : -1;
-  const auto name = [&](std::uint64_t key) {
-    const auto q = static_cast<int>(key >> 32), c = static_cast<int>(key & 0xffffffffULL);
-    return c == natural ? fmt::format("rank {}", q) : fmt::format("rank {}'s chunk {}", q, c);
-  };
-  std::map<std::uint64_t, std::uint32_t> actual(held.entries->begin(), held.entries->end());
-  std::vector<std::string> missing, extra;
-  for (const auto& [key, n] : expected)
-    if (!actual.count(key)) missing.push_back(name(key));
-  for (const auto& [key, n] : actual) {
-    const auto want = expected.count(key) ? expected.at(key) : 0u;
-    if (n > want) extra.push_back(want == 0 && n == 1 ? name(key) : name(key) + " " + times(n));
-  }
-  const auto list = [](const std::vector<std::string>& names) {
-    std::string out;
-    for (std::size_t k = 0; k < names.size() && k < 6; ++k) out += (k ? ", " : "") + names[k];
-    if (names.size() > 6) out += fmt::format(" and {} more", names.size() - 6);
-    return out;
-  };
-  std::string out = head;
-  if (!missing.empty()) out += " misses " + list(missing);
-  if (!extra.empty()) out += (missing.empty() ? " holds " : "; holds ") + list(extra);
-  return out;
+const char* protocol_label(Protocol p) {
+  return p == Protocol::simple ? "Simple" : p == Protocol::ll128 ? "LL128" : "LL";
 }
 
 }  // namespace
 
-MscclScheduleResult run_msccl_schedule(const MscclProgram& p, int max_call_chunks) {
-  MscclScheduleResult result;
-  Schedule<Fingerprint> schedule(p, max_call_chunks);
-  if (!schedule.run()) {
-    int line = 0;
-    const std::string blocked = schedule.deadlock_report(line);
-    const MscclPipe& pipe = schedule.pipe();
-    result.problem = fmt::format(
-        "{}: step: the program deadlocks ({}: a connection holds {} slices, a call sends {}{}): {}",
-        p.where(line),
-        p.protocol == Protocol::simple  ? "Simple"
-        : p.protocol == Protocol::ll128 ? "LL128"
-                                        : "LL",
-        pipe.slots, pipe.slices,
-        max_call_chunks < kMscclMaxCallChunks ? fmt::format(", a call carries at most {} chunk{}",
-                                                            max_call_chunks, max_call_chunks == 1 ? "" : "s")
-                                              : "",
-        blocked);
-    return result;
-  }
-  result.finished = true;
-  // The expected fingerprint of each output chunk.
-  const int per_rank = p.input_size();
-  std::vector<std::uint64_t> expected(static_cast<std::size_t>(p.output_size()), 0);
-  for (int c = 0; c < p.output_size(); ++c) {
-    if (p.collective == MscclCollective::allreduce)
-      for (int q = 0; q < p.gpus; ++q) expected[static_cast<std::size_t>(c)] += Fingerprint::of(q, c).sum;
-    else
-      expected[static_cast<std::size_t>(c)] = Fingerprint::of(c / per_rank, c % per_rank).sum;
-  }
-  for (int g = 0; g < p.gpus; ++g)
-    for (int c = 0; c < p.output_size(); ++c) {
-      const Fingerprint& f = schedule.result(g, c);
-      if (f.defined && f.sum == expected[static_cast<std::size_t>(c)]) continue;
-      // The same schedule again (it is deterministic), counting contributions exactly.
-      Schedule<Contributions> exact(p, max_call_chunks);
-      exact.run();
-      result.problem =
-          fmt::format("{}: algo: the program does not compute an {}: {}", p.where(p.line),
-                      msccl_collective_name(p.collective), describe(p, exact.result(g, c), g, c));
-      return result;
-    }
-  return result;
+namespace {
+
+std::string deadlock(const MscclProgram& p, int max_call_chunks, long long& work) {
+  Schedule schedule(p, max_call_chunks);
+  const bool finished = schedule.run();
+  work += schedule.work();
+  if (finished) return "";
+  int line = 0;
+  const std::string blocked = schedule.deadlock_report(line);
+  const MscclPipe& pipe = schedule.pipe();
+  return fmt::format(
+      "{}: step: the program deadlocks ({}: a connection holds {} slices, a call sends {}{}): {}",
+      p.where(line), protocol_label(p.protocol), pipe.slots, pipe.slices,
+      max_call_chunks < kMscclMaxCallChunks ? fmt::format(", a call carries at most {} chunk{}",
+                                                          max_call_chunks, max_call_chunks == 1 ? "" : "s")
+                                            : "",
+      blocked);
 }
 
-std::string verify_msccl_program(const MscclProgram& p) {
+}  // namespace
+
+std::string msccl_deadlock(const MscclProgram& p, int max_call_chunks) {
+  long long work = 0;
+  return deadlock(p, max_call_chunks, work);
+}
+
+MscclVerdict verify_msccl_program(const MscclProgram& p) {
   std::vector<int> counts;
   for (const MscclGpu& g : p.gpu)
     for (const MscclThreadblock& tb : g.threadblocks)
@@ -450,17 +299,56 @@ std::string verify_msccl_program(const MscclProgram& p) {
         if (msccl_step_sends(s.type) || msccl_step_receives(s.type)) counts.push_back(s.count);
   std::sort(counts.begin(), counts.end());
   counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  MscclVerdict verdict;
   std::set<std::vector<int>> cuts;
-  std::string wrong;
   for (int m = kMscclMaxCallChunks; m >= 1; --m) {
     std::vector<int> cut;
     for (int c : counts) cut.push_back((c + m - 1) / m);
     if (!cuts.insert(cut).second) continue;
-    const MscclScheduleResult r = run_msccl_schedule(p, m);
-    if (!r.finished) throw InputError(r.problem);
-    if (wrong.empty()) wrong = r.problem;
+    if (const std::string blocked = deadlock(p, m, verdict.work); !blocked.empty()) throw InputError(blocked);
   }
-  return wrong;
+  verdict.call_cuts = static_cast<int>(cuts.size());
+  // Without a deadlock at any cut the program's order has no cycle: a receive ends after its send.
+  const MscclStepGraph graph(p);
+  if (graph.order().size() != graph.size())
+    throw std::logic_error("msccl: a program that finishes has steps in no order");
+  const MscclRaceFacts races = check_msccl_races(graph);
+  verdict.sharing_threadblocks = races.sharing_threadblocks;
+  const MscclWrongResult wrong = check_msccl_result(graph);
+  verdict.work += races.clock_entries + wrong.work;
+  verdict.wrong_result = wrong.message;
+  verdict.wrong_rank = wrong.rank;
+  verdict.wrong_chunk = wrong.chunk;
+  return verdict;
+}
+
+std::string describe_msccl_verdict(const MscclProgram& p, const MscclVerdict& v) {
+  std::size_t threadblocks = 0, connections = 0;
+  for (const MscclGpu& g : p.gpu) {
+    threadblocks += g.threadblocks.size();
+    for (const MscclThreadblock& tb : g.threadblocks) connections += tb.send_peer >= 0 ? 1 : 0;
+  }
+  const MscclPipe pipe = msccl_pipe(p.protocol);
+  std::string out =
+      v.wrong_result.empty()
+          ? fmt::format("{}: verdict: correct: every rank ends with the exact {} of the {} ranks' inputs\n",
+                        p.file, msccl_collective_name(p.collective), p.gpus)
+          : fmt::format(
+                "{}: verdict: wrong result at rank {} chunk {} (wrong_result: run runs it anyway): {}\n",
+                p.file, v.wrong_rank, v.wrong_chunk, v.wrong_result);
+  out += fmt::format(
+      "  checks passed: {} GPUs, {} threadblocks, {} steps read; dependencies exist, are signalled and "
+      "form no cycle; {} connections, each with one sending and one receiving threadblock whose messages "
+      "match; no deadlock with {}'s connections of {} slices, {}; {}\n",
+      p.gpus, threadblocks, p.step_count, connections, protocol_label(p.protocol), pipe.slots,
+      v.call_cuts == 1
+          ? std::string("steps cut into calls the one way the runtime does at every size")
+          : fmt::format("steps cut into calls each of the {} ways the runtime does by size", v.call_cuts),
+      v.sharing_threadblocks == 0
+          ? std::string("no race (no two threadblocks share a chunk)")
+          : fmt::format("no race ({} threadblocks share chunks, every shared access ordered)",
+                        v.sharing_threadblocks));
+  return out;
 }
 
 }  // namespace aggsim

@@ -1,19 +1,22 @@
 #pragma once
-// An MSCCL program's schedule executed in-process, without time: every threadblock runs its steps in
-// order, waits for its dependency, and moves messages over its connections, each holding at most the
-// runtime's slots. It answers two questions before anything is simulated:
-//  - does the program finish (no threadblock blocked for ever: a receive nobody feeds, a send whose
-//    slots the receiver never frees, a dependency that never comes), and
-//  - does every rank end with the collective's exact result: every output chunk of an all-reduce
-//    reduced from every rank's chunk exactly once, every chunk of an all-gather the right rank's.
-// Chunks carry a 64-bit fingerprint of the contributions they hold (a sum of random weights, one
-// per input chunk: reducing adds them), so a run costs O(messages); a wrong result is then
-// recounted exactly (which rank's chunk, how many times) to name what the first wrong chunk holds.
+// What aggsim checks of an MSCCL program before anything is simulated, in this order:
+//  - it finishes: the schedule runs in-process, without data or time, with the runtime's bounded
+//    connections (no threadblock blocked for ever: a receive nobody feeds, a send whose slots the
+//    receiver never frees, a dependency that never comes), for every distinct cut of its steps
+//    into calls (the runtime's maxAllowedCount depends on the call's size);
+//  - it has no race (race_check.hpp): no two threadblocks touch a chunk in an order the program
+//    leaves open, one of them writing it;
+//  - every rank ends with the collective's exact result (exact_result.hpp): every output chunk of an
+//    all-reduce reduced from every rank's chunk exactly once, every chunk of an all-gather the right
+//    rank's, compared as exact multisets.
+// One loop iteration of the runtime decides all: every iteration runs the same steps on the same
+// connections (only the bytes differ), starts from empty connections and leaves them empty.
 //
-// One loop iteration of the runtime is enough: every iteration runs the same steps on the same
-// connections (only the bytes differ), starts from empty connections and leaves them empty. A
-// step of `cnt` chunks is cut into calls of at most the runtime's maxAllowedCount chunks, which
-// depends on the call's size: every distinct cut of the program's step counts is checked.
+// Messages move in bulk (a step moves as many as its connections allow at once, and a sender and a
+// receiver both waiting on one connection exchange what they can in one move): whether a schedule of
+// bounded FIFOs finishes, and where it stops if not, does not depend on the order its threadblocks
+// move in, so a cut costs its steps, not its messages.
+#include <cstdint>
 #include <string>
 
 #include "algorithms/msccl/program.hpp"
@@ -38,19 +41,32 @@ constexpr int kMscclMaxCallChunks = 71;
 // all-gather's whole output), the runtime's maxAllowedCount.
 int msccl_max_call_chunks(const MscclProgram& p, double total_bytes);
 
-// What a run of the schedule found.
-struct MscclScheduleResult {
-  bool finished = false;
-  std::string problem;  // "file:line: key: message" when not finished or the result is wrong
+// The runtime's loop iterations for a collective of `total_bytes`: each of the program's chunks in
+// pieces of NCCL's ring chunk (at least 1). Each iteration is simulated message by message, so a
+// scenario whose calls need more than kMscclMaxLoops is refused at its size.
+std::int64_t msccl_loops(const MscclProgram& p, double total_bytes);
+constexpr std::int64_t kMscclMaxLoops = std::int64_t{1} << 20;
+
+// What the checks found about a program that passes them (a deadlock or a race throws).
+struct MscclVerdict {
+  std::string wrong_result;  // "" when every rank ends with the exact result, else the message
+  int wrong_rank = -1, wrong_chunk = -1;
+  int call_cuts = 0;             // distinct cuts of the steps into calls run for deadlocks
+  int sharing_threadblocks = 0;  // threadblocks sharing a chunk with another, one of them writing
+  // What the checks cost: threadblock advances of the deadlock runs, pieces of chunk ranges and runs
+  // of sums visited, clock entries compared (tests check it grows with the steps, not the chunks).
+  long long work = 0;
 };
 
-// Runs the schedule with calls of at most `max_call_chunks` chunks and checks the result.
-MscclScheduleResult run_msccl_schedule(const MscclProgram& p, int max_call_chunks);
+// The deadlock check with calls of at most `max_call_chunks` chunks: "" when every threadblock
+// finishes, else "file:line: step: the program deadlocks (...): gpu 0 tb 0 step 3 (r, line 7) waits
+// for a message from gpu 1 on channel 0; ...".
+std::string msccl_deadlock(const MscclProgram& p, int max_call_chunks);
 
-// Runs the schedule for every distinct cut of its steps into calls. A deadlock throws InputError
-// naming each blocked threadblock, its step and what it waits for; a wrong result is returned as
-// its message, naming the first wrong output chunk ("file:line: algo: ...: rank 3 output chunk 5
-// misses rank 6; holds rank 2 twice"), and "" when every rank ends with the exact result.
-std::string verify_msccl_program(const MscclProgram& p);
+// Every check above. A deadlock or a race throws InputError; a wrong result is returned.
+MscclVerdict verify_msccl_program(const MscclProgram& p);
+
+// The verdict and the checks passed in a few lines, for `aggsim validate`.
+std::string describe_msccl_verdict(const MscclProgram& p, const MscclVerdict& v);
 
 }  // namespace aggsim

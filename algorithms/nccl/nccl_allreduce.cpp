@@ -77,6 +77,10 @@ NcclOptions nccl_options(const Params& params) {
                                  nccl_algorithm_name(*o.algorithm)));
   // The other collectives run NCCL's ring (NVLS all-gather and reduce-scatter are not modelled).
   if (o.collective != NcclCollective::all_reduce) {
+    if (o.movement == Movement::chunk)
+      throw ParamError("movement", fmt::format("chunk: the piece-by-piece reference runs all_reduce; {} moves "
+                                               "at flow level only",
+                                               nccl_collective_name(o.collective)));
     if (o.algorithm && *o.algorithm != NcclAlgorithm::ring)
       throw ParamError("nccl_algorithm",
                        fmt::format("{}: {} runs NCCL's ring here", nccl_algorithm_name(*o.algorithm),
@@ -232,6 +236,15 @@ AlgorithmInfo nccl_allreduce_entry() {
     auto comm =
         std::make_shared<NcclCommunicator>(members, *cfg.hosts(), resolved, costs, cfg.bandwidth_factor);
     check_nccl_platform(resolved, comm->view());
+    if (const std::string why = comm->size_refusal((cfg.model_bytes + 3) / 4); !why.empty())
+      throw ParamError("model.size", why);
+    // Chunk by chunk, each channel of a rank runs up to 5 actors (a tree's up and down halves and
+    // their senders to the parent and two children; a ring's channel and its sender: 2).
+    if (options.movement == Movement::chunk) {
+      run.extra_actors =
+          static_cast<std::int64_t>(cfg.world) * std::max(comm->channels(), options.channels.value_or(1)) * 5;
+      run.extra_actors_what = "channels (movement: chunk runs up to 5 actors per channel and rank; movement: flow none)";
+    }
     const ReduceOp op = cfg.op;
     run.make_aggregator = [comm, op] { return std::make_unique<NcclAllreduce>(comm, op); };
     run.summary_fields = [comm] {

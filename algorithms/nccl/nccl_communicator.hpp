@@ -54,6 +54,11 @@ struct NcclCallPlan {
   int loops = 1;          // NCCL's loops: pieces of channels x members x chunk bytes
 };
 
+// The loops a call may take: both movements visit every loop of every channel, so a call needing
+// more (a size far beyond any GPU's memory) is refused where its size is known (size_refusal); plan()
+// counts at most kNcclMaxLoops + 1.
+constexpr int kNcclMaxLoops = 1 << 20;
+
 class NcclCommunicator {
  public:
   // `members`: the communicator's ranks in order; `hosts`: every rank's host.
@@ -67,6 +72,8 @@ class NcclCommunicator {
   const NcclOptions& options() const { return options_; }
   int channels() const { return channels_; }
   NcclCallPlan plan(std::uint64_t wire_elements) const;
+  // Why a call of `wire_elements` cannot be simulated (more than kNcclMaxLoops loops), or "".
+  std::string size_refusal(std::uint64_t wire_elements) const;
 
   // Member `me`'s part of one call: `grad` holds its input and ends with the result (all_reduce;
   // the other collectives move bytes only). `world` is avg's divisor. `choice` (may be null)
@@ -82,19 +89,28 @@ class NcclCommunicator {
   Meeting& join(int me);
   void leave(std::uint64_t id);
   const Geometry& geometry(NcclAlgorithm a, int channels);
+  std::vector<int> ring_groups(const Geometry& g, int channels) const;
+  void nvls_node_trees(Geometry& g, int channels) const;
+  std::map<std::pair<int, int>, std::vector<std::pair<int, int>>> tree_levels(const Geometry& g) const;
   void run_flow(Comm& comm, int me, Gradient& grad, Meeting& m, const NcclCallPlan& plan, const ReduceOp& op,
                 int world);
   void run_chunks(Comm& comm, int me, Gradient& grad, Meeting& m, const NcclCallPlan& plan,
                   const ReduceOp& op, int world);
+  // How a call's streams and its pipeline's own time make its time.
+  enum class Combine { later, pipeline, additive };
   struct Chain {
     double time = 0;
-    bool additive = false;
-    double overlap = 0;
+    Combine combine = Combine::later;
   };
   Chain chain_time(const NcclCallPlan& plan, const Geometry& g) const;
+  double broadcast_fill(const NcclCallPlan& plan, const Geometry& g) const;
+  double ring_time(const NcclCallPlan& plan, const Geometry& g) const;
+  double tree_time(const NcclCallPlan& plan, const Geometry& g) const;
+  double nvls_fill(const NcclCallPlan& plan, const Geometry& g) const;
   double arrival_delay(int from, int to, Protocol proto) const;
   // The network's bandwidth factor for `bytes` over a hop of class `cls`.
   double rate_factor(LinkClass cls, double bytes) const;
+  double piece_time(double bytes, double rate, LinkClass cls) const;
   void plan_streams(Meeting& m, const NcclCallPlan& plan, const Geometry& g,
                     std::uint64_t wire_elements) const;
 

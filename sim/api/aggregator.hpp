@@ -106,7 +106,32 @@ class Aggregator {
   // parameter server's late or asynchronous pushes, asynchronous gossip) receive or drain them
   // before the simulation ends: nothing is left in a mailbox.
   virtual void finish(RankContext& /*ctx*/) {}
+  // Sharded data parallelism only (ParameterSharding): all-gathers `params`, one bucket of the
+  // rank's weights of which the rank keeps its own shard up to date, so that every rank holds the
+  // whole bucket again. Called by every rank at the same points of the step.
+  virtual void gather_parameters(RankContext& /*ctx*/, Gradient& /*params*/) {}
 };
+
+// Sharded data parallelism (FSDP, ZeRO): each rank keeps only a shard of every bucket's parameters
+// and gradients; aggregate() leaves a rank its own reduced shard (the rest of the gradient zero),
+// the rank updates that shard, and gather_parameters() all-gathers a bucket's parameters where the
+// schedule needs them whole. Buckets are the sharding's units.
+struct ParameterSharding {
+  bool before_forward = false;   // gathered before each unit's forward compute (freed after)
+  bool before_backward = false;  // gathered again before each unit's backward compute
+  bool after_step = false;       // gathered after the optimizer step (ZeRO-1)
+  bool prefetch = false;         // the next unit's gather runs during this unit's compute
+  std::uint64_t unit_bytes = 0;  // units: consecutive layers of at least this many fp32 bytes (0: one a layer)
+  // What collectives.csv says of its calls: the ranks sharing each shard, and the bytes of an element
+  // on the wire in gathers (parameters) and in reductions (gradients).
+  int shard_group = 1;
+  std::uint64_t param_element_bytes = 4, grad_element_bytes = 4;
+};
+
+// The calls of a sharded step, each unit's in its own slot of collectives.csv: slot = kind x units +
+// unit (the unit's bucket index).
+enum class ShardedCall { reduce = 0, forward_gather = 1, backward_gather = 2, step_end_gather = 3 };
+constexpr int kShardedCallKinds = 4;
 
 constexpr std::uint64_t kFloatBytes = 4;
 

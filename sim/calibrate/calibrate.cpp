@@ -154,7 +154,7 @@ struct TempFile {
   Temporary folder;
   fs::path path;
   explicit TempFile(const std::string& text)
-      : folder(fs::temp_directory_path(), "aggsim-calibration"), path(folder.path() / "calibration.yaml") {
+      : folder(system_temporary_folder(), "aggsim-calibration"), path(folder.path() / "calibration.yaml") {
     write_new_file(path, text);
   }
 };

@@ -71,7 +71,7 @@ void read_csv(const std::vector<std::string>& lines, const std::string& label,
     row.bytes = static_cast<std::uint64_t>(bytes);
     row.time_s = time;
     row.source = where;
-    out.rows.push_back(row);
+    add_row(out, row);
   }
 }
 

@@ -2,6 +2,8 @@
 // NCCL's debug lines that were glued to a table row's text split off. No regular expression
 // (std::regex recurses once per character: a long line overflowed the stack); every scan here is
 // one pass over the line.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -9,6 +11,7 @@
 #include <sstream>
 
 #include "sim/calibrate/readers.hpp"
+#include "sim/core/error.hpp"
 
 namespace aggsim::readers {
 
@@ -193,6 +196,14 @@ bool parse_number(const std::string& word, double& value) {
   char* end = nullptr;
   value = std::strtod(word.c_str(), &end);
   return end == word.c_str() + word.size() && std::isfinite(value);
+}
+
+void add_row(MeasurementFile& out, const Measurement& row) {
+  if (out.rows.size() >= kMaxMeasurementRows)
+    throw InputError(fmt::format("{}: more than {} measurement rows in one file; aggsim reads at most {} "
+                                 "(each is a simulation): split the log, or keep the sizes you compare",
+                                 row.source, kMaxMeasurementRows, kMaxMeasurementRows));
+  out.rows.push_back(row);
 }
 
 }  // namespace aggsim::readers

@@ -326,7 +326,7 @@ class NcclTestsReader {
     row.time_s = time_us * 1e-6;
     row.source = where;
     row.in_place = in_place;
-    out_.rows.push_back(row);
+    add_row(out_, row);
     row_runs_.push_back(run_);
   }
 

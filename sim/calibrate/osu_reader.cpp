@@ -64,7 +64,7 @@ void read_osu(const std::vector<std::string>& lines, const std::string& label,
       // osu_bw streams windows of messages: the time of one is its size over the rate (MB = 1e6 B).
       row.time_s = kind == Kind::latency ? value * 1e-6 : size / (value * 1e6);
     }
-    out.rows.push_back(row);
+    add_row(out, row);
   }
 }
 

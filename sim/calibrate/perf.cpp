@@ -31,12 +31,24 @@ bool per_rank_count(const std::string& collective) {
 }  // namespace
 
 std::vector<std::uint64_t> perf_sizes(const PerfOptions& o, int ranks) {
+  // Counted before any is made: a factor a hair above 1 would otherwise multiply for ever.
+  const double steps = std::floor(std::log(static_cast<double>(o.max_bytes) / static_cast<double>(o.min_bytes)) /
+                                  std::log(o.factor));
+  if (o.factor > 1 && steps > kMaxPerfSteps)
+    throw InputError(fmt::format("--factor: {} takes {:.3g} steps from {} to {} B; aggsim perf takes at most {} "
+                                 "(and simulates at most {} sizes): use a larger --factor",
+                                 o.factor, steps, o.min_bytes, o.max_bytes, kMaxPerfSteps, kMaxPerfSizes));
   const std::uint64_t unit = per_rank_count(o.collective) ? 4ull * static_cast<std::uint64_t>(ranks) : 4;
   std::vector<std::uint64_t> sizes;
   double size = static_cast<double>(o.min_bytes);
   while (size <= static_cast<double>(o.max_bytes) * (1 + 1e-12)) {
-    const auto bytes = static_cast<std::uint64_t>(size) / unit * unit;
+    // Sizes beyond 2^63 are not whole byte counts (--max is below it; rounding up may pass it).
+    const auto bytes = size < 9223372036854775808.0 ? static_cast<std::uint64_t>(size) / unit * unit : 0;
     if (bytes > 0 && (sizes.empty() || bytes != sizes.back())) sizes.push_back(bytes);
+    if (sizes.size() > kMaxPerfSizes)
+      throw InputError(fmt::format("--min, --max, --factor: more than {} sizes from {} to {} B by {}; aggsim "
+                                   "perf simulates at most {} per run: use a larger --factor or a narrower range",
+                                   kMaxPerfSizes, o.min_bytes, o.max_bytes, o.factor, kMaxPerfSizes));
     if (o.factor <= 1) break;
     size *= o.factor;
   }
@@ -100,16 +112,18 @@ std::string perf_text(const PerfTable& t) {
   std::string out = fmt::format("# aggsim perf: {} on {} ranks, {} node{} (simulated)\n#\n", t.collective,
                                 t.ranks, t.nodes, t.nodes == 1 ? "" : "s");
   out += fmt::format("#{:>61}{:>33}\n", "out-of-place", "");
-  out += fmt::format("#{:>11}{:>13}{:>10}{:>8}{:>8}{:>11}{:>8}{:>8}{:>7}  {}\n", "size", "count", "type", "redop",
-                     "root", "time", "algbw", "busbw", "#wrong", "choice");
-  out += fmt::format("#{:>11}{:>13}{:>10}{:>8}{:>8}{:>11}{:>8}{:>8}{:>7}\n", "(B)", "(elements)", "", "", "",
-                     "(us)", "(GB/s)", "(GB/s)", "");
+  // Each column after the first starts with a space, so values wider than their column (a size of
+  // 10^14 B, a time of 10^8 us) still stand apart, as nccl-tests' own columns do.
+  out += fmt::format("#{:>11} {:>12} {:>9} {:>7} {:>7} {:>10} {:>7} {:>7} {:>6}  {}\n", "size", "count", "type",
+                     "redop", "root", "time", "algbw", "busbw", "#wrong", "choice");
+  out += fmt::format("#{:>11} {:>12} {:>9} {:>7} {:>7} {:>10} {:>7} {:>7} {:>6}\n", "(B)", "(elements)", "", "",
+                     "", "(us)", "(GB/s)", "(GB/s)", "");
   double busbw_sum = 0;
   for (const PerfRow& r : t.rows) {
     std::string marks = r.choice;
     if (r.in_measured_range == 0) marks += " range?";
     if (r.choice_observed == 0) marks += " choice?";
-    out += fmt::format(" {:>11}{:>13}{:>10}{:>8}{:>8}{:>11.2f}{:>8.2f}{:>8.2f}{:>7}  {}\n", r.bytes, r.count,
+    out += fmt::format(" {:>11} {:>12} {:>9} {:>7} {:>7} {:>10.2f} {:>7.2f} {:>7.2f} {:>6}  {}\n", r.bytes, r.count,
                        "float", reduces ? "sum" : "none", t.collective == "broadcast" ? 0 : -1,
                        r.time_s * 1e6, r.algbw_GBps, r.busbw_GBps, "N/A", marks);
     busbw_sum += r.busbw_GBps;
@@ -125,7 +139,7 @@ std::string perf_csv(const PerfTable& t) {
   const auto flag = [](int f) { return f < 0 ? std::string() : fmt::format("{}", f); };
   for (const PerfRow& r : t.rows)
     out += csv_row({t.collective, fmt::format("{}", t.ranks), fmt::format("{}", t.nodes),
-                    fmt::format("{}", r.bytes), fmt::format("{}", r.count), fmt::format("{:.9g}", r.time_s),
+                    fmt::format("{}", r.bytes), fmt::format("{}", r.count), fmt::format("{}", r.time_s),
                     fmt::format("{:.6g}", r.algbw_GBps), fmt::format("{:.6g}", r.busbw_GBps), r.choice,
                     flag(r.in_measured_range), flag(r.choice_observed)});
   return out;

@@ -38,6 +38,11 @@ struct PerfTable {
 
 // The sizes nccl-tests would run: min, min x factor, ... up to max, each rounded down to whole
 // float elements per rank (all_gather, reduce_scatter: ranks x 4 bytes), sizes of no element left out.
+// Each is a simulation: a run takes at most kMaxPerfSizes of them, and --factor at most
+// kMaxPerfSteps multiplications from --min to --max; beyond, InputError naming the option, before
+// any size is planned.
+constexpr std::size_t kMaxPerfSizes = 1024;
+constexpr double kMaxPerfSteps = 1 << 24;
 std::vector<std::uint64_t> perf_sizes(const PerfOptions& options, int ranks);
 
 PerfTable perf(const PerfOptions& options);

@@ -97,18 +97,28 @@ std::string main_choice(const nlohmann::json& summary) {
   return best;
 }
 
-}  // namespace
+// A point is one call: its time is the call's record (collectives.csv's time_s, summary.json's
+// collective_time_s), the one figure a run reports for it. A run of several calls (buckets) takes
+// its step's time.
+double point_time(const nlohmann::json& summary) {
+  const auto calls = summary.find("collective_calls");
+  const auto time = summary.find("collective_time_s");
+  if (calls != summary.end() && calls->is_number() && calls->get<double>() == 1 && time != summary.end() &&
+      time->is_number())
+    return time->get<double>();
+  return summary["sim_time_s"].get<double>();
+}
 
-std::vector<double> run_points(const PointRunOptions& options,
-                               const std::vector<std::vector<std::string>>& sets,
-                               std::vector<std::string>* choices) {
+std::vector<double> run_distinct_points(const PointRunOptions& options,
+                                        const std::vector<std::vector<std::string>>& sets,
+                                        std::vector<std::string>* choices) {
   if (choices) choices->assign(sets.size(), "");
   g_signal = 0;
   const PointRunStopSignals stop_signals;
   // The children's run folders go to a private scratch folder: a temporary (with aggsim's proof of
   // origin) in the system's temporary folder, removed when the batch ends however it ends, except
   // by SIGKILL: the next batch removes one left by a process that no longer runs.
-  const fs::path tmp_dir = fs::temp_directory_path();
+  const fs::path tmp_dir = system_temporary_folder();
   remove_stale_temporaries(tmp_dir);
   std::optional<Temporary> scratch;
   {
@@ -150,7 +160,7 @@ std::vector<double> run_points(const PointRunOptions& options,
       const auto json = nlohmann::json::parse(point_file_text(dir / fmt::format("p{}", i) / "summary.json"),
                                               nullptr, false);
       if (json.is_object() && json.contains("sim_time_s") && json["sim_time_s"].is_number()) {
-        times[i] = json["sim_time_s"].get<double>();
+        times[i] = point_time(json);
         if (choices) (*choices)[i] = main_choice(json);
         continue;
       }
@@ -168,6 +178,37 @@ std::vector<double> run_points(const PointRunOptions& options,
   if (!failure.empty()) {
     if (input_failure) throw InputError(failure);
     throw std::runtime_error(failure);
+  }
+  return times;
+}
+
+}  // namespace
+
+std::vector<double> run_points(const PointRunOptions& options,
+                               const std::vector<std::vector<std::string>>& sets,
+                               std::vector<std::string>* choices) {
+  // Points with the same overrides are the same simulation (a log repeating a size, files measuring
+  // the same point): each is run once, its result copied.
+  std::vector<std::vector<std::string>> distinct;
+  std::vector<std::size_t> run_of(sets.size());
+  std::map<std::vector<std::string>, std::size_t> seen;
+  for (std::size_t i = 0; i < sets.size(); ++i) {
+    const auto [it, fresh] = seen.emplace(sets[i], distinct.size());
+    if (fresh) distinct.push_back(sets[i]);
+    run_of[i] = it->second;
+  }
+  if (distinct.size() > kMaxPointRuns)
+    throw InputError(fmt::format("the measurements ask for {} distinct simulations, more than the {} aggsim runs "
+                                 "for one command (one process each): give fewer measurement files or sizes",
+                                 distinct.size(), kMaxPointRuns));
+  std::vector<std::string> distinct_choices;
+  const std::vector<double> distinct_times =
+      run_distinct_points(options, distinct, choices ? &distinct_choices : nullptr);
+  std::vector<double> times(sets.size());
+  if (choices) choices->assign(sets.size(), "");
+  for (std::size_t i = 0; i < sets.size(); ++i) {
+    times[i] = distinct_times[run_of[i]];
+    if (choices) (*choices)[i] = distinct_choices[run_of[i]];
   }
   return times;
 }

@@ -13,6 +13,11 @@ namespace aggsim::readers {
 constexpr double kMaxRanks = 1 << 22;
 constexpr double kMaxBytes = 9223372036854775807.0;  // 2^63 - 1, rounded to 2^63 as a double
 
+// Rows one file may hold (a log of nccl-tests' default sweep has about 30 per collective): appends
+// `row`, or throws InputError at its line beyond the bound, before the rows outgrow their file.
+constexpr std::size_t kMaxMeasurementRows = 100000;
+void add_row(MeasurementFile& out, const Measurement& row);
+
 // Lines of a log with launchers' per-line prefixes removed: srun -l's "0: " and mpirun's "[0] ",
 // "[1,0]<stdout>:". No regular expression (std::regex recurses once per character: a long line
 // overflowed the stack).

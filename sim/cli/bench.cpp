@@ -17,6 +17,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
 #include "sim/engine/simulation.hpp"
+#include "sim/output/temporary.hpp"
 
 namespace aggsim::cli {
 
@@ -76,7 +77,7 @@ int bench_command(const BenchOptions& options) {
   const std::string& network = options.network;
   const std::uint64_t bytes = units::parse_bytes(size);
 
-  const fs::path dir = fs::temp_directory_path() / fmt::format("aggsim-bench-{}", ::getpid());
+  const fs::path dir = system_temporary_folder() / fmt::format("aggsim-bench-{}", ::getpid());
   fs::create_directories(dir);
   // Both programs load the same platform file: a non-blocking cluster, one 10 Gb/s link per host.
   constexpr double kLinkBytesPerSecond = 10e9 / 8;

@@ -22,6 +22,7 @@
 #include "sim/scenario/scenario_keys.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/scenario/workload_loader.hpp"
+#include "sim/sweep/child_process.hpp"
 #include "sim/sweep/local_runner.hpp"
 #include "sim/workload/options.hpp"
 
@@ -151,15 +152,20 @@ int run_command(const RunOptions& given_options) {
   return 0;
 }
 
+void check_environment() {
+  spawn_mode();  // TMPDIR is checked where a command needs it (system_temporary_folder)
+}
+
 int validate_command(const RunOptions& given_options) {
   RunOptions options = given_options;
   options.scenario = locate_scenario(options.scenario);
   const Scenario sc = load_scenario(options.scenario, options.overrides);
   print_dropped_keys(sc);
-  const std::string platform = check_platform(sc, options.simgrid_args);
-  std::cout << printable_lines(fmt::format("{}: ok: {} ranks, {} steps, {} on {}, network {}\n",
+  std::string checks;
+  const std::string platform = check_platform(sc, options.simgrid_args, &checks);
+  std::cout << printable_lines(fmt::format("{}: ok: {} ranks, {} steps, {} on {}, network {}\n{}",
                                            options.scenario, sc.ranks, sc.steps, sc.algorithm.name, platform,
-                                           network_preset_name(sc.network)));
+                                           network_preset_name(sc.network), checks));
   return 0;
 }
 
@@ -212,6 +218,8 @@ int list_command(const ListOptions& options) {
   print_params(compute_param_specs());
   fmt::print("\nEngine (engine.*):\n");
   print_params(engine_param_specs());
+  fmt::print("\nParallel layout (parallel.*):\n");
+  print_params(parallel_param_specs());
   fmt::print("\nOutput (output.*):\n");
   print_params(output_param_specs());
   fmt::print("\nNetwork presets (network):\n");

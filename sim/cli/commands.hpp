@@ -55,6 +55,10 @@ struct BenchOptions {
 // looked.
 std::string locate_scenario(const std::string& given, const std::string& what = "scenario");
 
+// The environment variables every command may read, checked before any runs, each named in its
+// error (AGGSIM_SPAWN; TMPDIR is checked where a command needs it). Throws InputError.
+void check_environment();
+
 int run_command(const RunOptions& options);
 int sweep_command(const SweepOptions& options);
 int validate_command(const RunOptions& options);

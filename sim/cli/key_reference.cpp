@@ -116,6 +116,7 @@ std::vector<KeySection> sections() {
   for (const auto& [name, specs] :
        std::vector<std::pair<std::string, std::vector<ParamSpec>>>{{"compute", compute_param_specs()},
                                                                    {"engine", engine_param_specs()},
+                                                                   {"parallel", parallel_param_specs()},
                                                                    {"output", output_param_specs()}}) {
     KeySection s{name, "", {}};
     add_specs(s, name + ".", specs);

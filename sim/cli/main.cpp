@@ -2,11 +2,15 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <system_error>
 #include <simgrid/s4u/Engine.hpp>
 #include <tuple>
 
@@ -239,6 +243,12 @@ int run_reporting_errors(const std::function<int()>& verb) {
   } catch (const aggsim::SimulationError& e) {
     std::cerr << "aggsim: error: " << e.what() << "\n";
     return 1;
+  } catch (const std::system_error& e) {  // e.g. fmt's "cannot write to file" on a full device
+    if (std::ferror(stdout))
+      std::cerr << "aggsim: error: cannot write to standard output: " << e.code().message() << "\n";
+    else
+      std::cerr << "aggsim: error: " << aggsim::printable(e.what()) << "\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "aggsim: internal error: " << aggsim::printable(e.what()) << "\n";
     return 1;
@@ -279,13 +289,22 @@ int aggsim_main(int argc, char** argv) {
   aggsim::cli::BenchOptions bench_options;
   CLI::App* bench = add_bench_verb(app, bench_options);
 
+  if (const std::string empty = aggsim::cli::empty_option_value(app, args); !empty.empty()) {
+    std::cerr << "aggsim: error: " << aggsim::printable(empty) << "\n";
+    return 2;
+  }
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
   } catch (const CLI::ParseError& e) {
     return report_parse_error(app, e, sweep, args);
   }
+  if (const std::string empty = aggsim::cli::empty_positional(app); !empty.empty()) {
+    std::cerr << "aggsim: error: " << aggsim::printable(empty) << "\n";
+    return 2;
+  }
   return run_reporting_errors([&] {
+    aggsim::cli::check_environment();
     if (*run) return aggsim::cli::run_command(options);
     if (*validate) return aggsim::cli::validate_command(options);
     if (*sweep) {
@@ -317,5 +336,18 @@ int main(int argc, char** argv) {
   mi_option_set_enabled_default(mi_option_allow_decommit, false);
 #endif
   aggsim::register_child_main(&aggsim_main);
-  return aggsim_main(argc, argv);
+  const int status = aggsim_main(argc, argv);
+  // What went to standard output must have arrived (a full device, a closed pipe): else it is an
+  // error, not a success with a table nobody received.
+  errno = 0;
+  std::cout.flush();
+  const bool flushed = std::fflush(stdout) == 0;
+  const int error = errno;
+  if (status != 0) return status;  // its one line is out already
+  if (!flushed || std::ferror(stdout) || !std::cout) {
+    std::fprintf(stderr, "aggsim: error: cannot write to standard output: %s\n",
+                 error != 0 ? std::strerror(error) : "a write failed (a full device, or a reader that left?)");
+    return 1;
+  }
+  return status;
 }

@@ -73,4 +73,38 @@ std::string option_error(const CLI::ParseError& error, const std::vector<std::st
   return printable(message);
 }
 
+std::string empty_option_value(CLI::App& app, const std::vector<std::string>& args) {
+  CLI::App* at = &app;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (!starts_with(a, "-")) {
+      const auto named = at->get_subcommands([&](CLI::App* sub) { return sub->check_name(a); });
+      if (!named.empty()) at = named.front();
+      continue;
+    }
+    const auto eq = a.find('=');
+    const bool inline_value = starts_with(a, "--") && eq != std::string::npos;
+    const std::string name = inline_value ? a.substr(0, eq) : a;
+    const CLI::Option* option = at->get_option_no_throw(name);
+    if (option == nullptr || option->get_expected_max() == 0) continue;  // unknown, or a flag
+    const bool empty = inline_value ? eq + 1 == a.size() : i + 1 < args.size() && args[i + 1].empty();
+    if (empty)
+      return fmt::format("{}: the value is empty (give {} a value, or leave the option out)", name, name);
+  }
+  return "";
+}
+
+std::string empty_positional(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands()) {
+    for (const CLI::Option* option : sub->get_options()) {
+      if (option->nonpositional() || option->count() == 0) continue;
+      for (const std::string& value : option->results())
+        if (value.empty())
+          return fmt::format("{}: the value is empty: give a file's name", option->get_name());
+    }
+    if (std::string inner = empty_positional(*sub); !inner.empty()) return inner;
+  }
+  return "";
+}
+
 }  // namespace aggsim::cli

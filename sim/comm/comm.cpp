@@ -80,6 +80,7 @@ double SendHandle::wait() {
     comm_->wait();
     end = comm_->get_finish_time();
     if (tracer_) record(tracer_, span_, *comm_);
+    if (owner_) owner_->note_transfer(comm_->get_start_time(), end);
   }
   comm_ = nullptr;
   return end;
@@ -151,7 +152,7 @@ Comm::BoxEntry& Comm::box(int peer, bool sending, int channel) {
     const int src = sending ? rank_ : peer, dst = sending ? peer : rank_;
     // A simcall: other actors of this rank (a collective's channels) may run, and add mailboxes,
     // before it returns, so search again after it.
-    auto* mb = sg4::Mailbox::by_name(fmt::format("{}>{}#{}", src, dst, channel));
+    auto* mb = sg4::Mailbox::by_name(fmt::format("{}>{}#{}", global_rank(src), global_rank(dst), channel));
     it = find();
     if (it == boxes_.end() || it->key != key) it = boxes_.insert(it, BoxEntry{key, mb});
   }
@@ -178,6 +179,7 @@ void Comm::note_work(double flops) const {
 }
 
 void Comm::note_received(const sg4::Comm& transfer) {
+  note_transfer(transfer.get_start_time(), transfer.get_finish_time());
   if (transfer.get_start_time() >= call_entry_)
     call_window_.add(transfer.get_start_time(), transfer.get_finish_time());
   if (!recording_) return;
@@ -188,10 +190,28 @@ void Comm::note_received(const sg4::Comm& transfer) {
 void Comm::begin_call() {
   call_window_ = TransferWindow{};
   call_entry_ = sg4::Engine::get_clock();
+  activity_first_ = std::numeric_limits<double>::infinity();
+  activity_last_ = TransferWindow::kNever;
+}
+
+void Comm::note_activity(double start, double end) const {
+  if (local_) return;  // a replayed step's times come from the record
+  activity_first_ = std::min(activity_first_, start);
+  activity_last_ = std::max(activity_last_, end);
+}
+
+// A transfer belongs to the call in which it started (a push a parameter server left for later
+// belongs to the call that sent it).
+void Comm::note_transfer(double start, double end) const {
+  if (start >= call_entry_) note_activity(start, end);
 }
 
 TransferWindow Comm::take_call_window() {
-  const TransferWindow window = std::exchange(call_window_, TransferWindow{});
+  TransferWindow window = std::exchange(call_window_, TransferWindow{});
+  if (activity_first_ <= activity_last_) {
+    window.part_start = activity_first_;
+    window.part_end = activity_last_;
+  }
   if (recording_) tape_.calls.push_back(window);
   return window;
 }
@@ -231,18 +251,20 @@ SendHandle Comm::post_send(int dst, Payload payload, int channel, double rate, b
   // The receiver moves the payload out of its pooled object.
   void* in_flight =
       size_only(payload) ? size_only_pointer(bytes) : payload_pool().acquire(std::move(payload));
-  CommSpan span{rank_, CommDirection::send, dst, bytes, 0, 0, channel, sequence};
+  CommSpan span{global_rank(rank_), CommDirection::send, global_rank(dst), bytes, 0, 0, channel, sequence};
   span.stream = stream;
   sg4::CommPtr comm = mailbox->put_init(in_flight, bytes);
   if (rate > 0) comm->set_rate(rate);
   comm->start();
-  return SendHandle(std::move(comm), tracer_, span);
+  return SendHandle(std::move(comm), tracer_, span, this);
 }
 
 void Comm::pause_until(double when) const {
   if (local_) return;
+  const double start = sg4::Engine::get_clock();
   // Below SimGrid's time precision (surf/precision, 1e-9 s by default) a sleep is no sleep.
-  if (when - sg4::Engine::get_clock() > 1e-12) sg4::this_actor::sleep_until(when);
+  if (when - start > 1e-12) sg4::this_actor::sleep_until(when);
+  note_activity(start, sg4::Engine::get_clock());
 }
 
 void Comm::send(int dst, Payload payload, int channel) {
@@ -269,7 +291,7 @@ RecvHandle Comm::post_receive(int src, int channel, bool stream) {
   sg4::Mailbox* mailbox = in.box;  // read before the simcall (see post_send)
   const std::uint64_t sequence = in.posted++;
   auto comm = mailbox->get_async<Payload>(slot);
-  CommSpan span{rank_, CommDirection::recv, src, 0, 0, 0, channel, sequence};
+  CommSpan span{global_rank(rank_), CommDirection::recv, global_rank(src), 0, 0, 0, channel, sequence};
   span.stream = stream;
   RecvHandle handle(std::move(comm), slot, &slots_, tracer_, span);
   handle.owner_ = this;

@@ -69,7 +69,11 @@ void check_range(const ParamSpec& spec, double v) {
   if (v < spec.min || v > spec.max) {
     const char* noun =
         spec.kind == ParamKind::integer || spec.kind == ParamKind::integer_list ? "an integer" : "a value";
-    throw std::invalid_argument(fmt::format("must be {}{}", noun, range_text(spec)));
+    // The bound the value broke is named even where it is the default one (+-1e300).
+    std::string range = range_text(spec);
+    if (v > spec.max && !(spec.max < 1e299)) range = fmt::format("{}{}<= {}", range, range.empty() ? " " : " and ", spec.max);
+    if (v < spec.min && !(spec.min > -1e299)) range = fmt::format("{}{}>= {}", range, range.empty() ? " " : " and ", spec.min);
+    throw std::invalid_argument(fmt::format("must be {}{}", noun, range));
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "sim/engine/sharded_step.hpp"
 #include "sim/workload/synthetic_gradient.hpp"
 
 // Step boundaries and each rank's aggregation, at verbose level: Release builds (NDEBUG) compile
@@ -18,7 +19,7 @@ namespace {
 // (overlap: false) aggregates its tensors one after another after the backward pass, in the rank's
 // own actor.
 bool pipelined(const RunShared& run) {
-  return run.plan.overlap && run.plan.buckets.size() > 1;
+  return !run.sharding && run.plan.overlap && run.plan.buckets.size() > 1;
 }
 
 // Whether bucket b of a pipelined step is handed over by a release of `ready` (compute_step) that
@@ -27,51 +28,6 @@ bool pipelined(const RunShared& run) {
 // instead of one per bucket.
 bool has_own_release(const RankState& st, std::size_t b) {
   return b == 0 || !st.comm.replaying();
-}
-
-// The step's proxy vector: gradient, or weights after a local step (apply_to: weights).
-Eigen::VectorXf local_values(RankState& st, const RunShared& run, int step) {
-  const Scenario& sc = run.scenario;
-  if (!st.trainer) {
-    if (!sc.model.math) return Eigen::VectorXf();
-    return synthetic_gradient(sc.seed, st.ctx.rank, step, sc.model.proxy_dim);
-  }
-  Eigen::VectorXf g = st.trainer->gradient(step);
-  if (sc.algorithm.apply_to == ApplyTo::gradients) return g;
-  st.trainer->step(g);
-  return st.trainer->weights();
-}
-
-// The buckets take copies of their segments of `values`, which gives up its storage while they are
-// aggregated; join_buckets rebuilds it from the buckets, which tile it, and empties them. So a rank
-// holds one copy of its gradient at a time, not two (at thousands of ranks, a vector a rank less).
-void cut_into_buckets(RankState& st, const RunShared& run, Eigen::VectorXf& values) {
-  st.buckets.resize(run.plan.buckets.size());
-  for (std::size_t b = 0; b < run.plan.buckets.size(); ++b) {
-    const Bucket& plan = run.plan.buckets[b];
-    Gradient& g = st.buckets[b];
-    g.values = values.size() ? Eigen::VectorXf(values.segment(plan.proxy.begin, plan.proxy.count))
-                             : Eigen::VectorXf();
-    g.proxy_shape = values.size() ? plan.proxy_shape : Shape{0, 1};
-    g.wire_elements = plan.wire_elements;
-    g.wire_shape = plan.wire_shape;
-    g.proxy_layout = values.size() ? plan.proxy_layout : WireLayout{};
-  }
-  values.resize(0);
-}
-
-void join_buckets(RankState& st, const RunShared& run, Eigen::Index size, Eigen::VectorXf& values) {
-  if (size == 0) return;
-  values.resize(size);
-  Eigen::Index covered = 0;
-  for (std::size_t b = 0; b < run.plan.buckets.size(); ++b) {
-    const Range& r = run.plan.buckets[b].proxy;
-    values.segment(r.begin, r.count) = st.buckets[b].values;
-    st.buckets[b].values.resize(0);
-    covered += r.count;
-  }
-  if (covered != size)
-    throw std::logic_error(fmt::format("the step plan's buckets cover {} of {} values", covered, size));
 }
 
 // Aggregates every bucket of this step in order, waiting for each to be released when pipelined.
@@ -90,7 +46,7 @@ void aggregate_step(RankState& st, const RunShared& run, int step) {
     CollectiveChoice choice;  // the algorithm may say how it ran the call
     st.ctx.choice = &choice;
     st.comm.begin_call();
-    RankContext bucket_ctx = st.ctx.for_bucket(b);
+    RankContext bucket_ctx = algorithm_context(st).for_bucket(b);
     const double call_start = sg4::Engine::get_clock();
     st.aggregators[b]->aggregate(bucket_ctx, st.buckets[b]);
     const double call_end = sg4::Engine::get_clock();
@@ -142,7 +98,8 @@ void apply_step(RankState& st, const RunShared& run, int step, const Eigen::Vect
 
 // Asynchronous aggregators complete their outstanding messages once the last step is done.
 void finish_aggregators(RankState& st) {
-  for (auto& a : st.aggregators) a->finish(st.ctx);
+  RankContext ctx = algorithm_context(st);
+  for (auto& a : st.aggregators) a->finish(ctx);
 }
 
 void run_compute(RankState& st, const RunShared& run) {
@@ -200,9 +157,73 @@ void run_communication(RankState& st, const RunShared& run) {
 
 }  // namespace
 
+RankContext algorithm_context(const RankState& st) {
+  RankContext ctx = st.ctx;
+  ctx.rank = st.comm.rank();
+  ctx.world = st.comm.size();
+  if (st.group_layout) ctx.layout = st.group_layout;
+  return ctx;
+}
+
+// The step's proxy vector: gradient, or weights after a local step (apply_to: weights).
+Eigen::VectorXf local_values(RankState& st, const RunShared& run, int step) {
+  const Scenario& sc = run.scenario;
+  if (!st.trainer) {
+    if (!sc.model.math) return Eigen::VectorXf();
+    return synthetic_gradient(sc.seed, st.ctx.rank, step, sc.model.proxy_dim);
+  }
+  Eigen::VectorXf g = st.trainer->gradient(step);
+  // A diverging training: no compressor or reduction is given inf or NaN (top-k looped for ever on
+  // NaN); the run fails once it ends (an exception cannot leave a SimGrid actor).
+  if (!g.allFinite()) {
+    run.steps_done.note_divergence(st.ctx.rank, step);
+    g.setZero();
+  }
+  if (sc.algorithm.apply_to == ApplyTo::gradients) return g;
+  st.trainer->step(g);
+  return st.trainer->weights();
+}
+
+// The buckets take copies of their segments of `values`, which gives up its storage while they are
+// aggregated; join_buckets rebuilds it from the buckets, which tile it, and empties them. So a rank
+// holds one copy of its gradient at a time, not two (at thousands of ranks, a vector a rank less).
+void cut_into_buckets(RankState& st, const RunShared& run, Eigen::VectorXf& values) {
+  st.buckets.resize(run.plan.buckets.size());
+  for (std::size_t b = 0; b < run.plan.buckets.size(); ++b) {
+    const Bucket& plan = run.plan.buckets[b];
+    Gradient& g = st.buckets[b];
+    g.values = values.size() ? Eigen::VectorXf(values.segment(plan.proxy.begin, plan.proxy.count))
+                             : Eigen::VectorXf();
+    g.proxy_shape = values.size() ? plan.proxy_shape : Shape{0, 1};
+    g.wire_elements = plan.wire_elements;
+    g.wire_shape = plan.wire_shape;
+    g.proxy_layout = values.size() ? plan.proxy_layout : WireLayout{};
+  }
+  values.resize(0);
+}
+
+void join_buckets(RankState& st, const RunShared& run, Eigen::Index size, Eigen::VectorXf& values) {
+  if (size == 0) return;
+  values.resize(size);
+  Eigen::Index covered = 0;
+  for (std::size_t b = 0; b < run.plan.buckets.size(); ++b) {
+    const Range& r = run.plan.buckets[b].proxy;
+    values.segment(r.begin, r.count) = st.buckets[b].values;
+    st.buckets[b].values.resize(0);
+    covered += r.count;
+  }
+  if (covered != size)
+    throw std::logic_error(fmt::format("the step plan's buckets cover {} of {} values", covered, size));
+}
+
 void start_rank(RankState& st, const RunShared& run) {
   RankState* raw = &st;
   const RunShared* shared = &run;
+  if (run.sharding) {
+    sg4::Actor::create(fmt::format("rank-{}", st.ctx.rank), st.ctx.host,
+                       [raw, shared] { run_sharded_rank(*raw, *shared); });
+    return;
+  }
   sg4::Actor::create(fmt::format("rank-{}", st.ctx.rank), st.ctx.host,
                      [raw, shared] { run_compute(*raw, *shared); });
   if (pipelined(run))

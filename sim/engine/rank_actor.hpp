@@ -37,6 +37,8 @@ struct RunShared {
   MathLog* math = nullptr;  // math on: agg_error, compress_error, rank_spread
   StepsDone& steps_done;
   ReplayBook* replay = nullptr;  // null: every step simulated
+  // Sharded data parallelism's schedule (sim/engine/sharded_step.hpp); empty: DDP's.
+  std::optional<ParameterSharding> sharding = {};
 };
 
 struct RankState {
@@ -55,8 +57,24 @@ struct RankState {
   // The step whose forward and backward pass the compute actor is in, or -1: a call that ends while
   // its step's compute goes on ran hidden behind it up to its end.
   int computing = -1;
-  RankState(int rank, int world) : comm(rank, world) {}
+  // The nodes of the rank's data-parallel group (parallel layouts, sim/engine/parallel_layout.hpp);
+  // null: the rank's group is the whole run.
+  const RankLayout* group_layout = nullptr;
+  // `comm` numbers the ranks of the rank's data-parallel group (the whole run unless a parallel
+  // layout cuts it into groups); ctx.rank stays the rank's global number.
+  RankState(int group_rank, int group_size) : comm(group_rank, group_size) {}
 };
+
+// What the aggregation algorithm sees: the rank's data-parallel group as its world (comm's
+// numbering and the group's nodes); the rank's own context otherwise.
+RankContext algorithm_context(const RankState& st);
+
+// The step's proxy vector: gradient, or weights after a local step (apply_to: weights).
+Eigen::VectorXf local_values(RankState& st, const RunShared& run, int step);
+// The buckets take copies of their segments of `values`, which gives up its storage while they are
+// aggregated; join_buckets rebuilds it from the buckets and empties them.
+void cut_into_buckets(RankState& st, const RunShared& run, Eigen::VectorXf& values);
+void join_buckets(RankState& st, const RunShared& run, Eigen::Index size, Eigen::VectorXf& values);
 
 // Starts the rank's actor(s) on its host.
 void start_rank(RankState& st, const RunShared& run);

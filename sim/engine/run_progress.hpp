@@ -31,10 +31,18 @@ class StepsDone {
     const auto it = pending_.find(step);
     return it == pending_.end() ? 0 : it->second;
   }
+  // A rank whose training values left the finite numbers in `step` (the first one is kept): the run
+  // goes on with zeros in their place, so that no actor computes on inf or NaN, and then fails.
+  void note_divergence(int rank, int step) {
+    if (diverged_step_ < 0) diverged_rank_ = rank, diverged_step_ = step;
+  }
+  int diverged_rank() const { return diverged_rank_; }
+  int diverged_step() const { return diverged_step_; }  // -1: none
 
  private:
   int ranks_;
   int steps_done_ = 0;
+  int diverged_rank_ = -1, diverged_step_ = -1;
   // Ranks done per step not yet finished by all: bounded by how far ranks drift apart.
   std::map<int, int> pending_;
 };

@@ -13,11 +13,14 @@
 #include "sim/core/checked.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/terminal.hpp"
+#include "sim/engine/actor_stacks.hpp"
 #include "sim/engine/calibration_reach.hpp"
 #include "sim/engine/link_classes.hpp"
 #include "sim/engine/merged_flows.hpp"
 #include "sim/engine/network_factors.hpp"
+#include "sim/engine/parallel_layout.hpp"
 #include "sim/engine/rank_actor.hpp"
+#include "sim/engine/solver_stack.hpp"
 #include "sim/metrics/link_usage.hpp"
 #include "sim/platform/link_places.hpp"
 #include "sim/platform/ns3_environment.hpp"
@@ -219,14 +222,16 @@ AlgorithmRun prepare_algorithm(const Scenario& sc, const AlgorithmConfig& config
   try {
     return prepare_run(config);
   } catch (const ParamError& e) {
-    const std::string key = e.key == "compression" ? e.key : "algorithm." + e.key;
+    const std::string key = scenario_key_of(sc, e.key);
     throw InputError(fmt::format("{}: {}: {}", sc.where(key), key, e.what()));
   }
 }
 
 // The exact reduction the math log compares with: the scenario's op over the contributing ranks.
 std::unique_ptr<MathLog> make_math_log(const Scenario& sc, const AlgorithmRun& algorithm) {
-  if (!sc.model.math) return nullptr;
+  // A sharded rank holds only its shard of the result: its math is checked on the weights it
+  // gathers (agg_error and rank_spread stay empty).
+  if (!sc.model.math || algorithm.sharding) return nullptr;
   std::vector<bool> contributes(static_cast<std::size_t>(sc.ranks), true);
   if (algorithm.contributes)
     for (int r = 0; r < sc.ranks; ++r) contributes[static_cast<std::size_t>(r)] = algorithm.contributes(r);
@@ -258,6 +263,7 @@ std::string replay_refusal(const Scenario& sc, const AlgorithmRun& algorithm) {
   if (sc.network == NetworkPreset::ns3) return "network: ns3 keeps transport state from step to step";
   if (sc.compute.straggler.kind != StragglerKind::none)
     return "compute.straggler: compute times change from step to step";
+  if (sc.parallel.groups() > 1) return "parallel: replay records one group of ranks, not several at once";
   if (!algorithm.replay_refusal.empty())
     return fmt::format("{}: {}", sc.algorithm.name, algorithm.replay_refusal);
   if (sc.compression.entry->sizes_depend_on_data)
@@ -273,6 +279,25 @@ std::vector<CallSize> call_sizes(const StepPlan& plan, const AlgorithmConfig& co
   std::vector<CallSize> out;
   for (const Bucket& b : plan.buckets)
     out.push_back({b.wire_elements * kFloatBytes, compressor->encoded_bytes(b.wire_shape)});
+  return out;
+}
+
+// A sharded step's call slots (ShardedCall): each unit's reduce-scatter, then its gathers before
+// the forward pass, before the backward pass and at the step's end. Bytes cover the whole unit (an
+// all-gather's result, a reduce-scatter's input: nccl-tests' sizes).
+std::vector<CallSize> sharded_call_sizes(const StepPlan& plan, const ParameterSharding& sharding) {
+  std::vector<CallSize> out;
+  for (int kind = 0; kind < kShardedCallKinds; ++kind)
+    for (const Bucket& b : plan.buckets) {
+      CallSize size;
+      const bool reduce = kind == static_cast<int>(ShardedCall::reduce);
+      size.dense_bytes = b.wire_elements * kFloatBytes;
+      size.wire_bytes = b.wire_elements * (reduce ? sharding.grad_element_bytes : sharding.param_element_bytes);
+      size.collective = reduce ? CollectiveKind::reduce_scatter : CollectiveKind::all_gather;
+      size.group_size = sharding.shard_group;
+      size.unit = fmt::format("{}-{}", b.first_layer, b.last_layer);
+      out.push_back(std::move(size));
+    }
   return out;
 }
 
@@ -312,6 +337,11 @@ void check_finished(const Scenario& sc, const StepsDone& steps_done) {
         "takes longer than a double can count (check the scenario's and the platform's rates and "
         "latencies)",
         std::isnan(clock) ? "undefined (NaN)" : "infinite", where));
+  if (steps_done.diverged_step() >= 0)
+    throw SimulationError(fmt::format(
+        "the training diverged: rank {}'s gradient left the finite numbers in step {} of {}; lower "
+        "workload.lr (or run fewer steps); nothing was written",
+        steps_done.diverged_rank(), steps_done.diverged_step() + 1, sc.steps));
   if (step < sc.steps)
     throw SimulationError(fmt::format(
         "the simulation deadlocked at {} s {}: ranks wait for a message or an activity that never "
@@ -325,6 +355,7 @@ PreparedRun::PreparedRun(const Scenario& sc, const std::vector<std::string>& sim
     : engine(make_engine(sc, simgrid_args)) {
   if (link_load) enable_link_load();
   hosts = load_and_map(sc, *engine, platform_description);
+  check_solver_stack(engine->get_link_count(), platform_description);
   // network: auto on ethernet is LV08 between nodes only (the user's own factor flags win).
   if (sc.network == NetworkPreset::auto_by_fabric && effective_network(sc) == NetworkPreset::lv08 &&
       !sets_factors(simgrid_args))
@@ -335,15 +366,27 @@ PreparedRun::PreparedRun(const Scenario& sc, const std::vector<std::string>& sim
     print_lines(stderr, "aggsim: warning: {}\n", w);
   link_classes = effective_link_classes(sc, hosts, layout);
   config = algorithm_config(sc);
-  config.set_platform(&layout, &hosts, [this, &sc, simgrid_args](const std::vector<std::vector<int>>& nodes) {
-    return merged_node_flows_refusal(sc, hosts, nodes, simgrid_args);
-  });
+  if (sc.parallel.groups() > 1) {
+    check_groups_alike(layout, sc.parallel, sc.ranks, sc.where("parallel"));
+    group_layout = aggsim::group_layout(layout, sc.parallel, sc.ranks, 0);
+    const DataParallelPlace first = data_parallel_place(sc.parallel, sc.ranks, 0);
+    for (int d = 0; d < config.world; ++d)
+      group_hosts.push_back(hosts[static_cast<std::size_t>(first.global_rank(d))]);
+  }
+  const bool grouped = sc.parallel.groups() > 1;
+  config.set_platform(grouped ? &group_layout : &layout, grouped ? &group_hosts : &hosts,
+                      [this, &sc, simgrid_args, grouped](const std::vector<std::vector<int>>& nodes) {
+                        return merged_node_flows_refusal(sc, grouped ? group_hosts : hosts, nodes,
+                                                         simgrid_args);
+                      });
   // The loader's prepare stage when it read nothing of the platform: one prepare per run.
   std::optional<AlgorithmRun> loaded;
   if (sc.prepared_at_load) loaded = sc.prepared_at_load->take_for(config);
   algorithm = loaded ? std::move(*loaded) : prepare_algorithm(sc, config);
+  fit_actor_stacks(sc, algorithm, *engine, simgrid_args);
   if (algorithm.pieces_pay_latency) install_zero_latency(*engine);
-  config.set_platform(&layout, &hosts, nullptr);  // the refusal holds the scenario, which may not outlive this
+  config.set_platform(grouped ? &group_layout : &layout, grouped ? &group_hosts : &hosts,
+                      nullptr);  // the refusal holds the scenario, which may not outlive this
 }
 
 PreparedRun::~PreparedRun() = default;
@@ -352,8 +395,15 @@ bool simgrid_engine_made() {
   return g_engine_made;
 }
 
-std::string check_platform(const Scenario& sc, const std::vector<std::string>& simgrid_args) {
-  return PreparedRun(sc, simgrid_args, false).platform_description;
+std::string check_platform(const Scenario& sc, const std::vector<std::string>& simgrid_args,
+                           std::string* checks_report) {
+  std::string description;
+  run_on_simulation_stack([&] {
+    const PreparedRun prepared(sc, simgrid_args, false);
+    if (checks_report && prepared.algorithm.checks_report) *checks_report = prepared.algorithm.checks_report();
+    description = prepared.platform_description;
+  });
+  return description;
 }
 
 namespace {
@@ -382,7 +432,10 @@ std::vector<std::unique_ptr<RankState>> start_ranks(const Scenario& sc, const Pr
   ranks.reserve(static_cast<std::size_t>(sc.ranks));
   for (int r = 0; r < sc.ranks; ++r) {
     sg4::Host* host = prepared.hosts[static_cast<std::size_t>(r)];
-    auto st = std::make_unique<RankState>(r, sc.ranks);
+    const DataParallelPlace place = data_parallel_place(sc.parallel, sc.ranks, r);
+    auto st = std::make_unique<RankState>(place.data_rank, place.group_size);
+    st->comm.number_as(place.first_rank, place.stride);
+    if (sc.parallel.groups() > 1) st->group_layout = &prepared.group_layout;
     st->ctx.rank = r;
     st->ctx.world = sc.ranks;
     st->ctx.comm = &st->comm;
@@ -451,12 +504,10 @@ std::vector<RankPlace> rank_places(const std::vector<sg4::Host*>& hosts, const R
   return places;
 }
 
-}  // namespace
-
-SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& simgrid_args,
-                          const SimulationHooks& hooks) {
-  if (sc.network == NetworkPreset::ns3) reexec_with_ns3_defaults();  // ns-3 reads it at load time
-  std::unique_ptr<Tracer> tracer;                                    // output.trace: timeline and link usage
+// simulate() on the calling thread.
+SimulationResult simulate_here(const Scenario& sc, const std::vector<std::string>& simgrid_args,
+                               const SimulationHooks& hooks) {
+  std::unique_ptr<Tracer> tracer;  // output.trace: timeline and link usage
   // SimGrid 3.32's link-load plugin never attaches to the links of an XML <cluster> and then
   // crashes on them: use it on generated platforms only (links.csv leaves its columns empty otherwise).
   const bool link_load = sc.output.trace && sc.platform.file.empty();
@@ -471,16 +522,25 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
   result.link_classes = prepared.link_classes;
 
   result.log = StepLog(sc.ranks, sc.steps, sc.algorithm.every);
+  if (prepared.algorithm.sharding) result.log.report_gathers();
   StepsDone steps_done(sc.ranks);
   const Training training = make_training(sc);
   const std::unique_ptr<MathLog> math_log = make_math_log(sc, prepared.algorithm);
+  // Sharded data parallelism's units are its buckets, of at least `unit` bytes each.
+  const auto& sharding = prepared.algorithm.sharding;
   StepPlan plan =
-      make_step_plan(modeled_layers(sc.model), bucketing(sc.algorithm), sc.algorithm.bucket_bytes,
+      make_step_plan(tensor_share(modeled_layers(sc.model), sc.parallel.tensor),
+                     sharding ? Bucketing::by_size : bucketing(sc.algorithm),
+                     sharding ? sharding->unit_bytes : sc.algorithm.bucket_bytes,
                      training.workload ? training.workload->problem->tensors() : std::vector<TensorInfo>{},
                      sc.model.proxy_dim);
-  result.calls = CollectiveLog(static_cast<int>(plan.buckets.size()));
-  result.call_sizes = call_sizes(plan, prepared.config);
+  result.calls = CollectiveLog(static_cast<int>(plan.buckets.size()) * (sharding ? kShardedCallKinds : 1));
+  result.call_sizes = sharding ? sharded_call_sizes(plan, *sharding) : call_sizes(plan, prepared.config);
   result.rank_group = rank_group(sc.ranks, prepared.algorithm, result.group_size);
+  if (sc.parallel.groups() > 1) {  // the first group's ranks: the others run the same calls at once
+    result.rank_group = first_group_ranks(sc.parallel, sc.ranks);
+    result.group_size = prepared.config.world;
+  }
   ReplayBook replay(result.log, result.calls, sc.algorithm.every, replay_refusal(sc, prepared.algorithm));
   const RunShared run{sc,
                       std::move(plan),
@@ -492,7 +552,8 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
                       hooks,
                       math_log.get(),
                       steps_done,
-                      &replay};
+                      &replay,
+                      sharding};
   const auto ranks =
       start_ranks(sc, prepared, run, tracer.get(), replay.refusal().empty(), math_log != nullptr);
   XBT_VERB("%d ranks, %d steps, %zu bucket(s) per step: simulation starts", sc.ranks, sc.steps,
@@ -515,8 +576,21 @@ SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& si
   if (training.evaluator) result.evaluations = training.evaluator->results();
   if (math_log) result.math = math_log->steps();
   if (prepared.algorithm.summary_fields) result.summary_fields = prepared.algorithm.summary_fields();
+  if (sc.parallel.groups() > 1)
+    for (const SummaryField& f : parallel_summary_fields(sc.parallel, sc.ranks))
+      result.summary_fields.push_back(f);
   result.steps_replayed = replay.steps_replayed();
   result.replay_refusal = replay.refusal();
+  return result;
+}
+
+}  // namespace
+
+SimulationResult simulate(const Scenario& sc, const std::vector<std::string>& simgrid_args,
+                          const SimulationHooks& hooks) {
+  if (sc.network == NetworkPreset::ns3) reexec_with_ns3_defaults();  // ns-3 reads it at load time
+  SimulationResult result;
+  run_on_simulation_stack([&] { result = simulate_here(sc, simgrid_args, hooks); });
   return result;
 }
 

@@ -40,6 +40,12 @@ struct SimulationHooks {
 struct CallSize {
   std::uint64_t dense_bytes = 0;
   std::uint64_t wire_bytes = 0;
+  // Set where the run's calls are not all its algorithm's one collective (sharded data parallelism's
+  // gathers beside its reduce-scatters): this call's collective, the ranks of each of its groups (the
+  // bus factor's p), and the layers it covers (collectives.csv's `unit`, "first-last").
+  std::optional<CollectiveKind> collective = {};
+  int group_size = 0;
+  std::string unit = {};
 };
 
 struct SimulationResult {
@@ -76,8 +82,12 @@ struct PreparedRun {
   std::vector<simgrid::s4u::Host*> hosts;  // rank r's host is hosts[r]
   std::string platform_description;
   RankLayout layout;
+  // A parallel layout's first data-parallel group (the algorithm is prepared on it: every group has
+  // its shape): its nodes and hosts by data rank. Empty without a parallel layout.
+  RankLayout group_layout;
+  std::vector<simgrid::s4u::Host*> group_hosts;
   std::vector<LinkClassCost> link_classes;
-  AlgorithmConfig config;  // config.layout points at `layout`
+  AlgorithmConfig config;  // config.layout points at `layout` (at `group_layout` with a parallel layout)
   AlgorithmRun algorithm;
 };
 
@@ -90,8 +100,10 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
                           const SimulationHooks& hooks = {});
 
 // Prepares the run (PreparedRun) without simulating it, for `aggsim validate`. Returns the platform
-// description. Throws InputError.
-std::string check_platform(const Scenario& scenario, const std::vector<std::string>& simgrid_args);
+// description, and in `checks_report` what the algorithm reports of its own checks
+// (AlgorithmRun::checks_report). Throws InputError.
+std::string check_platform(const Scenario& scenario, const std::vector<std::string>& simgrid_args,
+                           std::string* checks_report = nullptr);
 
 // SimGrid settings a network preset stands for.
 std::vector<std::string> network_preset_config(NetworkPreset preset);

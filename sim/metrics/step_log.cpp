@@ -72,6 +72,7 @@ std::vector<StepSummary> summarize_steps(const StepLog& log) {
       if (r == 0 || exposed > row.exposed_comm_time_s) {  // the critical rank: its hidden share
         row.exposed_comm_time_s = exposed;
         row.hidden_comm_time_s = rec.hidden_comm;
+        if (log.reports_gathers()) row.exposed_gather_time_s = rec.exposed_gather;
       }
       add_saturating(row.bytes_sent, rec.bytes_sent);
       add_saturating(row.messages_sent, rec.messages_sent);

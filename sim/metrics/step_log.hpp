@@ -19,6 +19,9 @@ struct RankStepRecord {
   // Its aggregation calls' own time (entering a call to leaving it) that ran while it computed this
   // step, inside the step's window (hidden_part, summed over the calls).
   double hidden_comm = 0;
+  // Sharded data parallelism: the time of its parameter gathers in the forward and backward passes
+  // not hidden behind its compute (they lie inside [start, compute_end]).
+  double exposed_gather = 0;
 };
 
 // The part of one aggregation call, entered at `from` and left at `to`, that ran while its rank
@@ -29,7 +32,7 @@ double hidden_part(double from, double to, double start, double compute_end,
                    std::optional<double> window_start);
 
 // Records are allocated a step at a time, when a rank first reaches the step, so memory follows
-// the steps actually run (ranks x 56 bytes each), never the `steps` a scenario asks for.
+// the steps actually run (ranks x 64 bytes each), never the `steps` a scenario asks for.
 // References returned by at() stay valid while later steps are added.
 class StepLog {
  public:
@@ -37,6 +40,9 @@ class StepLog {
   StepLog(int ranks, int steps, int every = 1) : ranks_(ranks), steps_(steps), every_(every) {}
   // Whether the ranks aggregate on `step` (the others train locally, sending nothing).
   bool communicates(int step) const { return (step + 1) % every_ == 0; }
+  // Sharded data parallelism's runs report their exposed gathers (RankStepRecord::exposed_gather).
+  void report_gathers() { gathers_ = true; }
+  bool reports_gathers() const { return gathers_; }
   RankStepRecord& at(int rank, int step);
   // A step no rank has reached reads as zeros.
   const RankStepRecord& at(int rank, int step) const;
@@ -57,6 +63,7 @@ class StepLog {
   };
   void reach(int step);
   int ranks_, steps_, every_;
+  bool gathers_ = false;
   std::deque<std::vector<RankStepRecord>> records_;  // one block of `ranks_` records per step
   std::deque<StepEnd> ends_;                         // one per block of records_
 };
@@ -82,6 +89,9 @@ struct StepSummary {
   // critical rank: the one exposed_comm_time_s is measured on (the first of equals). On that rank
   // exposed + hidden is the time spent in calls (hidden_part, RankStepRecord::hidden_comm).
   double hidden_comm_time_s = 0;
+  // Sharded runs (StepLog::reports_gathers): the critical rank's parameter-gather time not hidden
+  // behind its compute; it lies inside compute_time_s (gathers run before and during the passes).
+  std::optional<double> exposed_gather_time_s;
   std::uint64_t bytes_sent = 0;
   std::uint64_t messages_sent = 0;
   // Held-out evaluation of the averaged model, on evaluated steps of workload runs.

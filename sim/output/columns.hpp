@@ -17,10 +17,10 @@ struct OutputColumn {
 
 // nccl-tests' two bandwidths, as steps.csv, collectives.csv and summary.json define them.
 inline constexpr const char* kAlgbwMeaning =
-    "dense bytes over transfer time (what the user gets): the call's `dense_bytes` / `time_s`, in "
+    "dense bytes over the call's time (what the user gets): the call's `dense_bytes` / `time_s`, in "
     "10^9 bytes per second";
 inline constexpr const char* kBusbwMeaning =
-    "wire bytes x the collective's bus factor over transfer time (what the links carry): nccl-tests' "
+    "wire bytes x the collective's bus factor over the call's time (what the links carry): nccl-tests' "
     "factor of the call's `collective`, `wire_bytes` x 2(p-1)/p for `all_reduce`, x (p-1)/p for "
     "`all_gather` and `reduce_scatter` (x (p-1) for `allgather`, whose calls count one rank's payload), x 1 "
     "for `broadcast`, p the size of `rank_group`; with compression it counts the compressed bytes";
@@ -44,7 +44,8 @@ std::string output_reference_text();
 class CsvTableWriter {
  public:
   explicit CsvTableWriter(const OutputTable& table);
-  // Starts a row; cells follow with cell(), in the table's order.
+  // Starts a row; cells follow with cell(), in the table's order. A cell "inf" or "nan" (a number
+  // out of the finite range) throws SimulationError naming the file, column and row.
   CsvTableWriter& cell(const std::string& name, const std::string& text);
   // Ends the row (throws std::logic_error if a column was skipped).
   void end_row();
@@ -54,6 +55,7 @@ class CsvTableWriter {
   const OutputTable& table_;
   std::vector<std::string> row_;
   std::string text_;
+  int rows_ = 0;  // ended so far
 };
 
 }  // namespace aggsim

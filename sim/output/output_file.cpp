@@ -38,6 +38,7 @@ void check_output_file(const fs::path& path, const std::string& option,
     throw InputError(fmt::format("{}: needs a file name", where));
   if (path.string().find('\0') != std::string::npos)
     throw InputError(fmt::format("{}: the path holds a NUL byte (\\x00), which no file name can", where));
+  check_working_directory(path, option);
   std::error_code ec;
   const fs::file_status status = fs::symlink_status(path, ec);
   if (ec && ec != std::errc::no_such_file_or_directory)

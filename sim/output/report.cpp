@@ -52,9 +52,18 @@ std::vector<StepSummary> step_summaries(const SimulationResult& result) {
 }
 
 CallBandwidth call_bandwidth(const Scenario& sc, int group_size) {
+  return call_bandwidth(sc.algorithm.entry ? call_identity(*sc.algorithm.entry, sc.algorithm.params)
+                                           : CallIdentity{CollectiveKind::all_reduce, sc.algorithm.name},
+                        group_size);
+}
+
+CallBandwidth call_bandwidth(CollectiveKind collective, const std::string& algorithm, int group_size) {
+  return call_bandwidth(CallIdentity{collective, algorithm}, group_size);
+}
+
+CallBandwidth call_bandwidth(const CallIdentity& call, int group_size) {
   CallBandwidth bw;
-  bw.call = sc.algorithm.entry ? call_identity(*sc.algorithm.entry, sc.algorithm.params)
-                               : CallIdentity{CollectiveKind::all_reduce, sc.algorithm.name};
+  bw.call = call;
   bw.algbw_applies = bw.call.collective != CollectiveKind::neighbor_exchange;
   // nccl-tests' factor applies to its size, the collective's whole buffer: p times one rank's payload.
   const std::optional<double> factor = nccl_tests_bus_factor(bw.call.collective, group_size);
@@ -75,7 +84,7 @@ std::optional<double> CallBandwidth::busbw_GBps(double wire_bytes, double second
 
 namespace {
 
-// The calls of a set of steps: their bytes and transfer times summed over the calls that transferred.
+// The calls of a set of steps: their bytes and times summed over the calls that transferred.
 struct CallTotals {
   int calls = 0;  // made
   int timed = 0;  // with a transfer
@@ -89,11 +98,12 @@ CallTotals call_totals(const SimulationResult& result, int first_step, int last_
       const CollectiveRecord& r = result.calls.at(s, b);
       if (!r.called) continue;
       ++t.calls;
-      if (r.window.empty()) continue;
+      const std::optional<CallSpan> span = result.calls.span(s, b);
+      if (!span) continue;
       ++t.timed;
       t.dense_bytes += static_cast<double>(result.call_sizes.at(static_cast<std::size_t>(b)).dense_bytes);
       t.wire_bytes += static_cast<double>(result.call_sizes.at(static_cast<std::size_t>(b)).wire_bytes);
-      t.seconds += r.window.last_end - r.window.first_start;
+      t.seconds += span->seconds();
     }
   return t;
 }
@@ -112,23 +122,26 @@ std::string collectives_csv(const Scenario& sc, const SimulationResult& result) 
       const CollectiveRecord& r = result.calls.at(s, b);
       if (!r.called) continue;
       const CallSize& size = result.call_sizes.at(static_cast<std::size_t>(b));
-      const bool timed = !r.window.empty();
-      const double seconds = timed ? r.window.last_end - r.window.first_start : 0.0;
+      const std::optional<CallSpan> span = result.calls.span(s, b);
+      const bool timed = span.has_value();
+      const double seconds = timed ? span->seconds() : 0.0;
+      const CallBandwidth own = size.collective ? call_bandwidth(*size.collective, bw.call.algorithm, size.group_size) : bw;
       csv.cell("step", fmt::format("{}", s))
           .cell("bucket", fmt::format("{}", b))
           .cell("rank_group", result.rank_group)
-          .cell("collective", collective_kind_name(bw.call.collective))
+          .cell("collective", collective_kind_name(own.call.collective))
           .cell("algorithm", bw.call.algorithm)
           .cell("nccl_algorithm", r.choice.nccl_algorithm)
           .cell("protocol", r.choice.protocol)
           .cell("channels", r.choice.channels > 0 ? fmt::format("{}", r.choice.channels) : "")
           .cell("dense_bytes", fmt::format("{}", size.dense_bytes))
           .cell("wire_bytes", fmt::format("{}", size.wire_bytes))
-          .cell("start_s", timed ? number_cell(r.window.first_start) : "")
-          .cell("end_s", timed ? number_cell(r.window.last_end) : "")
+          .cell("start_s", timed ? number_cell(span->start) : "")
+          .cell("end_s", timed ? number_cell(span->end) : "")
           .cell("time_s", timed ? number_cell(seconds) : "")
-          .cell("algbw_GBps", optional_cell(bw.algbw_GBps(static_cast<double>(size.dense_bytes), seconds)))
-          .cell("busbw_GBps", optional_cell(bw.busbw_GBps(static_cast<double>(size.wire_bytes), seconds)))
+          .cell("algbw_GBps", optional_cell(own.algbw_GBps(static_cast<double>(size.dense_bytes), seconds)))
+          .cell("busbw_GBps", optional_cell(own.busbw_GBps(static_cast<double>(size.wire_bytes), seconds)))
+          .cell("unit", size.unit)
           .end_row();
     }
   return csv.text();
@@ -269,6 +282,11 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result,
   const double n = steps.empty() ? 1.0 : static_cast<double>(steps.size());
   j.set("exposed_comm_time_s", exposed / n);
   j.set("hidden_comm_time_s", hidden / n);
+  if (result.log.reports_gathers()) {
+    double gathers = 0;
+    for (const auto& s : steps) gathers += s.exposed_gather_time_s.value_or(0.0);
+    j.set("exposed_gather_time_s", gathers / n);
+  }
   // Over every call of the run that transferred anything: sums of bytes over the sum of times, so
   // the means below give the bandwidths exactly (as nccl-tests derives them from its mean time).
   const CallTotals calls = call_totals(result, 0, sc.steps - 1);

@@ -22,6 +22,9 @@ struct CallBandwidth {
   std::optional<double> busbw_GBps(double wire_bytes, double seconds) const;
 };
 CallBandwidth call_bandwidth(const Scenario& scenario, int group_size);
+// One call's, where a run's calls differ (CallSize::collective): that collective over groups of p.
+CallBandwidth call_bandwidth(const CallIdentity& call, int group_size);
+CallBandwidth call_bandwidth(CollectiveKind collective, const std::string& algorithm, int group_size);
 
 std::string collectives_csv(const Scenario& scenario, const SimulationResult& result);
 std::string steps_csv(const Scenario& scenario, const SimulationResult& result,

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -126,12 +127,32 @@ MarkerState marker_state(const fs::path& marker) {
 InputError path_error(const fs::filesystem_error& error) {
   std::string where = error.path1().string();
   if (!error.path2().empty()) where += " -> " + error.path2().string();
-  if (where.empty()) where = "output";
+  if (where.empty()) {  // an operation on no path of its own: the working directory's
+    std::error_code ec;
+    (void)fs::current_path(ec);
+    const char* pwd = std::getenv("PWD");
+    where = ec ? fmt::format("the working directory{}", pwd ? fmt::format(" (PWD={})", pwd) : "")
+               : std::string("a file operation");
+  }
   return InputError(fmt::format("{}: {}", where, error.code().message()));
+}
+
+void check_working_directory(const fs::path& path, const std::string& what) {
+  if (!path.is_relative()) return;
+  std::error_code ec;
+  (void)fs::current_path(ec);
+  if (!ec) return;
+  const char* pwd = std::getenv("PWD");
+  throw InputError(fmt::format(
+      "{}{}: is relative to the working directory{}, which {} ({}): cd to an existing folder, or give an "
+      "absolute path",
+      what.empty() ? "" : what + ": ", path.string(), pwd ? fmt::format(" (PWD={})", pwd) : "",
+      ec == std::errc::no_such_file_or_directory ? "no longer exists" : "cannot be read", ec.message()));
 }
 
 void check_output_folder(const fs::path& dir, FolderKind kind, const std::vector<fs::path>& protect) {
   check_path_shape(dir);
+  check_working_directory(dir, "");
   try {
     const std::string base = base_of(dir);
     if (base.empty() || base == "." || base == "..")
@@ -152,11 +173,12 @@ void check_output_folder(const fs::path& dir, FolderKind kind, const std::vector
                       "move the file away",
                       dir.string()));
     const fs::path canonical = fs::weakly_canonical(fs::absolute(dir));
-    std::vector<fs::path> guarded = {fs::current_path()};
+    std::error_code no_cwd;
+    std::vector<fs::path> guarded = {fs::current_path(no_cwd)};  // none when removed: nothing to guard
     for (const auto& p : protect)
       if (!p.empty()) guarded.push_back(fs::weakly_canonical(fs::absolute(p)));
     for (const auto& p : guarded)
-      if (contains(canonical, p))
+      if (!p.empty() && contains(canonical, p))
         throw InputError(fmt::format(
             "{}: contains {}{}; aggsim never replaces a folder holding the working directory or the "
             "scenario: choose another --out",

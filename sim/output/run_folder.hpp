@@ -65,5 +65,8 @@ void write_run_folder(const RunFolderRequest& request, const std::vector<OutputF
 
 // A filesystem error as an input error naming its path(s), e.g. "out/x: Permission denied".
 InputError path_error(const std::filesystem::filesystem_error& error);
+// Throws InputError when `path` is relative and the working directory it is relative to no longer
+// exists (removed while aggsim ran from it), naming the path, `what` (e.g. "--csv") and $PWD.
+void check_working_directory(const std::filesystem::path& path, const std::string& what);
 
 }  // namespace aggsim

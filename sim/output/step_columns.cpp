@@ -62,8 +62,8 @@ const std::vector<StepColumn>& step_columns() {
         "pass)"},
        [](const StepRow& r) { return number(r.step.exposed_comm_time_s); }},
       {{"algbw_GBps", "GB/s",
-        std::string("the step's calls (collectives.csv): their dense bytes summed over their transfer "
-                    "times summed, i.e. ") +
+        std::string("the step's calls (collectives.csv): their dense bytes summed over their times "
+                    "summed, i.e. ") +
             kAlgbwMeaning + "; empty for decentralized schemes and on local steps"},
        [](const StepRow& r) { return optional_number(r.algbw_GBps); }},
       {{"busbw_GBps", "GB/s",
@@ -97,6 +97,13 @@ const std::vector<StepColumn>& step_columns() {
         "call left] ∩ [compute start, compute end]|, within the window. Never more than the calls took; "
         "`exposed_comm_time_s` + `hidden_comm_time_s` is that rank's time in calls"},
        [](const StepRow& r) { return number(r.step.hidden_comm_time_s); }},
+      {{"exposed_gather_time_s", "s",
+        "sharded data parallelism (`fsdp`): the time of the parameter gathers of the forward and backward "
+        "passes not hidden behind compute, on the rank `exposed_comm_time_s` is measured on; these gathers "
+        "run before and between the units' compute, so this time lies inside `compute_time_s` (the "
+        "breakdown draws it apart from it); gathers after the step (`sharding: optimizer`, the last step) "
+        "are in `exposed_comm_time_s`; empty for other algorithms"},
+       [](const StepRow& r) { return r.step.exposed_gather_time_s ? number(*r.step.exposed_gather_time_s) : std::string(); }},
   };
   return columns;
 }

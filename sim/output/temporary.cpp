@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <vector>
@@ -214,6 +215,24 @@ void write_file_atomically(const fs::path& path, const std::string& content) {
                     "link); aggsim replaces only regular files",
                     path.string()));
   fs::rename(tmp.content(), path);
+}
+
+std::filesystem::path system_temporary_folder() {
+  const char* tmpdir = std::getenv("TMPDIR");
+  if (tmpdir == nullptr) return "/tmp";
+  const std::filesystem::path folder = tmpdir;
+  std::error_code ec;
+  const auto status = std::filesystem::status(folder, ec);
+  if (folder.empty() || !std::filesystem::is_directory(status))
+    throw InputError(fmt::format(
+        "TMPDIR='{}': {}: it names the folder for temporary files (the scratch runs of perf, calibrate "
+        "and compare); name an existing folder, or unset it for /tmp",
+        tmpdir,
+        folder.empty()                          ? "is empty"
+        : !std::filesystem::exists(status)      ? "no such folder"
+        : ec                                    ? ec.message()
+                                                : "is not a folder"));
+  return folder;
 }
 
 }  // namespace aggsim

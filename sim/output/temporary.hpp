@@ -51,6 +51,10 @@ class Temporary {
   std::filesystem::path path_;
 };
 
+// The system's folder for temporary files: TMPDIR when set, else /tmp. Throws InputError naming
+// TMPDIR when it is set but empty, or does not name a folder.
+std::filesystem::path system_temporary_folder();
+
 // The marker file inside every temporary, and its text for `token`.
 inline constexpr const char* kTemporaryMarker = ".aggsim-temporary";
 std::string temporary_marker_text(const std::string& token);

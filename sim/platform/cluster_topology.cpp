@@ -30,7 +30,9 @@ std::string node_link_name(const NodeShape& shape, std::int64_t node) {
 }
 
 void build_star(const NodeShape& shape, const Params& p, const ResolvedOverrides& overrides) {
+  const sg4::NetZone* root = create_platform_root();
   auto* zone = sg4::create_star_zone("cluster");
+  copy_models(zone, root);
   EndpointBuilder endpoints(shape, &overrides);
   sg4::Link* backbone = nullptr;
   if (p.has("backbone_bandwidth")) {
@@ -62,7 +64,7 @@ void build_star(const NodeShape& shape, const Params& p, const ResolvedOverrides
     zone->add_route(nullptr, netpoint, nullptr, gateway,
                     {sg4::LinkInRoute(links[i], sg4::LinkInRoute::Direction::DOWN)}, false);
   }
-  zone->seal();
+  join_fabric(zone);
 }
 
 // One-link symmetric route between two netpoints of a full zone (what ns-3 turns into a cable).

@@ -72,11 +72,12 @@ void build_dragonfly(const NodeShape& nodes, const Params& p, const ResolvedOver
   const sg4::DragonflyParams shape({u(s.groups), u(p.integer("group_links"))},
                                    {u(s.chassis), u(p.integer("chassis_links"))},
                                    {u(s.routers), u(p.integer("router_links"))}, u(s.nodes_per_router));
+  create_platform_root();
   auto* zone =
       sg4::create_dragonfly_zone("dragonfly", nullptr, shape, endpoints.callbacks("dragonfly-spare"),
                                  nodes.bandwidth, nodes.latency, sg4::Link::SharingPolicy::SPLITDUPLEX);
   endpoints.attach();
-  zone->seal();
+  join_fabric(zone);
   // A node's own link is the one to its router, local_link_from_router_<r>_to_node_<j>_<k>: node
   // r * nodes_per_router + j.
   std::vector<std::int64_t> numbers;

@@ -96,14 +96,14 @@ NodeShape node_shape(const Params& p) {
   if (s.hosts() > (1 << 22))
     throw std::invalid_argument(
         fmt::format("nodes: {} nodes x {} GPUs is more than {} hosts", s.nodes, s.gpus_per_node, 1 << 22));
-  // Each multi-GPU node is a SimGrid zone, and SimGrid 3.32 checks every new link name against, and
-  // seals, every zone: building costs about nodes x hosts (4,096 nodes of 8 GPUs as a fat tree: 35 s).
+  // Each multi-GPU node is a SimGrid zone with its actors' flows: beyond these bounds a run's memory
+  // and time (one all-reduce step of 8,192 nodes of 8 GPUs: tests/bench/results/nccl.csv) outgrow
+  // the machines aggsim is meant for.
   if (s.gpus_per_node > 1 && (s.nodes > kMaxMultiGpuNodes || s.hosts() > kMaxMultiGpuHosts))
     throw std::invalid_argument(fmt::format(
         "nodes: {} nodes x {} GPUs is more than this simulator builds with gpus_per_node > 1 (at most {} "
-        "nodes and {} hosts: every multi-GPU node is a SimGrid zone, and the platform's build time grows "
-        "with "
-        "nodes x hosts); use fewer nodes, or gpus_per_node: 1 (plain hosts, up to {} of them)",
+        "nodes and {} hosts: every multi-GPU node is a SimGrid zone, and a run's memory and time grow "
+        "with its GPUs' flows); use fewer nodes, or gpus_per_node: 1 (plain hosts, up to {} of them)",
         s.nodes, s.gpus_per_node, kMaxMultiGpuNodes, kMaxMultiGpuHosts, 1 << 22));
   s.speed = p.real("speed");
   s.nics_per_node = p.integer("nics_per_node");
@@ -143,6 +143,26 @@ std::string endpoint_host_name(const NodeShape& shape, std::int64_t node, std::i
   return fmt::format("node-{}-gpu-{}", node, gpu);
 }
 
+sg4::NetZone* create_platform_root() {
+  // An empty zone routes nothing: every route of a generated platform lies within its fabric.
+  return sg4::create_empty_zone("platform");
+}
+
+void copy_models(sg4::NetZone* zone, const sg4::NetZone* from) {
+  auto* impl = zone->get_impl();
+  const auto* source = from->get_impl();
+  impl->set_network_model(source->get_network_model());
+  impl->set_cpu_pm_model(source->get_cpu_pm_model());
+  impl->set_cpu_vm_model(source->get_cpu_vm_model());
+  impl->set_disk_model(source->get_disk_model());
+  impl->set_host_model(source->get_host_model());
+}
+
+void join_fabric(sg4::NetZone* fabric) {
+  fabric->set_parent(sg4::Engine::get_instance()->get_netzone_root());
+  fabric->seal();
+}
+
 std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoint*> EndpointBuilder::create(
     sg4::NetZone* fabric, std::int64_t endpoint) {
   if (!shape_.has_nic) {
@@ -154,14 +174,7 @@ std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoin
   const std::string name = domain ? fmt::format("nvlink-domain-{}", endpoint) : fmt::format("node-{}", endpoint);
   // A full zone when GPUs use different NICs: a star routes every host to the gateway the same way.
   sg4::NetZone* zone = shape_.nics_per_node > 1 || domain ? sg4::create_full_zone(name) : sg4::create_star_zone(name);
-  // What set_parent would copy, so that links and hosts can be made before the zone is attached.
-  auto* impl = zone->get_impl();
-  const auto* fabric_impl = fabric->get_impl();
-  impl->set_network_model(fabric_impl->get_network_model());
-  impl->set_cpu_pm_model(fabric_impl->get_cpu_pm_model());
-  impl->set_cpu_vm_model(fabric_impl->get_cpu_vm_model());
-  impl->set_disk_model(fabric_impl->get_disk_model());
-  impl->set_host_model(fabric_impl->get_host_model());
+  copy_models(zone, fabric);  // links and hosts are made before the zone is attached
   auto* gateway = zone->create_router(name + "-nic");
   if (domain)
     fill_rail_node(zone, gateway, endpoint * shape_.nvlink_domain, shape_.nvlink_domain);
@@ -268,10 +281,13 @@ sg4::ClusterCallbacks EndpointBuilder::callbacks(const std::string& spare_prefix
   return sg4::ClusterCallbacks(
       [this, spare_prefix](sg4::NetZone* zone, const std::vector<unsigned long>& /*coord*/, unsigned long id)
           -> std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoint*> {
+        // SimGrid's builders make the fabric zone apart from the root, without models.
+        if (!zone->get_impl()->get_network_model())
+          copy_models(zone, sg4::Engine::get_instance()->get_netzone_root());
         const auto node = static_cast<std::int64_t>(id);
         if (node < shape_.endpoints()) {
           // SimGrid's builders add the leaf's own links and routes right after this call, and they
-          // need the node zone attached: attach it now (so these builders stay quadratic in nodes).
+          // need the node zone attached (its netpoint numbered in the fabric): attach it now.
           auto endpoint = create(zone, node);
           attach();
           return endpoint;

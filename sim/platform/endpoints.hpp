@@ -27,8 +27,12 @@ namespace aggsim {
 namespace sg4 = simgrid::s4u;
 
 // Bounds on generated platforms with gpus_per_node > 1 (see node_shape).
-constexpr std::int64_t kMaxMultiGpuNodes = 4096;
-constexpr std::int64_t kMaxMultiGpuHosts = 32768;
+constexpr std::int64_t kMaxMultiGpuNodes = 8192;
+constexpr std::int64_t kMaxMultiGpuHosts = 65536;
+// Hosts a generated platform may hold beyond its ranks: at most this many per rank, or
+// kMinGeneratedHosts in all whatever the ranks (each host costs memory and build time).
+constexpr std::int64_t kGeneratedHostsPerRank = 16;
+constexpr std::int64_t kMinGeneratedHosts = 65536;
 
 // The keys every generator takes: nodes | hosts, gpus_per_node, bandwidth, latency, speed, intra_*,
 // nic_bandwidth. `fabric_link_help` names the links bandwidth/latency apply to.
@@ -49,11 +53,20 @@ void write_gpu_properties(sg4::Host* host, const NodeShape& shape, std::int64_t 
 // naturally in rank order).
 std::string endpoint_host_name(const NodeShape& shape, std::int64_t node, std::int64_t gpu);
 
-// Builds the endpoints of one generated fabric. SimGrid 3.32 checks every new link and host name
-// against every zone of the platform, which is quadratic with one zone per multi-GPU node (a
-// 16,384 x 2 cluster took minutes to build). So node zones are filled while detached, with the
-// fabric's models, and joined to the fabric by attach(), which the generator calls before it seals
-// the fabric.
+// SimGrid 3.32 checks every new link and host name against every zone below the platform's root,
+// and seals a zone by a walk over every host below the root: with one zone per multi-GPU node a
+// platform built below the root costs nodes x hosts (8,192 nodes of 8 GPUs as a cluster: 24 s, as a
+// fat tree with 8 NICs a node: minutes). So a generator makes the root first (create_platform_root),
+// builds its fabric apart from it, where those walks find nothing, and joins the fabric to the root
+// once it is built (join_fabric). SimGrid gives its models to the root only: a zone built apart
+// takes them with copy_models.
+sg4::NetZone* create_platform_root();
+void copy_models(sg4::NetZone* zone, const sg4::NetZone* from);
+void join_fabric(sg4::NetZone* fabric);
+
+// Builds the endpoints of one generated fabric. Node zones are filled while detached, with the
+// fabric's models, and joined to the fabric by attach(), which the generator calls before it joins
+// the fabric to the root.
 struct ResolvedOverrides;  // sim/platform/platform_overrides.hpp
 
 class EndpointBuilder {

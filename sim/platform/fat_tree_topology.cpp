@@ -78,11 +78,12 @@ void build_fat_tree(const NodeShape& nodes, const Params& p, const ResolvedOverr
   const FatTreeShape s = fat_tree_shape(p, nodes.endpoints());
   const sg4::FatTreeParams tree(static_cast<unsigned>(s.levels), convert_all<unsigned>(s.down),
                                 convert_all<unsigned>(s.up), convert_all<unsigned>(s.link_count));
+  create_platform_root();
   auto* zone =
       sg4::create_fatTree_zone("fat_tree", nullptr, tree, endpoints.callbacks("fat_tree-spare"),
                                nodes.bandwidth, nodes.latency, sg4::Link::SharingPolicy::SPLITDUPLEX);
   endpoints.attach();
-  zone->seal();
+  join_fabric(zone);
   // A node's own links are those to its leaf switches, link_from_<node>_<switch>_<n> with n below the
   // leaf link count (SimGrid 3.32 numbers them first).
   const std::int64_t leaf_links = capped_product(s.down, kMaxLeaves) * s.up[0] * s.link_count[0];

@@ -56,11 +56,12 @@ std::vector<std::int64_t> torus_dimensions(const Params& p, std::int64_t nodes) 
 void build_torus(const NodeShape& nodes, const Params& p, const ResolvedOverrides& overrides) {
   EndpointBuilder endpoints(nodes, &overrides);
   const auto dims = torus_dimensions(p, nodes.endpoints());
+  create_platform_root();
   auto* zone = sg4::create_torus_zone("torus", nullptr, convert_all<unsigned long>(dims),
                                       endpoints.callbacks("torus-spare"), nodes.bandwidth, nodes.latency,
                                       sg4::Link::SharingPolicy::SPLITDUPLEX);
   endpoints.attach();
-  zone->seal();
+  join_fabric(zone);
   // A torus has no host links: a node's own links are all its neighbour links,
   // torus_link_from_<a>_to_<b> with the node at either end.
   std::vector<std::int64_t> numbers;

@@ -97,6 +97,15 @@ struct EngineSpec {
   bool replay = true;  // reuse the timing of repeated steps (sim/engine/replay.hpp)
 };
 
+// Megatron-LM's layout of the ranks (tensor fastest, then data, then pipeline): the ranks sharing a
+// tensor and pipeline position form one data-parallel group, which aggregates its 1/tensor part of
+// the model with the scenario's algorithm; all groups aggregate at once on the one platform.
+struct ParallelSpec {
+  int tensor = 1;
+  int pipeline = 1;
+  int groups() const { return tensor * pipeline; }
+};
+
 struct OutputSpec {
   std::string dir;     // empty: out/<scenario name>
   bool trace = false;  // also write trace.json (Chrome trace events) and links.csv
@@ -144,6 +153,7 @@ struct Scenario {
   WorkloadSpec workload;
   ComputeSpec compute;
   EngineSpec engine;
+  ParallelSpec parallel;
   OutputSpec output;
   std::optional<Calibration> calibration;  // `calibration: cal.yaml` (already applied to platform/network)
   std::vector<DroppedKey> dropped_keys;    // for the command to report, one line each

@@ -38,7 +38,8 @@ std::vector<ParamSpec> top_level_param_specs() {
 
 const std::vector<std::string>& scenario_sections() {
   static const std::vector<std::string> sections = {"platform", "model",   "algorithm", "compression",
-                                                    "workload", "compute", "engine",    "output"};
+                                                    "workload", "compute", "engine",    "parallel",
+                                                    "output"};
   return sections;
 }
 
@@ -96,6 +97,17 @@ std::vector<ParamSpec> compute_param_specs() {
 std::vector<ParamSpec> engine_param_specs() {
   return {ParamSpec("replay", ParamKind::boolean, "true",
                     "reuse the timing of repeated steps (sim/engine/README.md, Replay of repeated steps)")};
+}
+
+std::vector<ParamSpec> parallel_param_specs() {
+  return {ParamSpec("tensor", ParamKind::integer, "1",
+                    "tensor-parallel ranks (Megatron-LM's order: tensor fastest, then data, then pipeline); "
+                    "each holds 1/tensor of every layer and aggregates it with the ranks of its data-parallel "
+                    "group; tensor-parallel traffic itself is not simulated")
+              .between(1, 1 << 22),
+          ParamSpec("pipeline", ParamKind::integer, "1",
+                    "pipeline stages; only 1 so far (stages of their own layers are not simulated yet)")
+              .between(1, 1 << 22)};
 }
 
 std::vector<ParamSpec> output_param_specs() {

@@ -1,8 +1,8 @@
 #pragma once
 // The keys of a scenario that no component declares (the top level, the choice between a platform
-// file and a generator, compute, engine, output), as ParamSpecs: the loader reads them through these
-// specs, and `aggsim list --keys` prints them beside the components' own (algorithms, compressors,
-// topologies, model, workload), so the key reference cannot drift from what the loader accepts.
+// file and a generator, compute, engine, parallel, output), as ParamSpecs: the loader reads them
+// through these specs, and `aggsim list --keys` prints them beside the components' own (algorithms,
+// compressors, topologies, model, workload), so the key reference cannot drift from what the loader accepts.
 #include <string>
 #include <vector>
 
@@ -22,6 +22,8 @@ std::vector<ParamSpec> override_selector_param_specs();
 // `compute:`, with straggler_param_specs() under `straggler.`.
 std::vector<ParamSpec> compute_param_specs();
 std::vector<ParamSpec> engine_param_specs();
+// `parallel:` (tensor x pipeline x data layout, Megatron-LM's order).
+std::vector<ParamSpec> parallel_param_specs();
 std::vector<ParamSpec> output_param_specs();
 // The names of the keys `specs` declares at its top level (a nested group counts once, as its
 // prefix): what a mapping read through them expects.

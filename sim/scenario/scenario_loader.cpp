@@ -14,6 +14,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/input_file.hpp"
 #include "sim/core/strings.hpp"
+#include "sim/platform/endpoints.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/platform/platform_overrides.hpp"
 #include "sim/platform/systems.hpp"
@@ -466,6 +467,14 @@ void read_platform_section(YamlMap& top, Scenario& sc, const std::string& file) 
     const YamlValue& at = ranks ? *ranks : top.value();
     at.fail(ranks_do_not_fit(sc, hosts));
   }
+  // Hosts no rank runs on still cost their memory and their build time (4,194,304 hosts for 8 ranks
+  // took 3 GB and 17 s before the run could start).
+  const std::int64_t allowed = std::max<std::int64_t>(kMinGeneratedHosts, kGeneratedHostsPerRank * sc.ranks);
+  if (hosts > allowed)
+    value_at_key(top.value(), sc.platform.shape.sized_by_hosts ? "platform.hosts" : "platform.nodes")
+        .fail(fmt::format("the platform has {} hosts for {} ranks: aggsim generates at most {} hosts per rank "
+                          "(or {} in all, whatever the ranks); size it for the ranks that run",
+                          hosts, sc.ranks, kGeneratedHostsPerRank, kMinGeneratedHosts));
 }
 
 // The network preset against the platform, then the calibration that may replace its factors.
@@ -532,6 +541,21 @@ void read_compression_section(YamlMap& top, Scenario& sc) {
   sc.compression.transport = &transport_for(*sc.algorithm.entry, *sc.compression.entry);
 }
 
+// A sharded schedule (AlgorithmRun::sharding) has units instead of DDP's buckets and updates each
+// rank's shard of the gradient: the common keys it cannot honour are refused where they are written.
+void check_sharded_schedule(YamlMap& top, const Scenario& sc, const AlgorithmRun& run) {
+  if (!run.sharding) return;
+  const auto refuse = [&](const char* key, const std::string& why) {
+    value_at_key(top.value().child("algorithm"), key)
+        .fail(fmt::format("{}: {} shards parameters unit by unit: {}", key, sc.algorithm.name, why));
+  };
+  if (sc.algorithm.apply_to == ApplyTo::weights)
+    refuse("apply_to", "it reduces gradients (leave apply_to at gradients)");
+  if (sc.algorithm.every > 1) refuse("every", "every step aggregates (leave every at 1)");
+  if (const YamlValue alg = top.value().child("algorithm"); alg.is_map() && alg.node()["bucket"])
+    refuse("bucket", "its units are set by its own key `unit`, not by DDP's buckets");
+}
+
 // The algorithm's checks of its parameters as a whole (a graph, the op, the compressor), then the
 // transport's check of the pairing: the prepare stage `run` goes through, here without the platform
 // (built later, when the checks that need it run too). The run takes this stage when it read
@@ -542,13 +566,53 @@ void check_algorithm_pairing(YamlMap& top, Scenario& sc) {
   const AlgorithmConfig& config = loaded->config;
   try {
     loaded->run = prepare_run(config);
+    check_sharded_schedule(top, sc, *loaded->run);
     if (sc.compression.transport->check) sc.compression.transport->check(config);
+    // Pieces that pay their route's latency themselves run with a latency factor of 0, which
+    // SimGrid 3.32's ns-3 model does not take (it aborts the run with "Feature unimplemented").
+    if (sc.network == NetworkPreset::ns3 && loaded->run->pieces_pay_latency) {
+      const bool chunk = sc.algorithm.params.has("movement") && sc.algorithm.params.text("movement") == "chunk";
+      value_at_key(top.value(), "network")
+          .fail(fmt::format("ns3 cannot run {}{}: its pieces charge their route's latency themselves, which "
+                            "SimGrid's ns-3 model does not allow; use network auto | lv08 | alpha_beta{}",
+                            sc.algorithm.name, chunk ? " with movement: chunk" : "",
+                            chunk ? ", or movement: flow" : ""));
+    }
     sc.prepared_at_load = std::move(loaded);
   } catch (const ParamError& e) {
     if (auto compression = top.get("compression"); e.key == "compression" && compression)
       compression->fail(e.what());
+    if (e.key.rfind("model.", 0) == 0) value_at_key(top.value(), scenario_key_of(sc, e.key)).fail(e.what());
     value_at_key(top.value().child("algorithm"), e.key).fail(e.what());
   }
+}
+
+// parallel.*: the layout must cut the ranks into equal data-parallel groups, and each group reduces
+// apart from the others, which the math plane's single reduction over all ranks does not model.
+void read_parallel(YamlMap& top, Scenario& sc) {
+  const auto v = top.get("parallel");
+  if (!v) return;
+  YamlMap map(*v);
+  map.expect(spec_keys(parallel_param_specs()));
+  map.finish();
+  const Params p = map.params(parallel_param_specs());
+  map.finish();
+  sc.parallel.tensor = static_cast<int>(p.integer("tensor"));
+  sc.parallel.pipeline = static_cast<int>(p.integer("pipeline"));
+  const auto at = [&](const char* key) { return map.get(key) ? *map.get(key) : *v; };
+  if (sc.parallel.pipeline > 1)
+    at("pipeline").fail(
+        fmt::format("{} stages: pipeline stages are not simulated yet (use pipeline: 1)", sc.parallel.pipeline));
+  if (sc.ranks % sc.parallel.groups() != 0)
+    at("tensor").fail(fmt::format("tensor {} x pipeline {} does not divide the {} ranks into equal "
+                                  "data-parallel groups (ranks must be a multiple of {})",
+                                  sc.parallel.tensor, sc.parallel.pipeline, sc.ranks, sc.parallel.groups()));
+  if (sc.parallel.groups() > 1 && (sc.model.math || top.get("workload")))
+    at("tensor").fail(fmt::format("a parallel layout's {} data-parallel groups each reduce their own part, "
+                                  "which the math plane does not model: set model.math: off and leave "
+                                  "workload out",
+                                  sc.parallel.groups()));
+  sc.key_locations["parallel"] = v->location();
 }
 
 // engine.* and output.*: both sections' keys (and defaults) are their specs'.
@@ -580,6 +644,10 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
   read_platform_section(top, sc, source->file);
   check_network(top, sc);
   read_model(top.get("model"), sc.model, source->file);
+  if (auto model = top.get("model"); model && model->is_map())  // for checks of the size against the platform
+    for (const std::string key : {"size", "layers"})
+      if (model->node()[key]) sc.key_locations["model." + key] = model->child(key).location();
+  read_parallel(top, sc);
   read_algorithm_section(top, sc);
   check_calibration_family(sc);
   read_compression_section(top, sc);
@@ -665,12 +733,19 @@ Scenario load_scenario_text(const std::string& text, const std::string& label,
   return load_from(text, label, overrides);
 }
 
+std::string scenario_key_of(const Scenario& sc, const std::string& param_key) {
+  if (param_key == "compression") return param_key;
+  if (param_key == "model.size") return sc.model.layers_file.empty() ? param_key : "model.layers";
+  return "algorithm." + param_key;
+}
+
 AlgorithmConfig algorithm_config(const Scenario& sc) {
   AlgorithmConfig config;
+  config.model_bytes = sc.model.size_bytes;
   config.algorithm = sc.algorithm.entry;
   config.op = sc.algorithm.op;
   config.params = sc.algorithm.params;
-  config.world = sc.ranks;
+  config.world = sc.ranks / sc.parallel.groups();  // one data-parallel group
   config.math = sc.model.math;
   if (sc.calibration && sc.calibration->nccl) config.protocol_costs = *sc.calibration->nccl;
   if (sc.calibration && !(sc.calibration->intra.empty() && sc.calibration->inter.empty()))
@@ -748,6 +823,10 @@ std::string resolved_yaml(const Scenario& sc) {
   emit_params(out, sc.compression.entry->params, sc.compression.params);
   out << YAML::EndMap;
   emit_training(out, sc);
+  if (sc.parallel.groups() > 1)
+    out << YAML::Key << "parallel" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "tensor"
+        << YAML::Value << sc.parallel.tensor << YAML::Key << "pipeline" << YAML::Value << sc.parallel.pipeline
+        << YAML::EndMap;
   if (!sc.engine.replay)
     out << YAML::Key << "engine" << YAML::Value << YAML::BeginMap << YAML::Key << "replay" << YAML::Value
         << false << YAML::EndMap;

@@ -21,6 +21,11 @@ std::vector<std::string> scenario_top_level_keys();
 // layout).
 AlgorithmConfig algorithm_config(const Scenario& scenario);
 
+// The scenario key a prepare stage's ParamError names: "compression", the model's size
+// ("model.size", or "model.layers" when a layer table sets it) for "model.size", else
+// "algorithm.KEY".
+std::string scenario_key_of(const Scenario& scenario, const std::string& param_key);
+
 // One point of a sweep file: the same as load_scenario_text, but the top-level `sweep:` block
 // (read by sim/sweep) is set aside first, so errors still carry the sweep file's own lines.
 Scenario load_sweep_point_text(const std::string& text, const std::string& label,

@@ -25,6 +25,12 @@ const char* apply_to_name(ApplyTo a) {
 
 namespace {
 
+// custom_avg divides fp32 sums by the denominator (NCCL's variant multiplies by its float inverse):
+// 1e-45 made them inf and NaN, 1e308 became an infinite float. Within [1e-6, 1e12] both the
+// quotient of any gradient sum a run makes and the inverse stay ordinary floats.
+constexpr double kMinDenominator = 1e-6;
+constexpr double kMaxDenominator = 1e12;
+
 // Parameters of a whole model: 4 bytes each must stay below 2^63 bytes.
 constexpr std::int64_t kMaxModelElements =
     std::numeric_limits<std::int64_t>::max() / static_cast<std::int64_t>(kFloatBytes);
@@ -71,6 +77,10 @@ void read_layer_table(const std::string& file, ModelSpec& spec) {
   const YamlValue layers = top.require("layers");
   if (!layers.node().IsSequence() || layers.node().size() == 0)
     layers.fail("expected a non-empty list of layers");
+  if (layers.node().size() > static_cast<std::size_t>(kMaxLayers))
+    layers.fail(fmt::format("{} layers: aggsim reads at most {} (each is timed, bucketed and aggregated step "
+                            "by step; merge small tensors into one row)",
+                            layers.node().size(), kMaxLayers));
   spec.layers.clear();
   std::int64_t elements = 0;
   for (std::size_t i = 0; i < layers.node().size(); ++i) {
@@ -148,8 +158,10 @@ std::vector<ParamSpec> common_algorithm_param_specs() {
       ParamSpec("op", ParamKind::choice, "avg",
                 "reduction: avg divides the sum by the number reduced, custom_avg by denominator")
           .one_of(reduce_kind_names()),
-      ParamSpec("denominator", ParamKind::real, "", "custom_avg's divisor (needed with op: custom_avg only)")
-          .between(1e-300, 1e300),
+      ParamSpec("denominator", ParamKind::real, "",
+                "custom_avg's divisor (needed with op: custom_avg only), from 1e-6 to 1e12: fp32 gradients are "
+                "divided by it, and beyond these bounds the quotient can leave the finite floats")
+          .between(kMinDenominator, kMaxDenominator),
       ParamSpec("granularity", ParamKind::choice, granularity_name(Granularity::model),
                 "model: one collective after the backward pass; layer: one per bucket of layers, in order, "
                 "overlapping the backward pass (overlap: false: one per tensor, after it)")

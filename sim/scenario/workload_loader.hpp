@@ -14,6 +14,9 @@
 
 namespace aggsim {
 
+// Rows a layer table may hold: hundreds of times the shipped tables (scenarios/models/: at most 157).
+constexpr std::int64_t kMaxLayers = 65536;
+
 // model.*: size, layers, batch, proxy_dim, math.
 std::vector<ParamSpec> model_param_specs();
 // algorithm.*, for every algorithm besides its own keys: op, denominator, granularity, bucket, overlap,

@@ -241,6 +241,13 @@ void check_yaml_nesting(const std::string& text, const std::string& label) {
       throw InputError(fmt::format("{}:{}: nested more than {} levels deep; aggsim reads at most {}", label,
                                    line, kMaxYamlNesting, kMaxYamlNesting));
   };
+  std::int64_t values = 0;
+  auto count = [&] {
+    if (++values > kMaxYamlValues)
+      throw InputError(fmt::format("{}:{}: more than {} keys, items and values by this line; aggsim reads "
+                                   "at most {} from one YAML file",
+                                   label, line, kMaxYamlValues, kMaxYamlValues));
+  };
   while (i < text.size()) {
     // Start of a line: its indentation, counting each "- " of a compact sequence as one more level.
     std::size_t indent = 0;
@@ -250,6 +257,7 @@ void check_yaml_nesting(const std::string& text, const std::string& label) {
       ++i;
     }
     const bool content = i < text.size() && text[i] != '\n' && text[i] != '#' && text[i] != '\r';
+    if (content) count();
     if (content && flow == 0) {
       while (!indents.empty() && indents.back() >= indent) indents.pop_back();
       indents.push_back(indent);
@@ -267,7 +275,10 @@ void check_yaml_nesting(const std::string& text, const std::string& label) {
         while (i < text.size() && text[i] != '\n') ++i;
         break;
       } else if (c == '[' || c == '{') {
+        count();
         too_deep(static_cast<int>(indents.size()) + ++flow);
+      } else if (c == ':' || c == ',') {
+        count();
       } else if ((c == ']' || c == '}') && flow > 0) {
         --flow;
       }

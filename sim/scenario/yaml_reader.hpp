@@ -106,6 +106,11 @@ std::string find_input_file(const YamlValue& where, const std::string& what, con
 // stack. Refuses text nested deeper than kMaxYamlNesting (flow brackets, or block indentation
 // levels), with the line of the first too-deep level, before YAML::Load sees it.
 constexpr int kMaxYamlNesting = 64;
+// It also holds every node of a document at once, about 470 bytes each (a 57 MB layer table of
+// 10^6 rows took 4.2 GB): text with more than kMaxYamlValues keys, items and values (counted from
+// lines, ':' ',' '[' and '{' outside quotes and comments, an upper bound) is refused at the line
+// where the count passes it, so a refusal stays far below 1 GB.
+constexpr std::int64_t kMaxYamlValues = std::int64_t{1} << 20;
 void check_yaml_nesting(const std::string& text, const std::string& label);
 
 // Writes every present value of `params` as `key: canonical text` into a mapping being emitted.

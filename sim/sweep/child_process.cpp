@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/error.hpp"
 #include "sim/engine/simulation.hpp"
 
 extern char** environ;
@@ -151,12 +152,17 @@ void register_child_main(ChildMain main) {
   g_child_main = main;
 }
 
-bool child_would_fork(const std::string& exe, std::string* why_not) {
-  std::string reason;
+std::string spawn_mode() {
   const char* spawn = std::getenv(kSpawnVariable);
   const std::string mode = spawn ? spawn : "";
   if (mode != "" && mode != "fork" && mode != "exec")
-    throw std::runtime_error(fmt::format("{} must be fork or exec, not '{}'", kSpawnVariable, mode));
+    throw InputError(fmt::format("{} must be fork or exec, not '{}'", kSpawnVariable, mode));
+  return mode;
+}
+
+bool child_would_fork(const std::string& exe, std::string* why_not) {
+  std::string reason;
+  const std::string mode = spawn_mode();
   std::error_code ec;
   if (mode == "exec")
     reason = fmt::format("{}=exec", kSpawnVariable);

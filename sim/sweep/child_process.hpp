@@ -26,6 +26,10 @@ void register_child_main(ChildMain main);
 // it can).
 inline constexpr const char* kSpawnVariable = "AGGSIM_SPAWN";
 
+// The value of kSpawnVariable: "" (unset or empty), "fork" or "exec". Throws InputError naming the
+// variable for anything else.
+std::string spawn_mode();
+
 // Starts `exe ARGS...` (ARGS without the program name) as a child with stdin and stdout on
 // /dev/null, stderr written to `stderr_file`, and kSweepParentVariable naming this process.
 // Throws std::runtime_error when it cannot start.

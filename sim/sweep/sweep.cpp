@@ -228,12 +228,27 @@ Sweep header_of(const SweepBlock& block, const std::string& label) {
                         "their seeds from the base seed, so use one or the other",
                         label));
     }
+  // The points are the axes' product: counted with overflow checks before any is made.
+  std::uint64_t points = static_cast<std::uint64_t>(block.repeat);
+  bool overflow = false;
+  std::string lengths;
+  for (const auto& axis : block.axes) {
+    overflow = overflow || __builtin_mul_overflow(points, axis.rows.size(), &points);
+    lengths += fmt::format("{}{}", lengths.empty() ? "" : " x ", axis.rows.size());
+  }
+  if (block.repeat > 1) lengths += fmt::format("{}{} repetitions", lengths.empty() ? "" : " x ", block.repeat);
+  if (overflow || points > kMaxSweepPoints)
+    throw InputError(fmt::format("{}: the sweep has {} points ({}), more than the {} aggsim expands in one "
+                                 "sweep: sweep fewer values, or split it into several sweeps",
+                                 label, overflow ? std::string("2^64 or more") : std::to_string(points), lengths,
+                                 kMaxSweepPoints));
   Sweep sweep;
   sweep.file = label;
   sweep.name = block.name;
   sweep.default_out = block.out.empty() ? "out/" + block.name : block.out;
   for (const auto& axis : block.axes) sweep.keys.insert(sweep.keys.end(), axis.keys.begin(), axis.keys.end());
   sweep.repeat = block.repeat;
+  sweep.planned_points = points;
   return sweep;
 }
 
@@ -299,7 +314,11 @@ std::uint64_t repetition_seed(std::uint64_t base, int r) {
 }
 
 Sweep read_sweep_header(const std::string& file, const SweepExtras& extras) {
-  return header_of(read_block(read_text(file), file, extras), file);
+  return read_sweep_header_text(read_text(file), file, extras);
+}
+
+Sweep read_sweep_header_text(const std::string& text, const std::string& label, const SweepExtras& extras) {
+  return header_of(read_block(text, label, extras), label);
 }
 
 Sweep expand_sweep(const std::string& file, const SweepExtras& extras) {
@@ -310,8 +329,7 @@ Sweep expand_sweep_text(const std::string& text, const std::string& label, const
   const SweepBlock block = read_block(text, label, extras);
   Sweep sweep = header_of(block, label);
   check_sets(extras.sets, sweep.keys);
-  std::size_t total = static_cast<std::size_t>(block.repeat);
-  for (const auto& axis : block.axes) total *= axis.rows.size();
+  const auto total = static_cast<std::size_t>(sweep.planned_points);  // counted and bounded by header_of
 
   std::map<std::string, int> index_of_id;
   std::vector<std::size_t> digit(block.axes.size(), 0);

@@ -24,6 +24,10 @@ namespace aggsim {
 
 struct Scenario;
 
+// The most points one sweep expands (each is checked, then run in its own process): a sweep of more,
+// counted with overflow checks from its axes before any point is made, is refused.
+constexpr std::uint64_t kMaxSweepPoints = 100000;
+
 // The keys of the `sweep:` block (what the reader expects, and `aggsim list --keys` prints).
 std::vector<ParamSpec> sweep_param_specs();
 
@@ -43,6 +47,7 @@ struct Sweep {
   std::string default_out;        // sweep.out, else out/<name>
   std::vector<std::string> keys;  // swept key paths: grid keys, then zip keys
   int repeat = 1;                 // runs per combination of swept values, each with its own seed
+  std::uint64_t planned_points = 0;  // the axes' product times repeat, known before any point is made
   std::vector<SweepPoint> points;
   // One line per key a point's choice dropped ("sweep point 1 of 3 (compression.name=none):
   // compression.rank (s.yaml:4:30) dropped: ..."), for the command to print; repetitions are not
@@ -65,6 +70,7 @@ std::uint64_t repetition_seed(std::uint64_t base, int r);
 
 // Reads the sweep block only (name, keys, output folder): no point is loaded or checked.
 Sweep read_sweep_header(const std::string& file, const SweepExtras& extras = {});
+Sweep read_sweep_header_text(const std::string& text, const std::string& label, const SweepExtras& extras = {});
 // Reads, expands and checks every point. Throws InputError ("file:line:col: ..." or naming the point).
 Sweep expand_sweep(const std::string& file, const SweepExtras& extras = {});
 Sweep expand_sweep_text(const std::string& text, const std::string& label, const SweepExtras& extras = {});

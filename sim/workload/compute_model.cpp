@@ -38,6 +38,7 @@ std::vector<Bucket> group_layers(const std::vector<LayerSpec>& layers, Bucketing
     cur.wire_elements += static_cast<std::uint64_t>(l.params);
     add_pieces(l, cur.wire_shape);
     cur.backward_flops += l.backward_flops;
+    cur.forward_flops += l.forward_flops;
     if (bucketing == Bucketing::by_size && cur.wire_elements * kFloatBytes >= bucket_bytes) {
       buckets.push_back(cur);
       open = false;
@@ -61,6 +62,7 @@ std::vector<Bucket> tensor_buckets(const std::vector<LayerSpec>& layers) {
       b.wire_shape.pieces = {pieces.pieces[k]};
       b.wire_elements = static_cast<std::uint64_t>(pieces.pieces[k].shape.size());
       b.backward_flops = k == 0 ? l.backward_flops : 0;
+      b.forward_flops = k == 0 ? l.forward_flops : 0;
       buckets.push_back(b);
     }
   }

@@ -27,6 +27,7 @@ struct Bucket {
   std::uint64_t wire_elements = 0;
   WireLayout wire_shape;      // its layers' pieces, in aggregation order
   double backward_flops = 0;  // per sample, of this bucket's layers
+  double forward_flops = 0;   // per sample, of this bucket's layers (sharded schedules compute unit by unit)
   Range proxy;                // slice of the proxy parameter vector
   Shape proxy_shape;
   WireLayout proxy_layout;              // the proxy tensors it holds, in memory order (empty if flat)

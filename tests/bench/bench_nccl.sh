@@ -9,7 +9,12 @@
 #            cluster of R single-GPU hosts (10 Gb/s, 1 us), the platform of bench_scale.sh
 #   study:R  the ResNet-50 study of bench_resnet_study.sh (100 steps, DDP buckets, math on, replay)
 #            with nccl_allreduce on R ranks of 8-GPU nodes
-# Environment: CASES ("step:4096 step:16384 study:4096 study:16384"), REPEAT (3), STEPS (100).
+#   rails_step:N   one 100 MiB all-reduce step (NCCL's own choice, flow level), math off, on N
+#                  DGX H100 nodes: 8 GPUs on an NVSwitch (450 GB/s per direction, NVLS), 8 NICs of
+#                  400 Gb/s (rails), a non-blocking fat tree (rows go to OUT)
+#   rails_study:N  the ResNet-50 study above on those N nodes (rows go to OUT)
+# Environment: CASES ("step:4096 step:16384 study:4096 study:16384"), REPEAT (3), STEPS (100),
+# OUT (tests/bench/results/nccl.csv; the rails cases: tests/bench/results/scale_65536.csv).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
@@ -17,18 +22,36 @@ aggsim=$(realpath "$build/aggsim")
 cases=${CASES:-"step:4096 step:16384 study:4096 study:16384"}
 repeat=${REPEAT:-3}
 steps=${STEPS:-100}
-out=tests/bench/results/nccl.csv
 work=$(mktemp -d /tmp/aggsim-nccl.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 machine="$(nproc) x $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), $(awk '/MemTotal/ {printf "%.0f GB", $2 / 1048576}' /proc/meminfo)"
 commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- sim algorithms || echo "+changes")
 date=$(date -u +%Y-%m-%d)
-[ -f "$out" ] || echo "case,ranks,cpu_s,peak_rss_mb,sim_time_s,messages,machine,date,commit,command" >"$out"
+rails_platform() {
+  echo "{topology: fat_tree, nodes: $1, gpus_per_node: 8, nvswitch: true, intra_bandwidth: 450GBps," \
+    "nics_per_node: 8, nic_bandwidth: 400Gbps, bandwidth: 400Gbps, latency: 1us, speed: 100Tf}"
+}
+study_yaml() {  # ranks, platform
+  cat <<YAML
+name: resnet50_study
+seed: 1
+ranks: $1
+steps: $steps
+platform: $2
+network: lv08
+model: {layers: $PWD/scenarios/models/resnet50.yaml, batch: 32}
+algorithm: {name: nccl_allreduce, granularity: layer, bucket: 25MB}
+workload: {problem: mlp, dim: 64, hidden: 128, classes: 10, batch: 32, lr: 0.05}
+engine: {replay: true}
+YAML
+}
 
 for c in $cases; do
   kind=${c%%:*}
   ranks=${c#*:}
+  case $kind in rails_*) out=${OUT:-tests/bench/results/scale_65536.csv} ;; *) out=${OUT:-tests/bench/results/nccl.csv} ;; esac
+  [ -f "$out" ] || echo "case,ranks,cpu_s,peak_rss_mb,sim_time_s,messages,machine,date,commit,command" >"$out"
   case $kind in
     step)
       cat >"$work/cluster.xml" <<XML
@@ -51,18 +74,24 @@ compute: {reduce_speed: 0}
 YAML
       ;;
     study)
+      study_yaml "$ranks" "{topology: cluster, nodes: $((ranks / 8)), gpus_per_node: 8, bandwidth: 100Gbps, latency: 2us, speed: 100Tf}" >"$work/s.yaml"
+      ;;
+    rails_step)
+      nodes=$ranks ranks=$((nodes * 8))
       cat >"$work/s.yaml" <<YAML
-name: resnet50_study
+name: nccl_rails_step
 seed: 1
 ranks: $ranks
-steps: $steps
-platform: {topology: cluster, nodes: $((ranks / 8)), gpus_per_node: 8, bandwidth: 100Gbps, latency: 2us, speed: 100Tf}
-network: lv08
-model: {layers: $PWD/scenarios/models/resnet50.yaml, batch: 32}
-algorithm: {name: nccl_allreduce, granularity: layer, bucket: 25MB}
-workload: {problem: mlp, dim: 64, hidden: 128, classes: 10, batch: 32, lr: 0.05}
-engine: {replay: true}
+steps: 1
+platform: $(rails_platform "$nodes")
+model: {size: 100MiB, math: off}
+algorithm: {name: nccl_allreduce}
+compute: {reduce_speed: 0}
 YAML
+      ;;
+    rails_study)
+      nodes=$ranks ranks=$((nodes * 8))
+      study_yaml "$ranks" "$(rails_platform "$nodes")" >"$work/s.yaml"
       ;;
     *) echo "unknown case $c" >&2; exit 2 ;;
   esac

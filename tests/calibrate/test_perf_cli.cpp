@@ -53,7 +53,7 @@ TEST_CASE("aggsim perf prints nccl-tests' table with the ring's closed-form time
     CHECK(std::stod(row.at("time_s")) == Approx(t).epsilon(1e-6));
     CHECK(std::stod(row.at("busbw_GBps")) == Approx(bytes / t / 1e9 * 2.0 * (p - 1) / p).epsilon(1e-4));
     // The text table's row holds the same size, count and time in microseconds.
-    CHECK(r.out.find(fmt::format(" {:>11}{:>13}", static_cast<long>(bytes), static_cast<long>(bytes / 4))) !=
+    CHECK(r.out.find(fmt::format(" {:>11} {:>12}", static_cast<long>(bytes), static_cast<long>(bytes / 4))) !=
           std::string::npos);
     bytes *= 4;
   }

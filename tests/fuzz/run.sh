@@ -14,12 +14,13 @@ seconds=${1:-60}
 build=${AGGSIM_FUZZ_BUILD:-build-sanitize}
 # AGGSIM_SANITIZE_PREBUILT=1: the tree is already built (ctest builds it once, in a setup test).
 [ "${AGGSIM_SANITIZE_PREBUILT:-0}" = 1 ] ||
-  tests/sanitize/configure.sh "$build" fuzz_scenario fuzz_platform_xml fuzz_measurements fuzz_tuning_lines fuzz_msccl_program
+  tests/sanitize/configure.sh "$build" fuzz_scenario fuzz_sweep fuzz_platform_xml fuzz_measurements fuzz_tuning_lines fuzz_msccl_program
 
 corpus="$build/fuzz-corpus"
-for kind in scenario platform measurement tuning msccl_program; do mkdir -p "$corpus/$kind-seeds" "$corpus/$kind"; done
+for kind in scenario sweep platform measurement tuning msccl_program; do mkdir -p "$corpus/$kind-seeds" "$corpus/$kind"; done
 find scenarios -name '*.yaml' -exec cp {} "$corpus/scenario-seeds/" \;
 cp tests/fuzz/regressions/scenario/* "$corpus/scenario-seeds/" 2>/dev/null || true
+cp scenarios/sweeps/*.yaml tests/fuzz/regressions/sweep/* "$corpus/sweep-seeds/"
 cp platforms/*.xml "$corpus/platform-seeds/"
 cp tests/fuzz/regressions/platform/* "$corpus/platform-seeds/" 2>/dev/null || true
 cp tests/data/calibration/*.log "$corpus/measurement-seeds/"
@@ -29,11 +30,12 @@ cp tests/fuzz/regressions/tuning/* "$corpus/tuning-seeds/" 2>/dev/null || true
 # The shipped and the test programs share some names: keep both copies.
 for f in algorithms/msccl/programs/*.xml; do cp "$f" "$corpus/msccl_program-seeds/shipped-${f##*/}"; done
 for f in tests/data/msccl/*.xml; do cp "$f" "$corpus/msccl_program-seeds/test-${f##*/}"; done
+cp tests/fuzz/regressions/msccl_program/* "$corpus/msccl_program-seeds/"
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # target:corpus kind
-for pair in scenario:scenario platform_xml:platform measurements:measurement tuning_lines:tuning msccl_program:msccl_program; do
+for pair in scenario:scenario sweep:sweep platform_xml:platform measurements:measurement tuning_lines:tuning msccl_program:msccl_program; do
   target=${pair%%:*}
   seeds="$corpus/${pair##*:}-seeds"
   work="$corpus/${pair##*:}"

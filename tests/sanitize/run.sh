@@ -12,7 +12,9 @@
 #                                     input, platform and output tests, the ring, halving-doubling
 #                                     and parameter-server tests (longer: it compiles them with ASan)
 #   tests/sanitize/run.sh --pairings  every algorithm x compressor pairing the loader accepts,
-#                                     4 ranks on 2 two-GPU nodes, 2 steps, under the sanitized aggsim
+#                                     4 ranks on 2 two-GPU nodes, 2 steps, under the sanitized aggsim,
+#                                     after the refusals (racing and wrapping MSCCL programs,
+#                                     overflowing sizes) that must exit 2 cleanly
 #   tests/sanitize/run.sh --all       the whole ctest suite (slow: thread contexts and ASan)
 # AGGSIM_SANITIZE_PREBUILT=1: aggsim is already built in the tree (ctest builds it in a setup test).
 set -euo pipefail
@@ -69,13 +71,57 @@ YAML
   echo "pairings: $ran ran clean under ASan/UBSan, $refused refused by the loader (exit 2)"
 }
 
+# The refusals of reliability round three under the sanitizers: MSCCL programs whose sum wraps a
+# 64-bit count or whose threadblocks race, and sizes whose loop counts overflow 32 and 64 bits. Each
+# must be refused (exit 2) by validate and run alike, with no sanitizer report.
+refusals() {
+  local aggsim=${AGGSIM_BIN:-$build/aggsim} work checked=0
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' RETURN
+  local cases=()
+  for program in tests/fuzz/regressions/msccl_program/ring4-*.xml; do
+    cases+=("algorithm: {name: msccl, program: $PWD/$program}|")
+  done
+  for size in 8EiB 64PiB 16TiB; do
+    cases+=("algorithm: {name: msccl, program: $PWD/tests/data/msccl/ring_allreduce_4.xml}|$size")
+  done
+  for size in 8EiB 64PiB; do cases+=("algorithm: {name: nccl_allreduce}|$size"); done
+  for c in "${cases[@]}"; do
+    local size=${c#*|} math=on
+    [ -n "$size" ] && math=off
+    cat >"$work/s.yaml" <<YAML
+name: refusal
+ranks: 4
+steps: 1
+platform: {topology: cluster, nodes: 1, gpus_per_node: 4}
+network: alpha_beta
+model: {size: ${size:-64kB}, proxy_dim: 256, math: $math}
+${c%%|*}
+YAML
+    for verb in validate run; do
+      local args=("$verb" "$work/s.yaml")
+      [ "$verb" = run ] && args+=(--out "$work/out" --force -q)
+      set +e
+      "$aggsim" "${args[@]}" >"$work/out.txt" 2>&1
+      local status=$?
+      set -e
+      if [ $status -ne 2 ]; then
+        echo "FAILED: $verb of ${c%%|*} (size ${size:-64kB}) exited $status, not 2"; cat "$work/out.txt"; return 1
+      fi
+      [ -n "${SHOW_REFUSALS:-}" ] && head -c 300 "$work/out.txt"
+      checked=$((checked + 1))
+    done
+  done
+  echo "refusals: $checked refused cleanly under ASan/UBSan"
+}
+
 hostile() {
   [ "$prebuilt" = 1 ] || cmake --build "$build" --target aggsim
   tests/hostile/ctest.sh "$build/hostile-corpus" "$build/aggsim" 100  # --timeout 30 s per case
 }
 
 case "$mode" in
-  --pairings) pairings ;;
+  --pairings) refusals; pairings ;;
   --all)
     cmake --build "$build"
     ctest --test-dir "$build" --output-on-failure -j2 -LE robustness ;;
@@ -87,6 +133,6 @@ case "$mode" in
   --hostile)
     hostile
     pairings ;;
-  subset) pairings ;;
+  subset) refusals; pairings ;;
   *) echo "usage: $0 [--tests | --hostile | --pairings | --all]" >&2; exit 64 ;;
 esac

@@ -46,16 +46,33 @@ inline std::filesystem::path fresh_dir(const std::string& tag) {
 }
 
 // Runs `aggsim args...` in `cwd` (default: the source tree, so relative platform paths resolve).
+// `memory_kib` > 0: under that address-space limit (ulimit -v), to check a cost in memory.
 inline CliResult run_aggsim(const std::vector<std::string>& args,
-                            const std::filesystem::path& cwd = AGGSIM_SOURCE_DIR) {
+                            const std::filesystem::path& cwd = AGGSIM_SOURCE_DIR, long memory_kib = 0) {
   const auto tmp = fresh_dir("cli");
-  std::string cmd = "cd " + shell_quote(cwd.string()) + " && " + shell_quote(AGGSIM_BIN);
+  std::string cmd = "cd " + shell_quote(cwd.string()) + " && " +
+                    (memory_kib > 0 ? "ulimit -v " + std::to_string(memory_kib) + " && " : "") +
+                    shell_quote(AGGSIM_BIN);
   for (const auto& a : args) cmd += " " + shell_quote(a);
   cmd += " >" + shell_quote((tmp / "out").string()) + " 2>" + shell_quote((tmp / "err").string());
   const int status = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.out = read_file(tmp / "out");
+  r.err = read_file(tmp / "err");
+  std::filesystem::remove_all(tmp);
+  return r;
+}
+
+// Runs a shell line with bash in `dir` (for what run_aggsim cannot say: environment variables,
+// redirections, a removed working directory); its exit code and stderr (`out` stays empty).
+inline CliResult run_shell(const std::string& command, const std::filesystem::path& dir) {
+  const auto tmp = fresh_dir("shell");
+  const std::string full = "cd " + shell_quote(dir.string()) + " && " + command + " 2>" +
+                           shell_quote((tmp / "err").string());
+  const int status = std::system(("bash -c " + shell_quote(full)).c_str());
+  CliResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.err = read_file(tmp / "err");
   std::filesystem::remove_all(tmp);
   return r;

@@ -778,3 +778,42 @@ sweep:
   }
   CHECK_THAT(page, !Catch::Contains("For none"));
 }
+
+TEST_CASE("one number: the breakdown's exposed gathers are steps.csv's and summary.json's", "[analysis]") {
+  std::string why;
+  if (!python_ready(why)) {
+    WARN(why);
+    return;
+  }
+  // FSDP's full sharding of ResNet-50 on one 8-GPU node: gathers before the units' compute, some
+  // exposed; the breakdown draws them apart from the compute.
+  const auto dir = fresh_dir("gathers-one-number");
+  write_file(dir / "fsdp.yaml", R"(name: fsdp
+ranks: 8
+steps: 2
+platform: {topology: cluster, nodes: 1, gpus_per_node: 8, intra_bandwidth: 300GBps, bandwidth: 100Gbps, latency: 1us, speed: 100Tf}
+model: {layers: resnet50, math: off}
+algorithm: {name: fsdp, unit: 10MB}
+)");
+  const fs::path run = dir / "run";
+  REQUIRE(run_aggsim({"run", "fsdp.yaml", "--out", run.string(), "-q"}, dir).exit_code == 0);
+  std::string log;
+  REQUIRE(python(fmt::format("plot.py breakdown {} -o {}", shell_quote(run.string()),
+                             shell_quote((dir / "b.png").string())),
+                 log) == 0);
+  const auto steps = rows_of(run / "steps.csv");
+  const auto bars = figure_data(dir / "b.csv");
+  REQUIRE(bars.size() == steps.size());
+  double total = 0;
+  for (std::size_t i = 0; i < bars.size(); ++i) {
+    INFO(bars[i].at("label"));
+    const double gathers = std::stod(steps[i].at("exposed_gather_time_s"));
+    CHECK(gathers > 0);
+    CHECK(std::stod(bars[i].at("gather_s")) == Approx(gathers).epsilon(1e-12));
+    CHECK(std::stod(bars[i].at("calls_s")) ==
+          Approx(gathers + std::stod(steps[i].at("exposed_comm_time_s")) + std::stod(steps[i].at("hidden_comm_time_s")))
+              .epsilon(1e-12));
+    total += gathers;
+  }
+  CHECK(summary_of(run)["exposed_gather_time_s"].get<double>() == Approx(total / bars.size()).epsilon(1e-12));
+}

@@ -161,11 +161,11 @@ TEST_CASE("a training run writes loss columns and time to target", "[workload][o
                                             "end_time_s", "bytes_sent", "messages", "loss", "accuracy",
                                             "consensus_distance", "exposed_comm_time_s", "algbw_GBps",
                                             "busbw_GBps", "agg_error", "agg_signed_error", "compress_error",
-                                            "rank_spread", "communicated", "hidden_comm_time_s"});
+                                            "rank_spread", "communicated", "hidden_comm_time_s", "exposed_gather_time_s"});
   std::optional<double> first_hit;
   for (int s = 0; s < 9; ++s) {
     const auto& row = rows[static_cast<std::size_t>(s + 1)];
-    REQUIRE(row.size() == 19);
+    REQUIRE(row.size() == 20);
     const bool evaluated = s % 3 == 2;
     CHECK(row[7].empty() == !evaluated);
     CHECK(row[8].empty() == !evaluated);

@@ -1,0 +1,320 @@
+// Sharded data parallelism (`fsdp`): training reaches DDP's weights, each step sends the closed-form
+// bytes of its sharding, gathers hide behind compute as the schedule says, the memory figures follow
+// ZeRO's published accounting, and bad input is refused at its key.
+#include <fmt/format.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "algorithms/sharded/fsdp_memory.hpp"
+#include "sim/engine/simulation.hpp"
+#include "sim/scenario/scenario_loader.hpp"
+#include "support/cli.hpp"
+#include "support/isolated.hpp"
+#include "support/refusal.hpp"
+
+using namespace aggsim;
+using namespace aggsim::test;
+
+namespace {
+
+constexpr double kAlpha = 2e-6;     // two 1 us links
+constexpr double kBeta = 10e9 / 8;  // bytes per second
+
+// Three layers of 640, 1280 and 1920 parameters (3840 in all): every unit, and every half of one,
+// divides by 8 ranks, so ring chunks are equal and the closed forms hold exactly.
+std::string layer_table(double forward_flops = 0) {
+  const auto path = fresh_dir("fsdp-layers") / "three.yaml";
+  write_file(path, fmt::format(R"(name: three
+layers:
+  - {{name: a, shape: [20, 32], forward_flops: {0}}}
+  - {{name: b, shape: [40, 32], forward_flops: {0}}}
+  - {{name: c, shape: [60, 32], forward_flops: {0}}}
+)",
+                               forward_flops));
+  return path.string();
+}
+constexpr double kModelElements = 3840;
+
+std::string scenario(int p, int steps, const std::string& algorithm, const std::string& rest) {
+  return fmt::format(R"(
+seed: 5
+ranks: {}
+steps: {}
+platform: {{topology: cluster, hosts: {}, bandwidth: 10Gbps, latency: 1us, speed: 1Gf}}
+network: alpha_beta
+compute: {{reduce_speed: 0}}
+algorithm: {{{}}}
+{}
+)",
+                     p, steps, p, algorithm, rest);
+}
+
+std::string mlp_scenario(int p, const std::string& algorithm) {
+  return scenario(p, 4, algorithm,
+                  fmt::format("model: {{layers: {}}}\n"
+                              "workload: {{problem: mlp, dim: 8, hidden: 6, classes: 3, batch: 4, "
+                              "eval_every: 1, momentum: 0.5}}",
+                              layer_table()));
+}
+
+// Every rank's weights after every step (step -> rank -> weights) and the evaluated losses.
+struct Trained {
+  std::map<int, std::vector<std::vector<float>>> weights;
+  std::vector<double> losses;
+};
+
+Trained train(const std::string& yaml) {
+  const std::string text = run_isolated([&] {
+    const Scenario sc = load_scenario_text(yaml, "test.yaml");
+    std::map<int, std::vector<Eigen::VectorXf>> by_step;
+    SimulationHooks hooks;
+    hooks.after_step = [&](int rank, int step, const Eigen::VectorXf& w) {
+      by_step[step].resize(static_cast<std::size_t>(sc.ranks));
+      by_step[step][static_cast<std::size_t>(rank)] = w;
+    };
+    const SimulationResult r = simulate(sc, {}, hooks);
+    std::ostringstream out;
+    out.precision(17);
+    for (const auto& e : r.evaluations) out << "L " << e.loss << "\n";
+    for (const auto& [step, ranks] : by_step)
+      for (std::size_t k = 0; k < ranks.size(); ++k) {
+        out << "W " << step << " " << k << " " << ranks[k].size();
+        for (float v : ranks[k]) out << " " << v;
+        out << "\n";
+      }
+    return out.str();
+  });
+  Trained t;
+  std::istringstream in(text);
+  for (std::string tag; in >> tag;) {
+    if (tag == "L") {
+      double loss;
+      in >> loss;
+      t.losses.push_back(loss);
+      continue;
+    }
+    int step, rank;
+    std::size_t n;
+    in >> step >> rank >> n;
+    std::vector<float> w(n);
+    for (float& v : w) in >> v;
+    auto& ranks = t.weights[step];
+    ranks.resize(static_cast<std::size_t>(rank) + 1);
+    ranks[static_cast<std::size_t>(rank)] = std::move(w);
+  }
+  return t;
+}
+
+// Each rank's bytes sent in step 0, the step times and the exposed gathers of each step.
+struct Traffic {
+  std::vector<double> bytes;
+  std::vector<double> step_times;
+  std::vector<double> exposed_gathers;
+};
+
+Traffic traffic(const std::string& yaml) {
+  const std::string text = run_isolated([&] {
+    const Scenario sc = load_scenario_text(yaml, "test.yaml");
+    const SimulationResult r = simulate(sc, {});
+    std::string out;
+    for (int rank = 0; rank < sc.ranks; ++rank) out += fmt::format("B {} ", r.log.at(rank, 0).bytes_sent);
+    for (const auto& s : summarize_steps(r.log))
+      out += fmt::format("T {:.17g} G {:.17g} ", s.step_time_s, s.exposed_gather_time_s.value_or(-1));
+    return out;
+  });
+  Traffic t;
+  std::istringstream in(text);
+  for (std::string tag; in >> tag;) {
+    double v;
+    in >> v;
+    (tag == "B" ? t.bytes : tag == "T" ? t.step_times : t.exposed_gathers).push_back(v);
+  }
+  return t;
+}
+
+const std::vector<std::string> kShardings = {"full", "grad_op", "optimizer", "hybrid"};
+
+}  // namespace
+
+TEST_CASE("fsdp trains the MLP to DDP's weights and losses under every sharding", "[fsdp][math]") {
+  // DDP: the same ring, one bucket per layer as fsdp's default units. The ring's reduce-scatter and
+  // the gather of the updated shards are its all-reduce's two halves, and SGD is element-wise, so
+  // full, grad_op and optimizer give DDP's bits. Hybrid sums each element in another order (two
+  // rings of 2 instead of one of 4): its weights stay within float rounding of DDP's, bounded by
+  // 4 steps x 4 ranks x 2^-23 relative to the weights' scale.
+  const Trained ddp = train(mlp_scenario(4, "name: ring_allreduce, granularity: layer, bucket: 0B"));
+  REQUIRE(ddp.weights.size() == 4);
+  REQUIRE(ddp.losses.size() >= 4);
+  for (const std::string& sharding : kShardings) {
+    INFO("sharding " << sharding);
+    const std::string extra = sharding == "hybrid" ? ", shard_group: 2" : "";
+    const Trained fsdp = train(mlp_scenario(4, "name: fsdp, sharding: " + sharding + extra));
+    REQUIRE(fsdp.weights.size() == ddp.weights.size());
+    REQUIRE(fsdp.losses.size() == ddp.losses.size());
+    double largest = 0, scale = 0;
+    for (const auto& [step, ranks] : ddp.weights)
+      for (std::size_t r = 0; r < ranks.size(); ++r) {
+        const auto& mine = fsdp.weights.at(step).at(r);
+        REQUIRE(mine.size() == ranks[r].size());
+        for (std::size_t i = 0; i < mine.size(); ++i) {
+          largest = std::max(largest, static_cast<double>(std::abs(mine[i] - ranks[r][i])));
+          scale = std::max(scale, static_cast<double>(std::abs(ranks[r][i])));
+        }
+      }
+    if (sharding == "hybrid") {
+      CHECK(largest <= 4 * 4 * std::ldexp(1.0, -23) * scale);
+      for (std::size_t i = 0; i < ddp.losses.size(); ++i)
+        CHECK(fsdp.losses[i] == Approx(ddp.losses[i]).epsilon(1e-5));
+    } else {
+      CHECK(largest == 0.0);
+      CHECK(fsdp.losses == ddp.losses);
+    }
+  }
+}
+
+TEST_CASE("fsdp's per-rank bytes of a step equal its sharding's closed form", "[fsdp][formula]") {
+  // Ring collectives send (n-1)/n of what they cover: full gathers twice and reduce-scatters once,
+  // grad_op and optimizer gather once, hybrid does full inside groups of g and all-reduces a 1/g
+  // shard across the r groups. Step 0 of two (the last step also gathers the final weights).
+  const double M = kModelElements * 4;  // fp32 bytes
+  const int n = 8, g = 4, r = 2;
+  const std::map<std::string, double> expected = {
+      {"full", 3.0 * (n - 1) / n * M},
+      {"grad_op", 2.0 * (n - 1) / n * M},
+      {"optimizer", 2.0 * (n - 1) / n * M},
+      {"hybrid", 3.0 * (g - 1) / g * M + 2.0 * (r - 1) / r * (M / g)},
+  };
+  for (const auto& [sharding, bytes] : expected) {
+    INFO("sharding " << sharding);
+    const std::string extra = sharding == "hybrid" ? ", shard_group: 4" : "";
+    for (const std::string math : {"on", "off"}) {
+      const Traffic t = traffic(scenario(n, 2, "name: fsdp, sharding: " + sharding + extra,
+                                         fmt::format("model: {{layers: {}, proxy_dim: 96, math: {}}}", layer_table(), math)));
+      REQUIRE(t.bytes.size() == static_cast<std::size_t>(n));
+      for (double b : t.bytes) CHECK(b == bytes);
+    }
+  }
+  // Mixed precision: gathers carry bf16 parameters, reduce-scatters fp32 gradients.
+  const Traffic mixed = traffic(scenario(n, 2, "name: fsdp, param_dtype: bf16",
+                                         fmt::format("model: {{layers: {}, proxy_dim: 96}}", layer_table())));
+  for (double b : mixed.bytes) CHECK(b == 2.0 * (n - 1) / n * (M / 2) + 1.0 * (n - 1) / n * M);
+}
+
+TEST_CASE("fsdp's prefetch hides each unit's gather behind the previous unit's compute", "[fsdp][formula]") {
+  // Three units of E = 640, 1280, 1920 elements, each gathered or reduce-scattered by a ring of
+  // (n-1)(alpha + 4E/(n beta)). With compute far longer than any collective, full sharding with
+  // prefetch exposes only the first gather of each pass and the last reduce-scatter; without it,
+  // every gather of the forward and backward passes is exposed.
+  const int n = 4;
+  const double flops = 2e6;                              // per sample, forward; backward twice that
+  const double forward = 3 * flops / 1e9, backward = 2 * forward;  // batch 1 on 1 Gf hosts
+  const auto ring = [&](double elements) { return (n - 1) * (kAlpha + 4 * elements / n / kBeta); };
+  const std::string model = fmt::format("model: {{layers: {}, batch: 1, proxy_dim: 96}}", layer_table(flops));
+  // Forward order a, b, c; backward c, b, a; the last reduce-scatter is a's.
+  const double prefetched = ring(640) + forward + ring(1920) + backward + ring(640);
+  const double serial = ring(640) + ring(1280) + ring(1920) + forward + ring(1920) + ring(1280) + ring(640) +
+                        backward + ring(640);
+  const Traffic with = traffic(scenario(n, 2, "name: fsdp", model));
+  const Traffic without = traffic(scenario(n, 2, "name: fsdp, prefetch: false", model));
+  CHECK(with.step_times.at(0) == Approx(prefetched).epsilon(1e-9));
+  CHECK(without.step_times.at(0) == Approx(serial).epsilon(1e-9));
+  // The breakdown's exposed gathers: each pass's first gather, or every gather.
+  CHECK(with.exposed_gathers.at(0) == Approx(ring(640) + ring(1920)).epsilon(1e-9));
+  CHECK(without.exposed_gathers.at(0) == Approx(2 * (ring(640) + ring(1280) + ring(1920))).epsilon(1e-9));
+}
+
+TEST_CASE("fsdp's memory per rank follows ZeRO's published accounting", "[fsdp][memory]") {
+  // Rajbhandari et al. 2020, figure 1: 7.5 B parameters, 64 GPUs, 16-bit parameters and gradients,
+  // K = 12: 120 GB unsharded, 31.4 GB with optimizer states sharded (ZeRO-1), 16.6 GB with gradients
+  // too (ZeRO-2), 1.9 GB with parameters too (ZeRO-3).
+  FsdpMemoryInput in;
+  in.shard_group = 64;
+  in.param_bytes = in.grad_bytes = 2;
+  in.unit_elements = {2'500'000'000, 2'500'000'000, 2'500'000'000};
+  const auto total = [](const FsdpMemory& m) {
+    return (m.param_bytes_per_rank + m.grad_bytes_per_rank + m.optimizer_bytes_per_rank) / 1e9;
+  };
+  in.sharding = FsdpSharding::optimizer;
+  CHECK(total(fsdp_memory(in)) == Approx(31.4).margin(0.05));
+  in.sharding = FsdpSharding::full;
+  const FsdpMemory full = fsdp_memory(in);
+  CHECK(total(full) == Approx(1.9).margin(0.05));
+  // ZeRO-2 keeps whole parameters (15 GB) beside its sharded gradients and optimizer state; FSDP's
+  // SHARD_GRAD_OP shards them between steps but holds them whole from forward to backward.
+  in.sharding = FsdpSharding::grad_op;
+  const FsdpMemory grad_op = fsdp_memory(in);
+  CHECK((grad_op.peak_gathered_bytes + grad_op.grad_bytes_per_rank + grad_op.optimizer_bytes_per_rank) / 1e9 ==
+        Approx(16.6).margin(0.05));
+  // With prefetch two neighbouring units are whole at once; without, one.
+  CHECK(full.peak_gathered_bytes == 2 * 2.5e9 * 2);
+  in.sharding = FsdpSharding::full;
+  in.prefetch = false;
+  CHECK(fsdp_memory(in).peak_gathered_bytes == 2.5e9 * 2);
+}
+
+TEST_CASE("fsdp refuses impossible sharding at the key", "[fsdp][input]") {
+  const std::string model = "model: {size: 1MB}";
+  check_refused(scenario(8, 1, "name: fsdp, sharding: hybrid, shard_group: 3", model),
+                {"algorithm.shard_group", "does not divide the 8 ranks"});
+  check_refused(scenario(8, 1, "name: fsdp, sharding: hybrid, shard_group: 8", model),
+                {"algorithm.shard_group", "at least two groups"});
+  // On a flat cluster a node holds one rank: hybrid's default groups of a node's GPUs are singletons,
+  // which is fine; on one 8-GPU node they are the whole world.
+  check_refused(R"(
+ranks: 8
+steps: 1
+platform: {topology: cluster, nodes: 1, gpus_per_node: 8, bandwidth: 100Gbps, latency: 1us}
+model: {size: 1MB}
+algorithm: {name: fsdp, sharding: hybrid}
+)",
+                {"sharding", "at least two groups"});
+  check_refused(scenario(8, 1, "name: fsdp, sharding: full, shard_group: 4", model),
+                {"algorithm.shard_group", "hybrid only"});
+  check_refused(scenario(8, 1, "name: fsdp, every: 2", model), {"algorithm.every"});
+  check_refused(scenario(8, 1, "name: fsdp, granularity: layer, bucket: 1MB", model), {"algorithm.bucket", "unit"});
+  check_refused(scenario(8, 1, "name: fsdp, apply_to: weights", model), {"algorithm.apply_to"});
+}
+
+TEST_CASE("fsdp's collectives.csv has a row per gather and reduce-scatter of each unit", "[fsdp][outputs]") {
+  // Full sharding on 4 ranks, three units (layers a, b, c): per step three reduce-scatters and six
+  // gathers; the last step gathers every unit once more. Their bytes and the steps' agree.
+  const auto dir = fresh_dir("fsdp-outputs");
+  write_file(dir / "s.yaml", scenario(4, 2, "name: fsdp", fmt::format("model: {{layers: {}, proxy_dim: 96}}", layer_table())));
+  const auto r = run_aggsim({"run", "s.yaml", "--out", "out", "-q"}, dir);
+  REQUIRE(r.exit_code == 0);
+  const std::string csv = read_file(dir / "out" / "collectives.csv");
+  std::istringstream lines(csv);
+  std::string header;
+  std::getline(lines, header);
+  REQUIRE(header.rfind("step,bucket,rank_group,collective,", 0) == 0);
+  REQUIRE(header.size() > 5);
+  REQUIRE(header.substr(header.size() - 5) == ",unit");
+  std::map<std::string, int> rows;  // "step collective unit" -> rows
+  double wire = 0;
+  for (std::string line; std::getline(lines, line);) {
+    std::vector<std::string> cells;
+    std::istringstream cell_stream(line);
+    for (std::string c; std::getline(cell_stream, c, ',');) cells.push_back(c);
+    REQUIRE(cells.size() > 10);
+    ++rows[cells[0] + " " + cells[3] + " " + cells.back()];
+    if (cells[0] == "0") wire += std::stod(cells[9]);
+  }
+  for (const std::string unit : {"0-0", "1-1", "2-2"}) {
+    CHECK(rows["0 reduce_scatter " + unit] == 1);
+    CHECK(rows["0 all_gather " + unit] == 2);
+    CHECK(rows["1 reduce_scatter " + unit] == 1);
+    CHECK(rows["1 all_gather " + unit] == 3);
+  }
+  CHECK(rows.size() == 12);
+  // Each call's wire_bytes is its whole unit (nccl-tests' size): three passes over the model.
+  CHECK(wire == 3 * kModelElements * 4);
+  const std::string summary = read_file(dir / "out" / "summary.json");
+  CHECK(summary.find(fmt::format("\"param_bytes_per_rank\": {}", kModelElements * 4 / 4)) != std::string::npos);
+  CHECK(summary.find("\"optimizer_bytes_per_rank\": 7680") != std::string::npos);  // 8 B x 3840 / 4
+  CHECK(summary.find("\"exposed_gather_time_s\"") != std::string::npos);
+}
