@@ -159,7 +159,13 @@ NcclCommunicator::NcclCommunicator(const std::vector<int>& members, const std::v
       bandwidth_factor_(std::move(bandwidth_factor)),
       channels_(options.channels.value_or(bounded_channels(options, view_.default_channels()))),
       tuning_(view_.system(channels_, options.arch)),
-      calls_made_(members.size(), 0) {}
+      calls_made_(members.size(), 0) {
+  // NCCL's own NVLS rate on Blackwell, from its NVLS graph on this platform, unless a calibration
+  // fitted one.
+  if (options.arch == GpuArch::blackwell && costs_.nvls_efficiency == kHopperNvlsEfficiency &&
+      tuning_.system().nvls)
+    costs_.nvls_efficiency = nccl_blackwell_nvls_port_share(tuning_.system(), view_.intra_bandwidth() / 1e9);
+}
 
 NcclCommunicator::~NcclCommunicator() = default;
 

@@ -53,8 +53,8 @@ std::map<std::string, double> simulated(const std::string& system, int nodes, in
 }
 
 // Every row of systems.csv on `nodes` nodes: the simulation gives its simulated busbw, and (where
-// `within_15_percent`) it lies within 15 % of the measured one.
-void check_rows(const std::string& system, int nodes, bool within_15_percent) {
+// `within_15_percent`, from `within_from_bytes` up) it lies within 15 % of the measured one.
+void check_rows(const std::string& system, int nodes, bool within_15_percent, double within_from_bytes = 0) {
   const auto rows = read_csv_rows(read_file(kData / "validation" / "systems.csv"));
   std::map<std::string, std::map<std::string, double>> by_log;
   int checked = 0;
@@ -67,7 +67,8 @@ void check_rows(const std::string& system, int nodes, bool within_15_percent) {
     REQUIRE(by_log[log].count(row.at("size")));
     const double sim = by_log[log][row.at("size")], measured = std::stod(row.at("measured_busbw_gb_s"));
     CHECK(sim == Approx(std::stod(row.at("simulated_busbw_gb_s"))).margin(0.051));
-    if (within_15_percent) CHECK(std::fabs(sim / measured - 1) <= 0.15);
+    if (within_15_percent && std::stod(row.at("size")) * (1 << 20) >= within_from_bytes)
+      CHECK(std::fabs(sim / measured - 1) <= 0.15);
     ++checked;
   }
   CHECK(checked > 0);
@@ -95,10 +96,12 @@ TEST_CASE("dgx_h100 on four and eight nodes: the published table's simulated col
 }
 
 // One GB200 NVL72 rack (18 trays of 4 GPUs, one NVLink domain, so NVLS over all 72 GPUs) against a
-// published full-rack run (coreweave/nccl-tests#43): the model's NVLS runs at 1,027 - 1,037 GB/s
-// busbw where the rack reached 835 - 839 from 4 GiB (23 - 24 % above; 36 - 51 % at 1 and 2 GiB, where
-// the run still climbed). The table shows the gap; the rows still must be what the model computes.
-TEST_CASE("gb200_nvl72 on one rack: the published table's simulated column is the model's",
+// published full-rack run (coreweave/nccl-tests#43). NVLS runs at the rate NCCL 2.30.7's tuning credits
+// it with: 32 heads (NCCL_MAX_NVLS_ARITY) whose 33 channels share a GPU's 721.8 GB/s, so 20 GB/s a
+// channel, times nvlsEfficiency 0.74. From 4 GiB, where the run stopped climbing, the model lies
+// within 15 %; at 1 and 2 GiB the run still climbed (a fixed cost of about 0.7 ms a call, which
+// neither this model nor NCCL's tuning has), and the table shows that gap.
+TEST_CASE("gb200_nvl72 on one rack predicts the published full-rack run within 15 % from 4 GiB",
           "[systems][published]") {
-  check_rows("gb200_nvl72", 18, false);
+  check_rows("gb200_nvl72", 18, true, 4.0 * (1 << 30));
 }
