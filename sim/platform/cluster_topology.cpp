@@ -29,15 +29,14 @@ std::string node_link_name(const NodeShape& shape, std::int64_t node) {
   return shape.has_nic ? fmt::format("node-{}_link", node) : endpoint_host_name(shape, node, 0) + "_link";
 }
 
-void build_star(const NodeShape& shape, const Params& p, const ResolvedOverrides& overrides) {
+void build_star(const NodeShape& shape, const FabricShape& fabric, const ResolvedOverrides& overrides) {
   const sg4::NetZone* root = create_platform_root();
   auto* zone = sg4::create_star_zone("cluster");
   copy_models(zone, root);
   EndpointBuilder endpoints(shape, &overrides);
   sg4::Link* backbone = nullptr;
-  if (p.has("backbone_bandwidth")) {
-    backbone =
-        zone->create_link("backbone", p.real("backbone_bandwidth"))->set_latency(p.real("backbone_latency"));
+  if (fabric.backbone_bandwidth) {
+    backbone = zone->create_link("backbone", *fabric.backbone_bandwidth)->set_latency(fabric.backbone_latency);
     backbone->seal();
   }
   // Links first, then the node zones, then the routes: the fabric gets no child zone before all its
@@ -75,8 +74,8 @@ void cable(sg4::NetZone* zone, simgrid::kernel::routing::NetPoint* a, simgrid::k
   zone->add_route(a, b, nullptr, nullptr, {sg4::LinkInRoute(link)}, true);
 }
 
-void build_for_ns3(const NodeShape& shape, const Params& p, const ResolvedOverrides& overrides) {
-  if (p.has("backbone_bandwidth"))
+void build_for_ns3(const NodeShape& shape, const FabricShape& fabric, const ResolvedOverrides& overrides) {
+  if (fabric.backbone_bandwidth)
     throw std::invalid_argument(
         "backbone_bandwidth: not supported with network ns3 (ns-3 sees one-link routes only)");
   if (shape.nvlink_domain > 1)
@@ -130,6 +129,14 @@ TopologyInfo cluster_topology_entry() {
   info.params.push_back(ParamSpec("backbone_bandwidth", ParamKind::bandwidth, "",
                                   "optional shared backbone crossed by every transfer between nodes"));
   info.params.push_back(ParamSpec("backbone_latency", ParamKind::duration, "0s", "backbone latency"));
+  info.decode = [](const NodeShape&, const Params& p) {
+    FabricShape fabric;
+    if (p.has("backbone_bandwidth")) {
+      fabric.backbone_bandwidth = p.real("backbone_bandwidth");
+      fabric.backbone_latency = p.real("backbone_latency");
+    }
+    return fabric;
+  };
   info.build = build_star;
   info.build_ns3 = build_for_ns3;
   return info;

@@ -60,7 +60,7 @@ bool ns3_network_model() {
 
 void decode_generated_platform(PlatformSpec& spec) {
   spec.shape = node_shape(spec.params);
-  if (spec.generator->check) spec.generator->check(spec.shape, spec.params);
+  spec.fabric_shape = spec.generator->decode(spec.shape, spec.params);
   spec.resolved_overrides = std::make_shared<const ResolvedOverrides>(resolve_overrides(spec.shape, spec.overrides));
 }
 
@@ -87,7 +87,7 @@ void build_platform(const PlatformSpec& spec, sg4::Engine& engine) {
   try {
     static const ResolvedOverrides none;
     const ResolvedOverrides& overrides = spec.resolved_overrides ? *spec.resolved_overrides : none;
-    (ns3 ? info->build_ns3 : info->build)(spec.shape, spec.params, overrides);
+    (ns3 ? info->build_ns3 : info->build)(spec.shape, spec.fabric_shape, overrides);
   } catch (const std::invalid_argument& e) {
     throw InputError(fmt::format("platform: {}", e.what()));
   }
