@@ -14,6 +14,7 @@
 #include "sim/core/input_file.hpp"
 #include "sim/core/strings.hpp"
 #include "sim/platform/endpoints.hpp"
+#include "sim/platform/host_facts.hpp"
 #include "sim/platform/platform_overrides.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/platform/xml_check.hpp"
@@ -48,8 +49,10 @@ XmlDeclared xml_declared(const std::string& file) {
       }
     }
     if (!host_property_error(id, value).empty()) continue;  // the XML check reports it with its line
-    if (id == kNvswitchProperty && value == "true") declared.some_nvswitch = true;
-    if (id == kGpuProperty && !declared.gpu) declared.gpu = kGpuNames.find(value);
+    HostFacts facts;
+    read_host_property(facts, id, value);
+    if (facts.nvswitch) declared.some_nvswitch = true;
+    if (facts.gpu && !declared.gpu) declared.gpu = facts.gpu;
   }
   return declared;
 }
