@@ -77,6 +77,10 @@ NcclOptions nccl_options(const Params& params) {
                                  nccl_algorithm_name(*o.algorithm)));
   // The other collectives run NCCL's ring (NVLS all-gather and reduce-scatter are not modelled).
   if (o.collective != NcclCollective::all_reduce) {
+    if (o.movement == Movement::chunk)
+      throw ParamError("movement", fmt::format("chunk: the piece-by-piece reference runs all_reduce; {} moves "
+                                               "at flow level only",
+                                               nccl_collective_name(o.collective)));
     if (o.algorithm && *o.algorithm != NcclAlgorithm::ring)
       throw ParamError("nccl_algorithm",
                        fmt::format("{}: {} runs NCCL's ring here", nccl_algorithm_name(*o.algorithm),
@@ -225,12 +229,8 @@ AlgorithmInfo nccl_allreduce_entry() {
       resolved.arch =
           platform_arch({hosts.begin(), hosts.begin() + std::min<std::size_t>(hosts.size(), cfg.world)});
     }
-    ProtocolCosts costs = cfg.protocol_costs;
-    // NCCL's own NVLS rate on Blackwell, unless a calibration fitted one.
-    if (resolved.arch == GpuArch::blackwell && costs.nvls_efficiency == kHopperNvlsEfficiency)
-      costs.nvls_efficiency = kBlackwellNvlsEfficiency;
-    auto comm =
-        std::make_shared<NcclCommunicator>(members, *cfg.hosts(), resolved, costs, cfg.bandwidth_factor);
+    auto comm = std::make_shared<NcclCommunicator>(members, *cfg.hosts(), resolved, cfg.protocol_costs,
+                                                   cfg.bandwidth_factor);
     check_nccl_platform(resolved, comm->view());
     if (const std::string why = comm->size_refusal((cfg.model_bytes + 3) / 4); !why.empty())
       throw ParamError("model.size", why);

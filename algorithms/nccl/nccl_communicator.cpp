@@ -8,9 +8,12 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <set>
 #include <stdexcept>
+#include <tuple>
 #include <unordered_map>
 
+#include "algorithms/nccl/pipeline_time.hpp"
 #include "sim/api/partition.hpp"
 #include "sim/core/units.hpp"
 
@@ -128,11 +131,10 @@ struct NcclCommunicator::Meeting {
   std::vector<Gradient*> inputs;
   int left = 0;
   bool planned = false;
-  double chain = 0;       // the dependency chain's time, from the streams' start
-  bool additive = false;  // the chain is the pipeline's fill, to which the streams' time adds
-  double overlap = 0;     // the fill's part the streams already count: its longest piece time
-  double last_end = 0;    // the latest stream end of the call
-  double last_hop = 0;    // the last hop's latency beyond the wire
+  double chain = 0;  // the pipeline's own time, from the streams' start (chain_time)
+  Combine combine = Combine::later;
+  double last_end = 0;  // the latest stream end of the call
+  double last_hop = 0;  // the last hop's latency beyond the wire
   bool reduced = false;
   Eigen::VectorXf result;
   // Flow level: the call's streams, each member's outgoing and incoming ones, and the time the
@@ -157,12 +159,24 @@ NcclCommunicator::NcclCommunicator(const std::vector<int>& members, const std::v
       bandwidth_factor_(std::move(bandwidth_factor)),
       channels_(options.channels.value_or(bounded_channels(options, view_.default_channels()))),
       tuning_(view_.system(channels_, options.arch)),
-      calls_made_(members.size(), 0) {}
+      calls_made_(members.size(), 0) {
+  // NCCL's own NVLS rate on Blackwell, from its NVLS graph on this platform, unless a calibration
+  // fitted one.
+  if (options.arch == GpuArch::blackwell && costs_.nvls_efficiency == kHopperNvlsEfficiency &&
+      tuning_.system().nvls)
+    costs_.nvls_efficiency = nccl_blackwell_nvls_port_share(tuning_.system(), view_.intra_bandwidth() / 1e9);
+}
 
 NcclCommunicator::~NcclCommunicator() = default;
 
 double NcclCommunicator::rate_factor(LinkClass cls, double bytes) const {
   return bandwidth_factor_ ? bandwidth_factor_(cls != LinkClass::network, bytes) : 1.0;
+}
+
+// A piece of `bytes` on an edge of that rate (alone with its phase's streams) and class, at the rate the
+// network gives a message of that size (a calibration's bandwidth factor), as the chunk level sends it.
+double NcclCommunicator::piece_time(double bytes, double rate, LinkClass cls) const {
+  return bytes / (rate * rate_factor(cls, bytes));
 }
 
 NcclCallPlan NcclCommunicator::plan(std::uint64_t wire_elements) const {
@@ -208,6 +222,119 @@ void NcclCommunicator::leave(std::uint64_t id) {
   if (it != meetings_.end() && ++it->second->left == view_.size()) meetings_.erase(it);
 }
 
+// Pieces cross a link together when their channels' rings look alike from their senders on (the
+// same classes of hop at the same routes' latencies and bandwidths after them): so two channels
+// leaving a node through one NIC at the same ring position share it, while a GPU's link, which
+// every channel crosses at another position, carries one piece at a time. Returns each channel's
+// group, numbered from 0 in the order they first appear.
+std::vector<int> NcclCommunicator::ring_groups(const Geometry& g, int channels) const {
+  std::map<std::vector<std::tuple<int, double, double>>, int> patterns;
+  std::vector<int> groups;
+  for (int c = 0; c < channels; ++c) {
+    std::vector<std::tuple<int, double, double>> pattern;
+    for (const auto& e : g.ring_out[static_cast<std::size_t>(c)]) {
+      std::vector<sg4::Link*> links;
+      double latency = 0;
+      view_.host_of(e.from)->route_to(view_.host_of(e.to), links, &latency);
+      double narrowest = std::numeric_limits<double>::infinity();
+      for (const sg4::Link* l : links) narrowest = std::min(narrowest, l->get_bandwidth());
+      pattern.emplace_back(static_cast<int>(view_.hop_class(e.from, e.to)), latency, narrowest);
+    }
+    groups.push_back(patterns.emplace(std::move(pattern), static_cast<int>(patterns.size())).first->second);
+  }
+  return groups;
+}
+
+// NVLS-Tree between nodes: GPU l of each node carries shard l over the node tree.
+void NcclCommunicator::nvls_node_trees(Geometry& g, int channels) const {
+  const int p = view_.size();
+  g.tree.resize(static_cast<std::size_t>(channels));
+  g.tree_up.assign(static_cast<std::size_t>(channels),
+                   std::vector<Geometry::Edge>(static_cast<std::size_t>(p)));
+  g.tree_down = g.tree_up;
+  const auto trees = double_binary_tree(view_.nodes());
+  for (int c = 0; c < channels; ++c) {
+    const NodeTree& t = trees[c < std::max(1, channels / 2) ? 0 : 1];
+    g.tree[c].resize(static_cast<std::size_t>(p));
+    for (int m = 0; m < p; ++m) {
+      const int node = view_.node_of(m);
+      const auto& nm = view_.node_members(node);
+      const auto local = static_cast<std::size_t>(std::find(nm.begin(), nm.end(), m) - nm.begin());
+      const auto at = [&](int other_node) {
+        const auto& om = view_.node_members(other_node);
+        return om[std::min(local, om.size() - 1)];
+      };
+      NcclTreeLinks links;
+      const int up = t.parent[static_cast<std::size_t>(node)];
+      links.parent = up < 0 ? -1 : at(up);
+      for (int child : t.children[static_cast<std::size_t>(node)])
+        if (child >= 0) links.children.push_back(at(child));
+      g.tree[c][static_cast<std::size_t>(m)] = links;
+      g.tree_up[c][static_cast<std::size_t>(m)] = {up < 0 ? -1 : m, links.parent};
+      g.tree_down[c][static_cast<std::size_t>(m)] = {links.parent, up < 0 ? -1 : m};
+    }
+  }
+}
+
+namespace {
+
+// Each stream's share of its narrowest link, among all the call's streams (rate) and among those of
+// its phase (first_rate).
+template <class Edge>
+void set_rates(const std::vector<Edge*>& edges, const std::vector<std::vector<sg4::Link*>>& routes,
+               const std::vector<int>& phases, int last_phase) {
+  std::unordered_map<const sg4::Link*, int> load;
+  std::vector<std::unordered_map<const sg4::Link*, int>> phase_load(static_cast<std::size_t>(last_phase + 1));
+  for (std::size_t i = 0; i < routes.size(); ++i)
+    for (const sg4::Link* l : routes[i]) {
+      ++load[l];
+      ++phase_load[static_cast<std::size_t>(phases[i])][l];
+    }
+  for (std::size_t i = 0; i < edges.size(); ++i) {
+    double rate = std::numeric_limits<double>::infinity(), first = rate;
+    for (const sg4::Link* l : routes[i]) {
+      rate = std::min(rate, l->get_bandwidth() / load[l]);
+      first = std::min(first, l->get_bandwidth() / phase_load[static_cast<std::size_t>(phases[i])][l]);
+    }
+    edges[i]->rate = rate;
+    edges[i]->first_rate = first;
+  }
+}
+
+}  // namespace
+
+// Pieces cross links together when they are as far into the pipeline, in any channel's tree: up, a
+// member sends once its children's pieces are in, as many hops after the start as the longest way
+// up from the leaves below it (its height); down, as many hops after the root as its depth. The
+// trees' edges, as (channel, member) of an edge to a parent (direction 0) or from one (1), by
+// (direction, level).
+std::map<std::pair<int, int>, std::vector<std::pair<int, int>>> NcclCommunicator::tree_levels(
+    const Geometry& g) const {
+  const int p = view_.size();
+  std::map<std::pair<int, int>, std::vector<std::pair<int, int>>> together;
+  for (std::size_t c = 0; c < g.tree.size(); ++c) {
+    const auto& links = g.tree[c];
+    std::vector<int> height(static_cast<std::size_t>(p), -1);
+    const std::function<int(int)> height_of = [&](int x) {
+      int& h = height[static_cast<std::size_t>(x)];
+      if (h >= 0) return h;
+      h = 0;
+      for (int y : links[static_cast<std::size_t>(x)].children) h = std::max(h, height_of(y) + 1);
+      return h;
+    };
+    for (int x = 0; x < p; ++x) {
+      if (links[static_cast<std::size_t>(x)].parent < 0) continue;
+      int depth = 0;
+      for (int y = x; links[static_cast<std::size_t>(y)].parent >= 0;
+           y = links[static_cast<std::size_t>(y)].parent)
+        ++depth;
+      together[{0, height_of(x)}].emplace_back(static_cast<int>(c), x);
+      together[{1, depth}].emplace_back(static_cast<int>(c), x);
+    }
+  }
+  return together;
+}
+
 const NcclCommunicator::Geometry& NcclCommunicator::geometry(NcclAlgorithm a, int channels) {
   auto& slot = geometries_[{static_cast<int>(a), channels}];
   if (slot) return *slot;
@@ -231,27 +358,12 @@ const NcclCommunicator::Geometry& NcclCommunicator::geometry(NcclAlgorithm a, in
     routes.push_back(std::move(links));
     phases.push_back(phase);
   };
-  // A channel's first piece crosses one tree level at a time, up then down: the edges whose
-  // child sits at one depth of one channel's tree move it together.
   auto add_tree_edges = [&] {
-    for (auto* list : {&g.tree_up, &g.tree_down})
-      for (auto& channel : *list) {
-        std::map<int, std::vector<Geometry::Edge*>> by_depth;
-        for (auto& e : channel) {
-          if (e.from < 0) continue;
-          const int child = list == &g.tree_up ? e.from : e.to;
-          int depth = 0;
-          for (int x = child; channel[static_cast<std::size_t>(x)].from >= 0;
-               x = list == &g.tree_up ? channel[static_cast<std::size_t>(x)].to
-                                      : channel[static_cast<std::size_t>(x)].from)
-            ++depth;
-          by_depth[depth].push_back(&e);
-        }
-        for (auto& [depth, edges_at] : by_depth) {
-          for (auto* e : edges_at) add(*e);
-          ++phase;
-        }
-      }
+    for (const auto& [at, edges_at] : tree_levels(g)) {
+      auto& list = at.first == 0 ? g.tree_up : g.tree_down;
+      for (const auto& [c, x] : edges_at) add(list[static_cast<std::size_t>(c)][static_cast<std::size_t>(x)]);
+      ++phase;
+    }
   };
   if (a == NcclAlgorithm::ring) {
     g.rings.resize(static_cast<std::size_t>(channels));
@@ -267,8 +379,16 @@ const NcclCommunicator::Geometry& NcclCommunicator::geometry(NcclAlgorithm a, in
                                             g.rings[c][static_cast<std::size_t>((q + 1) % p)]};
       }
     }
-    for (auto& channel : g.ring_out)
-      for (auto& e : channel) add(e);
+    const std::vector<int> groups = ring_groups(g, channels);
+    int group_count = 0;
+    for (int c = 0; c < channels; ++c) {
+      group_count = std::max(group_count, groups[static_cast<std::size_t>(c)] + 1);
+      for (int q = 0; q < p; ++q) {
+        phase = groups[static_cast<std::size_t>(c)] * p + q;
+        add(g.ring_out[static_cast<std::size_t>(c)][static_cast<std::size_t>(q)]);
+      }
+    }
+    phase = group_count * p;
   } else if (a == NcclAlgorithm::tree) {
     g.tree.resize(static_cast<std::size_t>(channels));
     g.tree_up.assign(static_cast<std::size_t>(channels),
@@ -299,52 +419,11 @@ const NcclCommunicator::Geometry& NcclCommunicator::geometry(NcclAlgorithm a, in
       ++phase;
     }
     if (a == NcclAlgorithm::nvls_tree) {
-      g.tree.resize(static_cast<std::size_t>(channels));
-      g.tree_up.assign(static_cast<std::size_t>(channels),
-                       std::vector<Geometry::Edge>(static_cast<std::size_t>(p)));
-      g.tree_down = g.tree_up;
-      // Between nodes, GPU l of each node carries shard l over the node tree.
-      const auto trees = double_binary_tree(view_.nodes());
-      for (int c = 0; c < channels; ++c) {
-        const NodeTree& t = trees[c < std::max(1, channels / 2) ? 0 : 1];
-        g.tree[c].resize(static_cast<std::size_t>(p));
-        for (int m = 0; m < p; ++m) {
-          const int node = view_.node_of(m);
-          const auto& nm = view_.node_members(node);
-          const auto local = static_cast<std::size_t>(std::find(nm.begin(), nm.end(), m) - nm.begin());
-          const auto at = [&](int other_node) {
-            const auto& om = view_.node_members(other_node);
-            return om[std::min(local, om.size() - 1)];
-          };
-          NcclTreeLinks links;
-          const int up = t.parent[static_cast<std::size_t>(node)];
-          links.parent = up < 0 ? -1 : at(up);
-          for (int child : t.children[static_cast<std::size_t>(node)])
-            if (child >= 0) links.children.push_back(at(child));
-          g.tree[c][static_cast<std::size_t>(m)] = links;
-          g.tree_up[c][static_cast<std::size_t>(m)] = {up < 0 ? -1 : m, links.parent};
-          g.tree_down[c][static_cast<std::size_t>(m)] = {links.parent, up < 0 ? -1 : m};
-        }
-      }
+      nvls_node_trees(g, channels);
       add_tree_edges();
     }
   }
-  std::unordered_map<const sg4::Link*, int> load;
-  std::vector<std::unordered_map<const sg4::Link*, int>> phase_load(static_cast<std::size_t>(phase + 1));
-  for (std::size_t i = 0; i < routes.size(); ++i)
-    for (const sg4::Link* l : routes[i]) {
-      ++load[l];
-      ++phase_load[static_cast<std::size_t>(phases[i])][l];
-    }
-  for (std::size_t i = 0; i < edges.size(); ++i) {
-    double rate = std::numeric_limits<double>::infinity(), first = rate;
-    for (const sg4::Link* l : routes[i]) {
-      rate = std::min(rate, l->get_bandwidth() / load[l]);
-      first = std::min(first, l->get_bandwidth() / phase_load[static_cast<std::size_t>(phases[i])][l]);
-    }
-    edges[i]->rate = rate;
-    edges[i]->first_rate = first;
-  }
+  set_rates(edges, routes, phases, phase);
   return g;
 }
 
@@ -371,79 +450,160 @@ double longest_run(const std::vector<double>& w, int hops, const std::vector<int
 
 }  // namespace
 
-// The dependency chain's time from the streams' start. Ring: every edge is busy from the start
-// (each member sends its own piece first), so the call ends when the busiest stream ends or when
-// the dependency chain allows, whichever is later; the chain: the first piece of a pass crosses
-// every hop of its way (each hop the piece's time on the edge plus the route's and the protocol's
-// latency), the pass's other slices follow one slice time apart on the slowest edge, and loops run
-// one after the other on each member. Trees and NVLS: edges wait for the pipeline to reach them,
-// so the call takes the first piece's way through (up and down: the fill) plus the streams'
-// time for the other pieces (`additive`).
+// The pipeline's own time from the streams' start, and how the streams' time combines with it.
+// Ring, all-gather, reduce-scatter and trees: each channel's pieces timed as the chunk level moves
+// them (pipeline_time.hpp), at the rates the call's own pieces leave each other; the streams add
+// what other traffic takes from them. Broadcast's chain and NVLS: the first piece's way through
+// (the fill), to which the streams' time for the other pieces adds.
 NcclCommunicator::Chain NcclCommunicator::chain_time(const NcclCallPlan& plan, const Geometry& g) const {
   const NcclAlgorithm a = plan.choice.algorithm;
+  if (a == NcclAlgorithm::ring && options_.collective == NcclCollective::broadcast)
+    return {broadcast_fill(plan, g), Combine::additive};
+  if (a == NcclAlgorithm::ring) return {ring_time(plan, g), Combine::later};
+  if (a == NcclAlgorithm::tree) return {tree_time(plan, g), Combine::pipeline};
+  return {nvls_fill(plan, g), Combine::additive};
+}
+
+// A chain from the root (member 0): the first piece crosses p - 1 hops, the others follow.
+double NcclCommunicator::broadcast_fill(const NcclCallPlan& plan, const Geometry& g) const {
+  const Protocol proto = plan.choice.protocol;
+  const int c_count = plan.choice.channels, p = view_.size(), m = plan.chunking.slices_per_chunk;
+  const double slice = plan.data_bytes / (static_cast<double>(plan.loops) * c_count * p * m);
+  double worst = 0;
+  for (int c = 0; c < c_count; ++c) {
+    std::vector<double> w;
+    double slowest = 0;
+    for (const auto& e : g.ring_out[static_cast<std::size_t>(c)]) {
+      w.push_back(piece_time(costs_.wire_bytes(slice, proto), e.first_rate, e.cls) + e.latency +
+                  costs_.hop(e.cls, proto));
+      slowest = std::max(slowest, costs_.wire_bytes(slice, proto) / e.rate);
+    }
+    const double pass = longest_run(w, ring_hops(options_.collective, p), {g.position[c][0]});
+    worst = std::max(worst, plan.loops * (pass + (m - 1) * slowest));
+  }
+  return worst;
+}
+
+// Every channel's ring as it runs slice by slice; channels whose rings cost alike are timed once.
+double NcclCommunicator::ring_time(const NcclCallPlan& plan, const Geometry& g) const {
+  const Protocol proto = plan.choice.protocol;
+  const int c_count = plan.choice.channels, p = view_.size();
+  RingPipeline shape;
+  shape.steps = ring_hops(options_.collective, p);
+  shape.slices = plan.chunking.slices_per_chunk;
+  shape.loops = plan.loops;
+  shape.slots = plan.chunking.slots;
+  const double slice = plan.data_bytes / (static_cast<double>(plan.loops) * c_count * p * shape.slices);
+  std::set<std::vector<std::pair<double, double>>> timed;
+  double worst = 0;
+  for (int c = 0; c < c_count; ++c) {
+    std::vector<PipelineHop> hops;
+    std::vector<std::pair<double, double>> key;
+    for (const auto& e : g.ring_out[static_cast<std::size_t>(c)]) {
+      hops.push_back({e.latency + costs_.hop(e.cls, proto),
+                      piece_time(costs_.wire_bytes(slice, proto), e.first_rate, e.cls)});
+      key.emplace_back(hops.back().latency, hops.back().slice_time);
+    }
+    if (timed.insert(std::move(key)).second) worst = std::max(worst, ring_pipeline_time(hops, shape));
+  }
+  return worst;
+}
+
+// Every channel's tree as it runs piece by piece, the call's pieces on a link one after the
+// other: channels whose trees cost alike are timed once, at the rates their pieces leave each
+// other; then no link can carry all it carries in less than its bandwidth allows, from the first
+// piece reaching it to the last piece leaving it with the rest of its way still to go (a member's
+// links carry its children's pieces up and its parent's down at once).
+double NcclCommunicator::tree_time(const NcclCallPlan& plan, const Geometry& g) const {
+  const Protocol proto = plan.choice.protocol;
+  const int c_count = plan.choice.channels, p = view_.size();
+  const double piece =
+      costs_.wire_bytes(plan.data_bytes / (static_cast<double>(c_count) * plan.loops), proto);
+  const TreePipeline shape{plan.loops, plan.chunking.slots};
+  std::map<std::vector<double>, std::pair<double, TreeTimes>> timed;  // by the trees' costs
+  struct LinkUse {
+    double work = 0, first = std::numeric_limits<double>::infinity(), tail = first;
+  };
+  std::unordered_map<const sg4::Link*, LinkUse> links;
+  double worst = 0;
+  for (int c = 0; c < c_count; ++c) {
+    std::vector<TreeMember> members(static_cast<std::size_t>(p));
+    std::vector<double> key;
+    for (int x = 0; x < p; ++x) {
+      TreeMember& me = members[static_cast<std::size_t>(x)];
+      me.parent = g.tree[static_cast<std::size_t>(c)][static_cast<std::size_t>(x)].parent;
+      me.children = g.tree[static_cast<std::size_t>(c)][static_cast<std::size_t>(x)].children;
+      if (me.parent >= 0) {
+        const auto& up = g.tree_up[static_cast<std::size_t>(c)][static_cast<std::size_t>(x)];
+        const auto& down = g.tree_down[static_cast<std::size_t>(c)][static_cast<std::size_t>(x)];
+        me.up = {up.latency + costs_.hop(up.cls, proto), piece_time(piece, up.first_rate, up.cls)};
+        me.down = {down.latency + costs_.hop(down.cls, proto), piece_time(piece, down.first_rate, down.cls)};
+      }
+      key.push_back(me.parent);
+      for (int y : me.children) key.push_back(y);
+      key.insert(key.end(), {me.up.latency, me.up.slice_time, me.down.latency, me.down.slice_time});
+    }
+    auto found = timed.find(key);
+    if (found == timed.end()) {
+      TreeTimes times;
+      const double t = tree_pipeline_time(members, shape, &times);
+      found = timed.emplace(std::move(key), std::make_pair(t, std::move(times))).first;
+    }
+    const auto& [time, times] = found->second;
+    worst = std::max(worst, time);
+    for (int x = 0; x < p; ++x) {
+      const int parent = members[static_cast<std::size_t>(x)].parent;
+      if (parent < 0) continue;
+      for (const auto& [from, to, moved] :
+           {std::make_tuple(x, parent, times.up[static_cast<std::size_t>(x)]),
+            std::make_tuple(parent, x, times.down[static_cast<std::size_t>(x)])})
+        for (const sg4::Link* l : g.route(from, to, p)) {
+          LinkUse& use = links[l];
+          use.work +=
+              plan.loops * piece / (l->get_bandwidth() * rate_factor(view_.hop_class(from, to), piece));
+          use.first = std::min(use.first, moved.first_leaves);
+          use.tail = std::min(use.tail, time - moved.last_arrives);
+        }
+    }
+  }
+  for (const auto& [link, use] : links) worst = std::max(worst, use.first + use.work + use.tail);
+  return worst;
+}
+
+// NVLS: each GPU's share to the switch and back; NVLS-Tree adds the node tree, up and down.
+double NcclCommunicator::nvls_fill(const NcclCallPlan& plan, const Geometry& g) const {
   const Protocol proto = plan.choice.protocol;
   const int c_count = plan.choice.channels, p = view_.size();
   auto hop = [&](const Geometry::Edge& e, double piece_bytes) {
-    return costs_.wire_bytes(piece_bytes, proto) / e.first_rate + e.latency + costs_.hop(e.cls, proto);
+    return piece_time(costs_.wire_bytes(piece_bytes, proto), e.first_rate, e.cls) + e.latency +
+           costs_.hop(e.cls, proto);
   };
-  double worst = 0;
-  if (a == NcclAlgorithm::ring) {
-    const int m = plan.chunking.slices_per_chunk;
-    const double slice = plan.data_bytes / (static_cast<double>(plan.loops) * c_count * p * m);
-    for (int c = 0; c < c_count; ++c) {
-      std::vector<double> w;
-      double slowest = 0;
-      for (const auto& e : g.ring_out[static_cast<std::size_t>(c)]) {
-        w.push_back(hop(e, slice));
-        slowest = std::max(slowest, costs_.wire_bytes(slice, proto) / e.rate);
-      }
-      std::vector<int> starts;
-      if (options_.collective == NcclCollective::broadcast) starts = {g.position[c][0]};
-      const double pass = longest_run(w, ring_hops(options_.collective, p), starts);
-      worst = std::max(worst, plan.loops * (pass + (m - 1) * slowest));
-    }
-    return {worst, false};
-  }
   const double piece = plan.data_bytes / (static_cast<double>(c_count) * plan.loops);
-  double nvls = 0;
-  if (is_nvls(a)) nvls = costs_.nvls_hop_latency_s;
-  double overlap = 0;
-  auto piece_time = [&](const Geometry::Edge& e, double bytes) {
-    return costs_.wire_bytes(bytes, proto) / e.first_rate;
-  };
+  double worst = 0;
   for (int c = 0; c < c_count; ++c) {
-    double up = 0, down = 0, longest = 0;
+    double up = 0, down = 0;
     if (!g.tree_up.empty()) {
-      const double shard = is_nvls(a) ? piece / std::max(1, view_.largest_node()) : piece;
+      const double shard = piece / std::max(1, view_.largest_node());
       for (int m = 0; m < p; ++m) {
         double cost_up = 0, cost_down = 0;
         for (int x = m; g.tree_up[c][static_cast<std::size_t>(x)].from >= 0;
              x = g.tree_up[c][static_cast<std::size_t>(x)].to) {
-          const auto& e_up = g.tree_up[c][static_cast<std::size_t>(x)];
-          const auto& e_down = g.tree_down[c][static_cast<std::size_t>(x)];
-          cost_up += hop(e_up, shard);
-          cost_down += hop(e_down, shard);
-          longest = std::max({longest, piece_time(e_up, shard), piece_time(e_down, shard)});
+          cost_up += hop(g.tree_up[c][static_cast<std::size_t>(x)], shard);
+          cost_down += hop(g.tree_down[c][static_cast<std::size_t>(x)], shard);
         }
         up = std::max(up, cost_up);
         down = std::max(down, cost_down);
       }
     }
     double intra = 0;
-    if (is_nvls(a)) {
-      const double per_port = piece * (1 + 1.0 / view_.largest_node()) / costs_.nvls_efficiency;
-      for (const auto& e : g.nvls_out[static_cast<std::size_t>(c)])
-        if (e.from != e.to) {
-          intra = std::max(intra, piece_time(e, per_port) + e.latency);
-          longest = std::max(longest, piece_time(e, per_port));
-        }
-    }
-    if (nvls + intra + up + down > worst) {
-      worst = nvls + intra + up + down;
-      overlap = longest;
-    }
+    const double per_port = piece * (1 + 1.0 / view_.largest_node()) / costs_.nvls_efficiency;
+    for (const auto& e : g.nvls_out[static_cast<std::size_t>(c)])
+      if (e.from != e.to)
+        intra =
+            std::max(intra, piece_time(costs_.wire_bytes(per_port, proto), e.first_rate, e.cls) + e.latency);
+    worst = std::max(worst, costs_.nvls_hop_latency_s + intra + up + down);
   }
-  return {worst, true, overlap};
+  return worst;
 }
 
 void NcclCommunicator::run(Comm& comm, int me, Gradient& grad, const ReduceOp& op, int world,
@@ -578,8 +738,7 @@ void NcclCommunicator::run_flow(Comm& comm, int me, Gradient& grad, Meeting& m, 
     m.planned = true;
     const Chain chain = chain_time(plan, g);
     m.chain = chain.time;
-    m.additive = chain.additive;
-    m.overlap = chain.overlap;
+    m.combine = chain.combine;
     m.last_end = start;
   }
   comm.pause_until(start);
@@ -610,13 +769,20 @@ void NcclCommunicator::run_flow(Comm& comm, int me, Gradient& grad, Meeting& m, 
     XBT_VERB("%s/%s, %d channels, %d loops: start %.9g, chain %.9g, streams end %.9g (+%.3g)",
              nccl_algorithm_name(a), protocol_name(proto), channels, plan.loops, start, m.chain, m.last_end,
              m.last_hop);
-  if (m.additive) {
-    // The first piece's way, then the other pieces at the pace of the busiest link (slower when
-    // other traffic slowed the streams down).
-    const double busy = std::max(m.pace_time, m.last_end - start - m.stream_latency);
-    comm.pause_until(std::max(start + m.chain + busy * (1 - 1.0 / plan.loops), streams_end));
-  } else
-    comm.pause_until(std::max(start + m.chain, streams_end));
+  // The streams' time beyond their pace: what other traffic took from them.
+  const double busy = std::max(m.pace_time, m.last_end - start - m.stream_latency);
+  const double rest = 1 - 1.0 / plan.loops;  // the pieces after the first
+  switch (m.combine) {
+    case Combine::later:  // every edge busy from the start: whichever ends later
+      comm.pause_until(std::max(start + m.chain, streams_end));
+      break;
+    case Combine::pipeline:  // the pipeline's own time, slowed as much as other traffic slowed its streams
+      comm.pause_until(std::max(start + m.chain + (busy - m.pace_time) * rest, streams_end));
+      break;
+    case Combine::additive:  // the first piece's way, then the others at the busiest link's pace
+      comm.pause_until(std::max(start + m.chain + busy * rest, streams_end));
+      break;
+  }
   if (options_.collective != NcclCollective::all_reduce || grad.values.size() == 0) return;
   if (!m.reduced) {
     std::vector<const Eigen::VectorXf*> inputs;

@@ -89,19 +89,28 @@ class NcclCommunicator {
   Meeting& join(int me);
   void leave(std::uint64_t id);
   const Geometry& geometry(NcclAlgorithm a, int channels);
+  std::vector<int> ring_groups(const Geometry& g, int channels) const;
+  void nvls_node_trees(Geometry& g, int channels) const;
+  std::map<std::pair<int, int>, std::vector<std::pair<int, int>>> tree_levels(const Geometry& g) const;
   void run_flow(Comm& comm, int me, Gradient& grad, Meeting& m, const NcclCallPlan& plan, const ReduceOp& op,
                 int world);
   void run_chunks(Comm& comm, int me, Gradient& grad, Meeting& m, const NcclCallPlan& plan,
                   const ReduceOp& op, int world);
+  // How a call's streams and its pipeline's own time make its time.
+  enum class Combine { later, pipeline, additive };
   struct Chain {
     double time = 0;
-    bool additive = false;
-    double overlap = 0;
+    Combine combine = Combine::later;
   };
   Chain chain_time(const NcclCallPlan& plan, const Geometry& g) const;
+  double broadcast_fill(const NcclCallPlan& plan, const Geometry& g) const;
+  double ring_time(const NcclCallPlan& plan, const Geometry& g) const;
+  double tree_time(const NcclCallPlan& plan, const Geometry& g) const;
+  double nvls_fill(const NcclCallPlan& plan, const Geometry& g) const;
   double arrival_delay(int from, int to, Protocol proto) const;
   // The network's bandwidth factor for `bytes` over a hop of class `cls`.
   double rate_factor(LinkClass cls, double bytes) const;
+  double piece_time(double bytes, double rate, LinkClass cls) const;
   void plan_streams(Meeting& m, const NcclCallPlan& plan, const Geometry& g,
                     std::uint64_t wire_elements) const;
 

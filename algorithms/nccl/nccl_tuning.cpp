@@ -132,6 +132,12 @@ int nccl_nvls_channels(GpuArch arch, int nodes) {
   return 16;
 }
 
+double nccl_blackwell_nvls_port_share(const NcclSystem& s, double port_GBps) {
+  constexpr double kBlackwellNvlsEfficiency = 0.74;  // tuning.cc nvlsEfficiency, NCCL 2.30.7
+  if (s.nvls_heads < 1 || port_GBps <= 0) return 0;
+  return kBlackwellNvlsEfficiency * (s.nvls_heads + 1) * s.nvls_bw_intra / port_GBps;
+}
+
 NvlsGraph nccl_nvls_graph(int gpus_per_node, int nodes, int nics_per_node, double nvlink_GBps,
                           double nic_GBps, GpuArch arch) {
   NvlsGraph g;

@@ -70,6 +70,12 @@ NvlsGraph nccl_nvls_graph(int gpus_per_node, int nodes, int nics_per_node, doubl
                           GpuArch arch = GpuArch::hopper);
 // NVLS's CTAs (comm->nvlsChannels): 16 on Hopper, on Blackwell 32 across nodes and 24 inside one.
 int nccl_nvls_channels(GpuArch arch, int nodes);
+// The share of a GPU's NVLink port rate (`port_GBps`, each way) that NCCL's tuning credits NVLS with
+// on Blackwell: nvlsEfficiency (0.74) of what its NVLS graph loads a head GPU's port with, (heads + 1)
+// channels at the graph's speed. On one node of 8 B200 that is 80 GB/s a channel, 0.59 of the port;
+// on an NVL72 rack NCCL_MAX_NVLS_ARITY keeps 32 heads of 72 GPUs and 33 channels must fit one port,
+// so 20 GB/s a channel, 0.54. (Hopper keeps kHopperNvlsEfficiency, which this rule meets within 3 %.)
+double nccl_blackwell_nvls_port_share(const NcclSystem& system, double port_GBps);
 // Whether the GPU's NVSwitch can reduce and multicast its memory (NVLS): Hopper and Blackwell.
 bool nccl_gpu_multicast(GpuArch arch);
 // A GPU's NVLink rate as NCCL's topology counts it: Hopper's 25 GB/s links at SM90_NVLINK_BW, 20.6.

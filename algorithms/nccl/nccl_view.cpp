@@ -98,8 +98,11 @@ NcclView::NcclView(const std::vector<int>& members, const std::vector<sg4::Host*
   for (std::size_t m = 0; m < members_.size(); ++m) {
     sg4::Host* h = hosts.at(static_cast<std::size_t>(members_[m]));
     hosts_.push_back(h);
-    const std::string& node = host_facts(h).node;
-    const std::string key = node.empty() ? "host:" + h->get_name() : "node:" + node;
+    // A multi-node NVLink domain is one node to NCCL (its ranks share one fused topology).
+    const HostFacts& facts = host_facts(h);
+    const std::string key = !facts.nvlink_domain.empty() ? "domain:" + facts.nvlink_domain
+                            : facts.node.empty()         ? "host:" + h->get_name()
+                                                         : "node:" + facts.node;
     const auto [it, fresh] = node_index.emplace(key, static_cast<int>(node_members_.size()));
     if (fresh) node_members_.emplace_back();
     node_of_.push_back(it->second);
@@ -111,10 +114,10 @@ NcclView::NcclView(const std::vector<int>& members, const std::vector<sg4::Host*
     const auto& nm = node_members_[n];
     largest_node_ = std::max(largest_node_, static_cast<int>(nm.size()));
     smallest_node_ = n == 0 ? static_cast<int>(nm.size()) : std::min(smallest_node_, static_cast<int>(nm.size()));
-    std::set<int> nics;
+    std::set<std::pair<std::string, int>> nics;  // {node, NIC}: a domain has its nodes' NICs
     for (int m : nm) {
       const HostFacts& facts = host_facts(hosts_[static_cast<std::size_t>(m)]);
-      nics.insert(facts.nic);
+      nics.emplace(facts.node, facts.nic);
       if (facts.intra_link == IntraLink::pcie) intra_nvlink_ = false;
       if (!facts.nvswitch) nvswitch_ = false;
       gpu_nic_path_ = std::max(gpu_nic_path_, facts.gpu_nic_path);

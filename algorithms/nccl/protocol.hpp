@@ -74,9 +74,8 @@ using BandwidthFactor = std::function<double(bool same_node, double bytes)>;
 // node of 8 H100 (450 GB/s ports) an all-reduce then reaches 490 GB/s busbw where published runs
 // measure 474 - 477 (tests/algorithms/test_nccl_nvls.cpp).
 inline constexpr double kHopperNvlsEfficiency = 0.85 * 20.6 / 25.0;
-// Blackwell's, by the same rule from NCCL 2.30.7: nvlsEfficiency 0.74 of SM100_NVLINK_BW, 40.1 of a
-// link's 50 GB/s (NVLink 5).
-inline constexpr double kBlackwellNvlsEfficiency = 0.74 * 40.1 / 50.0;
+// Blackwell's follows NCCL's NVLS graph on the platform (nccl_blackwell_nvls_port_share,
+// algorithms/nccl/nccl_tuning.hpp).
 
 struct ProtocolCosts {
   // Seconds per hop beyond the wire, [link class][protocol].

@@ -18,8 +18,11 @@ void RankContext::compute(double flops, const char* what) const {
   work(comm, rank, flops, what);
 }
 
+// A reduction of received data is the call's own work (Comm::note_activity), unlike a compressor's.
 void charge_reduce(const Comm& comm, std::uint64_t wire_bytes) {
+  const double start = sg4::Engine::get_clock();
   work(&comm, comm.rank(), comm.reduce_flops_per_byte() * static_cast<double>(wire_bytes), "reduce");
+  comm.note_activity(start, sg4::Engine::get_clock());
 }
 
 void charge_reduce_together(const std::vector<Comm*>& comms, const std::vector<sg4::Host*>& hosts,
@@ -37,6 +40,7 @@ void charge_reduce_together(const std::vector<Comm*>& comms, const std::vector<s
   for (std::size_t k = 0; k < comms.size(); ++k) {
     if (!execs[k]) continue;
     execs[k]->wait();
+    comms[k]->note_activity(execs[k]->get_start_time(), execs[k]->get_finish_time());
     if (comms[k]->tracer())
       comms[k]->tracer()->work(
           {comms[k]->rank(), "reduce", execs[k]->get_start_time(), execs[k]->get_finish_time()});

@@ -139,7 +139,7 @@ std::string perf_csv(const PerfTable& t) {
   const auto flag = [](int f) { return f < 0 ? std::string() : fmt::format("{}", f); };
   for (const PerfRow& r : t.rows)
     out += csv_row({t.collective, fmt::format("{}", t.ranks), fmt::format("{}", t.nodes),
-                    fmt::format("{}", r.bytes), fmt::format("{}", r.count), fmt::format("{:.9g}", r.time_s),
+                    fmt::format("{}", r.bytes), fmt::format("{}", r.count), fmt::format("{}", r.time_s),
                     fmt::format("{:.6g}", r.algbw_GBps), fmt::format("{:.6g}", r.busbw_GBps), r.choice,
                     flag(r.in_measured_range), flag(r.choice_observed)});
   return out;

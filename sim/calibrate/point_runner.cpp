@@ -97,6 +97,18 @@ std::string main_choice(const nlohmann::json& summary) {
   return best;
 }
 
+// A point is one call: its time is the call's record (collectives.csv's time_s, summary.json's
+// collective_time_s), the one figure a run reports for it. A run of several calls (buckets) takes
+// its step's time.
+double point_time(const nlohmann::json& summary) {
+  const auto calls = summary.find("collective_calls");
+  const auto time = summary.find("collective_time_s");
+  if (calls != summary.end() && calls->is_number() && calls->get<double>() == 1 && time != summary.end() &&
+      time->is_number())
+    return time->get<double>();
+  return summary["sim_time_s"].get<double>();
+}
+
 std::vector<double> run_distinct_points(const PointRunOptions& options,
                                         const std::vector<std::vector<std::string>>& sets,
                                         std::vector<std::string>* choices) {
@@ -148,7 +160,7 @@ std::vector<double> run_distinct_points(const PointRunOptions& options,
       const auto json = nlohmann::json::parse(point_file_text(dir / fmt::format("p{}", i) / "summary.json"),
                                               nullptr, false);
       if (json.is_object() && json.contains("sim_time_s") && json["sim_time_s"].is_number()) {
-        times[i] = json["sim_time_s"].get<double>();
+        times[i] = point_time(json);
         if (choices) (*choices)[i] = main_choice(json);
         continue;
       }

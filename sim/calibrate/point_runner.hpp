@@ -19,7 +19,8 @@ struct PointRunOptions {
 // overrides are one simulation.
 constexpr std::size_t kMaxPointRuns = 10000;
 
-// sets[i] are the --set overrides of point i; returns each point's sim_time_s, in order (points with
+// sets[i] are the --set overrides of point i; returns each point's time, in order: its one call's
+// (summary.json's collective_time_s), or its step's (sim_time_s) when it made several (points with
 // equal overrides are simulated once). More than kMaxPointRuns distinct ones: InputError. A child
 // that rejects its input raises InputError with the child's message; any other failure runtime_error.
 // `choices` (if given) receives each point's NCCL algorithm/protocol ("ring/simple"; most calls'),

@@ -80,6 +80,7 @@ double SendHandle::wait() {
     comm_->wait();
     end = comm_->get_finish_time();
     if (tracer_) record(tracer_, span_, *comm_);
+    if (owner_) owner_->note_transfer(comm_->get_start_time(), end);
   }
   comm_ = nullptr;
   return end;
@@ -178,6 +179,7 @@ void Comm::note_work(double flops) const {
 }
 
 void Comm::note_received(const sg4::Comm& transfer) {
+  note_transfer(transfer.get_start_time(), transfer.get_finish_time());
   if (transfer.get_start_time() >= call_entry_)
     call_window_.add(transfer.get_start_time(), transfer.get_finish_time());
   if (!recording_) return;
@@ -188,10 +190,28 @@ void Comm::note_received(const sg4::Comm& transfer) {
 void Comm::begin_call() {
   call_window_ = TransferWindow{};
   call_entry_ = sg4::Engine::get_clock();
+  activity_first_ = std::numeric_limits<double>::infinity();
+  activity_last_ = TransferWindow::kNever;
+}
+
+void Comm::note_activity(double start, double end) const {
+  if (local_) return;  // a replayed step's times come from the record
+  activity_first_ = std::min(activity_first_, start);
+  activity_last_ = std::max(activity_last_, end);
+}
+
+// A transfer belongs to the call in which it started (a push a parameter server left for later
+// belongs to the call that sent it).
+void Comm::note_transfer(double start, double end) const {
+  if (start >= call_entry_) note_activity(start, end);
 }
 
 TransferWindow Comm::take_call_window() {
-  const TransferWindow window = std::exchange(call_window_, TransferWindow{});
+  TransferWindow window = std::exchange(call_window_, TransferWindow{});
+  if (activity_first_ <= activity_last_) {
+    window.part_start = activity_first_;
+    window.part_end = activity_last_;
+  }
   if (recording_) tape_.calls.push_back(window);
   return window;
 }
@@ -236,13 +256,15 @@ SendHandle Comm::post_send(int dst, Payload payload, int channel, double rate, b
   sg4::CommPtr comm = mailbox->put_init(in_flight, bytes);
   if (rate > 0) comm->set_rate(rate);
   comm->start();
-  return SendHandle(std::move(comm), tracer_, span);
+  return SendHandle(std::move(comm), tracer_, span, this);
 }
 
 void Comm::pause_until(double when) const {
   if (local_) return;
+  const double start = sg4::Engine::get_clock();
   // Below SimGrid's time precision (surf/precision, 1e-9 s by default) a sleep is no sleep.
-  if (when - sg4::Engine::get_clock() > 1e-12) sg4::this_actor::sleep_until(when);
+  if (when - start > 1e-12) sg4::this_actor::sleep_until(when);
+  note_activity(start, sg4::Engine::get_clock());
 }
 
 void Comm::send(int dst, Payload payload, int channel) {

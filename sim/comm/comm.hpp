@@ -21,13 +21,20 @@ namespace sg4 = simgrid::s4u;
 
 class Comm;
 
-// When a rank's transfers of one aggregation call ran: from the start of the first transfer it
-// received (both sides posted) to the end of the last, counting only transfers that started after
-// it entered the call (a push a parameter server left for later belongs to the call that sent it).
-// Empty when it received nothing.
+// One aggregation call as the ranks saw it. Its transfers: from the start of the first transfer a
+// rank received (both sides posted) to the end of the last, counting only transfers that started
+// after the rank entered the call (a push a parameter server left for later belongs to the call
+// that sent it); empty when no rank received anything. And the ranks' own part of it, their
+// communication (Comm::note_activity): the transfers they waited for, the latencies they paid, the
+// reductions they made, not a compressor's encoding before it or decoding after it. The call's
+// record (collectives.csv) spans both: a base latency before the first byte, a pipeline's drain
+// and last hop after the last one, the reduction of what arrived last.
 struct TransferWindow {
+  static constexpr double kNever = -std::numeric_limits<double>::infinity();
   double first_start = std::numeric_limits<double>::infinity();
-  double last_end = -std::numeric_limits<double>::infinity();
+  double last_end = kNever;
+  double part_start = std::numeric_limits<double>::infinity();  // the ranks' part: first and last
+  double part_end = kNever;
   bool empty() const { return !(first_start <= last_end); }
   void add(double start, double end) {
     first_start = std::min(first_start, start);
@@ -35,6 +42,20 @@ struct TransferWindow {
   }
   void add(const TransferWindow& o) {
     if (!o.empty()) add(o.first_start, o.last_end);
+    part_start = std::min(part_start, o.part_start);
+    part_end = std::max(part_end, o.part_end);
+  }
+  // From the first transfer or part, whichever began first, to the last, whichever ended last.
+  double call_start() const { return std::min(first_start, part_start); }
+  double call_end() const { return std::max(last_end, part_end); }
+  // The same window `by` seconds later (a replayed step's record of the step it repeats).
+  TransferWindow shifted(double by) const {
+    TransferWindow w = *this;
+    w.first_start += by;
+    w.last_end += by;
+    w.part_start += by;
+    w.part_end += by;
+    return w;
   }
 };
 
@@ -62,8 +83,8 @@ struct StepTape {
 class SendHandle {
  public:
   SendHandle() = default;
-  explicit SendHandle(sg4::CommPtr comm, Tracer* tracer = nullptr, CommSpan span = {})
-      : comm_(std::move(comm)), tracer_(tracer), span_(span) {}
+  explicit SendHandle(sg4::CommPtr comm, Tracer* tracer = nullptr, CommSpan span = {}, Comm* owner = nullptr)
+      : comm_(std::move(comm)), tracer_(tracer), span_(span), owner_(owner) {}
   // Returns when the transfer ended (now, for an empty handle).
   double wait();
   bool valid() const { return comm_ != nullptr; }
@@ -74,6 +95,7 @@ class SendHandle {
   sg4::CommPtr comm_;
   Tracer* tracer_ = nullptr;  // records the transfer when waited for (output.trace)
   CommSpan span_;
+  Comm* owner_ = nullptr;  // the sender, whose call the wait belongs to
 };
 
 // Where SimGrid writes the sender's payload pointer: a stable address that outlives handle moves.
@@ -177,9 +199,13 @@ class Comm {
   StepTape take_tape() { return std::exchange(tape_, StepTape{}); }
   // An aggregation call begins now: the window of its transfers starts empty.
   void begin_call();
-  // The window of the transfers this rank received since begin_call (one aggregation call's; empty
-  // in a replayed step, which transfers nothing); it also enters the step's tape.
+  // The call ends now: the window of the transfers this rank received since begin_call, with its own
+  // part of the call (one aggregation call's; empty in a replayed step, which transfers nothing and
+  // whose times come from the record); it also enters the step's tape.
   TransferWindow take_call_window();
+  // The rank communicated from `start` to `end` in the current call: a latency it paid, a reduction
+  // of received data (the transfers it waits for note themselves).
+  void note_activity(double start, double end) const;
 
   const CommCounters& counters() const { return counters_; }
   // One transfer of this rank carried `bytes` of `other`'s (a node's rings merged into one flow):
@@ -208,6 +234,8 @@ class Comm {
   };
 
   friend class RecvHandle;
+  friend class SendHandle;
+  void note_transfer(double start, double end) const;
   SendHandle post_send(int dst, Payload payload, int channel, double rate, bool stream);
   RecvHandle post_receive(int src, int channel, bool stream);
   void check_peer(int peer) const;
@@ -223,6 +251,9 @@ class Comm {
   mutable StepTape tape_;  // recording what happened is not a change of the Comm
   TransferWindow call_window_;
   double call_entry_ = 0;
+  // The rank's part of the current call (note_activity): a record of what happened, as the tape.
+  mutable double activity_first_ = std::numeric_limits<double>::infinity();
+  mutable double activity_last_ = TransferWindow::kNever;
   LocalNetwork* local_ = nullptr;
   const std::vector<std::uint32_t>* chosen_ = nullptr;
   std::size_t next_chosen_ = 0;

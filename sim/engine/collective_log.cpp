@@ -34,4 +34,19 @@ const CollectiveRecord& CollectiveLog::at(int step, int bucket) const {
   return steps_[static_cast<std::size_t>(step)][static_cast<std::size_t>(bucket)];
 }
 
+std::optional<CallSpan> CollectiveLog::span(int step, int bucket) const {
+  const CollectiveRecord& r = at(step, bucket);
+  if (!r.called || r.window.empty()) return std::nullopt;
+  CallSpan span{r.window.call_start(), r.window.call_end()};
+  // The call before it that transferred something (in step, then bucket order).
+  for (int s = step, b = bucket - 1; s >= 0; --s, b = calls_per_step_ - 1)
+    for (; b >= 0; --b) {
+      const CollectiveRecord& before = at(s, b);
+      if (!before.called || before.window.empty()) continue;
+      span.start = std::min(span.end, std::max(span.start, before.window.call_end()));
+      return span;
+    }
+  return span;
+}
+
 }  // namespace aggsim

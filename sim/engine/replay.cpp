@@ -48,12 +48,8 @@ void ReplayBook::end_replayed(int rank, int step, int repeats, Comm& comm) {
   rec.agg_end = rec.start + (was.agg_end - was.start);
   rec.hidden_comm = was.hidden_comm;  // its calls ran as the recorded step's did
   const auto& windows = simulated_.at(repeats).tapes[static_cast<std::size_t>(rank)].calls;
-  for (std::size_t b = 0; b < windows.size(); ++b) {
-    if (windows[b].empty()) continue;
-    TransferWindow w;
-    w.add(rec.start + (windows[b].first_start - was.start), rec.start + (windows[b].last_end - was.start));
-    calls_.add_window(step, static_cast<int>(b), w);
-  }
+  for (std::size_t b = 0; b < windows.size(); ++b)
+    calls_.add_window(step, static_cast<int>(b), windows[b].shifted(rec.start - was.start));
   // Its last message was sent by a rank that started this step before the recorded end.
   if (sg4::Engine::get_clock() > rec.agg_end + simulated_.at(repeats).tolerance)
     diverged(rank, step, repeats, "received its last message after its recorded end");
@@ -150,13 +146,19 @@ bool ReplayBook::same_step(int a, int b) const {
     const StepTape& ta = ra.tapes[static_cast<std::size_t>(r)];
     const StepTape& tb = rb.tapes[static_cast<std::size_t>(r)];
     if (!ta.same_transfers(tb) || ta.calls.size() != tb.calls.size()) return false;
-    // Each call's transfers ran at the same offsets from the rank's start (a replayed step's
-    // collectives.csv rows are the record's, shifted).
+    // Each call's transfers ran, and the rank entered and left it, at the same offsets from the
+    // rank's start (a replayed step's collectives.csv rows are the record's, shifted).
     for (std::size_t c = 0; c < ta.calls.size(); ++c) {
-      if (ta.calls[c].empty() != tb.calls[c].empty()) return false;
-      if (!ta.calls[c].empty() &&
-          (!near(ta.calls[c].first_start - x.start, tb.calls[c].first_start - y.start) ||
-           !near(ta.calls[c].last_end - x.start, tb.calls[c].last_end - y.start)))
+      const TransferWindow &u = ta.calls[c], &v = tb.calls[c];
+      if (u.empty() != v.empty()) return false;
+      if (!u.empty() &&
+          (!near(u.first_start - x.start, v.first_start - y.start) ||
+           !near(u.last_end - x.start, v.last_end - y.start)))
+        return false;
+      if ((u.part_start <= u.part_end) != (v.part_start <= v.part_end)) return false;
+      if (u.part_start <= u.part_end &&
+          (!near(u.part_start - x.start, v.part_start - y.start) ||
+           !near(u.part_end - x.start, v.part_end - y.start)))
         return false;
     }
   }

@@ -15,9 +15,11 @@ const OutputTable& collectives_table() {
       "collectives.csv",
       "One row per aggregation call: each step that aggregates makes one call per bucket (one with "
       "`granularity: model`), in the order the ranks make them. A call's time runs from its first "
-      "transfer to its last (any rank's), so it never includes compute before the call or the wait for "
-      "the backward pass; reductions and compression work between transfers are inside it. A replayed "
-      "step's rows are the recorded step's, shifted to its start. Empty cells: the column does not apply.",
+      "transfer, latency or reduction (any rank's) to its last, and not from before the call before it "
+      "ended: it never includes compute before the call or the wait for the backward pass; reductions, "
+      "latencies (an NCCL call's base latency and last hop) and compression work between transfers are "
+      "inside it. A replayed step's rows are the recorded step's, shifted to its start. Empty cells: the "
+      "column does not apply.",
       {
           {"step", "", "the step that made the call"},
           {"bucket", "",
@@ -44,9 +46,16 @@ const OutputTable& collectives_table() {
            "one rank's contribution as the compressor encodes it (its formula on the bucket's modeled "
            "tensors; the upper bound for `threshold`, the expected size for `atomo`); `dense_bytes` "
            "without compression"},
-          {"start_s", "s", "when the call's first transfer started (simulated clock)"},
-          {"end_s", "s", "when its last transfer ended"},
-          {"time_s", "s", "`end_s` - `start_s` (empty when the call transferred nothing, e.g. one rank)"},
+          {"start_s", "s",
+           "when the call began (simulated clock): its first transfer or the first latency or reduction a "
+           "rank spent on it (an NCCL call's base latency), not before the call before it ended"},
+          {"end_s", "s",
+           "when it ended: its last transfer, or the last latency or reduction a rank spent on it (a "
+           "pipeline's drain and last hop), whichever came later"},
+          {"time_s", "s",
+           "`end_s` - `start_s`: what the call costs; a step of one call and no compute lasts as long (empty "
+           "when the call transferred nothing, e.g. one rank; a compressor's encoding before its first "
+           "transfer and decoding after its last lie outside)"},
           {"algbw_GBps", "GB/s", std::string(kAlgbwMeaning) + "; empty for decentralized schemes"},
           {"busbw_GBps", "GB/s",
            std::string(kBusbwMeaning) + "; empty for parameter servers and decentralized schemes"},
@@ -100,7 +109,7 @@ const OutputTable& summary_table() {
           {"collective_dense_bytes", "bytes", "mean `dense_bytes` of those calls"},
           {"collective_wire_bytes", "bytes", "mean `wire_bytes` of those calls"},
           {"algbw_GBps", "GB/s",
-           "`collective_dense_bytes` / `collective_time_s` (the calls' dense bytes over their transfer time, "
+           "`collective_dense_bytes` / `collective_time_s` (the calls' dense bytes over their time, "
            "summed over the run); null for decentralized schemes"},
           {"busbw_GBps", "GB/s",
            "`collective_wire_bytes` x the bus factor / `collective_time_s` (collectives.csv's busbw over the "

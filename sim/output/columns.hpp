@@ -17,10 +17,10 @@ struct OutputColumn {
 
 // nccl-tests' two bandwidths, as steps.csv, collectives.csv and summary.json define them.
 inline constexpr const char* kAlgbwMeaning =
-    "dense bytes over transfer time (what the user gets): the call's `dense_bytes` / `time_s`, in "
+    "dense bytes over the call's time (what the user gets): the call's `dense_bytes` / `time_s`, in "
     "10^9 bytes per second";
 inline constexpr const char* kBusbwMeaning =
-    "wire bytes x the collective's bus factor over transfer time (what the links carry): nccl-tests' "
+    "wire bytes x the collective's bus factor over the call's time (what the links carry): nccl-tests' "
     "factor of the call's `collective`, `wire_bytes` x 2(p-1)/p for `all_reduce`, x (p-1)/p for "
     "`all_gather` and `reduce_scatter` (x (p-1) for `allgather`, whose calls count one rank's payload), x 1 "
     "for `broadcast`, p the size of `rank_group`; with compression it counts the compressed bytes";

@@ -84,7 +84,7 @@ std::optional<double> CallBandwidth::busbw_GBps(double wire_bytes, double second
 
 namespace {
 
-// The calls of a set of steps: their bytes and transfer times summed over the calls that transferred.
+// The calls of a set of steps: their bytes and times summed over the calls that transferred.
 struct CallTotals {
   int calls = 0;  // made
   int timed = 0;  // with a transfer
@@ -98,11 +98,12 @@ CallTotals call_totals(const SimulationResult& result, int first_step, int last_
       const CollectiveRecord& r = result.calls.at(s, b);
       if (!r.called) continue;
       ++t.calls;
-      if (r.window.empty()) continue;
+      const std::optional<CallSpan> span = result.calls.span(s, b);
+      if (!span) continue;
       ++t.timed;
       t.dense_bytes += static_cast<double>(result.call_sizes.at(static_cast<std::size_t>(b)).dense_bytes);
       t.wire_bytes += static_cast<double>(result.call_sizes.at(static_cast<std::size_t>(b)).wire_bytes);
-      t.seconds += r.window.last_end - r.window.first_start;
+      t.seconds += span->seconds();
     }
   return t;
 }
@@ -121,8 +122,9 @@ std::string collectives_csv(const Scenario& sc, const SimulationResult& result) 
       const CollectiveRecord& r = result.calls.at(s, b);
       if (!r.called) continue;
       const CallSize& size = result.call_sizes.at(static_cast<std::size_t>(b));
-      const bool timed = !r.window.empty();
-      const double seconds = timed ? r.window.last_end - r.window.first_start : 0.0;
+      const std::optional<CallSpan> span = result.calls.span(s, b);
+      const bool timed = span.has_value();
+      const double seconds = timed ? span->seconds() : 0.0;
       const CallBandwidth own = size.collective ? call_bandwidth(*size.collective, bw.call.algorithm, size.group_size) : bw;
       csv.cell("step", fmt::format("{}", s))
           .cell("bucket", fmt::format("{}", b))
@@ -134,8 +136,8 @@ std::string collectives_csv(const Scenario& sc, const SimulationResult& result) 
           .cell("channels", r.choice.channels > 0 ? fmt::format("{}", r.choice.channels) : "")
           .cell("dense_bytes", fmt::format("{}", size.dense_bytes))
           .cell("wire_bytes", fmt::format("{}", size.wire_bytes))
-          .cell("start_s", timed ? number_cell(r.window.first_start) : "")
-          .cell("end_s", timed ? number_cell(r.window.last_end) : "")
+          .cell("start_s", timed ? number_cell(span->start) : "")
+          .cell("end_s", timed ? number_cell(span->end) : "")
           .cell("time_s", timed ? number_cell(seconds) : "")
           .cell("algbw_GBps", optional_cell(own.algbw_GBps(static_cast<double>(size.dense_bytes), seconds)))
           .cell("busbw_GBps", optional_cell(own.busbw_GBps(static_cast<double>(size.wire_bytes), seconds)))

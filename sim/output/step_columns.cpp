@@ -62,8 +62,8 @@ const std::vector<StepColumn>& step_columns() {
         "pass)"},
        [](const StepRow& r) { return number(r.step.exposed_comm_time_s); }},
       {{"algbw_GBps", "GB/s",
-        std::string("the step's calls (collectives.csv): their dense bytes summed over their transfer "
-                    "times summed, i.e. ") +
+        std::string("the step's calls (collectives.csv): their dense bytes summed over their times "
+                    "summed, i.e. ") +
             kAlgbwMeaning + "; empty for decentralized schemes and on local steps"},
        [](const StepRow& r) { return optional_number(r.algbw_GBps); }},
       {{"busbw_GBps", "GB/s",

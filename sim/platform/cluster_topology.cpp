@@ -25,25 +25,25 @@ namespace sg4 = simgrid::s4u;
 namespace {
 
 std::string node_link_name(const NodeShape& shape, std::int64_t node) {
+  if (shape.nvlink_domain > 1) return fmt::format("nvlink-domain-{}_link", node);
   return shape.has_nic ? fmt::format("node-{}_link", node) : endpoint_host_name(shape, node, 0) + "_link";
 }
 
-void build_star(const NodeShape& shape, const Params& p, const ResolvedOverrides& overrides) {
+void build_star(const NodeShape& shape, const FabricShape& fabric, const ResolvedOverrides& overrides) {
   const sg4::NetZone* root = create_platform_root();
   auto* zone = sg4::create_star_zone("cluster");
   copy_models(zone, root);
   EndpointBuilder endpoints(shape, &overrides);
   sg4::Link* backbone = nullptr;
-  if (p.has("backbone_bandwidth")) {
-    backbone =
-        zone->create_link("backbone", p.real("backbone_bandwidth"))->set_latency(p.real("backbone_latency"));
+  if (fabric.backbone_bandwidth) {
+    backbone = zone->create_link("backbone", *fabric.backbone_bandwidth)->set_latency(fabric.backbone_latency);
     backbone->seal();
   }
   // Links first, then the node zones, then the routes: the fabric gets no child zone before all its
   // links exist, so building stays linear in nodes (see EndpointBuilder).
   std::vector<sg4::Link*> links;
-  links.reserve(static_cast<std::size_t>(shape.nodes));
-  for (std::int64_t i = 0; i < shape.nodes; ++i) {
+  links.reserve(static_cast<std::size_t>(shape.endpoints()));
+  for (std::int64_t i = 0; i < shape.endpoints(); ++i) {
     links.push_back(
         zone->create_split_duplex_link(node_link_name(shape, i), overrides.bandwidth(i, shape.bandwidth))
             ->set_latency(overrides.latency(i, shape.latency)));
@@ -52,7 +52,7 @@ void build_star(const NodeShape& shape, const Params& p, const ResolvedOverrides
   std::vector<std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoint*>>
       endpoints_of;
   endpoints_of.reserve(links.size());
-  for (std::int64_t i = 0; i < shape.nodes; ++i) endpoints_of.push_back(endpoints.create(zone, i));
+  for (std::int64_t i = 0; i < shape.endpoints(); ++i) endpoints_of.push_back(endpoints.create(zone, i));
   endpoints.attach();
   for (std::size_t i = 0; i < links.size(); ++i) {
     const auto [netpoint, gateway] = endpoints_of[i];
@@ -74,10 +74,13 @@ void cable(sg4::NetZone* zone, simgrid::kernel::routing::NetPoint* a, simgrid::k
   zone->add_route(a, b, nullptr, nullptr, {sg4::LinkInRoute(link)}, true);
 }
 
-void build_for_ns3(const NodeShape& shape, const Params& p, const ResolvedOverrides& overrides) {
-  if (p.has("backbone_bandwidth"))
+void build_for_ns3(const NodeShape& shape, const FabricShape& fabric, const ResolvedOverrides& overrides) {
+  if (fabric.backbone_bandwidth)
     throw std::invalid_argument(
         "backbone_bandwidth: not supported with network ns3 (ns-3 sees one-link routes only)");
+  if (shape.nvlink_domain > 1)
+    throw std::invalid_argument(
+        "nvlink_domain: not supported with network ns3 (its routes are single links: one node per NIC)");
   if (shape.nics_per_node > 1)
     throw std::invalid_argument(
         "nics_per_node: not supported with network ns3 (its routes are single links: one NIC per node)");
@@ -126,6 +129,14 @@ TopologyInfo cluster_topology_entry() {
   info.params.push_back(ParamSpec("backbone_bandwidth", ParamKind::bandwidth, "",
                                   "optional shared backbone crossed by every transfer between nodes"));
   info.params.push_back(ParamSpec("backbone_latency", ParamKind::duration, "0s", "backbone latency"));
+  info.decode = [](const NodeShape&, const Params& p) {
+    FabricShape fabric;
+    if (p.has("backbone_bandwidth")) {
+      fabric.backbone_bandwidth = p.real("backbone_bandwidth");
+      fabric.backbone_latency = p.real("backbone_latency");
+    }
+    return fabric;
+  };
   info.build = build_star;
   info.build_ns3 = build_for_ns3;
   return info;

@@ -26,12 +26,8 @@ namespace {
 
 const std::vector<std::string> kShapeKeys = {"groups", "chassis", "routers", "nodes_per_router"};
 
-struct DragonflyShape {
-  std::int64_t groups = 1, chassis = 1, routers = 1, nodes_per_router = 1;
-  std::int64_t slots() const { return groups * chassis * routers * nodes_per_router; }
-};
-
-DragonflyShape dragonfly_shape(const Params& p, std::int64_t nodes) {
+// The groups, chassis, routers and nodes per router (given, or derived from the node count).
+DragonflyShape dragonfly_size(const Params& p, std::int64_t nodes) {
   DragonflyShape s;
   std::size_t given = 0;
   for (const auto& key : kShapeKeys) given += p.has(key) ? 1 : 0;
@@ -65,13 +61,20 @@ DragonflyShape dragonfly_shape(const Params& p, std::int64_t nodes) {
   return s;
 }
 
-void build_dragonfly(const NodeShape& nodes, const Params& p, const ResolvedOverrides& overrides) {
+DragonflyShape dragonfly_shape(const Params& p, std::int64_t nodes) {
+  DragonflyShape s = dragonfly_size(p, nodes);
+  s.group_links = p.integer("group_links");
+  s.chassis_links = p.integer("chassis_links");
+  s.router_links = p.integer("router_links");
+  return s;
+}
+
+void build_dragonfly(const NodeShape& nodes, const FabricShape& fabric, const ResolvedOverrides& overrides) {
   EndpointBuilder endpoints(nodes, &overrides);
-  const DragonflyShape s = dragonfly_shape(p, nodes.nodes);
+  const DragonflyShape& s = fabric.dragonfly;
   auto u = [](std::int64_t v) { return static_cast<unsigned>(v); };
-  const sg4::DragonflyParams shape({u(s.groups), u(p.integer("group_links"))},
-                                   {u(s.chassis), u(p.integer("chassis_links"))},
-                                   {u(s.routers), u(p.integer("router_links"))}, u(s.nodes_per_router));
+  const sg4::DragonflyParams shape({u(s.groups), u(s.group_links)}, {u(s.chassis), u(s.chassis_links)},
+                                   {u(s.routers), u(s.router_links)}, u(s.nodes_per_router));
   create_platform_root();
   auto* zone =
       sg4::create_dragonfly_zone("dragonfly", nullptr, shape, endpoints.callbacks("dragonfly-spare"),
@@ -88,10 +91,6 @@ void build_dragonfly(const NodeShape& nodes, const Params& p, const ResolvedOver
 }
 
 }  // namespace
-
-std::int64_t dragonfly_nodes_per_router(const NodeShape& shape, const Params& p) {
-  return dragonfly_shape(p, shape.nodes).nodes_per_router;
-}
 
 TopologyInfo dragonfly_topology_entry() {
   TopologyInfo info;
@@ -115,7 +114,11 @@ TopologyInfo dragonfly_topology_entry() {
   info.params.push_back(
       ParamSpec("router_links", ParamKind::integer, "1", "parallel green links between routers")
           .between(1, 1024));
-  info.check = [](const NodeShape& shape, const Params& p) { dragonfly_shape(p, shape.nodes); };
+  info.decode = [](const NodeShape& shape, const Params& p) {
+    FabricShape fabric;
+    fabric.dragonfly = dragonfly_shape(p, shape.endpoints());
+    return fabric;
+  };
   info.build = build_dragonfly;
   return info;
 }

@@ -12,7 +12,7 @@ namespace aggsim {
 
 std::vector<ParamSpec> endpoint_params(const std::string& fabric_link_help) {
   return {
-      ParamSpec("nodes", ParamKind::integer, "", "fabric endpoints (machines); give nodes or hosts")
+      ParamSpec("nodes", ParamKind::integer, "", "nodes (machines; with nvlink_domain, trays); give nodes or hosts")
           .between(1, 1 << 22),
       ParamSpec("hosts", ParamKind::integer, "", "total hosts = nodes x gpus_per_node; give nodes or hosts")
           .between(1, 1 << 22),
@@ -46,8 +46,34 @@ std::vector<ParamSpec> endpoint_params(const std::string& fabric_link_help) {
                 "the GPUs' generation, whose constants NCCL's model follows (cdna3: RCCL's); default: "
                 "none declared (nccl_allreduce then takes hopper)")
           .one_of(kGpuNames.list()),
+      ParamSpec("nvlink_domain", ParamKind::integer, "",
+                "nodes per NVLink domain: each nvlink_domain consecutive nodes put all their GPUs on one "
+                "switch fabric at intra_bandwidth (NVL72: 18 trays of 4 GPUs), each node keeping its own "
+                "NICs; NCCL's model counts a domain as one node (multi-node NVLink). Must divide nodes; "
+                "default: none (each node its own)")
+          .between(1, 1024),
   };
 }
+
+namespace {
+
+// An NVLink domain joins whole nodes of several GPUs over NVLink.
+void check_nvlink_domain(const NodeShape& s, const Params& p) {
+  if (s.nvlink_domain == 1) return;
+  if (s.nodes % s.nvlink_domain != 0)
+    throw std::invalid_argument(fmt::format(
+        "nvlink_domain: {} nodes are not a whole number of NVLink domains of {} nodes each", s.nodes,
+        s.nvlink_domain));
+  if (s.gpus_per_node == 1)
+    throw std::invalid_argument(
+        "nvlink_domain: a domain joins nodes of several GPUs over NVLink: needs gpus_per_node > 1");
+  if (p.text("intra_link") != kIntraLinkNames.name(IntraLink::nvlink))
+    throw std::invalid_argument(fmt::format(
+        "nvlink_domain: a domain's GPUs share one NVLink switch fabric: needs intra_link nvlink, not {}",
+        p.text("intra_link")));
+}
+
+}  // namespace
 
 NodeShape node_shape(const Params& p) {
   NodeShape s;
@@ -81,7 +107,10 @@ NodeShape node_shape(const Params& p) {
         s.nodes, s.gpus_per_node, kMaxMultiGpuNodes, kMaxMultiGpuHosts, 1 << 22));
   s.speed = p.real("speed");
   s.nics_per_node = p.integer("nics_per_node");
-  s.bandwidth = p.real("bandwidth") * static_cast<double>(s.nics_per_node);
+  s.nvlink_domain = p.has("nvlink_domain") ? p.integer("nvlink_domain") : 1;
+  check_nvlink_domain(s, p);
+  // A fabric endpoint is a domain: its link carries one plane per NIC of all its nodes.
+  s.bandwidth = p.real("bandwidth") * static_cast<double>(s.nics_per_node * s.nvlink_domain);
   s.latency = p.real("latency");
   s.intra_bandwidth = p.real("intra_bandwidth");
   s.intra_latency = p.real("intra_latency");
@@ -106,6 +135,7 @@ void write_gpu_properties(sg4::Host* host, const NodeShape& shape, std::int64_t 
   if (shape.nvswitch) host->set_property(kNvswitchProperty, "true");
   if (shape.gpu_nic_path) host->set_property(kGpuNicPathProperty, kGpuNicPathNames.name(*shape.gpu_nic_path));
   if (shape.gpu) host->set_property(kGpuProperty, kGpuNames.name(*shape.gpu));
+  if (shape.nvlink_domain > 1) host->set_property(kNvlinkDomainProperty, std::to_string(node / shape.nvlink_domain));
 }
 
 std::string endpoint_host_name(const NodeShape& shape, std::int64_t node, std::int64_t gpu) {
@@ -134,20 +164,24 @@ void join_fabric(sg4::NetZone* fabric) {
 }
 
 std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoint*> EndpointBuilder::create(
-    sg4::NetZone* fabric, std::int64_t node) {
+    sg4::NetZone* fabric, std::int64_t endpoint) {
   if (!shape_.has_nic) {
-    sg4::Host* host = create_gpu(fabric, node, 0);
+    sg4::Host* host = create_gpu(fabric, endpoint, 0);
     return {host->get_netpoint(), nullptr};
   }
+  // An NVLink domain is one zone holding all its nodes' GPUs and NICs (endpoint = domain index).
+  const bool domain = shape_.nvlink_domain > 1;
+  const std::string name = domain ? fmt::format("nvlink-domain-{}", endpoint) : fmt::format("node-{}", endpoint);
   // A full zone when GPUs use different NICs: a star routes every host to the gateway the same way.
-  sg4::NetZone* zone = shape_.nics_per_node > 1 ? sg4::create_full_zone(fmt::format("node-{}", node))
-                                                : sg4::create_star_zone(fmt::format("node-{}", node));
+  sg4::NetZone* zone = shape_.nics_per_node > 1 || domain ? sg4::create_full_zone(name) : sg4::create_star_zone(name);
   copy_models(zone, fabric);  // links and hosts are made before the zone is attached
-  auto* gateway = zone->create_router(fmt::format("node-{}-nic", node));
-  if (shape_.nics_per_node > 1)
-    fill_rail_node(zone, gateway, node);
+  auto* gateway = zone->create_router(name + "-nic");
+  if (domain)
+    fill_rail_node(zone, gateway, endpoint * shape_.nvlink_domain, shape_.nvlink_domain);
+  else if (shape_.nics_per_node > 1)
+    fill_rail_node(zone, gateway, endpoint, 1);
   else
-    fill_star_node(zone, gateway, node);
+    fill_star_node(zone, gateway, endpoint);
   detached_.emplace_back(zone, fabric);
   return {zone->get_netpoint(), gateway};
 }
@@ -188,29 +222,34 @@ void EndpointBuilder::fill_star_node(sg4::NetZone* zone, simgrid::kernel::routin
   }
 }
 
-// Several NICs: every route explicit, so GPU g reaches the gateway through NIC g mod nics_per_node
-// and another GPU of the node through their two links only.
+// Several NICs, or the nodes of one NVLink domain: every route explicit, so GPU g of node n reaches
+// the gateway through NIC g mod nics_per_node of node n, and any other GPU of the zone through their
+// two links only (the domain's NVLink switches do not block).
 void EndpointBuilder::fill_rail_node(sg4::NetZone* zone, simgrid::kernel::routing::NetPoint* gateway,
-                                     std::int64_t node) {
+                                     std::int64_t first_node, std::int64_t node_count) {
   std::vector<sg4::Link*> nics;
-  for (std::int64_t k = 0; k < shape_.nics_per_node; ++k) {
-    nics.push_back(zone->create_split_duplex_link(fmt::format("node-{}_nic-{}", node, k), nic_bandwidth(node))
-                       ->set_latency(0));
-    nics.back()->seal();
-  }
   std::vector<sg4::Host*> hosts;
   std::vector<sg4::Link*> links;
-  for (std::int64_t g = 0; g < shape_.gpus_per_node; ++g) {
-    hosts.push_back(create_gpu(zone, node, g));
-    links.push_back(gpu_link(zone, hosts.back(), node, g));
+  std::vector<sg4::Link*> nic_of;
+  for (std::int64_t node = first_node; node < first_node + node_count; ++node) {
+    const std::size_t first_nic = nics.size();
+    for (std::int64_t k = 0; k < shape_.nics_per_node; ++k) {
+      nics.push_back(zone->create_split_duplex_link(fmt::format("node-{}_nic-{}", node, k), nic_bandwidth(node))
+                         ->set_latency(0));
+      nics.back()->seal();
+    }
+    for (std::int64_t g = 0; g < shape_.gpus_per_node; ++g) {
+      hosts.push_back(create_gpu(zone, node, g));
+      links.push_back(gpu_link(zone, hosts.back(), node, g));
+      nic_of.push_back(nics[first_nic + static_cast<std::size_t>(g % shape_.nics_per_node)]);
+    }
   }
   using Dir = sg4::LinkInRoute::Direction;
   for (std::size_t a = 0; a < hosts.size(); ++a) {
-    sg4::Link* nic = nics[a % nics.size()];
     zone->add_route(hosts[a]->get_netpoint(), gateway, nullptr, nullptr,
-                    {sg4::LinkInRoute(links[a], Dir::UP), sg4::LinkInRoute(nic, Dir::UP)}, false);
+                    {sg4::LinkInRoute(links[a], Dir::UP), sg4::LinkInRoute(nic_of[a], Dir::UP)}, false);
     zone->add_route(gateway, hosts[a]->get_netpoint(), nullptr, nullptr,
-                    {sg4::LinkInRoute(nic, Dir::DOWN), sg4::LinkInRoute(links[a], Dir::DOWN)}, false);
+                    {sg4::LinkInRoute(nic_of[a], Dir::DOWN), sg4::LinkInRoute(links[a], Dir::DOWN)}, false);
     for (std::size_t b = 0; b < hosts.size(); ++b)
       if (a != b)
         zone->add_route(hosts[a]->get_netpoint(), hosts[b]->get_netpoint(), nullptr, nullptr,
@@ -246,7 +285,7 @@ sg4::ClusterCallbacks EndpointBuilder::callbacks(const std::string& spare_prefix
         if (!zone->get_impl()->get_network_model())
           copy_models(zone, sg4::Engine::get_instance()->get_netzone_root());
         const auto node = static_cast<std::int64_t>(id);
-        if (node < shape_.nodes) {
+        if (node < shape_.endpoints()) {
           // SimGrid's builders add the leaf's own links and routes right after this call, and they
           // need the node zone attached (its netpoint numbered in the fabric): attach it now.
           auto endpoint = create(zone, node);

@@ -76,10 +76,11 @@ class EndpointBuilder {
   explicit EndpointBuilder(const NodeShape& shape, const ResolvedOverrides* overrides = nullptr)
       : shape_(shape), overrides_(overrides) {}
   // Creates endpoint `node` for `fabric` and returns {netpoint, gateway} as SimGrid's cluster
-  // builders want them (gateway is null for a plain host).
+  // builders want them (gateway is null for a plain host). With nvlink_domain > 1 the endpoints are
+  // the shape's NVLink domains: one zone each, its nodes' GPUs on one switch, each node's own NICs.
   std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoint*> create(
       sg4::NetZone* fabric, std::int64_t node);
-  // Callbacks for sg4::create_{fatTree,torus,dragonfly}_zone: leaf i < nodes is endpoint i; leaves
+  // Callbacks for sg4::create_{fatTree,torus,dragonfly}_zone: leaf i < endpoints() is endpoint i; leaves
   // beyond (a tree or dragonfly with more ports than nodes) get an idle router named
   // `<spare_prefix>-i`, which no rank ever uses. The builder must outlive the zone's creation.
   sg4::ClusterCallbacks callbacks(const std::string& spare_prefix);
@@ -92,7 +93,9 @@ class EndpointBuilder {
   // The node zone's hosts, links and routes: a star (one NIC) or, with several NICs, a full zone
   // whose routes send each GPU's traffic through its own NIC.
   void fill_star_node(sg4::NetZone* zone, simgrid::kernel::routing::NetPoint* gateway, std::int64_t node);
-  void fill_rail_node(sg4::NetZone* zone, simgrid::kernel::routing::NetPoint* gateway, std::int64_t node);
+  // With nvlink_domain > 1 one zone holds `node_count` nodes from `first_node` (an NVLink domain).
+  void fill_rail_node(sg4::NetZone* zone, simgrid::kernel::routing::NetPoint* gateway, std::int64_t first_node,
+                      std::int64_t node_count);
   sg4::Host* create_gpu(sg4::NetZone* zone, std::int64_t node, std::int64_t gpu);
   sg4::Link* gpu_link(sg4::NetZone* zone, const sg4::Host* host, std::int64_t node, std::int64_t gpu);
   double nic_bandwidth(std::int64_t node) const;

@@ -24,11 +24,6 @@ namespace {
 
 constexpr std::int64_t kMaxLeaves = 1 << 23;
 
-struct FatTreeShape {
-  std::int64_t levels = 2;
-  std::vector<std::int64_t> down, up, link_count;
-};
-
 std::vector<std::int64_t> list_or_empty(const Params& p, const std::string& key, std::int64_t levels) {
   if (!p.has(key)) return {};
   const auto& v = p.integers(key);
@@ -73,9 +68,9 @@ FatTreeShape fat_tree_shape(const Params& p, std::int64_t nodes) {
   return s;
 }
 
-void build_fat_tree(const NodeShape& nodes, const Params& p, const ResolvedOverrides& overrides) {
+void build_fat_tree(const NodeShape& nodes, const FabricShape& fabric, const ResolvedOverrides& overrides) {
   EndpointBuilder endpoints(nodes, &overrides);
-  const FatTreeShape s = fat_tree_shape(p, nodes.nodes);
+  const FatTreeShape& s = fabric.fat_tree;
   const sg4::FatTreeParams tree(static_cast<unsigned>(s.levels), convert_all<unsigned>(s.down),
                                 convert_all<unsigned>(s.up), convert_all<unsigned>(s.link_count));
   create_platform_root();
@@ -86,7 +81,7 @@ void build_fat_tree(const NodeShape& nodes, const Params& p, const ResolvedOverr
   join_fabric(zone);
   // A node's own links are those to its leaf switches, link_from_<node>_<switch>_<n> with n below the
   // leaf link count (SimGrid 3.32 numbers them first).
-  const std::int64_t leaf_links = capped_product(s.down, kMaxLeaves) * s.up[0] * s.link_count[0];
+  const std::int64_t leaf_links = fat_tree_leaf_links(s);
   std::vector<std::int64_t> numbers;
   override_fabric_links(overrides, [&](const std::string& name, std::vector<std::int64_t>& owners) {
     if (numbers_after(name, "link_from_", numbers) && numbers.size() >= 3 && numbers[2] < leaf_links)
@@ -96,8 +91,7 @@ void build_fat_tree(const NodeShape& nodes, const Params& p, const ResolvedOverr
 
 }  // namespace
 
-std::int64_t fat_tree_leaf_links(const NodeShape& shape, const Params& p) {
-  const FatTreeShape s = fat_tree_shape(p, shape.nodes);
+std::int64_t fat_tree_leaf_links(const FatTreeShape& s) {
   return capped_product(s.down, kMaxLeaves) * s.up[0] * s.link_count[0];
 }
 
@@ -119,7 +113,11 @@ TopologyInfo fat_tree_topology_entry() {
   info.params.push_back(ParamSpec("link_count", ParamKind::integer_list, "",
                                   "parallel links to each parent, by level (default: 1 each)")
                             .between(1, 1 << 10));
-  info.check = [](const NodeShape& shape, const Params& p) { fat_tree_shape(p, shape.nodes); };
+  info.decode = [](const NodeShape& shape, const Params& p) {
+    FabricShape fabric;
+    fabric.fat_tree = fat_tree_shape(p, shape.endpoints());
+    return fabric;
+  };
   info.build = build_fat_tree;
   return info;
 }

@@ -24,23 +24,17 @@ std::string choice_error(const char* id, const std::string& value, const EnumNam
   return fmt::format("{}: value=\"{}\" must be one of {} ({})", id, value, names.joined(), meaning);
 }
 
-// The facts of one host from its properties, each parsed here and nowhere else.
+// The facts of one host from its properties.
 HostFacts parse_facts(const sg4::Host* host) {
-  const auto get = [&](const char* id) -> std::string {
+  HostFacts f;
+  for (const char* id : {kNodeProperty, kNicProperty, kIntraLinkProperty, kNvswitchProperty, kGpuNicPathProperty,
+                         kGpuProperty, kNvlinkDomainProperty}) {
     const char* v = host->get_property(id);
-    if (!v) return "";
+    if (!v) continue;
     if (std::string error = host_property_error(id, v); !error.empty())
       throw InputError(fmt::format("host {}: property {}", host->get_name(), error));
-    return v;
-  };
-  HostFacts f;
-  f.node = get(kNodeProperty);
-  if (const std::string nic = get(kNicProperty); !nic.empty()) f.nic = std::stoi(nic);
-  if (const std::string link = get(kIntraLinkProperty); !link.empty()) f.intra_link = *kIntraLinkNames.find(link);
-  f.nvswitch = get(kNvswitchProperty) == "true";
-  if (const std::string path = get(kGpuNicPathProperty); !path.empty()) f.gpu_nic_path = *kGpuNicPathNames.find(path);
-  if (const std::string gpu = get(kGpuProperty); !gpu.empty()) f.gpu = kGpuNames.find(gpu);
-  f.nvlink_domain = get(kNvlinkDomainProperty);
+    read_host_property(f, id, v);
+  }
   return f;
 }
 
@@ -65,6 +59,17 @@ std::string host_property_error(const std::string& id, const std::string& value)
                         "how the GPU reaches its NIC, in NCCL's path names");
   if (id == kGpuProperty) return choice_error(kGpuProperty, value, kGpuNames, "the GPU's generation");
   return "";
+}
+
+void read_host_property(HostFacts& f, const std::string& id, const std::string& value) {
+  if (value.empty()) return;
+  if (id == kNodeProperty) f.node = value;
+  if (id == kNicProperty) f.nic = std::stoi(value);
+  if (id == kIntraLinkProperty) f.intra_link = *kIntraLinkNames.find(value);
+  if (id == kNvswitchProperty) f.nvswitch = value == "true";
+  if (id == kGpuNicPathProperty) f.gpu_nic_path = *kGpuNicPathNames.find(value);
+  if (id == kGpuProperty) f.gpu = kGpuNames.find(value);
+  if (id == kNvlinkDomainProperty) f.nvlink_domain = value;
 }
 
 const HostFacts& host_facts(const sg4::Host* host) {

@@ -53,6 +53,11 @@ struct HostFacts {
 // and by host_facts.
 std::string host_property_error(const std::string& id, const std::string& value);
 
+// Sets the fact the aggsim host property `id` carries from `value` (one host_property_error
+// accepts); ids of no fact are ignored. The one place a property's text becomes a fact: built hosts'
+// facts and what an XML platform declares are both read through it.
+void read_host_property(HostFacts& facts, const std::string& id, const std::string& value);
+
 // The host's facts, parsed from its properties on first use and kept with the host. Throws
 // InputError naming the host and the property on a value host_property_error refuses.
 const HostFacts& host_facts(const sg4::Host* host);

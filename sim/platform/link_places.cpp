@@ -50,7 +50,7 @@ void generated_places(const PlatformSpec& spec, const std::vector<std::string>& 
   // Fat trees: SimGrid numbers leaves and switches separately (a leaf and a switch may share a
   // number), so leaf links are told by their link number; a switch is one level above the
   // highest switch linked below it.
-  const std::int64_t leaf_links = topology == "fat_tree" ? fat_tree_leaf_links(shape, spec.params) : 0;
+  const std::int64_t leaf_links = topology == "fat_tree" ? fat_tree_leaf_links(spec.fabric_shape.fat_tree) : 0;
   auto is_leaf_link = [&](const std::smatch& match) { return std::stoll(match[3]) < leaf_links; };
   std::map<std::int64_t, int> level;  // switch number -> level (1: above the leaves)
   std::vector<std::pair<std::int64_t, std::int64_t>> switch_links;
@@ -97,9 +97,9 @@ void generated_places(const PlatformSpec& spec, const std::vector<std::string>& 
       place = directed(leaf_name(shape, topology, std::stoll(m[1])),
                        leaf_name(shape, topology, std::stoll(m[2])), m[3], "torus");
     } else if (std::regex_match(name, m, local_link)) {
-      // Router r serves nodes r * nodes_per_router + j (the default shape as dragonfly_topology.cpp's).
+      // Router r serves nodes r * nodes_per_router + j.
       const std::int64_t router = std::stoll(m[1]);
-      const std::int64_t per_router = dragonfly_nodes_per_router(shape, spec.params);
+      const std::int64_t per_router = spec.fabric_shape.dragonfly.nodes_per_router;
       place = directed(leaf_name(shape, topology, router * per_router + std::stoll(m[2])),
                        fmt::format("dragonfly-router-{}", router), m[3], kEdge);
     } else if (name.rfind("green_link", 0) == 0) {

@@ -14,6 +14,7 @@
 #include "sim/core/input_file.hpp"
 #include "sim/core/strings.hpp"
 #include "sim/platform/endpoints.hpp"
+#include "sim/platform/host_facts.hpp"
 #include "sim/platform/platform_overrides.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/platform/xml_check.hpp"
@@ -48,8 +49,10 @@ XmlDeclared xml_declared(const std::string& file) {
       }
     }
     if (!host_property_error(id, value).empty()) continue;  // the XML check reports it with its line
-    if (id == kNvswitchProperty && value == "true") declared.some_nvswitch = true;
-    if (id == kGpuProperty && !declared.gpu) declared.gpu = kGpuNames.find(value);
+    HostFacts facts;
+    read_host_property(facts, id, value);
+    if (facts.nvswitch) declared.some_nvswitch = true;
+    if (facts.gpu && !declared.gpu) declared.gpu = facts.gpu;
   }
   return declared;
 }
@@ -60,7 +63,7 @@ bool ns3_network_model() {
 
 void decode_generated_platform(PlatformSpec& spec) {
   spec.shape = node_shape(spec.params);
-  if (spec.generator->check) spec.generator->check(spec.shape, spec.params);
+  spec.fabric_shape = spec.generator->decode(spec.shape, spec.params);
   spec.resolved_overrides = std::make_shared<const ResolvedOverrides>(resolve_overrides(spec.shape, spec.overrides));
 }
 
@@ -87,7 +90,7 @@ void build_platform(const PlatformSpec& spec, sg4::Engine& engine) {
   try {
     static const ResolvedOverrides none;
     const ResolvedOverrides& overrides = spec.resolved_overrides ? *spec.resolved_overrides : none;
-    (ns3 ? info->build_ns3 : info->build)(spec.shape, spec.params, overrides);
+    (ns3 ? info->build_ns3 : info->build)(spec.shape, spec.fabric_shape, overrides);
   } catch (const std::invalid_argument& e) {
     throw InputError(fmt::format("platform: {}", e.what()));
   }

@@ -171,6 +171,9 @@ ResolvedOverrides resolve_overrides(const NodeShape& shape, const std::vector<Pl
       if (multi_gpu && by_hosts && node_link)
         fail(key, fmt::format("a node's fabric link and NIC are shared by its GPUs: select the node with "
                               "'nodes: N' (a GPU's own link is intra_bandwidth / intra_latency)"));
+      if (shape.nvlink_domain > 1 && (key == "bandwidth" || key == "latency"))
+        fail(key, "with nvlink_domain > 1 the fabric link belongs to the whole NVLink domain, not to one "
+                  "node: give the platform's bandwidth / latency (a node's NICs: nic_bandwidth)");
       if (key != "latency" && key != "intra_latency" && v.real(key) <= 0) fail(key, "must be positive");
     }
     if (v.all().empty())

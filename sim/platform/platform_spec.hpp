@@ -95,6 +95,28 @@ struct NodeShape {
   std::int64_t gpus_per_endpoint() const { return gpus_per_node * nvlink_domain; }
 };
 
+// A generator's own fabric, decoded once with the node shape from the generator's keys
+// (TopologyInfo::decode): the member of the platform's topology is set, the others stay empty.
+struct FatTreeShape {
+  std::int64_t levels = 2;
+  std::vector<std::int64_t> down, up, link_count;  // by level from the leaves
+};
+struct TorusShape {
+  std::vector<std::int64_t> dimensions;
+};
+struct DragonflyShape {
+  std::int64_t groups = 1, chassis = 1, routers = 1, nodes_per_router = 1;
+  std::int64_t group_links = 1, chassis_links = 1, router_links = 1;
+  std::int64_t slots() const { return groups * chassis * routers * nodes_per_router; }
+};
+struct FabricShape {
+  FatTreeShape fat_tree;
+  TorusShape torus;
+  DragonflyShape dragonfly;
+  std::optional<double> backbone_bandwidth;  // cluster's shared backbone, if any
+  double backbone_latency = 0;
+};
+
 // One entry of `platform.overrides`: the hosts or nodes it selects and the values it gives them
 // (keys of override_param_specs(), sim/platform/platform_overrides.hpp). Later entries win.
 struct PlatformOverride {
@@ -113,6 +135,7 @@ struct PlatformSpec {
   std::string system;                       // the named system the values came from, if any
   Params params;                            // the generator's parameters as given (resolved.yaml)
   NodeShape shape;                          // the same, decoded (generated platforms only)
+  FabricShape fabric_shape;                 // the generator's own keys, decoded
   std::vector<PlatformOverride> overrides;  // generated platforms only
   // The overrides resolved against the shape (by the loader); null: none.
   std::shared_ptr<const ResolvedOverrides> resolved_overrides;

@@ -53,9 +53,9 @@ std::vector<std::int64_t> torus_dimensions(const Params& p, std::int64_t nodes) 
   return dims;
 }
 
-void build_torus(const NodeShape& nodes, const Params& p, const ResolvedOverrides& overrides) {
+void build_torus(const NodeShape& nodes, const FabricShape& fabric, const ResolvedOverrides& overrides) {
   EndpointBuilder endpoints(nodes, &overrides);
-  const auto dims = torus_dimensions(p, nodes.nodes);
+  const auto& dims = fabric.torus.dimensions;
   create_platform_root();
   auto* zone = sg4::create_torus_zone("torus", nullptr, convert_all<unsigned long>(dims),
                                       endpoints.callbacks("torus-spare"), nodes.bandwidth, nodes.latency,
@@ -82,7 +82,11 @@ TopologyInfo torus_topology_entry() {
       ParamSpec("dimensions", ParamKind::integer_list, "",
                 "size of each dimension, product = nodes (default: near-cubic factorisation)")
           .between(1, 1 << 22));
-  info.check = [](const NodeShape& shape, const Params& p) { torus_dimensions(p, shape.nodes); };
+  info.decode = [](const NodeShape& shape, const Params& p) {
+    FabricShape fabric;
+    fabric.torus.dimensions = torus_dimensions(p, shape.endpoints());
+    return fabric;
+  };
   info.build = build_torus;
   return info;
 }

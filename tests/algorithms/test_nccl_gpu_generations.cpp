@@ -124,3 +124,30 @@ TEST_CASE("Blackwell: NCCL credits NVLink 5 as its logs print, and keeps LL128 u
   CHECK_FALSE(ll128_on(GpuArch::ampere));
   CHECK_FALSE(ll128_on(GpuArch::cdna3));
 }
+
+TEST_CASE("Blackwell NVLS runs at the rate NCCL's tuning gives its NVLS graph: 8 B200 and an NVL72 rack",
+          "[nccl][gpu][tuning][nvls]") {
+  // NCCL 2.30.7's all-reduce NVLS estimate (src/graph/tuning.cc): nChannels x bwIntra x
+  // nvlsEfficiency (0.74 on Blackwell) x (nChannels - 1) / nChannels x 2, over nsteps / nRanks; the
+  // model's port share times the port, over (1 + 1/GPUs) for the extra shard a GPU's port carries,
+  // meets it: exactly on 8 GPUs, within 4 % on 72 (NCCL's (nChannels - 1) / nChannels and
+  // nRanks / (nRanks - 1) terms, and its 32 heads' extra shard of 1/32 where the model's is 1/72).
+  const auto share_of = [](int gpus) {
+    NcclSystem s;
+    s.ranks = gpus;
+    s.nodes = 1;
+    s.arch = GpuArch::blackwell;
+    const NvlsGraph g = nccl_nvls_graph(gpus, 1, 0, nccl_nvlink_GBps(GpuArch::blackwell, 900), 0, GpuArch::blackwell);
+    s.nvls_heads = g.heads;
+    s.nvls_bw_intra = g.bw_intra;
+    return nccl_blackwell_nvls_port_share(s, 900);
+  };
+  const auto nccl_algbw = [](int gpus, int heads, double speed) {
+    return heads * speed * 0.74 * (heads - 1.0) / heads * 2 * gpus / (2.0 * (gpus - 1));
+  };
+  // 8 B200: 9 x 80 fits 721.8 GB/s (sm100SpeedArrayIntra: 90, 80, ...).
+  CHECK(900 * share_of(8) / (1 + 1.0 / 8) == Approx(nccl_algbw(8, 8, 80)).epsilon(1e-9));
+  // 72 GPUs: 32 heads, 33 x 20 fits, 33 x 24 does not.
+  CHECK(900 * share_of(72) / (1 + 1.0 / 72) == Approx(nccl_algbw(72, 32, 20)).epsilon(0.04));
+  CHECK(share_of(72) == Approx(0.74 * 33 * 20 / 900));
+}
