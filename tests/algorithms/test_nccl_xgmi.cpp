@@ -112,7 +112,7 @@ TEST_CASE("xgmi: one node's ring all-reduce runs every link at once (closed form
   // plus latencies. A ring that kept to one cycle would take 7 times as long.
   const std::string node =
       "{topology: cluster, nodes: 1, gpus_per_node: 8, gpu: cdna3, intra_link: xgmi, xgmi_bandwidth: 50GBps}";
-  for (const auto& row : perf(node, 8, "1GiB", "4GiB", ", nccl_algorithm: ring, nccl_protocol: simple")) {
+  for (const auto& row : perf(node, 8, "1GiB", "4GiB", ", nccl_algorithm: ring, protocol: simple")) {
     INFO(row.bytes << " B: " << row.choice);
     const double closed = 2.0 * 7 / 8 * row.bytes / (7 * 50e9);
     CHECK(row.seconds >= closed);
@@ -158,7 +158,10 @@ TEST_CASE("xgmi: an XML platform declares a mesh node by its host property and r
   for (int a = 0; a < 4; ++a)
     for (int b = a + 1; b < 4; ++b)
       xml += fmt::format(
-          "    <link id=\"x-{0}-{1}\" bandwidth=\"50GBps\" latency=\"1us\" sharing_policy=\"SPLITDUPLEX\"/>\n"
+          "    <link id=\"x-{0}-{1}\" bandwidth=\"50GBps\" latency=\"1us\" sharing_policy=\"SPLITDUPLEX\"/>\n", a, b);
+  for (int a = 0; a < 4; ++a)
+    for (int b = a + 1; b < 4; ++b)
+      xml += fmt::format(
           "    <route src=\"node-0-gpu-{0}\" dst=\"node-0-gpu-{1}\" symmetrical=\"NO\"><link_ctn id=\"x-{0}-{1}\" "
           "direction=\"UP\"/></route>\n"
           "    <route src=\"node-0-gpu-{1}\" dst=\"node-0-gpu-{0}\" symmetrical=\"NO\"><link_ctn id=\"x-{0}-{1}\" "

@@ -42,8 +42,10 @@ std::map<std::string, std::pair<int, std::set<double>>> xgmi_links(const std::st
     std::string out;
     for (const auto* link : engine->get_all_links()) {
       const std::string name = link->get_name();
+      // A full-duplex link is two SimGrid links, NAME_UP and NAME_DOWN: count the UP halves.
       const auto at = name.find("_xgmi-");
-      if (at != std::string::npos) out += fmt::format("{} {:.17g}\n", name.substr(0, at), link->get_bandwidth());
+      if (at != std::string::npos && name.size() > 3 && name.compare(name.size() - 3, 3, "_UP") == 0)
+        out += fmt::format("{} {:.17g}\n", name.substr(0, at), link->get_bandwidth());
     }
     return out;
   });
