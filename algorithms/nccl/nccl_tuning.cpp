@@ -34,6 +34,23 @@ constexpr double kPerChMaxTreeBw[4][3] = {
     {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
 // RCCL's base latencies (ROCm/rccl src/graph/tuning.cc, tree and ring alike), LL / LL128 / Simple.
 constexpr double kRcclBaseLat[3] = {12.0, 12.0, 17.0};
+// RCCL 2.21.5's (ROCm 6.3) tuning model 5, which its topology models of 8-GPU MI300X nodes select
+// (src/graph/rome_models.cc, "tuning=5"), in place of NCCL's refinements (src/graph/tuning.cc):
+// per-hop latencies [NVLink (xGMI), PCI, network][tree, ring][protocol], bandwidth ratios [up to two
+// nodes, more][tree, ring][protocol], and bandwidth corrections by log2(bytes / 64) up to 4 GiB and
+// beyond, tree on any node count, ring between nodes only. LL128 is off (0) on CDNA3.
+constexpr double kRcclHwLat[3][2][3] = {
+    {{0.9, 0, 2.3}, {0.8, 0, 2.1}}, {{2.2, 2.2, 5.7}, {2.2, 2.2, 5.7}}, {{10.5, 0, 25.0}, {9.5, 0, 320.0}}};
+constexpr double kRcclBwRatio[2][2][3] = {{{0.06, 0, 0.11}, {0.08, 0, 1.0}}, {{0.06, 0, 0.59}, {0.08, 0, 1.0}}};
+constexpr double kRcclTreeCorrection[3][27] = {
+    {.1, .1, .1, .1, .1, .1, 1, 1, 1, 1, 1, .6, 1, .9, 1, 1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1},
+    {0},
+    {.1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .7, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, .8}};
+constexpr double kRcclRingCorrection[3][27] = {
+    {.1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, 1, .2, 1, .4, .4, .1, .2, .2, .1, .1, .1, .1, .1, .1, .1, .1},
+    {0},
+    {.1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .8, 1, 1, 1}};
+constexpr double kRcclNetOverheadUs = 2.0;  // getNetOverhead on AMD x86 (MI300X nodes' EPYC hosts)
 // Tree bandwidth corrections by log2(bytes / 64), 64 B to 256 MiB.
 constexpr double kTreeCorrection[3][23] = {
     {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
@@ -181,6 +198,7 @@ NcclTuning::NcclTuning(const NcclSystem& s) : system_(s) {
   const int graph_channels = s.graph_channels > 0 ? s.graph_channels : std::max(1, s.channels);
   const double ll_max_bw = kLlMaxBw[index1][index2];
   const int intra_hw = s.intra_nvlink ? kNvlink : kPci;
+  const bool rccl = s.arch == GpuArch::cdna3;
   for (NcclCollective coll : {NcclCollective::all_reduce, NcclCollective::all_gather,
                               NcclCollective::reduce_scatter, NcclCollective::broadcast}) {
     const bool all_reduce = coll == NcclCollective::all_reduce;
@@ -205,14 +223,24 @@ NcclTuning::NcclTuning(const NcclSystem& s) : system_(s) {
         const int channels = nvls_family ? s.nvls_heads : graph_channels;
         if (!nvls_family) bw *= static_cast<double>(s.channels) / graph_channels;
         double bus = channels * bw;
-        if (a == NcclAlgorithm::ring && p == Protocol::ll) bus = std::min(ll_max_bw, bus * .5);
-        if (a == NcclAlgorithm::ring && p == Protocol::ll128)
-          bus = std::min(bus * (ppn < 2 ? 0.7 : 0.92), channels * kPerChMaxRingLL128Bw[cc][index2]);
-        if (a == NcclAlgorithm::tree) bus = std::min(bus * .92, channels * kPerChMaxTreeBw[cc][index2]);
-        if (a == NcclAlgorithm::tree && p == Protocol::ll) bus = std::min(bus * 1.0 / 3.8, ll_max_bw);
-        if (a == NcclAlgorithm::tree && p == Protocol::ll128)
-          bus = std::min(bus * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
-                         channels * kPerChMaxTreeLL128Bw[cc][index2]);
+        if (rccl) {
+          // RCCL on gfx94x drops tree/Simple inside one node (ring wins it), and scales the rest by
+          // its model's ratios instead of NCCL's refinements below.
+          if (a == NcclAlgorithm::tree && p == Protocol::simple && nodes == 1) continue;
+          if (!nvls_family) bus *= kRcclBwRatio[nodes <= 2 ? 0 : 1][ix(a)][ix(p)];
+          if (a == NcclAlgorithm::ring && p == Protocol::ll && coll == NcclCollective::broadcast && nodes == 1)
+            bus *= 1.65;
+        }
+        if (!rccl) {
+          if (a == NcclAlgorithm::ring && p == Protocol::ll) bus = std::min(ll_max_bw, bus * .5);
+          if (a == NcclAlgorithm::ring && p == Protocol::ll128)
+            bus = std::min(bus * (ppn < 2 ? 0.7 : 0.92), channels * kPerChMaxRingLL128Bw[cc][index2]);
+          if (a == NcclAlgorithm::tree) bus = std::min(bus * .92, channels * kPerChMaxTreeBw[cc][index2]);
+          if (a == NcclAlgorithm::tree && p == Protocol::ll) bus = std::min(bus * 1.0 / 3.8, ll_max_bw);
+          if (a == NcclAlgorithm::tree && p == Protocol::ll128)
+            bus = std::min(bus * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
+                           channels * kPerChMaxTreeLL128Bw[cc][index2]);
+        }
         // On Hopper NCCL's search tries "a simpler tree" (search.cc: NCCL_TOPO_PATTERN_TREE in place of
         // the balanced one) when the balanced tree is not perfect, and tuning.cc takes 15 % off such a
         // tree's bandwidth. Across nodes it is what NCCL's own estimates show (NVIDIA/nccl#1453: tree
@@ -224,15 +252,18 @@ NcclTuning::NcclTuning(const NcclSystem& s) : system_(s) {
                                                       : .5;
         NcclCost& cost = table_[ix(coll)][ix(a)][ix(p)];
         cost.bandwidth_GBps = bus * ratio;
-        double lat = s.arch == GpuArch::cdna3 && !nvls_family ? kRcclBaseLat[ix(p)] : kBaseLat[ix(a)][ix(p)];
-        double intra_lat = kHwLat[intra_hw][ix(a)][ix(p)];
-        const double inter_lat = kHwLat[kNet][ix(a)][ix(p)];
+        const bool rccl_model = rccl && !nvls_family;
+        double lat = rccl_model ? kRcclBaseLat[ix(p)] : kBaseLat[ix(a)][ix(p)];
+        double intra_lat = rccl_model ? kRcclHwLat[intra_hw][ix(a)][ix(p)] : kHwLat[intra_hw][ix(a)][ix(p)];
+        const double inter_lat = rccl_model ? kRcclHwLat[kNet][ix(a)][ix(p)] : kHwLat[kNet][ix(a)][ix(p)];
         if (a == NcclAlgorithm::ring) {
           if (coll == NcclCollective::broadcast) {
-            lat += kHwLat[nodes == 1 ? intra_hw : kNet][ix(a)][ix(p)];  // sameChannels
+            lat += rccl ? kRcclHwLat[nodes == 1 ? intra_hw : kNet][ix(a)][ix(p)]
+                        : kHwLat[nodes == 1 ? intra_hw : kNet][ix(a)][ix(p)];  // sameChannels
           } else {
             // Inter-node rings still launch nsteps x the network overhead.
-            double net_overhead = nodes > 1 ? kNetOverheadUs * (p == Protocol::simple ? 3 : 1) : 0;
+            double net_overhead =
+                nodes > 1 ? (rccl ? kRcclNetOverheadUs : kNetOverheadUs) * (p == Protocol::simple ? 3 : 1) : 0;
             intra_lat = std::max(intra_lat, net_overhead);
             lat += (nsteps - inter_steps) * intra_lat + inter_steps * inter_lat;
           }
@@ -273,6 +304,13 @@ double NcclTuning::time_us(NcclCollective coll, NcclAlgorithm a, Protocol p, dou
   double bw = c.bandwidth_GBps, lat = c.latency_us;
   if (bw <= 0) return -1;
   const int log_size = log2i(bytes / 64);
+  if (system_.arch == GpuArch::cdna3) {
+    // RCCL: its model's corrections (the last entry beyond 4 GiB), no plateau term.
+    const int i = std::min(log_size, 26);
+    if (a == NcclAlgorithm::tree) bw *= kRcclTreeCorrection[ix(p)][i];
+    if (a == NcclAlgorithm::ring && system_.nodes > 1) bw *= kRcclRingCorrection[ix(p)][i];
+    return bw > 0 ? lat + bytes / (1000 * bw) : -1;
+  }
   if (a == NcclAlgorithm::tree && log_size < 23) bw *= kTreeCorrection[ix(p)][log_size];
   if (a == NcclAlgorithm::ring && p == Protocol::simple && system_.nodes > 1 &&
       coll == NcclCollective::all_reduce &&

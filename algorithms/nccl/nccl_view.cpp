@@ -10,6 +10,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "algorithms/nccl/mesh_rings.hpp"
 #include "sim/core/error.hpp"
 #include "sim/platform/platform.hpp"
 
@@ -119,6 +120,8 @@ NcclView::NcclView(const std::vector<int>& members, const std::vector<sg4::Host*
       const HostFacts& facts = host_facts(hosts_[static_cast<std::size_t>(m)]);
       nics.emplace(facts.node, facts.nic);
       if (facts.intra_link == IntraLink::pcie) intra_nvlink_ = false;
+      // RCCL's topology counts xGMI as NVLink (LINK_NVL): its NVLink latencies, no switch.
+      if (facts.intra_link == IntraLink::xgmi && nm.size() > 1) mesh_ = true;
       if (!facts.nvswitch) nvswitch_ = false;
       gpu_nic_path_ = std::max(gpu_nic_path_, facts.gpu_nic_path);
     }
@@ -139,8 +142,21 @@ LinkClass NcclView::hop_class(int a, int b) const {
   return intra_nvlink_ ? LinkClass::nvlink : LinkClass::pcie;
 }
 
+int NcclView::mesh_ring_count() const {
+  return std::max(1, static_cast<int>(mesh_rings(largest_node_).size()));
+}
+
+double NcclView::intra_total_bandwidth() const {
+  return mesh_ ? intra_bw_ * mesh_ring_count() : intra_bw_;
+}
+
 int NcclView::default_channels() const {
+  // On a mesh every ring gets as many channels (else its links would carry more than the others'):
+  // between nodes about two per NIC, on one node as many as fit.
+  const int rings = mesh_ring_count();
+  if (mesh_ && nodes() > 1) return std::min(kNcclMaxChannels, rings * std::max(1, 2 * nics_ / rings));
   if (nodes() > 1) return std::clamp(2 * nics_, 2, kNcclMaxChannels);
+  if (mesh_) return rings * std::max(1, kNcclMaxChannels / rings);
   const int links = std::max(1, static_cast<int>(std::lround(intra_bw_ / 25e9)));
   return std::clamp(2 * links, 2, kNcclMaxChannels);
 }
@@ -173,18 +189,37 @@ NcclSystem NcclView::system(int channels, GpuArch arch) const {
   }
   s.gpu_nic_path = gpu_nic_path_;
   const double inter_total = nics_ * nic_bw_ / 1e9;
-  const double intra_total = intra_bw_ > 0 ? intra_bw_ / 1e9 : inter_total;
+  const double intra_total = intra_bw_ > 0 ? intra_total_bandwidth() / 1e9 : inter_total;
   s.bw_intra = intra_total / s.channels;
   s.bw_inter = (nodes() > 1 ? inter_total : intra_total) / s.channels;
   return s;
 }
 
+std::vector<int> NcclView::local_order(int node, int channel) const {
+  const auto& nm = node_members_[static_cast<std::size_t>(node)];
+  const int g = static_cast<int>(nm.size());
+  std::vector<int> order;
+  order.reserve(nm.size());
+  if (!mesh_ || g < 2) {
+    for (int k = 0; k < g; ++k) order.push_back(nm[static_cast<std::size_t>((channel + k) % g)]);
+    return order;
+  }
+  const auto& rings = mesh_rings(g);
+  const auto& cycle = rings[static_cast<std::size_t>(channel) % rings.size()];
+  // Cut where the channels spread evenly over the node's first and last GPUs (so over its NICs).
+  const auto& cuts = mesh_ring_cuts(g, kNcclMaxChannels);
+  const int start = cuts[static_cast<std::size_t>(channel % kNcclMaxChannels)] + 1;
+  for (int k = 0; k < g; ++k)
+    order.push_back(nm[static_cast<std::size_t>(cycle[static_cast<std::size_t>((start + k) % g)])]);
+  return order;
+}
+
 std::vector<int> NcclView::ring(int channel) const {
   std::vector<int> order;
   order.reserve(members_.size());
-  for (const auto& nm : node_members_) {
-    const int g = static_cast<int>(nm.size());
-    for (int k = 0; k < g; ++k) order.push_back(nm[static_cast<std::size_t>((channel + k) % g)]);
+  for (int n = 0; n < nodes(); ++n) {
+    const std::vector<int> local = local_order(n, channel);
+    order.insert(order.end(), local.begin(), local.end());
   }
   return order;
 }
@@ -192,13 +227,7 @@ std::vector<int> NcclView::ring(int channel) const {
 NcclTreeLinks NcclView::tree_links(int channel, int total_channels, int member) const {
   const NodeTree& tree = trees_[channel < std::max(1, total_channels / 2) ? 0 : 1];
   const int node = node_of(member);
-  const auto chain = [&](int n) {
-    const auto& nm = node_members_[static_cast<std::size_t>(n)];
-    const int g = static_cast<int>(nm.size());
-    std::vector<int> c;
-    for (int k = 0; k < g; ++k) c.push_back(nm[static_cast<std::size_t>((channel + k) % g)]);
-    return c;
-  };
+  const auto chain = [&](int n) { return local_order(n, channel); };
   const std::vector<int> mine = chain(node);
   const auto pos = static_cast<std::size_t>(std::find(mine.begin(), mine.end(), member) - mine.begin());
   NcclTreeLinks links;

@@ -11,7 +11,10 @@
 // in the channel's ring order from its first GPU, whose parent and children between nodes are
 // those of NCCL's double binary tree over nodes: the first half of the channels use tree 0, the
 // second half tree 1 (the mirror of tree 0 for an even node count, tree 0 shifted by one node for an
-// odd one).
+// odd one). On nodes whose GPUs form an xGMI mesh (no switch) channel c's order inside a node is
+// instead mesh ring c mod R (mesh_rings.hpp, R arc-disjoint Hamiltonian cycles), cut where
+// mesh_ring_cuts says, so the channels spread over every link of the mesh and over the node's NICs,
+// as RCCL's ring lists for MI300X nodes do.
 #include <cstdint>
 #include <simgrid/s4u.hpp>
 #include <string>
@@ -57,14 +60,20 @@ class NcclView {
   int smallest_node() const { return smallest_node_; }
   bool intra_nvlink() const { return intra_nvlink_; }
   bool nvswitch() const { return nvswitch_; }  // every node's GPUs sit on a switch that reduces
+  bool xgmi_mesh() const { return mesh_; }     // the nodes' GPUs form a full xGMI mesh
   int nics_per_node() const { return nics_; }
   double intra_bandwidth() const { return intra_bw_; }  // B/s of a GPU's path to another GPU of its node
+  // B/s one GPU sends to the others of its node over all its paths the rings use: its path's rate,
+  // on a mesh the rate of one link times the mesh rings.
+  double intra_total_bandwidth() const;
   double nic_bandwidth() const { return nic_bw_; }      // B/s of one GPU's path to another node
   // The class of link a hop from member a to member b crosses.
   LinkClass hop_class(int a, int b) const;
 
   // Channels NCCL opens: two per NIC between nodes, else enough for the GPU links at ~25 GB/s a
-  // channel (NCCL's per-channel NVLink speeds), doubled; at most kNcclMaxChannels.
+  // channel (NCCL's per-channel NVLink speeds), doubled; on xGMI mesh nodes a multiple of the mesh
+  // rings, between nodes about two per NIC (14 for 8 GPUs and 8 NICs), on one node as many as 32
+  // allow (28 for 8 GPUs, as RCCL's model of the MI300X node lists); at most kNcclMaxChannels.
   int default_channels() const;
   // NCCL's topology figures for a communicator of `channels` channels.
   NcclSystem system(int channels, GpuArch arch) const;
@@ -75,13 +84,17 @@ class NcclView {
   NcclTreeLinks tree_links(int channel, int total_channels, int member) const;
 
  private:
+  // Channel c's members of `node` in its order: the ring's path through the node.
+  std::vector<int> local_order(int node, int channel) const;
+  int mesh_ring_count() const;
+
   std::vector<int> members_;
   std::vector<sg4::Host*> hosts_;
   std::vector<int> node_of_, local_of_;
   std::vector<std::vector<int>> node_members_;
   std::array<NodeTree, 2> trees_;
   int largest_node_ = 1, smallest_node_ = 1;
-  bool intra_nvlink_ = true, nvswitch_ = false;
+  bool intra_nvlink_ = true, nvswitch_ = false, mesh_ = false;
   NicPath gpu_nic_path_ = NicPath::pxb;
   int nics_ = 1;
   double intra_bw_ = 0, nic_bw_ = 0;

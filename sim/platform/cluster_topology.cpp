@@ -81,6 +81,9 @@ void build_for_ns3(const NodeShape& shape, const FabricShape& fabric, const Reso
   if (shape.nvlink_domain > 1)
     throw std::invalid_argument(
         "nvlink_domain: not supported with network ns3 (its routes are single links: one node per NIC)");
+  if (shape.intra_link == IntraLink::xgmi)
+    throw std::invalid_argument(
+        "intra_link: xgmi is not supported with network ns3 (its routes are single links: a star per node)");
   if (shape.nics_per_node > 1)
     throw std::invalid_argument(
         "nics_per_node: not supported with network ns3 (its routes are single links: one NIC per node)");

@@ -7,6 +7,7 @@
 
 #include "sim/platform/platform.hpp"
 #include "sim/platform/platform_overrides.hpp"
+#include "sim/platform/xgmi_mesh.hpp"
 
 namespace aggsim {
 
@@ -24,11 +25,17 @@ std::vector<ParamSpec> endpoint_params(const std::string& fabric_link_help) {
       ParamSpec("latency", ParamKind::duration, "1us", fabric_link_help + ": latency"),
       ParamSpec("speed", ParamKind::speed, "100Gf", "host compute speed"),
       ParamSpec("intra_bandwidth", ParamKind::bandwidth, "300GBps",
-                "each GPU's link inside its node (per direction; gpus_per_node > 1)"),
+                "each GPU's link inside its node (per direction; gpus_per_node > 1); with intra_link xgmi "
+                "the GPU's own link towards its NIC (PCIe)"),
       ParamSpec("intra_latency", ParamKind::duration, "1us", "each GPU's link latency inside its node"),
       ParamSpec("intra_link", ParamKind::choice, "nvlink",
-                "what the GPUs of a node talk over (sets the per-hop costs of NCCL's protocols)")
-          .one_of({kIntraLinkNames.name(IntraLink::nvlink), kIntraLinkNames.name(IntraLink::pcie)}),
+                "what the GPUs of a node talk over (sets the per-hop costs of NCCL's protocols); xgmi: a "
+                "full mesh, one link of xgmi_bandwidth between every pair of GPUs and no switch (AMD "
+                "Instinct)")
+          .one_of(kIntraLinkNames.list()),
+      ParamSpec("xgmi_bandwidth", ParamKind::bandwidth, "",
+                "intra_link xgmi: each GPU pair's link, per direction (default: 48GBps, an MI300X "
+                "Infinity Fabric link as AMD measures it usable)"),
       ParamSpec("nic_bandwidth", ParamKind::bandwidth, "",
                 "each NIC of a node, between its GPUs and the fabric (default: bandwidth)"),
       ParamSpec("nics_per_node", ParamKind::integer, "1",
@@ -44,7 +51,7 @@ std::vector<ParamSpec> endpoint_params(const std::string& fabric_link_help) {
           .one_of(kGpuNicPathNames.list()),
       ParamSpec("gpu", ParamKind::choice, "",
                 "the GPUs' generation, whose constants NCCL's model follows (cdna3: RCCL's); default: "
-                "none declared (nccl_allreduce then takes hopper)")
+                "none declared (nccl_allreduce then takes hopper), cdna3 with intra_link xgmi")
           .one_of(kGpuNames.list()),
       ParamSpec("nvlink_domain", ParamKind::integer, "",
                 "nodes per NVLink domain: each nvlink_domain consecutive nodes put all their GPUs on one "
@@ -123,6 +130,7 @@ NodeShape node_shape(const Params& p) {
   if (s.nvswitch && s.gpus_per_node == 1)
     throw std::invalid_argument(
         "nvswitch: a switch that reduces joins the GPUs of one node: needs gpus_per_node > 1");
+  check_xgmi_mesh(s, p);
   return s;
 }
 
@@ -172,11 +180,15 @@ std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoin
   // An NVLink domain is one zone holding all its nodes' GPUs and NICs (endpoint = domain index).
   const bool domain = shape_.nvlink_domain > 1;
   const std::string name = domain ? fmt::format("nvlink-domain-{}", endpoint) : fmt::format("node-{}", endpoint);
+  const bool mesh = shape_.intra_link == IntraLink::xgmi;
   // A full zone when GPUs use different NICs: a star routes every host to the gateway the same way.
-  sg4::NetZone* zone = shape_.nics_per_node > 1 || domain ? sg4::create_full_zone(name) : sg4::create_star_zone(name);
+  sg4::NetZone* zone =
+      shape_.nics_per_node > 1 || domain || mesh ? sg4::create_full_zone(name) : sg4::create_star_zone(name);
   copy_models(zone, fabric);  // links and hosts are made before the zone is attached
   auto* gateway = zone->create_router(name + "-nic");
-  if (domain)
+  if (mesh)
+    fill_mesh_node(zone, gateway, endpoint);
+  else if (domain)
     fill_rail_node(zone, gateway, endpoint * shape_.nvlink_domain, shape_.nvlink_domain);
   else if (shape_.nics_per_node > 1)
     fill_rail_node(zone, gateway, endpoint, 1);

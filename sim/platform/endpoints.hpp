@@ -96,6 +96,9 @@ class EndpointBuilder {
   // With nvlink_domain > 1 one zone holds `node_count` nodes from `first_node` (an NVLink domain).
   void fill_rail_node(sg4::NetZone* zone, simgrid::kernel::routing::NetPoint* gateway, std::int64_t first_node,
                       std::int64_t node_count);
+  // intra_link xgmi: a full mesh, one link per GPU pair, each GPU's own link to its NIC
+  // (sim/platform/xgmi_mesh.cpp).
+  void fill_mesh_node(sg4::NetZone* zone, simgrid::kernel::routing::NetPoint* gateway, std::int64_t node);
   sg4::Host* create_gpu(sg4::NetZone* zone, std::int64_t node, std::int64_t gpu);
   sg4::Link* gpu_link(sg4::NetZone* zone, const sg4::Host* host, std::int64_t node, std::int64_t gpu);
   double nic_bandwidth(std::int64_t node) const;

@@ -82,6 +82,7 @@ struct NodeShape {
   double latency = 0;
   double intra_bandwidth = 0;
   double intra_latency = 0;
+  double xgmi_bandwidth = 0;  // intra_link xgmi: each link between two GPUs of a node, per direction
   double nic_bandwidth = 0;  // each NIC
   bool has_nic = false;      // the node is a zone with NIC link(s) (always with several GPUs)
   bool nvswitch = false;     // the node's GPUs sit on a switch that reduces (NVLS)

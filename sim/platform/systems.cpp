@@ -21,6 +21,33 @@ std::vector<std::pair<std::string, std::string>> nvl72_tray(const char* nic) {
           {"nic_bandwidth", nic}, {"bandwidth", nic}};
 }
 
+// An AMD Instinct platform of 8 OAM GPUs in a full xGMI mesh (7 links each, one per peer), each GPU
+// with its PCIe Gen 5 x16 link (64 GB/s each way) to its own 400 Gb/s NIC, as the MI300X and MI325X
+// nodes are built. The mesh's links at the rate AMD measures usable (48 GB/s of the data sheets' 64
+// each way): the data sheets' peak would put one node's ring 40 % above every published run.
+std::vector<std::pair<std::string, std::string>> instinct_node() {
+  return {{"gpus_per_node", "8"},       {"gpu", "cdna3"},
+          {"intra_link", "xgmi"},       {"xgmi_bandwidth", "48GBps"},
+          {"intra_bandwidth", "64GBps"}, {"nics_per_node", "8"},
+          {"nic_bandwidth", "400Gbps"}, {"bandwidth", "400Gbps"}};
+}
+
+const char* const kXgmiUsableSource =
+    "AMD ROCm blog, Understanding RCCL Bandwidth and xGMI Performance on AMD Instinct MI300X (2025-03-02): "
+    "each GPU joins its seven peers by xGMI links rated 64 GB/s each point to point, of which CRC and "
+    "protocol overhead leave about 48 GB/s usable; "
+    "https://rocm.blogs.amd.com/software-tools-optimization/mi300x-rccl-xgmi/README.html";
+const char* const kInstinctNicSource =
+    "NICs, one 400 Gb/s NIC per GPU as the nodes are typically built: Microsoft Azure ND MI300X v5 "
+    "(8 x MI300X, InfiniBand 8 x 400 Gb/s NDR), "
+    "https://learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/nd-mi300x-v5-series; ROCm "
+    "docs, vLLM distributed inference with MoRI (8 x MI300X/MI325X and 8 x ConnectX-7 a node, one per "
+    "GPU), https://rocm.docs.amd.com/en/latest/how-to/rocm-for-ai/inference/benchmark-docker/"
+    "vllm-mori-distributed.html; RoCE as AMD's own MI300X and MI325X clusters run it (tests/data/README.md)";
+const char* const kRcclMeshSource =
+    "RCCL 2.21.5 (ROCm 6.3) counts xGMI as NVLink, runs no NVLS, keeps LL128 off on gfx942 and tunes 8-GPU "
+    "MI300X nodes with its tuning model 5 (ROCm/rccl src/graph/tuning.cc, src/graph/rome_models.cc)";
+
 // NVLink rates are per direction: the vendors quote both directions together (900 GB/s for NVLink 4
 // is 450 GB/s each way). NICs: the compute NICs only (the storage and management ports are apart).
 std::vector<SystemInfo> make_systems() {
@@ -85,6 +112,22 @@ std::vector<SystemInfo> make_systems() {
         "NVIDIA GB300 NVL72: NVLink 5, 1.8 TB/s per GPU (both directions); "
         "https://www.nvidia.com/en-us/data-center/gb300-nvl72/",
         "Blackwell Ultra runs NCCL's Blackwell (sm100 family) constants: NCCL 2.30.7 src/graph/tuning.cc"}},
+      {"mi300x",
+       "AMD Instinct MI300X platform: 8 MI300X (CDNA 3) in a full xGMI mesh, no switch, 8 x 400 Gb/s NICs",
+       instinct_node(),
+       "roce",
+       {"AMD Instinct MI300X data sheet: 7 AMD Infinity Fabric links, peak Infinity Fabric link bandwidth "
+        "128 GB/s (both directions), PCIe Gen 5 x16 128 GB/s; AMD Instinct MI300X Platform: 8 GPUs fully "
+        "connected by Infinity Fabric; https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html",
+        kXgmiUsableSource, kInstinctNicSource, kRcclMeshSource}},
+      {"mi325x",
+       "AMD Instinct MI325X platform: 8 MI325X (CDNA 3) in a full xGMI mesh, no switch, 8 x 400 Gb/s NICs",
+       instinct_node(),
+       "roce",
+       {"AMD Instinct MI325X data sheet: 7 AMD Infinity Fabric links, peak Infinity Fabric link bandwidth "
+        "128 GB/s (both directions), PCIe Gen 5 x16; AMD Instinct MI325X Platform: 8 GPUs fully connected; "
+        "https://www.amd.com/en/products/accelerators/instinct/mi300/mi325x.html",
+        kXgmiUsableSource, kInstinctNicSource, kRcclMeshSource}},
   };
 }
 

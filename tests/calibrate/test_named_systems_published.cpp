@@ -1,4 +1,4 @@
-// Named systems against published nccl-tests results, without calibration: `aggsim compare` of
+// Named systems against published nccl-tests (and RCCL-tests) results, without calibration: `aggsim compare` of
 // `platform: {system: dgx_h100, nodes: N}` with each published table (tests/data/calibration, sources
 // in tests/data/README.md). The results are tests/data/calibration/validation/systems.csv, which
 // platforms/README.md renders; this test recomputes every row, so the table cannot drift.
@@ -104,4 +104,16 @@ TEST_CASE("dgx_h100 on four and eight nodes: the published table's simulated col
 TEST_CASE("gb200_nvl72 on one rack predicts the published full-rack run within 15 % from 4 GiB",
           "[systems][published]") {
   check_rows("gb200_nvl72", 18, true, 4.0 * (1 << 30));
+}
+
+// AMD Instinct nodes (an xGMI mesh, RCCL) against published RCCL-tests runs on AMD's own clusters.
+TEST_CASE("mi300x on one and two nodes predicts published RCCL-tests within 15 % from 1 GiB",
+          "[systems][published][xgmi]") {
+  check_rows("mi300x", 1, true);
+  check_rows("mi300x", 2, true);
+}
+
+TEST_CASE("mi325x on one to eight nodes predicts published RCCL-tests within 15 % from 4 GiB",
+          "[systems][published][xgmi]") {
+  for (int nodes : {1, 2, 4, 8}) check_rows("mi325x", nodes, true);
 }
