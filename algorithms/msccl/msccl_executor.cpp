@@ -148,7 +148,93 @@ struct MscclExecutor::RankCall {
     const MscclLocation at = msccl_locate(*program, rank, b, offset);
     return storage[static_cast<int>(at.storage)][static_cast<std::size_t>(at.index)];
   }
+
+  // The stages of one step of threadblock `tb` in loop iteration `loop`, in the order it runs them.
+  void wait_for_dependency(const MscclStep& st, std::int64_t loop);
+  void apply_local(const MscclStep& st);  // copy or reduce between this rank's own chunks
+  void transfer(const MscclThreadblock& tb, const MscclStep& st, std::int64_t loop, bool data,
+                double efficiency, Inbox* in, Outbox* out);
+  void step_done(const MscclThreadblock& tb, const MscclStep& st, double start, const std::string& lane);
 };
+
+void MscclExecutor::RankCall::wait_for_dependency(const MscclStep& st, std::int64_t loop) {
+  if (st.dep_tb < 0) return;
+  const MscclGpu& gpu = program->gpu[static_cast<std::size_t>(rank)];
+  const std::int64_t target =
+      loop * static_cast<std::int64_t>(gpu.threadblocks[static_cast<std::size_t>(st.dep_tb)].steps.size()) +
+      st.dep_step + 1;
+  std::unique_lock<sg4::Mutex> lock(*mutex);
+  while (done[static_cast<std::size_t>(st.dep_tb)] < target) progressed->wait(lock);
+}
+
+void MscclExecutor::RankCall::apply_local(const MscclStep& st) {
+  std::vector<Eigen::VectorXf> values;
+  for (int c = 0; c < st.count; ++c) {
+    Eigen::VectorXf v = chunk(st.src, st.src_offset + c);
+    if (st.type == MscclStepType::reduce) {
+      const Eigen::VectorXf& dst = chunk(st.dst, st.dst_offset + c);
+      if (dst.size() == v.size()) {
+        Eigen::VectorXf acc = dst;
+        op->combine(acc, v);
+        v = std::move(acc);
+      }
+    }
+    values.push_back(std::move(v));
+  }
+  for (int c = 0; c < st.count; ++c) chunk(st.dst, st.dst_offset + c) = std::move(values[static_cast<std::size_t>(c)]);
+}
+
+// A transfer step in runtime calls of at most `max_call` chunks, each call in the protocol's
+// slices; the chunks' values ride on the first slice when `data`.
+void MscclExecutor::RankCall::transfer(const MscclThreadblock& tb, const MscclStep& st, std::int64_t loop,
+                                       bool data, double efficiency, Inbox* in, Outbox* out) {
+  const bool receives = msccl_step_receives(st.type), sends = msccl_step_sends(st.type);
+  const int slices = pipe.slices;
+  const int calls = (st.count + max_call - 1) / max_call;
+  for (int j = 0; j < calls; ++j) {
+    const int first = j * max_call, count = std::min(max_call, st.count - first);
+    const double slice_bytes = count * loop_bytes(loop) / slices;
+    const auto wire = static_cast<std::uint64_t>(std::ceil(slice_bytes / efficiency));
+    for (int slice = 0; slice < slices; ++slice) {
+      Payload got;
+      if (receives) got = in->take();
+      Payload sent;
+      sent.wire_bytes = wire;
+      if (data && slice == 0) {
+        const std::vector<Eigen::VectorXf> received = unpack(got);
+        for (int c = 0; c < count; ++c) {
+          Eigen::VectorXf v;
+          if (receives && static_cast<std::size_t>(c) < received.size()) v = received[static_cast<std::size_t>(c)];
+          if (msccl_step_reduces(st.type)) {
+            const Eigen::VectorXf& src = chunk(st.src, st.src_offset + first + c);
+            if (src.size() == v.size()) op->combine(v, src);
+          } else if (!receives) {
+            v = chunk(st.src, st.src_offset + first + c);
+          }
+          if (msccl_step_writes_dst(st.type)) chunk(st.dst, st.dst_offset + first + c) = v;
+          if (sends) pack(sent, v);
+        }
+      }
+      if (sends) {
+        bytes[{rank, tb.send_peer, tb.channel}] += static_cast<double>(wire);
+        out->put(std::move(sent));
+      }
+      if (receives) in->release();
+    }
+  }
+}
+
+// Counts the step, wakes the threadblocks that wait on it and traces it.
+void MscclExecutor::RankCall::step_done(const MscclThreadblock& tb, const MscclStep& st, double start,
+                                        const std::string& lane) {
+  ++steps;
+  {
+    std::unique_lock<sg4::Mutex> lock(*mutex);
+    ++done[static_cast<std::size_t>(tb.id)];
+    if (st.has_dep) progressed->notify_all();
+  }
+  if (tracer) tracer->work({rank, msccl_step_type_code(st.type), start, sg4::Engine::get_clock(), tb.id, lane});
+}
 
 MscclExecutor::MscclExecutor(std::vector<std::shared_ptr<const MscclProgram>> programs,
                              const std::vector<sg4::Host*>& hosts, ProtocolCosts costs)
@@ -298,7 +384,6 @@ void MscclExecutor::run(RankContext& ctx, Gradient& grad, const ReduceOp& op) {
 
 void MscclExecutor::run_threadblock(RankCall& call, const MscclThreadblock& tb) {
   const MscclProgram& prog = *call.program;
-  const MscclGpu& gpu = prog.gpu[static_cast<std::size_t>(call.rank)];
   const Protocol proto = prog.protocol;
   const int slices = call.pipe.slices;
   // Messages on this threadblock's receiving connection in this call.
@@ -319,83 +404,16 @@ void MscclExecutor::run_threadblock(RankCall& call, const MscclThreadblock& tb) 
   const std::string lane =
       fmt::format("tb {} (send {}, recv {}, channel {})", tb.id, tb.send_peer, tb.recv_peer, tb.channel);
   const double efficiency = costs_.eff(proto);
-  const ReduceOp& op = *call.op;
   for (std::int64_t l = 0; l < call.loops; ++l) {
     const bool data = call.math && l == 0;  // the whole chunks' values move in the first iteration
-    for (std::size_t s = 0; s < tb.steps.size(); ++s) {
-      const MscclStep& st = tb.steps[s];
-      if (st.dep_tb >= 0) {
-        const std::int64_t target =
-            l * static_cast<std::int64_t>(
-                    gpu.threadblocks[static_cast<std::size_t>(st.dep_tb)].steps.size()) +
-            st.dep_step + 1;
-        std::unique_lock<sg4::Mutex> lock(*call.mutex);
-        while (call.done[static_cast<std::size_t>(st.dep_tb)] < target) call.progressed->wait(lock);
-      }
+    for (const MscclStep& st : tb.steps) {
+      call.wait_for_dependency(st, l);
       const double start = sg4::Engine::get_clock();
-      const bool receives = msccl_step_receives(st.type), sends = msccl_step_sends(st.type);
-      if (!receives && !sends) {
-        if (data && st.type != MscclStepType::nop) {
-          std::vector<Eigen::VectorXf> values;
-          for (int c = 0; c < st.count; ++c) {
-            Eigen::VectorXf v = call.chunk(st.src, st.src_offset + c);
-            if (st.type == MscclStepType::reduce) {
-              const Eigen::VectorXf& dst = call.chunk(st.dst, st.dst_offset + c);
-              if (dst.size() == v.size()) {
-                Eigen::VectorXf acc = dst;
-                op.combine(acc, v);
-                v = std::move(acc);
-              }
-            }
-            values.push_back(std::move(v));
-          }
-          for (int c = 0; c < st.count; ++c)
-            call.chunk(st.dst, st.dst_offset + c) = std::move(values[static_cast<std::size_t>(c)]);
-        }
-      } else {
-        const int calls = (st.count + call.max_call - 1) / call.max_call;
-        for (int j = 0; j < calls; ++j) {
-          const int first = j * call.max_call, count = std::min(call.max_call, st.count - first);
-          const double slice_bytes = count * call.loop_bytes(l) / slices;
-          const auto wire = static_cast<std::uint64_t>(std::ceil(slice_bytes / efficiency));
-          for (int slice = 0; slice < slices; ++slice) {
-            Payload got;
-            if (receives) got = in->take();
-            Payload sent;
-            sent.wire_bytes = wire;
-            if (data && slice == 0) {
-              const std::vector<Eigen::VectorXf> received = unpack(got);
-              for (int c = 0; c < count; ++c) {
-                Eigen::VectorXf v;
-                if (receives && static_cast<std::size_t>(c) < received.size())
-                  v = received[static_cast<std::size_t>(c)];
-                if (msccl_step_reduces(st.type)) {
-                  const Eigen::VectorXf& src = call.chunk(st.src, st.src_offset + first + c);
-                  if (src.size() == v.size()) op.combine(v, src);
-                } else if (!receives) {
-                  v = call.chunk(st.src, st.src_offset + first + c);
-                }
-                if (msccl_step_writes_dst(st.type)) call.chunk(st.dst, st.dst_offset + first + c) = v;
-                if (sends) pack(sent, v);
-              }
-            }
-            if (sends) {
-              call.bytes[{call.rank, tb.send_peer, tb.channel}] += static_cast<double>(wire);
-              out->put(std::move(sent));
-            }
-            if (receives) in->release();
-          }
-        }
-      }
-      ++call.steps;
-      {
-        std::unique_lock<sg4::Mutex> lock(*call.mutex);
-        ++call.done[static_cast<std::size_t>(tb.id)];
-        if (st.has_dep) call.progressed->notify_all();
-      }
-      if (call.tracer)
-        call.tracer->work(
-            {call.rank, msccl_step_type_code(st.type), start, sg4::Engine::get_clock(), tb.id, lane});
+      if (msccl_step_receives(st.type) || msccl_step_sends(st.type))
+        call.transfer(tb, st, l, data, efficiency, in.get(), out.get());
+      else if (data && st.type != MscclStepType::nop)
+        call.apply_local(st);
+      call.step_done(tb, st, start, lane);
     }
   }
   if (out) out->flush();
