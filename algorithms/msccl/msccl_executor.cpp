@@ -149,6 +149,13 @@ struct MscclExecutor::RankCall {
     return storage[static_cast<int>(at.storage)][static_cast<std::size_t>(at.index)];
   }
 
+  // The rank's buffers, chunk by chunk (proxy values): an all-reduce's input is its vector in k
+  // chunks; an all-gather's input is its vector in k / p chunks, its output everyone's.
+  void load_input(const Eigen::VectorXf& values);
+  // The result where the runtime leaves it, into `values`; an all-gather's `world` vectors are
+  // reduced in rank order (the caller charges the reduction's time).
+  void store_result(Eigen::VectorXf& values, int world);
+
   // The stages of one step of threadblock `tb` in loop iteration `loop`, in the order it runs them.
   void wait_for_dependency(const MscclStep& st, std::int64_t loop);
   void apply_local(const MscclStep& st);  // copy or reduce between this rank's own chunks
@@ -156,6 +163,49 @@ struct MscclExecutor::RankCall {
                 double efficiency, Inbox* in, Outbox* out);
   void step_done(const MscclThreadblock& tb, const MscclStep& st, double start, const std::string& lane);
 };
+
+void MscclExecutor::RankCall::load_input(const Eigen::VectorXf& values) {
+  const MscclProgram& prog = *program;
+  const std::int64_t n = values.size();
+  const bool aliased_output = prog.inplace && prog.collective == MscclCollective::allreduce;
+  const bool aliased_input = prog.inplace && prog.collective == MscclCollective::allgather;
+  if (!aliased_input) storage[0].resize(static_cast<std::size_t>(prog.input_size()));
+  if (!aliased_output) storage[1].resize(static_cast<std::size_t>(prog.output_size()));
+  storage[2].resize(static_cast<std::size_t>(prog.gpu[static_cast<std::size_t>(rank)].scratch_chunks));
+  for (int c = 0; c < prog.input_size(); ++c) {
+    const Range r = chunk_range(n, prog.input_size(), c);
+    chunk(MscclBuffer::input, c) = values.segment(r.begin, r.count);
+  }
+}
+
+void MscclExecutor::RankCall::store_result(Eigen::VectorXf& values, int world) {
+  const MscclProgram& prog = *program;
+  const int k = prog.chunks_per_loop;
+  const std::int64_t n = values.size();
+  const auto& result = storage[static_cast<int>(msccl_result_buffer(prog))];
+  if (prog.collective == MscclCollective::allreduce) {
+    for (int c = 0; c < k; ++c) {
+      const Range r = chunk_range(n, k, c);
+      const Eigen::VectorXf& v = result[static_cast<std::size_t>(c)];
+      if (v.size() == r.count) values.segment(r.begin, r.count) = v;
+    }
+    return;
+  }
+  // Every rank's vector, reduced in rank order.
+  const int per_rank = prog.input_size();
+  const auto vector_of = [&](int q) {
+    Eigen::VectorXf v(n);
+    for (int c = 0; c < per_rank; ++c) {
+      const Range r = chunk_range(n, per_rank, c);
+      const Eigen::VectorXf& got = result[static_cast<std::size_t>(q * per_rank + c)];
+      if (got.size() == r.count) v.segment(r.begin, r.count) = got;
+    }
+    return v;
+  };
+  Eigen::VectorXf acc = vector_of(0);
+  for (int q = 1; q < world; ++q) op->combine(acc, vector_of(q));
+  values = std::move(acc);
+}
 
 void MscclExecutor::RankCall::wait_for_dependency(const MscclStep& st, std::int64_t loop) {
   if (st.dep_tb < 0) return;
@@ -323,21 +373,8 @@ void MscclExecutor::run(RankContext& ctx, Gradient& grad, const ReduceOp& op) {
     ctx.choice->channels = prog.channels;
   }
 
-  // The rank's buffers, chunk by chunk (proxy values): an all-reduce's input is its vector in k
-  // chunks; an all-gather's input is its vector in k / p chunks, its output everyone's.
   const MscclGpu& gpu = prog.gpu[static_cast<std::size_t>(ctx.rank)];
-  const std::int64_t n = grad.values.size();
-  const bool aliased_output = prog.inplace && prog.collective == MscclCollective::allreduce;
-  const bool aliased_input = prog.inplace && prog.collective == MscclCollective::allgather;
-  if (call.math) {
-    if (!aliased_input) call.storage[0].resize(static_cast<std::size_t>(prog.input_size()));
-    if (!aliased_output) call.storage[1].resize(static_cast<std::size_t>(prog.output_size()));
-    call.storage[2].resize(static_cast<std::size_t>(gpu.scratch_chunks));
-    for (int c = 0; c < prog.input_size(); ++c) {
-      const Range r = chunk_range(n, prog.input_size(), c);
-      call.chunk(MscclBuffer::input, c) = grad.values.segment(r.begin, r.count);
-    }
-  }
+  if (call.math) call.load_input(grad.values);
   call.done.assign(gpu.threadblocks.size(), 0);
 
   ctx.comm->pause_until(sg4::Engine::get_clock() + costs_.base(NcclAlgorithm::ring, prog.protocol));
@@ -348,38 +385,11 @@ void MscclExecutor::run(RankContext& ctx, Gradient& grad, const ReduceOp& op) {
   for (auto& actor : actors) actor->join();
   steps_executed_ += call.steps;
   for (const auto& [key, bytes] : call.bytes) bytes_[key] += bytes;
-  if (!call.math) {
-    if (prog.collective == MscclCollective::allgather)
-      charge_reduce(*ctx.comm, static_cast<std::uint64_t>(p - 1) * grad.wire_elements * kFloatBytes);
-    return;
-  }
-
-  // The result where the runtime leaves it.
-  const auto& result = call.storage[static_cast<int>(msccl_result_buffer(prog))];
-  if (prog.collective == MscclCollective::allreduce) {
-    for (int c = 0; c < k; ++c) {
-      const Range r = chunk_range(n, k, c);
-      const Eigen::VectorXf& v = result[static_cast<std::size_t>(c)];
-      if (v.size() == r.count) grad.values.segment(r.begin, r.count) = v;
-    }
-  } else {
-    // Every rank's vector, reduced in rank order.
-    const int per_rank = prog.input_size();
-    const auto vector_of = [&](int q) {
-      Eigen::VectorXf v(n);
-      for (int c = 0; c < per_rank; ++c) {
-        const Range r = chunk_range(n, per_rank, c);
-        const Eigen::VectorXf& got = result[static_cast<std::size_t>(q * per_rank + c)];
-        if (got.size() == r.count) v.segment(r.begin, r.count) = got;
-      }
-      return v;
-    };
-    Eigen::VectorXf acc = vector_of(0);
-    for (int q = 1; q < p; ++q) op.combine(acc, vector_of(q));
+  if (call.math) call.store_result(grad.values, p);
+  // An all-gather's ranks each reduce the p vectors gathered.
+  if (prog.collective == MscclCollective::allgather)
     charge_reduce(*ctx.comm, static_cast<std::uint64_t>(p - 1) * grad.wire_elements * kFloatBytes);
-    grad.values = std::move(acc);
-  }
-  op.finalize(grad.values, ctx.world);
+  if (call.math) op.finalize(grad.values, ctx.world);
 }
 
 void MscclExecutor::run_threadblock(RankCall& call, const MscclThreadblock& tb) {
