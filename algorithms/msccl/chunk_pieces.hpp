@@ -18,7 +18,6 @@ class ChunkPieces {
     if (size > 0) pieces_.emplace(0, std::move(initial));
   }
   int size() const { return size_; }
-  std::size_t piece_count() const { return pieces_.size(); }
 
   // f(begin, end, T&) for each piece of [begin, end), cut first so that none reaches outside.
   template <class F>

@@ -148,7 +148,143 @@ struct MscclExecutor::RankCall {
     const MscclLocation at = msccl_locate(*program, rank, b, offset);
     return storage[static_cast<int>(at.storage)][static_cast<std::size_t>(at.index)];
   }
+
+  // The rank's buffers, chunk by chunk (proxy values): an all-reduce's input is its vector in k
+  // chunks; an all-gather's input is its vector in k / p chunks, its output everyone's.
+  void load_input(const Eigen::VectorXf& values);
+  // The result where the runtime leaves it, into `values`; an all-gather's `world` vectors are
+  // reduced in rank order (the caller charges the reduction's time).
+  void store_result(Eigen::VectorXf& values, int world);
+
+  // The stages of one step of threadblock `tb` in loop iteration `loop`, in the order it runs them.
+  void wait_for_dependency(const MscclStep& st, std::int64_t loop);
+  void apply_local(const MscclStep& st);  // copy or reduce between this rank's own chunks
+  void transfer(const MscclThreadblock& tb, const MscclStep& st, std::int64_t loop, bool data,
+                double efficiency, Inbox* in, Outbox* out);
+  void step_done(const MscclThreadblock& tb, const MscclStep& st, double start, const std::string& lane);
 };
+
+void MscclExecutor::RankCall::load_input(const Eigen::VectorXf& values) {
+  const MscclProgram& prog = *program;
+  const std::int64_t n = values.size();
+  const bool aliased_output = prog.inplace && prog.collective == MscclCollective::allreduce;
+  const bool aliased_input = prog.inplace && prog.collective == MscclCollective::allgather;
+  if (!aliased_input) storage[0].resize(static_cast<std::size_t>(prog.input_size()));
+  if (!aliased_output) storage[1].resize(static_cast<std::size_t>(prog.output_size()));
+  storage[2].resize(static_cast<std::size_t>(prog.gpu[static_cast<std::size_t>(rank)].scratch_chunks));
+  for (int c = 0; c < prog.input_size(); ++c) {
+    const Range r = chunk_range(n, prog.input_size(), c);
+    chunk(MscclBuffer::input, c) = values.segment(r.begin, r.count);
+  }
+}
+
+void MscclExecutor::RankCall::store_result(Eigen::VectorXf& values, int world) {
+  const MscclProgram& prog = *program;
+  const int k = prog.chunks_per_loop;
+  const std::int64_t n = values.size();
+  const auto& result = storage[static_cast<int>(msccl_result_buffer(prog))];
+  if (prog.collective == MscclCollective::allreduce) {
+    for (int c = 0; c < k; ++c) {
+      const Range r = chunk_range(n, k, c);
+      const Eigen::VectorXf& v = result[static_cast<std::size_t>(c)];
+      if (v.size() == r.count) values.segment(r.begin, r.count) = v;
+    }
+    return;
+  }
+  // Every rank's vector, reduced in rank order.
+  const int per_rank = prog.input_size();
+  const auto vector_of = [&](int q) {
+    Eigen::VectorXf v(n);
+    for (int c = 0; c < per_rank; ++c) {
+      const Range r = chunk_range(n, per_rank, c);
+      const Eigen::VectorXf& got = result[static_cast<std::size_t>(q * per_rank + c)];
+      if (got.size() == r.count) v.segment(r.begin, r.count) = got;
+    }
+    return v;
+  };
+  Eigen::VectorXf acc = vector_of(0);
+  for (int q = 1; q < world; ++q) op->combine(acc, vector_of(q));
+  values = std::move(acc);
+}
+
+void MscclExecutor::RankCall::wait_for_dependency(const MscclStep& st, std::int64_t loop) {
+  if (st.dep_tb < 0) return;
+  const MscclGpu& gpu = program->gpu[static_cast<std::size_t>(rank)];
+  const std::int64_t target =
+      loop * static_cast<std::int64_t>(gpu.threadblocks[static_cast<std::size_t>(st.dep_tb)].steps.size()) +
+      st.dep_step + 1;
+  std::unique_lock<sg4::Mutex> lock(*mutex);
+  while (done[static_cast<std::size_t>(st.dep_tb)] < target) progressed->wait(lock);
+}
+
+void MscclExecutor::RankCall::apply_local(const MscclStep& st) {
+  std::vector<Eigen::VectorXf> values;
+  for (int c = 0; c < st.count; ++c) {
+    Eigen::VectorXf v = chunk(st.src, st.src_offset + c);
+    if (st.type == MscclStepType::reduce) {
+      const Eigen::VectorXf& dst = chunk(st.dst, st.dst_offset + c);
+      if (dst.size() == v.size()) {
+        Eigen::VectorXf acc = dst;
+        op->combine(acc, v);
+        v = std::move(acc);
+      }
+    }
+    values.push_back(std::move(v));
+  }
+  for (int c = 0; c < st.count; ++c) chunk(st.dst, st.dst_offset + c) = std::move(values[static_cast<std::size_t>(c)]);
+}
+
+// A transfer step in runtime calls of at most `max_call` chunks, each call in the protocol's
+// slices; the chunks' values ride on the first slice when `data`.
+void MscclExecutor::RankCall::transfer(const MscclThreadblock& tb, const MscclStep& st, std::int64_t loop,
+                                       bool data, double efficiency, Inbox* in, Outbox* out) {
+  const bool receives = msccl_step_receives(st.type), sends = msccl_step_sends(st.type);
+  const int slices = pipe.slices;
+  const int calls = (st.count + max_call - 1) / max_call;
+  for (int j = 0; j < calls; ++j) {
+    const int first = j * max_call, count = std::min(max_call, st.count - first);
+    const double slice_bytes = count * loop_bytes(loop) / slices;
+    const auto wire = static_cast<std::uint64_t>(std::ceil(slice_bytes / efficiency));
+    for (int slice = 0; slice < slices; ++slice) {
+      Payload got;
+      if (receives) got = in->take();
+      Payload sent;
+      sent.wire_bytes = wire;
+      if (data && slice == 0) {
+        const std::vector<Eigen::VectorXf> received = unpack(got);
+        for (int c = 0; c < count; ++c) {
+          Eigen::VectorXf v;
+          if (receives && static_cast<std::size_t>(c) < received.size()) v = received[static_cast<std::size_t>(c)];
+          if (msccl_step_reduces(st.type)) {
+            const Eigen::VectorXf& src = chunk(st.src, st.src_offset + first + c);
+            if (src.size() == v.size()) op->combine(v, src);
+          } else if (!receives) {
+            v = chunk(st.src, st.src_offset + first + c);
+          }
+          if (msccl_step_writes_dst(st.type)) chunk(st.dst, st.dst_offset + first + c) = v;
+          if (sends) pack(sent, v);
+        }
+      }
+      if (sends) {
+        bytes[{rank, tb.send_peer, tb.channel}] += static_cast<double>(wire);
+        out->put(std::move(sent));
+      }
+      if (receives) in->release();
+    }
+  }
+}
+
+// Counts the step, wakes the threadblocks that wait on it and traces it.
+void MscclExecutor::RankCall::step_done(const MscclThreadblock& tb, const MscclStep& st, double start,
+                                        const std::string& lane) {
+  ++steps;
+  {
+    std::unique_lock<sg4::Mutex> lock(*mutex);
+    ++done[static_cast<std::size_t>(tb.id)];
+    if (st.has_dep) progressed->notify_all();
+  }
+  if (tracer) tracer->work({rank, msccl_step_type_code(st.type), start, sg4::Engine::get_clock(), tb.id, lane});
+}
 
 MscclExecutor::MscclExecutor(std::vector<std::shared_ptr<const MscclProgram>> programs,
                              const std::vector<sg4::Host*>& hosts, ProtocolCosts costs)
@@ -237,21 +373,8 @@ void MscclExecutor::run(RankContext& ctx, Gradient& grad, const ReduceOp& op) {
     ctx.choice->channels = prog.channels;
   }
 
-  // The rank's buffers, chunk by chunk (proxy values): an all-reduce's input is its vector in k
-  // chunks; an all-gather's input is its vector in k / p chunks, its output everyone's.
   const MscclGpu& gpu = prog.gpu[static_cast<std::size_t>(ctx.rank)];
-  const std::int64_t n = grad.values.size();
-  const bool aliased_output = prog.inplace && prog.collective == MscclCollective::allreduce;
-  const bool aliased_input = prog.inplace && prog.collective == MscclCollective::allgather;
-  if (call.math) {
-    if (!aliased_input) call.storage[0].resize(static_cast<std::size_t>(prog.input_size()));
-    if (!aliased_output) call.storage[1].resize(static_cast<std::size_t>(prog.output_size()));
-    call.storage[2].resize(static_cast<std::size_t>(gpu.scratch_chunks));
-    for (int c = 0; c < prog.input_size(); ++c) {
-      const Range r = chunk_range(n, prog.input_size(), c);
-      call.chunk(MscclBuffer::input, c) = grad.values.segment(r.begin, r.count);
-    }
-  }
+  if (call.math) call.load_input(grad.values);
   call.done.assign(gpu.threadblocks.size(), 0);
 
   ctx.comm->pause_until(sg4::Engine::get_clock() + costs_.base(NcclAlgorithm::ring, prog.protocol));
@@ -262,43 +385,15 @@ void MscclExecutor::run(RankContext& ctx, Gradient& grad, const ReduceOp& op) {
   for (auto& actor : actors) actor->join();
   steps_executed_ += call.steps;
   for (const auto& [key, bytes] : call.bytes) bytes_[key] += bytes;
-  if (!call.math) {
-    if (prog.collective == MscclCollective::allgather)
-      charge_reduce(*ctx.comm, static_cast<std::uint64_t>(p - 1) * grad.wire_elements * kFloatBytes);
-    return;
-  }
-
-  // The result where the runtime leaves it.
-  const auto& result = call.storage[static_cast<int>(msccl_result_buffer(prog))];
-  if (prog.collective == MscclCollective::allreduce) {
-    for (int c = 0; c < k; ++c) {
-      const Range r = chunk_range(n, k, c);
-      const Eigen::VectorXf& v = result[static_cast<std::size_t>(c)];
-      if (v.size() == r.count) grad.values.segment(r.begin, r.count) = v;
-    }
-  } else {
-    // Every rank's vector, reduced in rank order.
-    const int per_rank = prog.input_size();
-    const auto vector_of = [&](int q) {
-      Eigen::VectorXf v(n);
-      for (int c = 0; c < per_rank; ++c) {
-        const Range r = chunk_range(n, per_rank, c);
-        const Eigen::VectorXf& got = result[static_cast<std::size_t>(q * per_rank + c)];
-        if (got.size() == r.count) v.segment(r.begin, r.count) = got;
-      }
-      return v;
-    };
-    Eigen::VectorXf acc = vector_of(0);
-    for (int q = 1; q < p; ++q) op.combine(acc, vector_of(q));
+  if (call.math) call.store_result(grad.values, p);
+  // An all-gather's ranks each reduce the p vectors gathered.
+  if (prog.collective == MscclCollective::allgather)
     charge_reduce(*ctx.comm, static_cast<std::uint64_t>(p - 1) * grad.wire_elements * kFloatBytes);
-    grad.values = std::move(acc);
-  }
-  op.finalize(grad.values, ctx.world);
+  if (call.math) op.finalize(grad.values, ctx.world);
 }
 
 void MscclExecutor::run_threadblock(RankCall& call, const MscclThreadblock& tb) {
   const MscclProgram& prog = *call.program;
-  const MscclGpu& gpu = prog.gpu[static_cast<std::size_t>(call.rank)];
   const Protocol proto = prog.protocol;
   const int slices = call.pipe.slices;
   // Messages on this threadblock's receiving connection in this call.
@@ -319,83 +414,16 @@ void MscclExecutor::run_threadblock(RankCall& call, const MscclThreadblock& tb) 
   const std::string lane =
       fmt::format("tb {} (send {}, recv {}, channel {})", tb.id, tb.send_peer, tb.recv_peer, tb.channel);
   const double efficiency = costs_.eff(proto);
-  const ReduceOp& op = *call.op;
   for (std::int64_t l = 0; l < call.loops; ++l) {
     const bool data = call.math && l == 0;  // the whole chunks' values move in the first iteration
-    for (std::size_t s = 0; s < tb.steps.size(); ++s) {
-      const MscclStep& st = tb.steps[s];
-      if (st.dep_tb >= 0) {
-        const std::int64_t target =
-            l * static_cast<std::int64_t>(
-                    gpu.threadblocks[static_cast<std::size_t>(st.dep_tb)].steps.size()) +
-            st.dep_step + 1;
-        std::unique_lock<sg4::Mutex> lock(*call.mutex);
-        while (call.done[static_cast<std::size_t>(st.dep_tb)] < target) call.progressed->wait(lock);
-      }
+    for (const MscclStep& st : tb.steps) {
+      call.wait_for_dependency(st, l);
       const double start = sg4::Engine::get_clock();
-      const bool receives = msccl_step_receives(st.type), sends = msccl_step_sends(st.type);
-      if (!receives && !sends) {
-        if (data && st.type != MscclStepType::nop) {
-          std::vector<Eigen::VectorXf> values;
-          for (int c = 0; c < st.count; ++c) {
-            Eigen::VectorXf v = call.chunk(st.src, st.src_offset + c);
-            if (st.type == MscclStepType::reduce) {
-              const Eigen::VectorXf& dst = call.chunk(st.dst, st.dst_offset + c);
-              if (dst.size() == v.size()) {
-                Eigen::VectorXf acc = dst;
-                op.combine(acc, v);
-                v = std::move(acc);
-              }
-            }
-            values.push_back(std::move(v));
-          }
-          for (int c = 0; c < st.count; ++c)
-            call.chunk(st.dst, st.dst_offset + c) = std::move(values[static_cast<std::size_t>(c)]);
-        }
-      } else {
-        const int calls = (st.count + call.max_call - 1) / call.max_call;
-        for (int j = 0; j < calls; ++j) {
-          const int first = j * call.max_call, count = std::min(call.max_call, st.count - first);
-          const double slice_bytes = count * call.loop_bytes(l) / slices;
-          const auto wire = static_cast<std::uint64_t>(std::ceil(slice_bytes / efficiency));
-          for (int slice = 0; slice < slices; ++slice) {
-            Payload got;
-            if (receives) got = in->take();
-            Payload sent;
-            sent.wire_bytes = wire;
-            if (data && slice == 0) {
-              const std::vector<Eigen::VectorXf> received = unpack(got);
-              for (int c = 0; c < count; ++c) {
-                Eigen::VectorXf v;
-                if (receives && static_cast<std::size_t>(c) < received.size())
-                  v = received[static_cast<std::size_t>(c)];
-                if (msccl_step_reduces(st.type)) {
-                  const Eigen::VectorXf& src = call.chunk(st.src, st.src_offset + first + c);
-                  if (src.size() == v.size()) op.combine(v, src);
-                } else if (!receives) {
-                  v = call.chunk(st.src, st.src_offset + first + c);
-                }
-                if (msccl_step_writes_dst(st.type)) call.chunk(st.dst, st.dst_offset + first + c) = v;
-                if (sends) pack(sent, v);
-              }
-            }
-            if (sends) {
-              call.bytes[{call.rank, tb.send_peer, tb.channel}] += static_cast<double>(wire);
-              out->put(std::move(sent));
-            }
-            if (receives) in->release();
-          }
-        }
-      }
-      ++call.steps;
-      {
-        std::unique_lock<sg4::Mutex> lock(*call.mutex);
-        ++call.done[static_cast<std::size_t>(tb.id)];
-        if (st.has_dep) call.progressed->notify_all();
-      }
-      if (call.tracer)
-        call.tracer->work(
-            {call.rank, msccl_step_type_code(st.type), start, sg4::Engine::get_clock(), tb.id, lane});
+      if (msccl_step_receives(st.type) || msccl_step_sends(st.type))
+        call.transfer(tb, st, l, data, efficiency, in.get(), out.get());
+      else if (data && st.type != MscclStepType::nop)
+        call.apply_local(st);
+      call.step_done(tb, st, start, lane);
     }
   }
   if (out) out->flush();

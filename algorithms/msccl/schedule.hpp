@@ -58,11 +58,6 @@ struct MscclVerdict {
   long long work = 0;
 };
 
-// The deadlock check with calls of at most `max_call_chunks` chunks: "" when every threadblock
-// finishes, else "file:line: step: the program deadlocks (...): gpu 0 tb 0 step 3 (r, line 7) waits
-// for a message from gpu 1 on channel 0; ...".
-std::string msccl_deadlock(const MscclProgram& p, int max_call_chunks);
-
 // Every check above. A deadlock or a race throws InputError; a wrong result is returned.
 MscclVerdict verify_msccl_program(const MscclProgram& p);
 

@@ -245,11 +245,8 @@ void set_calibration_coverage(SummaryWriter& j, const Calibration& cal, const Si
   j.set("calibration_choice_observed", flag(all_observed));
 }
 
-}  // namespace
-
-std::string summary_json(const Scenario& sc, const SimulationResult& result,
-                         const std::vector<StepSummary>& steps) {
-  SummaryWriter j;
+// What ran: versions, the scenario's choices, the platform and the model.
+void set_run_identity(SummaryWriter& j, const Scenario& sc, const SimulationResult& result) {
   j.set("format_version", kSummaryFormatVersion);
   j.set("aggsim_version", AGGSIM_VERSION);
   j.set("simgrid_version", simgrid_version());
@@ -270,14 +267,16 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result,
   j.set("gradient", !sc.model.math        ? nlohmann::ordered_json(nullptr)
                     : sc.workload.enabled ? nlohmann::ordered_json("workload")
                                           : nlohmann::ordered_json("synthetic"));
+}
+
+// The simulated time and the per-step means of its communication.
+void set_step_times(SummaryWriter& j, const SimulationResult& result, const std::vector<StepSummary>& steps) {
   j.set("sim_time_s", result.sim_time_s);
   j.set("mean_step_time_s", mean_step_time_s(steps));
   double exposed = 0, hidden = 0;
-  int communicated = 0;
   for (const auto& s : steps) {
     exposed += s.exposed_comm_time_s;
     hidden += s.hidden_comm_time_s;
-    communicated += s.communicated;
   }
   const double n = steps.empty() ? 1.0 : static_cast<double>(steps.size());
   j.set("exposed_comm_time_s", exposed / n);
@@ -287,8 +286,11 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result,
     for (const auto& s : steps) gathers += s.exposed_gather_time_s.value_or(0.0);
     j.set("exposed_gather_time_s", gathers / n);
   }
-  // Over every call of the run that transferred anything: sums of bytes over the sum of times, so
-  // the means below give the bandwidths exactly (as nccl-tests derives them from its mean time).
+}
+
+// Over every call of the run that transferred anything: sums of bytes over the sum of times, so
+// the means below give the bandwidths exactly (as nccl-tests derives them from its mean time).
+void set_collective_figures(SummaryWriter& j, const Scenario& sc, const SimulationResult& result) {
   const CallTotals calls = call_totals(result, 0, sc.steps - 1);
   const CallBandwidth bw = call_bandwidth(sc, result.group_size);
   const auto mean = [&](double total) {
@@ -305,7 +307,10 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result,
   j.set("collective_wire_bytes", mean(calls.wire_bytes));
   j.set("algbw_GBps", json_or_null(bw.algbw_GBps(calls.dense_bytes, calls.seconds)));
   j.set("busbw_GBps", json_or_null(bw.busbw_GBps(calls.wire_bytes, calls.seconds)));
-  // Means over the steps of the math plane's figures; null with math off.
+}
+
+// Means over the steps of the math plane's figures; null with math off.
+void set_math_means(SummaryWriter& j, const std::vector<StepSummary>& steps) {
   for (const auto& [key, field] : std::vector<std::pair<const char*, double StepMath::*>>{
            {"agg_error", &StepMath::agg_error},
            {"agg_signed_error", &StepMath::agg_signed_error},
@@ -317,28 +322,41 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result,
       if (s.math && measured_on(s, field)) total += (*s.math).*field, ++measured;
     j.set(key, measured ? nlohmann::ordered_json(total / measured) : nlohmann::ordered_json(nullptr));
   }
+}
+
+// What went over the network, and how many steps were simulated rather than replayed.
+void set_traffic(SummaryWriter& j, const SimulationResult& result, const std::vector<StepSummary>& steps) {
+  int communicated = 0;
+  for (const auto& s : steps) communicated += s.communicated;
   j.set("bytes_sent", result.bytes_sent);
   j.set("messages", result.messages_sent);
   j.set("steps_communicated", communicated);
   j.set("steps_replayed", result.steps_replayed);
   j.set("replay_refused", result.replay_refusal.empty() ? nlohmann::ordered_json(nullptr)
                                                         : nlohmann::ordered_json(result.replay_refusal));
-  if (sc.calibration) set_calibration_coverage(j, *sc.calibration, result);
-  if (sc.workload.enabled) {
-    const WorkloadOptions& w = sc.workload.options;
-    j.set("problem", problem_name(w.problem));
-    j.set("final_loss", result.evaluations.empty() ? nlohmann::ordered_json()
-                                                   : nlohmann::ordered_json(result.evaluations.back().loss));
-    if (w.target_loss) {
-      const auto t = time_to_target(steps, *w.target_loss);
-      j.set("target_loss", *w.target_loss);
-      j.set("time_to_target_s", t ? nlohmann::ordered_json(*t) : nlohmann::ordered_json());
-    }
+}
+
+// The training problem's outcome, when a workload ran.
+void set_workload_outcome(SummaryWriter& j, const Scenario& sc, const SimulationResult& result,
+                          const std::vector<StepSummary>& steps) {
+  if (!sc.workload.enabled) return;
+  const WorkloadOptions& w = sc.workload.options;
+  j.set("problem", problem_name(w.problem));
+  j.set("final_loss", result.evaluations.empty() ? nlohmann::ordered_json()
+                                                 : nlohmann::ordered_json(result.evaluations.back().loss));
+  if (w.target_loss) {
+    const auto t = time_to_target(steps, *w.target_loss);
+    j.set("target_loss", *w.target_loss);
+    j.set("time_to_target_s", t ? nlohmann::ordered_json(*t) : nlohmann::ordered_json());
   }
+}
+
+// The algorithm's own figures, after every defined field; a number that is not finite is null.
+void set_algorithm_fields(SummaryWriter& j, const std::vector<SummaryField>& fields) {
   const auto number = [](double v) {
     return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
   };
-  for (const auto& f : result.summary_fields) {
+  for (const auto& f : fields) {
     if (f.text) {
       j.set_extra(f.key, *f.text);
     } else if (f.object) {
@@ -349,6 +367,21 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result,
       j.set_extra(f.key, number(f.value));
     }
   }
+}
+
+}  // namespace
+
+std::string summary_json(const Scenario& sc, const SimulationResult& result,
+                         const std::vector<StepSummary>& steps) {
+  SummaryWriter j;
+  set_run_identity(j, sc, result);
+  set_step_times(j, result, steps);
+  set_collective_figures(j, sc, result);
+  set_math_means(j, steps);
+  set_traffic(j, result, steps);
+  if (sc.calibration) set_calibration_coverage(j, *sc.calibration, result);
+  set_workload_outcome(j, sc, result, steps);
+  set_algorithm_fields(j, result.summary_fields);
   return j.dump();
 }
 

@@ -119,6 +119,93 @@ int slurm_max_array_size() {
   return 1001;
 }
 
+namespace {
+
+// Where and how the job array runs, as the script's opening lines.
+std::string array_header(const SlurmScript& script, int points, const SlurmOptions& options,
+                         const std::string& out, const std::string& common) {
+  std::string s = "#!/bin/bash\n";
+  s += fmt::format(
+      "# Slurm job array for the aggsim sweep {} ({} points in {} array tasks, balanced by cost).\n",
+      script.job_name, points, script.tasks);
+  s += "# Submit: sbatch THIS_FILE; afterwards: aggsim sweep merge SWEEP_FILE --out OUT (writes "
+       "results.csv).\n";
+  s += "# Finished points are skipped, so resubmitting after a failure or timeout only runs what is left.\n";
+  s += fmt::format("#SBATCH --job-name={}\n", script.job_name);
+  s += fmt::format("#SBATCH --array=0-{}{}\n", script.tasks - 1,
+                   options.max_running > 0 ? fmt::format("%{}", options.max_running) : "");
+  s += "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n";
+  s += fmt::format("#SBATCH --output={}/slurm/logs/%A_%a.out\n", out);
+  if (!options.time.empty()) s += fmt::format("#SBATCH --time={}\n", options.time);
+  if (!options.mem.empty()) s += fmt::format("#SBATCH --mem={}\n", options.mem);
+  return s + common;
+}
+
+// The point ids of each array task, as a bash array indexed by the task.
+std::string task_table(const Sweep& sweep, const SlurmScript& script) {
+  std::string s = "# The point ids of each array task (12 hex digits each; see manifest.csv for their values).\n";
+  s += "tasks=(\n";
+  for (const auto& group : script.task_points) {
+    std::string ids;
+    for (int i : group) {
+      const std::string& id = sweep.points[static_cast<std::size_t>(i)].id;
+      if (!matches(id, "[0-9a-f]{12}")) throw std::logic_error("a point id that is not 12 hex digits: " + id);
+      ids += (ids.empty() ? "" : " ") + id;
+    }
+    s += fmt::format("  \"{}\"\n", ids);
+  }
+  return s + ")\n";
+}
+
+// The task's points one after another; a failed point makes the task fail but the others still run.
+std::string point_loop(const Sweep& sweep, const SlurmOptions& options) {
+  std::string s = "read -r -a ids <<< \"${tasks[SLURM_ARRAY_TASK_ID]}\"\n";
+  s += "echo \"aggsim: array task ${SLURM_ARRAY_TASK_ID} runs ${#ids[@]} point(s): ${ids[*]}\"\n";
+  s += "status=0\n";
+  s += "for id in \"${ids[@]}\"; do\n";
+  s += "  echo \"aggsim: point $id: start $(date -u +%FT%TZ) on $(hostname)\"\n";
+  std::string command = fmt::format("  {} sweep run {} --point \"$id\" --out \"$out\"",
+                                    shell_quote(options.exe), shell_quote(absolute_path(sweep.file)));
+  for (const auto& a : options.extra_args) command += " " + shell_quote(a);
+  s += command + "\n";
+  // A point that died without a word (signal, out of memory) still leaves a failure record.
+  s += "  rc=$?\n  echo \"aggsim: point $id: end $(date -u +%FT%TZ), exit status $rc\"\n";
+  s += "  if [ $rc -ne 0 ]; then\n    status=1\n";
+  s += "    log=\"$out/failed/$id.log\"\n";
+  s += "    [ -f \"$log\" ] || { mkdir -p \"$out/failed\"; echo \"exit status $rc (Slurm job "
+       "${SLURM_ARRAY_JOB_ID:-?}_${SLURM_ARRAY_TASK_ID}; log: $AGGSIM_TASK_LOG)\" > \"$log\"; }\n";
+  s += "  fi\n";
+  return s + "done\nexit $status\n";
+}
+
+// The merge job and the script that submits it after the array.
+void add_merge_scripts(SlurmScript& script, const Sweep& sweep, const SlurmOptions& options,
+                       const std::string& out, const std::string& workdir, const std::string& common) {
+  std::string& m = script.merge_text;
+  m += "#!/bin/bash\n";
+  m += fmt::format("# Merges the results of the aggsim sweep {} once its job array has ended.\n",
+                   script.job_name);
+  m += fmt::format("#SBATCH --job-name={}-merge\n", script.job_name);
+  m += "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n";
+  m += fmt::format("#SBATCH --output={}/slurm/logs/merge_%j.out\n", out);
+  m += common;
+  m += fmt::format("cd {} || exit 1\n", shell_quote(workdir));
+  m += fmt::format("exec {} sweep merge {} --out {}\n", shell_quote(options.exe),
+                   shell_quote(absolute_path(sweep.file)), shell_quote(out));
+  std::string& w = script.submit_text;
+  w += "#!/bin/bash\n";
+  w += "# Submits the job array, then the merge job to run when the array has ended (whatever its "
+       "outcome).\n";
+  w += "set -euo pipefail\n";
+  w += fmt::format("array=$(sbatch --parsable {})\n", shell_quote(out + "/slurm/" + script.file_stem + ".sbatch"));
+  w += "array=${array%%;*}\n";
+  w += fmt::format("merge=$(sbatch --parsable --dependency=afterany:\"$array\" {})\n",
+                   shell_quote(out + "/slurm/" + script.file_stem + "-merge.sbatch"));
+  w += "echo \"submitted job array $array and merge job ${merge%%;*} (runs after the array)\"\n";
+}
+
+}  // namespace
+
 SlurmScript sbatch_script(const Sweep& sweep, const SweepFolder& folder, const SlurmOptions& options) {
   const std::string out = absolute_path(folder.root().string());
   check_options(options, out);
@@ -140,80 +227,15 @@ SlurmScript sbatch_script(const Sweep& sweep, const SweepFolder& folder, const S
   for (const auto& line : options.sbatch_lines) common += fmt::format("#SBATCH {}\n", line);
 
   std::string& s = script.text;
-  s += "#!/bin/bash\n";
-  s += fmt::format(
-      "# Slurm job array for the aggsim sweep {} ({} points in {} array tasks, balanced by cost).\n",
-      script.job_name, points, script.tasks);
-  s += "# Submit: sbatch THIS_FILE; afterwards: aggsim sweep merge SWEEP_FILE --out OUT (writes "
-       "results.csv).\n";
-  s += "# Finished points are skipped, so resubmitting after a failure or timeout only runs what is left.\n";
-  s += fmt::format("#SBATCH --job-name={}\n", script.job_name);
-  s += fmt::format("#SBATCH --array=0-{}{}\n", script.tasks - 1,
-                   options.max_running > 0 ? fmt::format("%{}", options.max_running) : "");
-  s += "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n";
-  s += fmt::format("#SBATCH --output={}/slurm/logs/%A_%a.out\n", out);
-  if (!options.time.empty()) s += fmt::format("#SBATCH --time={}\n", options.time);
-  if (!options.mem.empty()) s += fmt::format("#SBATCH --mem={}\n", options.mem);
-  s += common;
+  s += array_header(script, points, options, out, common);
   s += "set -u\n";
   s += fmt::format("cd {} || exit 1\n", shell_quote(workdir));
   s += fmt::format("out={}\n", shell_quote(out));
   // A point killed by Slurm (time limit, memory) is recorded as failed with this log's path.
   s += "export AGGSIM_TASK_LOG=\"$out/slurm/logs/${SLURM_ARRAY_JOB_ID:-0}_${SLURM_ARRAY_TASK_ID}.out\"\n";
-  s += "# The point ids of each array task (12 hex digits each; see manifest.csv for their values).\n";
-  s += "tasks=(\n";
-  for (const auto& group : script.task_points) {
-    std::string ids;
-    for (int i : group) {
-      const std::string& id = sweep.points[static_cast<std::size_t>(i)].id;
-      if (!matches(id, "[0-9a-f]{12}")) throw std::logic_error("a point id that is not 12 hex digits: " + id);
-      ids += (ids.empty() ? "" : " ") + id;
-    }
-    s += fmt::format("  \"{}\"\n", ids);
-  }
-  s += ")\n";
-  s += "read -r -a ids <<< \"${tasks[SLURM_ARRAY_TASK_ID]}\"\n";
-  s += "echo \"aggsim: array task ${SLURM_ARRAY_TASK_ID} runs ${#ids[@]} point(s): ${ids[*]}\"\n";
-  s += "status=0\n";
-  s += "for id in \"${ids[@]}\"; do\n";
-  s += "  echo \"aggsim: point $id: start $(date -u +%FT%TZ) on $(hostname)\"\n";
-  std::string command = fmt::format("  {} sweep run {} --point \"$id\" --out \"$out\"",
-                                    shell_quote(options.exe), shell_quote(absolute_path(sweep.file)));
-  for (const auto& a : options.extra_args) command += " " + shell_quote(a);
-  s += command + "\n";
-  // A point that died without a word (signal, out of memory) still leaves a failure record.
-  s += "  rc=$?\n  echo \"aggsim: point $id: end $(date -u +%FT%TZ), exit status $rc\"\n";
-  s += "  if [ $rc -ne 0 ]; then\n    status=1\n";
-  s += "    log=\"$out/failed/$id.log\"\n";
-  s += "    [ -f \"$log\" ] || { mkdir -p \"$out/failed\"; echo \"exit status $rc (Slurm job "
-       "${SLURM_ARRAY_JOB_ID:-?}_${SLURM_ARRAY_TASK_ID}; log: $AGGSIM_TASK_LOG)\" > \"$log\"; }\n";
-  s += "  fi\n";
-  s += "done\nexit $status\n";
-
-  if (options.merge_job) {
-    std::string& m = script.merge_text;
-    m += "#!/bin/bash\n";
-    m += fmt::format("# Merges the results of the aggsim sweep {} once its job array has ended.\n",
-                     script.job_name);
-    m += fmt::format("#SBATCH --job-name={}-merge\n", script.job_name);
-    m += "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n";
-    m += fmt::format("#SBATCH --output={}/slurm/logs/merge_%j.out\n", out);
-    m += common;
-    m += fmt::format("cd {} || exit 1\n", shell_quote(workdir));
-    m += fmt::format("exec {} sweep merge {} --out {}\n", shell_quote(options.exe),
-                     shell_quote(absolute_path(sweep.file)), shell_quote(out));
-    std::string& w = script.submit_text;
-    w += "#!/bin/bash\n";
-    w += "# Submits the job array, then the merge job to run when the array has ended (whatever its "
-         "outcome).\n";
-    w += "set -euo pipefail\n";
-    w += fmt::format("array=$(sbatch --parsable {})\n",
-                     shell_quote(out + "/slurm/" + script.file_stem + ".sbatch"));
-    w += "array=${array%%;*}\n";
-    w += fmt::format("merge=$(sbatch --parsable --dependency=afterany:\"$array\" {})\n",
-                     shell_quote(out + "/slurm/" + script.file_stem + "-merge.sbatch"));
-    w += "echo \"submitted job array $array and merge job ${merge%%;*} (runs after the array)\"\n";
-  }
+  s += task_table(sweep, script);
+  s += point_loop(sweep, options);
+  if (options.merge_job) add_merge_scripts(script, sweep, options, out, workdir, common);
   return script;
 }
 

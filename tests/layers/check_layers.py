@@ -37,25 +37,28 @@ def layer_of(path):
     return None, None
 
 
-def upward_includes(root):
+def sources(root):
+    """Every C++ file under ROOT/sim and ROOT/algorithms: (its path relative to ROOT, its text)."""
     root = pathlib.Path(root)
-    found = []
     for folder in ("sim", "algorithms"):
         for source in sorted((root / folder).rglob("*")):
-            if source.suffix not in (".hpp", ".cpp", ".h"):
-                continue
-            relative = source.relative_to(root).as_posix()
-            here, here_name = layer_of(relative)
-            if here is None:
-                found.append(f"{relative}: in no layer (add its folder to LAYERS)")
-                continue
-            text = source.read_text(encoding="utf-8")
-            for match in INCLUDE.finditer(text):
-                target, target_name = layer_of(match.group(1))
-                if target is not None and target > here:
-                    line = text.count("\n", 0, match.start()) + 1
-                    found.append(f"{relative}:{line}: layer {here_name} includes {match.group(1)} "
-                                 f"(layer {target_name}, above it)")
+            if source.suffix in (".hpp", ".cpp", ".h"):
+                yield source.relative_to(root).as_posix(), source.read_text(encoding="utf-8")
+
+
+def upward_includes(root):
+    found = []
+    for relative, text in sources(root):
+        here, here_name = layer_of(relative)
+        if here is None:
+            found.append(f"{relative}: in no layer (add its folder to LAYERS)")
+            continue
+        for match in INCLUDE.finditer(text):
+            target, target_name = layer_of(match.group(1))
+            if target is not None and target > here:
+                line = text.count("\n", 0, match.start()) + 1
+                found.append(f"{relative}:{line}: layer {here_name} includes {match.group(1)} "
+                             f"(layer {target_name}, above it)")
     return found
 
 
