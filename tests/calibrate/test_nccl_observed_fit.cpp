@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "algorithms/nccl/protocol.hpp"
 #include "sim/calibrate/point_plan.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/scenario/calibration.hpp"
@@ -83,7 +84,7 @@ TEST_CASE("the NCCL fit runs each point as NCCL's tuning lines say, not as the m
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   const auto cal = load_calibration((dir / "fit.yaml").string(), &find_topology("cluster")->params);
-  REQUIRE(cal.nccl);
+  REQUIRE(fitted_protocol_costs(cal.model.get()));
   CHECK(cal.observed_choices == std::vector<std::string>{"ring/ll"});
   CHECK(cal.algorithm == "nccl_allreduce");
   CHECK(cal.link_classes == std::vector<std::string>{"intra"});
