@@ -44,7 +44,7 @@ std::vector<ParamSpec> endpoint_params(const std::string& fabric_link_help) {
           .one_of(kGpuNicPathNames.list()),
       ParamSpec("gpu", ParamKind::choice, "",
                 "the GPUs' generation, whose constants NCCL's model follows (cdna3: RCCL's); default: "
-                "none declared (nccl_allreduce then takes hopper)")
+                "none declared (NCCL's model then takes hopper)")
           .one_of(kGpuNames.list()),
   };
 }
