@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // C++ source with its comments blanked out (string, character and raw string literals kept).
-std::string without_comments(const std::string& s) {
+std::string source_without_comments(const std::string& s) {
   std::string out;
   std::size_t i = 0;
   while (i < s.size()) {
@@ -55,14 +55,14 @@ std::string without_comments(const std::string& s) {
   return out;
 }
 
-bool word_char(char c) {
+bool is_name_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
 }
 
 // Where `text` (comments already blanked) names `name` as a whole word, outside `backticked`
 // mentions in documentation strings and outside folder paths ("algorithms/msccl/programs"):
 // the line numbers.
-std::vector<int> namings(const std::string& text, const std::string& name) {
+std::vector<int> algorithm_namings(const std::string& text, const std::string& name) {
   std::vector<int> lines;
   bool in_backticks = false;
   int line = 1;
@@ -72,13 +72,13 @@ std::vector<int> namings(const std::string& text, const std::string& name) {
     if (in_backticks || text.compare(i, name.size(), name) != 0) continue;
     const char before = i > 0 ? text[i - 1] : ' ';
     const char after = i + name.size() < text.size() ? text[i + name.size()] : ' ';
-    if (word_char(before) || word_char(after) || before == '/' || after == '/') continue;
+    if (is_name_char(before) || is_name_char(after) || before == '/' || after == '/') continue;
     lines.push_back(line);
   }
   return lines;
 }
 
-std::string read_text(const fs::path& file) {
+std::string source_file_text(const fs::path& file) {
   std::ifstream in(file);
   std::stringstream text;
   text << in.rdbuf();
@@ -89,7 +89,7 @@ std::string read_text(const fs::path& file) {
 // collectives.csv's collective names (CollectiveKind: `parameter_server`'s traffic, `allgather` as
 // nccl-tests spells all_gather), and the one verb whose subject is one algorithm (aggsim bench
 // times ring_allreduce against the bare SimGrid ring of tests/bench).
-const std::map<std::string, std::set<std::string>> kOtherMeanings = {
+const std::map<std::string, std::set<std::string>> kNamesMeaningOtherThings = {
     {"sim/api/collective_call.hpp", {"parameter_server", "allgather"}},
     {"sim/api/collective_call.cpp", {"parameter_server", "allgather"}},
     {"sim/calibrate/nccl_tests_reader.cpp", {"allgather"}},
@@ -99,16 +99,16 @@ const std::map<std::string, std::set<std::string>> kOtherMeanings = {
 }  // namespace
 
 TEST_CASE("the scan for algorithm names finds a name in code and skips comments, docs and paths") {
-  CHECK(namings(without_comments("if (name == \"nccl_allreduce\") return;\n"), "nccl_allreduce") ==
+  CHECK(algorithm_namings(source_without_comments("if (name == \"nccl_allreduce\") return;\n"), "nccl_allreduce") ==
         std::vector<int>{1});
-  CHECK(namings(without_comments("x;\nconst bool ps = sc.algorithm.name != \"parameter_server\";"),
+  CHECK(algorithm_namings(source_without_comments("x;\nconst bool ps = sc.algorithm.name != \"parameter_server\";"),
                 "parameter_server") == std::vector<int>{2});
-  CHECK(namings(without_comments("// nccl_allreduce here\n/* and nccl_allreduce */ int x;"), "nccl_allreduce")
+  CHECK(algorithm_namings(source_without_comments("// nccl_allreduce here\n/* and nccl_allreduce */ int x;"), "nccl_allreduce")
             .empty());
-  CHECK(namings(without_comments("auto s = \"`fsdp`: the gathers\";"), "fsdp").empty());
-  CHECK(namings(without_comments("auto d = \"algorithms/msccl/programs\";"), "msccl").empty());
-  CHECK(namings(without_comments("auto k = DataKind::msccl_program;"), "msccl").empty());
-  CHECK(namings(without_comments("auto s = \"a // b\"; f(\"msccl\");"), "msccl") == std::vector<int>{1});
+  CHECK(algorithm_namings(source_without_comments("auto s = \"`fsdp`: the gathers\";"), "fsdp").empty());
+  CHECK(algorithm_namings(source_without_comments("auto d = \"algorithms/msccl/programs\";"), "msccl").empty());
+  CHECK(algorithm_namings(source_without_comments("auto k = DataKind::msccl_program;"), "msccl").empty());
+  CHECK(algorithm_namings(source_without_comments("auto s = \"a // b\"; f(\"msccl\");"), "msccl") == std::vector<int>{1});
 }
 
 TEST_CASE("no file of the simulator (sim/) names an algorithm of the registry") {
@@ -121,17 +121,18 @@ TEST_CASE("no file of the simulator (sim/) names an algorithm of the registry") 
     if (ext != ".cpp" && ext != ".hpp" && ext != ".h") continue;
     ++files;
     const std::string relative = fs::relative(entry.path(), root).generic_string();
-    const std::string text = without_comments(read_text(entry.path()));
-    const auto other = kOtherMeanings.find(relative);
+    const std::string text = source_without_comments(source_file_text(entry.path()));
+    const auto other = kNamesMeaningOtherThings.find(relative);
     for (const AlgorithmInfo& algorithm : algorithm_table()) {
-      if (other != kOtherMeanings.end() && other->second.count(algorithm.name)) continue;
-      for (int line : namings(text, algorithm.name))
+      if (other != kNamesMeaningOtherThings.end() && other->second.count(algorithm.name)) continue;
+      for (int line : algorithm_namings(text, algorithm.name))
         found.push_back(fmt::format("{}:{}: {}", relative, line, algorithm.name));
     }
   }
   CHECK(files > 100);
-  INFO("algorithm names in sim/ (declare what differs in the algorithm's table entry instead):");
-  for (const auto& f : found) INFO(f);
+  std::string listed;
+  for (const auto& f : found) listed += "\n  " + f;
+  INFO("algorithm names in sim/ (declare what differs in the algorithm's table entry instead):" << listed);
   CHECK(found.empty());
 }
 
@@ -139,21 +140,21 @@ namespace {
 
 // A model the registry has never seen: a point's time is hop_s per hop times `hop` plus its bytes
 // over 10 GB/s times `inverse_bandwidth`.
-struct TestModelParameters : ModelParameters {
+struct UnseenModelParameters : ModelParameters {
   std::vector<double> values;
-  explicit TestModelParameters(std::vector<double> v) : values(std::move(v)) {}
+  explicit UnseenModelParameters(std::vector<double> v) : values(std::move(v)) {}
   bool same_as(const ModelParameters& other) const override {
-    const auto* o = dynamic_cast<const TestModelParameters*>(&other);
+    const auto* o = dynamic_cast<const UnseenModelParameters*>(&other);
     return o && o->values == values;
   }
   std::string what() const override { return "the test model's costs"; }
 };
 
-constexpr double kHopS = 5e-6;
-constexpr double kBytesPerS = 10e9;
+constexpr double kUnseenHopS = 5e-6;
+constexpr double kUnseenBytesPerS = 10e9;
 
 // Exact least squares on the probes' linear model (the test's own fit, not NCCL's).
-ModelFit least_squares(const std::vector<double>& measured, const std::vector<double>& at,
+ModelFit unseen_model_fit(const std::vector<double>& measured, const std::vector<double>& at,
                        const std::vector<double>& x0, const std::vector<std::size_t>& candidates,
                        const std::vector<std::vector<double>>& probe, const std::vector<double>& weight) {
   const auto n = static_cast<Eigen::Index>(measured.size()), m = static_cast<Eigen::Index>(candidates.size());
@@ -181,7 +182,7 @@ ModelFit least_squares(const std::vector<double>& measured, const std::vector<do
   return fit;
 }
 
-AlgorithmInfo test_entry() {
+AlgorithmInfo unseen_entry() {
   AlgorithmInfo info;
   info.name = "test_model_allreduce";
   ModelCalibration model;
@@ -189,9 +190,9 @@ AlgorithmInfo test_entry() {
   model.defaults = {1, 1};
   model.relevant = [](std::size_t, const std::vector<std::string>&, bool, bool) { return true; };
   model.apply = [](const std::vector<double>& v) {
-    return AppliedModel{std::make_shared<TestModelParameters>(v), 1, 1};
+    return AppliedModel{std::make_shared<UnseenModelParameters>(v), 1, 1};
   };
-  model.fit = least_squares;
+  model.fit = unseen_model_fit;
   model.merge = [](const ModelFit&, const ModelFit& later) { return later; };
   model.report_title = "test model parameters:";
   model.defaults_are = "own";
@@ -204,7 +205,7 @@ AlgorithmInfo test_entry() {
   return info;
 }
 
-Measurement measured_point(std::uint64_t bytes, int ranks) {
+Measurement unseen_model_point(std::uint64_t bytes, int ranks) {
   Measurement m;
   m.collective = "reduce_scatter";
   m.ranks = ranks;
@@ -217,13 +218,13 @@ Measurement measured_point(std::uint64_t bytes, int ranks) {
 }  // namespace
 
 TEST_CASE("an algorithm the registry has never seen is planned, fitted and checked through its capability") {
-  const AlgorithmInfo entry = test_entry();
+  const AlgorithmInfo entry = unseen_entry();
   Scenario base;
   base.algorithm.name = entry.name;
   base.algorithm.entry = &entry;
 
   // The point plan is the entry's.
-  const PointPlan plan = plan_point(base, measured_point(1 << 20, 8));
+  const PointPlan plan = plan_point(base, unseen_model_point(1 << 20, 8));
   CHECK(std::find(plan.sets.begin(), plan.sets.end(), "algorithm.variant=reduce_scatter") != plan.sets.end());
   CHECK(std::find(plan.sets.begin(), plan.sets.end(), "model.size=2097152B") != plan.sets.end());
   CHECK(plan.divisor == 4);
@@ -236,11 +237,11 @@ TEST_CASE("an algorithm the registry has never seen is planned, fitted and check
   std::vector<PointPlan> plans;
   std::vector<int> hops;
   const auto closed_form = [&](std::size_t i, const std::vector<double>& x) {
-    return hops[i] * kHopS * x[0] + static_cast<double>(measured[i].bytes) / kBytesPerS * x[1];
+    return hops[i] * kUnseenHopS * x[0] + static_cast<double>(measured[i].bytes) / kUnseenBytesPerS * x[1];
   };
   for (int ranks : {2, 4, 8, 16})
     for (std::uint64_t bytes : {std::uint64_t{1} << 10, std::uint64_t{1} << 24}) {
-      measured.push_back(measured_point(bytes, ranks));
+      measured.push_back(unseen_model_point(bytes, ranks));
       hops.push_back(ranks - 1);
       plans.push_back(plan_point(base, measured.back()));
     }
@@ -248,7 +249,7 @@ TEST_CASE("an algorithm the registry has never seen is planned, fitted and check
   int simulations = 0;
   const CalibrationSimulator simulate = [&](const Calibration& cal, std::vector<std::string>* choices) {
     ++simulations;
-    const auto* x = dynamic_cast<const TestModelParameters*>(cal.model.get());
+    const auto* x = dynamic_cast<const UnseenModelParameters*>(cal.model.get());
     REQUIRE(x);
     std::vector<double> times;
     for (std::size_t i = 0; i < measured.size(); ++i) times.push_back(closed_form(i, x->values));
@@ -260,7 +261,7 @@ TEST_CASE("an algorithm the registry has never seen is planned, fitted and check
   std::vector<double> simulated;
   const ModelFitOutcome outcome =
       fit_model_parameters({measured, plans, prior, *entry.calibration.model, simulate}, cal, simulated);
-  const auto* fitted = dynamic_cast<const TestModelParameters*>(cal.model.get());
+  const auto* fitted = dynamic_cast<const UnseenModelParameters*>(cal.model.get());
   REQUIRE(fitted);
   CHECK(fitted->values[0] == Approx(2.5).epsilon(1e-9));
   CHECK(fitted->values[1] == Approx(1.5).epsilon(1e-9));
