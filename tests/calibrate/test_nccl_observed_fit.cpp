@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "algorithms/nccl/protocol.hpp"
+#include "algorithms/registry.hpp"
 #include "sim/calibrate/point_plan.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/scenario/calibration.hpp"
@@ -131,6 +132,7 @@ TEST_CASE(
     "[calibrate][nccl][tuning]") {
   Scenario nccl;
   nccl.algorithm.name = "nccl_allreduce";
+  nccl.algorithm.entry = find_algorithm(nccl.algorithm.name);  // as the loader sets it
   Measurement m;
   m.collective = "all_reduce";
   m.ranks = 16;
@@ -165,6 +167,7 @@ TEST_CASE(
         Sets{"algorithm.nccl_algorithm=ring", "algorithm.protocol=ll", "algorithm.comm_channels=4"});
   Scenario ring;
   ring.algorithm.name = "ring_allreduce";
+  ring.algorithm.entry = find_algorithm(ring.algorithm.name);
   CHECK(sets(ring).empty());
 
   // The log's NCCL_ALGO / NCCL_PROTO / NCCL_MIN_NCHANNELS: followed where no tuning line says more,
