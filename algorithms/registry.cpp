@@ -156,12 +156,8 @@ AlgorithmRun independent_ranks(const AlgorithmConfig& config,
 }
 
 bool same_inputs(const AlgorithmConfig& a, const AlgorithmConfig& b) {
-  const auto same_costs = [](const ProtocolCosts& x, const ProtocolCosts& y) {
-    return x.hop_latency_s == y.hop_latency_s && x.efficiency == y.efficiency &&
-           x.base_latency_s == y.base_latency_s && x.nvls_hop_latency_s == y.nvls_hop_latency_s;
-  };
   return a.algorithm == b.algorithm && a.op.kind == b.op.kind && a.op.denominator == b.op.denominator &&
-         a.params.all() == b.params.all() && a.world == b.world && same_costs(a.protocol_costs, b.protocol_costs) &&
+         a.params.all() == b.params.all() && a.world == b.world && same_calibration(a.calibration, b.calibration) &&
          a.math == b.math && a.model_bytes == b.model_bytes && a.seed == b.seed && a.compressor == b.compressor &&
          a.compressor_params.all() == b.compressor_params.all();
 }

@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "algorithms/calibration_capability.hpp"
 #include "algorithms/compression/compressor.hpp"
 #include "algorithms/memory/memory.hpp"
-#include "algorithms/nccl/protocol.hpp"
 #include "sim/api/aggregator.hpp"
 #include "sim/api/collective_call.hpp"
 #include "sim/core/params.hpp"
@@ -28,9 +28,11 @@ struct AlgorithmConfig {
   ReduceOp op;
   Params params;  // the algorithm's own parameters (its ParamSpecs)
   int world = 1;
-  // The costs of NCCL's protocols on each class of link: a calibration's, else NCCL's own.
-  ProtocolCosts protocol_costs = ProtocolCosts::nccl_defaults();
-  BandwidthFactor bandwidth_factor;  // a calibration's, for movements that pace their streams
+  // What the run receives of the scenario's calibration (null: none); only the model that fitted
+  // its parameters reads inside them (NCCL's protocol costs: protocol_costs_of).
+  std::shared_ptr<const RunCalibration> calibration;
+  // The calibration's factor tables, for movements that pace their own streams (empty: none).
+  BandwidthFactor bandwidth_factor() const { return calibration ? calibration->bandwidth_factor : BandwidthFactor{}; }
   bool math = true;        // the math plane runs (model.math)
   // The model's dense fp32 bytes (model.size, or its layers' sum): no call of a step moves more.
   // A size the algorithm cannot simulate is a ParamError with key "model.size".
@@ -80,7 +82,7 @@ struct AlgorithmConfig {
 };
 
 // Whether two configurations give the same prepare stage, the platform aside: the same algorithm,
-// op, parameters, ranks, protocol costs, math, seed and compressor.
+// op, parameters, ranks, calibrated model parameters, math, seed and compressor.
 bool same_inputs(const AlgorithmConfig& a, const AlgorithmConfig& b);
 
 // An extra figure an algorithm reports in summary.json (e.g. a graph's spectral gap); NaN is
@@ -174,6 +176,11 @@ struct AlgorithmInfo {
   // Optional: the one rank count the algorithm runs on (an MSCCL program's GPUs); calibrate and
   // compare refuse measurements at any other. May throw InputError (an unreadable program).
   std::function<int(const Params&)> fixed_ranks = {};
+  // How `aggsim calibrate` fits it and what its runs receive of a calibration.
+  CalibrationCapability calibration = factor_step_calibration();
+  // Optional: why the algorithm cannot run with one bucket per layer (granularity: layer) under
+  // these parameters, or "" when it can.
+  std::function<std::string(const Params&)> layer_granularity_refusal = {};
 };
 
 // What the algorithm's calls run under `params` (AlgorithmInfo::call_identity, else its own name

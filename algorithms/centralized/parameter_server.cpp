@@ -230,6 +230,14 @@ AlgorithmInfo parameter_server_entry() {
   AlgorithmInfo info;
   info.name = "parameter_server";
   info.messages_per_rank_step = [](int) { return 2.0; };
+  // An asynchronous server serves a bucket's pushes until every worker has sent its last one, and a
+  // rank ends its buckets one after the other: with several buckets the workers wait for a bucket
+  // whose server has not begun to serve, and the run deadlocks.
+  info.layer_granularity_refusal = [](const Params& p) -> std::string {
+    if (!(p.has("asynchronous") && p.boolean("asynchronous"))) return "";
+    return "layer with asynchronous: true is not modelled (each bucket would be a server of its own, serving "
+           "only once the previous one has ended, so the run would deadlock); use granularity: model";
+  };
   info.summary =
       "sharded parameter server: push compressed gradients, pull the dense reduction; k-of-n, async";
   info.params = {

@@ -212,6 +212,10 @@ AlgorithmInfo hierarchical_allreduce_entry() {
           .one_of({"auto", "separate", "merged"})};
   info.reduces_in_flight = true;
   info.consensus = true;
+  // Calibrated by factor steps; with inter: nccl its NCCL stage also takes NCCL's fitted costs.
+  info.calibration.reads_model_parameters = [](const Params& p) {
+    return p.has("inter") && p.text("inter") == "nccl";
+  };
   info.prepare = [](const AlgorithmConfig& cfg) {
     // Throws when the platform's nodes hold unequal shares.
     auto table = std::make_shared<const NodeTable>(cfg.layout(), cfg.world);
@@ -219,8 +223,8 @@ AlgorithmInfo hierarchical_allreduce_entry() {
     auto meetings = merged ? std::make_shared<std::vector<NodeMeeting>>(table->nodes.size()) : nullptr;
     std::shared_ptr<NcclAcrossNodes> nccl;
     if (cfg.params.text("inter") == "nccl" && cfg.hosts())
-      nccl = std::make_shared<NcclAcrossNodes>(table->nodes, *cfg.hosts(), cfg.protocol_costs,
-                                               cfg.bandwidth_factor);
+      nccl = std::make_shared<NcclAcrossNodes>(table->nodes, *cfg.hosts(), protocol_costs_of(cfg.calibration),
+                                               cfg.bandwidth_factor());
     if (nccl)
       if (const std::string why = nccl->size_refusal((cfg.model_bytes + 3) / 4); !why.empty())
         throw ParamError("model.size", why);

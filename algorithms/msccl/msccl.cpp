@@ -190,7 +190,7 @@ AlgorithmInfo msccl_entry() {
       };
       return run;
     }
-    auto executor = std::make_shared<MscclExecutor>(programs, *cfg.hosts(), cfg.protocol_costs);
+    auto executor = std::make_shared<MscclExecutor>(programs, *cfg.hosts(), protocol_costs_of(cfg.calibration));
     const ReduceOp op = cfg.op;
     run.make_aggregator = [executor, op] { return std::make_unique<MscclAggregator>(executor, op); };
     run.summary_fields = [executor, verdicts] {

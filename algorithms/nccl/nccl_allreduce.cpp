@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "algorithms/nccl/calibration/nccl_calibration.hpp"
 #include "algorithms/nccl/nccl_communicator.hpp"
 #include "algorithms/registry.hpp"
 #include "sim/platform/host_facts.hpp"
@@ -204,6 +205,7 @@ AlgorithmInfo nccl_allreduce_entry() {
   };
   info.reduces_in_flight = true;
   info.consensus = true;
+  info.calibration = nccl_calibration();
   info.prepare = [](const AlgorithmConfig& cfg) {
     const NcclOptions options = nccl_options(cfg.params);
     if (options.collective != NcclCollective::all_reduce && cfg.math)
@@ -229,8 +231,8 @@ AlgorithmInfo nccl_allreduce_entry() {
       resolved.arch =
           platform_arch({hosts.begin(), hosts.begin() + std::min<std::size_t>(hosts.size(), cfg.world)});
     }
-    auto comm = std::make_shared<NcclCommunicator>(members, *cfg.hosts(), resolved, cfg.protocol_costs,
-                                                   cfg.bandwidth_factor);
+    auto comm = std::make_shared<NcclCommunicator>(members, *cfg.hosts(), resolved,
+                                                   protocol_costs_of(cfg.calibration), cfg.bandwidth_factor());
     check_nccl_platform(resolved, comm->view());
     if (const std::string why = comm->size_refusal((cfg.model_bytes + 3) / 4); !why.empty())
       throw ParamError("model.size", why);

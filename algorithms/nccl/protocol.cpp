@@ -70,4 +70,20 @@ ProtocolCosts ProtocolCosts::nccl_defaults() {
   return c;
 }
 
+bool NcclProtocolParameters::same_as(const ModelParameters& other) const {
+  const ProtocolCosts* o = fitted_protocol_costs(&other);
+  return o && o->hop_latency_s == costs.hop_latency_s && o->efficiency == costs.efficiency &&
+         o->base_latency_s == costs.base_latency_s && o->nvls_hop_latency_s == costs.nvls_hop_latency_s && o->nvls_efficiency == costs.nvls_efficiency;
+}
+
+const ProtocolCosts* fitted_protocol_costs(const ModelParameters* model) {
+  const auto* nccl = dynamic_cast<const NcclProtocolParameters*>(model);
+  return nccl ? &nccl->costs : nullptr;
+}
+
+ProtocolCosts protocol_costs_of(const std::shared_ptr<const RunCalibration>& calibration) {
+  const ProtocolCosts* fitted = calibration ? fitted_protocol_costs(calibration->model.get()) : nullptr;
+  return fitted ? *fitted : ProtocolCosts::nccl_defaults();
+}
+
 }  // namespace aggsim

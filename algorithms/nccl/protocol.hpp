@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/calibration_capability.hpp"
+
 namespace aggsim {
 
 enum class Protocol { ll, ll128, simple };
@@ -63,10 +65,6 @@ NcclPlacement nccl_placement(NcclAlgorithm a, int nodes, const NvlsHardware& har
 // NVLS and NVLS-Tree run the Simple protocol only.
 bool nccl_protocol_runs(NcclAlgorithm a, Protocol p);
 
-// The factor the network applies to the bandwidth of a transfer of `bytes` inside a node or between
-// nodes (a calibration's factor tables; none: 1). A movement that paces its own streams by the
-// links' rates paces them at the rates the transfers get.
-using BandwidthFactor = std::function<double(bool same_node, double bytes)>;
 
 // The share of an H100's NVLink port rate NVLS reaches: NCCL's NVLS efficiency on Hopper (0.85,
 // `nvlsEfficiency` in src/graph/tuning.cc since NCCL 2.28.3, the first NCCL to state it) of the rate
@@ -103,5 +101,18 @@ struct ProtocolCosts {
   // NCCL 2.21.5's values.
   static ProtocolCosts nccl_defaults();
 };
+
+// NCCL's protocol costs as a calibration fitted them: the model parameters that nccl_allreduce,
+// and whatever else runs NCCL's protocols, read from a run's calibration.
+struct NcclProtocolParameters : ModelParameters {
+  ProtocolCosts costs;
+  explicit NcclProtocolParameters(const ProtocolCosts& fitted) : costs(fitted) {}
+  bool same_as(const ModelParameters& other) const override;
+  std::string what() const override { return "NCCL's network costs"; }
+};
+// The fitted costs in `model`, or null when it holds none.
+const ProtocolCosts* fitted_protocol_costs(const ModelParameters* model);
+// The costs a run takes: its calibration's, else NCCL's own.
+ProtocolCosts protocol_costs_of(const std::shared_ptr<const RunCalibration>& calibration);
 
 }  // namespace aggsim

@@ -1,6 +1,7 @@
 #include "sim/api/collective_call.hpp"
 
 #include <array>
+#include <cctype>
 
 namespace aggsim {
 
@@ -48,6 +49,20 @@ std::optional<double> nccl_tests_bus_factor(CollectiveKind kind, int ranks) {
     default:
       return std::nullopt;
   }
+}
+
+std::string canonical_collective(const std::string& name) {
+  std::string n;
+  for (char c : name)
+    if (c != '_' && c != '-') n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (n.rfind("osu", 0) == 0) n = n.substr(3);
+  if (n.size() > 4 && n.compare(n.size() - 4, 4, "perf") == 0) n = n.substr(0, n.size() - 4);
+  if (n == "allreduce") return "all_reduce";
+  if (n == "allgather") return "all_gather";
+  if (n == "reducescatter") return "reduce_scatter";
+  if (n == "broadcast" || n == "bcast") return "broadcast";
+  if (n == "sendrecv") return "sendrecv";
+  return "";
 }
 
 }  // namespace aggsim

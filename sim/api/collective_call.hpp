@@ -32,4 +32,8 @@ std::optional<CollectiveKind> collective_kind_named(const std::string& name);
 // `compare` and the calibration's report.
 std::optional<double> nccl_tests_bus_factor(CollectiveKind kind, int ranks);
 
+// Canonical collective name from nccl-tests/OSU/CSV/NCCL spellings ("all_reduce_perf", "allreduce",
+// "osu_allreduce", "AllReduce"); empty when unknown.
+std::string canonical_collective(const std::string& name);
+
 }  // namespace aggsim

@@ -12,7 +12,7 @@
 #include <set>
 
 #include "sim/calibrate/factor_fit.hpp"
-#include "sim/calibrate/nccl_fit.hpp"
+#include "sim/calibrate/model_fit.hpp"
 #include "sim/calibrate/outliers.hpp"
 #include "sim/calibrate/point_plan.hpp"
 #include "sim/calibrate/point_runner.hpp"
@@ -56,7 +56,7 @@ std::vector<Measurement> read_all_measurements(const MeasuredRunOptions& options
 }
 
 void check_observed_choices(const Scenario& base, const std::vector<Measurement>& measured) {
-  if (base.algorithm.name != "nccl_allreduce") return;
+  if (!follows_logged_choices(base)) return;
   std::set<std::string> said;  // once per setting and file
   const auto note = [&](const std::string& where, const std::string& what) {
     if (!where.empty() && said.insert(where + what).second)
@@ -112,9 +112,6 @@ void check_observed_choices(const Scenario& base, const std::vector<Measurement>
 
 namespace {
 
-// Probe-and-fit passes per level; the run after a pass confirms it unless the critical flows changed.
-constexpr int kMaxFitPasses = 3;
-constexpr double kFitTolerance = 1e-2;  // simulated vs the fit's linear prediction
 // A point whose weight in NCCL's fit fell below this (further off the fit than the loss's scale) is
 // listed.
 constexpr double kFarOffWeight = 0.5;
@@ -166,97 +163,6 @@ std::string factor_lines(const FactorTable& t, const std::vector<int>& points) {
     out += fmt::format("  {:>12} {:>12.4g} {:>12.4g} {:>7}\n", t.steps[s].from_bytes, t.steps[s].latency,
                        t.steps[s].bandwidth, s < points.size() ? points[s] : 0);
   return out;
-}
-
-// What calibrate_nccl found, for the report.
-struct NcclFitOutcome {
-  std::string text;                  // the parameters, what was not identified, what sits at a bound
-  std::vector<std::string> choices;  // each point's NCCL choice as last simulated
-  std::vector<double> weights;       // each point's weight in the fit
-};
-
-// nccl_allreduce: NCCL's protocol parameters (nccl_fit.hpp), probed around the current values
-// and fitted (points of prior weight 0 left out), then simulated; again around the fit while the
-// simulation and the fit's linear prediction differ by more than kFitTolerance.
-NcclFitOutcome calibrate_nccl(const MeasuredRunOptions& options, const std::vector<Measurement>& measured,
-                              const std::vector<PointPlan>& plans, const std::vector<double>& prior,
-                              Calibration& cal, std::vector<double>& simulated) {
-  bool any_inter = false, any_intra = false;
-  for (const auto& p : plans) (p.inter_node ? any_inter : any_intra) = true;
-  std::vector<double> times(measured.size());
-  for (std::size_t i = 0; i < measured.size(); ++i) times[i] = measured[i].time_s;
-  NcclParamValues x = nccl_param_defaults();
-  NcclFitResult fit;
-  std::vector<std::string> choices;
-  std::vector<double> predicted;
-  std::string notes;
-  for (int pass = 0;; ++pass) {
-    apply_nccl_params(x, cal);
-    const TempFile as_is(calibration_yaml(cal, "probe"));
-    simulated = simulate_points(options, plans, {"calibration=" + as_is.path.string()}, &choices);
-    double off = pass == 0 ? 1.0 : 0.0;
-    for (std::size_t i = 0; i < predicted.size(); ++i)
-      off = std::max(off, std::fabs(simulated[i] / predicted[i] - 1));
-    if (off < kFitTolerance || pass == kMaxFitPasses) break;
-    std::vector<std::string> seen = choices;
-    std::sort(seen.begin(), seen.end());
-    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
-    std::vector<NcclParam> candidates;
-    std::vector<std::vector<double>> probes;
-    for (int k = 0; k < kNcclParams; ++k) {
-      const auto p = static_cast<NcclParam>(k);
-      if (!nccl_param_relevant(p, seen, any_inter, any_intra)) continue;
-      NcclParamValues doubled = x;
-      doubled[static_cast<std::size_t>(k)] *= 2;
-      Calibration probe_cal = cal;
-      apply_nccl_params(doubled, probe_cal);
-      const TempFile probe(calibration_yaml(probe_cal, "probe"));
-      candidates.push_back(p);
-      probes.push_back(simulate_points(options, plans, {"calibration=" + probe.path.string()}));
-    }
-    const NcclFitResult pass_fit = fit_nccl_params(times, simulated, x, candidates, probes, prior);
-    fit = pass == 0 ? pass_fit : merge_fit_passes(fit, pass_fit);
-    x = fit.values;
-    predicted = fit.predicted;
-  }
-  // What the data covered, for compare's in_measured_range and choice_observed.
-  cal.identified.clear();
-  for (NcclParam p : fit.identified) cal.identified.push_back(nccl_param_name(p));
-  std::vector<std::string> seen = choices;
-  std::sort(seen.begin(), seen.end());
-  seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
-  seen.erase(std::remove(seen.begin(), seen.end(), std::string()), seen.end());
-  cal.observed_choices = seen;
-  std::string text = "nccl_allreduce parameters (NCCL 2.21.5's values times the fitted multipliers):\n";
-  const NcclParamValues d = nccl_param_defaults();
-  for (int k = 0; k < kNcclParams; ++k) {
-    const auto p = static_cast<NcclParam>(k);
-    const bool id = std::find(fit.identified.begin(), fit.identified.end(), p) != fit.identified.end();
-    const bool bound = std::find(fit.at_bound.begin(), fit.at_bound.end(), p) != fit.at_bound.end();
-    text += fmt::format("  {:<28} {:>10.4g} (NCCL: {:.4g}) {}\n", nccl_param_name(p),
-                        x[static_cast<std::size_t>(k)], d[static_cast<std::size_t>(k)],
-                        bound ? "fitted, at a bound"
-                        : id  ? "fitted"
-                              : "assumed");
-  }
-  for (const auto& n : fit.notes) notes += "- " + n.text + "\n";
-  std::string bound;
-  for (NcclParam p : fit.at_bound) {
-    bound += fmt::format("- {}: {:.4g}; the points that run on it carry it to every prediction\n",
-                         nccl_param_name(p), x[static_cast<std::size_t>(p)]);
-    print_lines(
-        stderr,
-        "aggsim: warning: {} is held at a bound of the model ({:.4g}): the measurements ask for more "
-        "than it allows, most likely points the model runs otherwise than NCCL did (see the report)\n",
-        nccl_param_name(p), x[static_cast<std::size_t>(p)]);
-  }
-  NcclFitOutcome outcome;
-  outcome.text = text + (notes.empty() ? "" : "not identified by the data:\n" + notes) +
-                 (bound.empty() ? ""
-                                : "held at a bound of the model (the data ask for more than it allows):\n" + bound);
-  outcome.choices = choices;
-  outcome.weights = fit.weights.empty() ? prior : fit.weights;
-  return outcome;
 }
 
 // The points the fit set aside or counted less: those out of order in their run (weight 0), and
@@ -362,18 +268,25 @@ void mark_calibration_coverage(const Scenario& sc, ComparedPoint& p) {
                         cal.observed_choices.end();
 }
 
-CalibrationResult calibrate(const MeasuredRunOptions& options, const std::vector<std::uint64_t>& edges) {
-  const Scenario base = load_scenario(options.scenario, options.overrides);
+namespace {
+
+// The scenario calibrate fits: a bare collective without a calibration of its own.
+Scenario calibration_base(const MeasuredRunOptions& options) {
+  Scenario base = load_scenario(options.scenario, options.overrides);
   print_dropped_keys(base);
   check_plain_collective(base, "calibrate");
   if (base.calibration)
     throw InputError(
         fmt::format("{}: calibration: the scenario already uses {}; calibrate a scenario without one",
                     base.where("calibration"), base.calibration->file));
-  const std::vector<Measurement> measured = read_all_measurements(options);
-  check_observed_choices(base, measured);
+  return base;
+}
+
+// Each point's plan, run as the log's NCCL ran it where the algorithm follows that; what the model
+// cannot run is warned of once per file and choice.
+std::vector<PointPlan> calibration_plans(const Scenario& base, const std::vector<Measurement>& measured) {
   std::vector<PointPlan> plans;
-  std::set<std::string> missed_choices;  // warned once per file and algorithm
+  std::set<std::string> missed_choices;
   for (const auto& m : measured) {
     plans.push_back(plan_point(base, m));
     const MissedChoice missed = follow_observed_choice(base, m, plans.back());
@@ -381,33 +294,13 @@ CalibrationResult calibrate(const MeasuredRunOptions& options, const std::vector
     if (!missed.what.empty() && missed_choices.insert(file + missed.what).second)
       print_lines(stderr, "aggsim: warning: {}: the model cannot run {}\n", missed.where, missed.what);
   }
+  return plans;
+}
 
-  // Points out of order in their run are artefacts of the measurement: no fit follows them.
-  const std::vector<MonotonicOutlier> outliers = monotonic_outliers(measured);
-  std::vector<double> prior(measured.size(), 1.0);
-  for (const auto& o : outliers) prior[o.index] = 0;
-
-  Calibration cal;
-  cal.network = network_preset_name(base.network);
-  if (cal.network == "ns3")
-    throw InputError(fmt::format("{}: network ns3 takes no calibration factors", base.source_file));
-  std::string notes;
-  std::string factors_text;
-  std::vector<double> simulated(plans.size(), 0.0);  // each level's points under its final factors
-  const bool nccl = base.algorithm.name == "nccl_allreduce";
-  NcclFitOutcome nccl_fit;
-  if (nccl) {
-    nccl_fit = calibrate_nccl(options, measured, plans, prior, cal, simulated);
-    factors_text = nccl_fit.text;
-  }
-  // Inside a node first (single-node points), then between nodes with those intra-node factors in
-  // place: a multi-node ring's time also holds its intra-node hops. Single-node points never cross
-  // nodes, so the inter-node factors cannot change their simulated times.
-  if (!nccl)
-    for (const bool inter : {false, true})
-      factors_text += fit_factor_level({options, measured, plans, prior, edges}, inter, cal, simulated, notes);
+// What the fit is for and what its points crossed, checked where the calibration is used: the
+// generator's link values, the algorithm, link classes, fabric and the sizes measured.
+void record_fitted_for(const Scenario& base, const std::vector<Measurement>& measured, Calibration& cal) {
   cal.platform = link_values(base);
-  // What the fit is for and what its points crossed, checked where the calibration is used.
   cal.algorithm = base.algorithm.name;
   bool intra = false, inter = false;
   for (const auto& m : measured) {
@@ -422,31 +315,94 @@ CalibrationResult calibrate(const MeasuredRunOptions& options, const std::vector
         cal.measured_min_bytes == 0 ? m.bytes : std::min(cal.measured_min_bytes, m.bytes);
     cal.measured_max_bytes = std::max(cal.measured_max_bytes, m.bytes);
   }
+}
+
+// What the fit found: the report's factors or parameters, what the data did not identify (factor
+// steps), and each point's simulated time under the final calibration, choice and weight.
+struct FitOutcome {
+  std::string factors_text;
+  std::string notes;
+  std::vector<double> simulated;
+  ModelFitOutcome model;  // empty for factor steps
+};
+
+// The model's parameters where the algorithm's capability fits them; else per-step factors, inside
+// a node first (single-node points), then between nodes with those intra-node factors in place: a
+// multi-node ring's time also holds its intra-node hops. Single-node points never cross nodes, so
+// the inter-node factors cannot change their simulated times.
+FitOutcome fit_calibration(const MeasuredRunOptions& options, const Scenario& base,
+                           const std::vector<Measurement>& measured, const std::vector<PointPlan>& plans,
+                           const std::vector<double>& prior, const std::vector<std::uint64_t>& edges,
+                           Calibration& cal) {
+  FitOutcome out;
+  out.simulated.assign(plans.size(), 0.0);
+  if (const auto& model = calibration_capability(base).model) {
+    const CalibrationSimulator simulate = [&](const Calibration& probe, std::vector<std::string>* choices) {
+      const TempFile file(calibration_yaml(probe, "probe"));
+      return simulate_points(options, plans, {"calibration=" + file.path.string()}, choices);
+    };
+    out.model = fit_model_parameters({measured, plans, prior, *model, simulate}, cal, out.simulated);
+    out.factors_text = out.model.text;
+    return out;
+  }
+  for (const bool inter : {false, true})
+    out.factors_text +=
+        fit_factor_level({options, measured, plans, prior, edges}, inter, cal, out.simulated, out.notes);
+  return out;
+}
+
+// The report: points and errors, the factors or parameters, the points set aside, the platform
+// values the factors multiply and what was not identified.
+std::string calibration_report(const MeasuredRunOptions& options, const Calibration& cal, bool factor_steps,
+                               const FitOutcome& fit, const std::vector<Measurement>& measured,
+                               const std::vector<MonotonicOutlier>& outliers,
+                               const std::vector<ComparedPoint>& points, const std::string& files) {
+  std::string platform_text;
+  for (const auto& [k, v] : cal.platform)
+    platform_text += fmt::format("{}{}: {}", platform_text.empty() ? "" : ", ", k, v);
+  std::string report =
+      fmt::format("calibration of {} (network {}) on {} measured points from {}\n{}\n{}", options.scenario,
+                  cal.network, measured.size(), files, comparison_table(points), fit.factors_text);
+  report += outlier_text(measured, outliers, fit.model.weights, fit.simulated);
+  if (!platform_text.empty()) report += fmt::format("platform values the factors multiply: {}\n", platform_text);
+  if (factor_steps)
+    report += fit.notes.empty() ? "every parameter was identified by the data\n"
+                                : "not identified by the data:\n" + fit.notes;
+  return report;
+}
+
+}  // namespace
+
+CalibrationResult calibrate(const MeasuredRunOptions& options, const std::vector<std::uint64_t>& edges) {
+  const Scenario base = calibration_base(options);
+  const std::vector<Measurement> measured = read_all_measurements(options);
+  check_observed_choices(base, measured);
+  const std::vector<PointPlan> plans = calibration_plans(base, measured);
+  // Points out of order in their run are artefacts of the measurement: no fit follows them.
+  const std::vector<MonotonicOutlier> outliers = monotonic_outliers(measured);
+  std::vector<double> prior(measured.size(), 1.0);
+  for (const auto& o : outliers) prior[o.index] = 0;
+
+  Calibration cal;
+  cal.network = network_preset_name(base.network);
+  if (cal.network == "ns3")
+    throw InputError(fmt::format("{}: network ns3 takes no calibration factors", base.source_file));
+  const FitOutcome fit = fit_calibration(options, base, measured, plans, prior, edges, cal);
+  record_fitted_for(base, measured, cal);
 
   // Every point as simulated with the final factors (not the fit's linear prediction).
   CalibrationResult result;
   for (std::size_t i = 0; i < measured.size(); ++i) {
     ComparedPoint p;
     p.measured = measured[i];
-    p.simulated_s = simulated[i];
-    if (i < nccl_fit.choices.size()) p.choice = nccl_fit.choices[i];
+    p.simulated_s = fit.simulated[i];
+    if (i < fit.model.choices.size()) p.choice = fit.model.choices[i];
     result.points.push_back(p);
   }
-
   std::string files;
   for (const auto& f : options.measurement_files) files += (files.empty() ? "" : ", ") + f;
-  std::string platform_text;
-  for (const auto& [k, v] : cal.platform)
-    platform_text += fmt::format("{}{}: {}", platform_text.empty() ? "" : ", ", k, v);
-  result.report =
-      fmt::format("calibration of {} (network {}) on {} measured points from {}\n{}\n{}", options.scenario,
-                  cal.network, measured.size(), files, comparison_table(result.points), factors_text);
-  result.report += outlier_text(measured, outliers, nccl_fit.weights, simulated);
-  if (!platform_text.empty())
-    result.report += fmt::format("platform values the factors multiply: {}\n", platform_text);
-  if (!nccl)
-    result.report += notes.empty() ? "every parameter was identified by the data\n"
-                                   : "not identified by the data:\n" + notes;
+  const bool factor_steps = !calibration_capability(base).model;
+  result.report = calibration_report(options, cal, factor_steps, fit, measured, outliers, result.points, files);
   result.calibration_yaml = calibration_yaml(
       cal,
       fmt::format(

@@ -13,20 +13,6 @@
 
 namespace aggsim {
 
-std::string canonical_collective(const std::string& name) {
-  std::string n;
-  for (char c : name)
-    if (c != '_' && c != '-') n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (n.rfind("osu", 0) == 0) n = n.substr(3);
-  if (n.size() > 4 && n.compare(n.size() - 4, 4, "perf") == 0) n = n.substr(0, n.size() - 4);
-  if (n == "allreduce") return "all_reduce";
-  if (n == "allgather") return "all_gather";
-  if (n == "reducescatter") return "reduce_scatter";
-  if (n == "broadcast" || n == "bcast") return "broadcast";
-  if (n == "sendrecv") return "sendrecv";
-  return "";
-}
-
 const std::vector<std::string>& collective_names() {
   static const std::vector<std::string> names = {"all_reduce", "all_gather", "reduce_scatter", "broadcast",
                                                  "sendrecv"};

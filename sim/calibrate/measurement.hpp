@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/nccl/calibration/nccl_env.hpp"
 #include "sim/api/collective_call.hpp"
-#include "sim/calibrate/nccl_env.hpp"
 
 namespace aggsim {
 
@@ -74,10 +74,6 @@ MeasurementFile parse_measurements(const std::string& text, const std::string& l
 
 // nccl-tests' bus-bandwidth factor of a collective on n ranks (busbw = algbw * factor).
 double bus_bandwidth_factor(const std::string& collective, int ranks);
-
-// Canonical collective name from nccl-tests/OSU/CSV/NCCL spellings ("all_reduce_perf", "allreduce",
-// "osu_allreduce", "AllReduce"); empty when unknown.
-std::string canonical_collective(const std::string& name);
 
 // The names --collective takes, as canonical_collective returns them.
 const std::vector<std::string>& collective_names();

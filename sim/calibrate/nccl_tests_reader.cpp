@@ -20,8 +20,8 @@
 #include <set>
 #include <tuple>
 
-#include "sim/calibrate/nccl_env.hpp"
-#include "sim/calibrate/nccl_info_lines.hpp"
+#include "algorithms/nccl/calibration/nccl_env.hpp"
+#include "algorithms/nccl/calibration/nccl_info_lines.hpp"
 #include "sim/calibrate/readers.hpp"
 #include "sim/core/checked.hpp"
 #include "sim/core/error.hpp"

@@ -40,9 +40,18 @@ std::string scenario_gpu(const Scenario& base) {
 }
 }  // namespace
 
+const CalibrationCapability& calibration_capability(const Scenario& base) {
+  static const CalibrationCapability factor_steps = factor_step_calibration();
+  return base.algorithm.entry ? base.algorithm.entry->calibration : factor_steps;
+}
+
+bool follows_logged_choices(const Scenario& base) {
+  return calibration_capability(base).follows_logged_choices;
+}
+
 MissedChoice follow_observed_choice(const Scenario& base, const Measurement& m, PointPlan& plan,
                                     bool observed_too) {
-  if (base.algorithm.name != "nccl_allreduce" || m.collective == "sendrecv") return {};
+  if (!follows_logged_choices(base) || m.collective == "sendrecv") return {};
   MissedChoice missed;
   // NCCL's tuning lines say what ran; without them, the log's NCCL_ALGO / NCCL_PROTO what was forced.
   const bool tuned = observed_too && (!m.observed.nccl_algorithm.empty() || !m.observed.protocol.empty());
@@ -148,35 +157,11 @@ PointPlan plan_point(const Scenario& base, const Measurement& m, bool keep_platf
     plan.sets.push_back(base.platform.shape.sized_by_hosts ? fmt::format("platform.hosts={}", p)
                                                      : fmt::format("platform.nodes={}", n));
   }
-  const auto size = [&](std::uint64_t bytes) { plan.sets.push_back(fmt::format("model.size={}B", bytes)); };
-  const bool nccl = base.algorithm.name == "nccl_allreduce";
-  if (nccl && m.collective != "sendrecv") {
-    plan.sets.push_back(fmt::format("algorithm.collective={}", m.collective));
-    size(m.bytes);
-    plan.message_bytes = static_cast<double>(m.bytes) / p;
-  } else if (m.collective == "all_reduce") {
-    size(m.bytes);
-    plan.message_bytes = static_cast<double>(m.bytes) / p;
-  } else if (m.collective == "all_gather") {
-    plan.sets.push_back("algorithm={name: allgather}");
-    size(m.bytes / static_cast<std::uint64_t>(p));
-    plan.message_bytes = static_cast<double>(m.bytes) / p;
-  } else if (m.collective == "reduce_scatter") {
-    plan.sets.push_back("algorithm={name: ring_allreduce}");
-    size(m.bytes);
-    plan.divisor = 2;
-    plan.message_bytes = static_cast<double>(m.bytes) / p;
-  } else if (m.collective == "sendrecv") {
-    plan.sets.push_back("algorithm={name: allgather}");
-    size(m.bytes);
-    plan.divisor = p - 1;
-    plan.message_bytes = static_cast<double>(m.bytes);
-  } else {
-    throw InputError(
-        fmt::format("{}: {}: only nccl_allreduce (its collective: broadcast) simulates it (other "
-                    "algorithms: use all_reduce, all_gather, reduce_scatter or sendrecv measurements)",
-                    m.source, m.collective));
-  }
+  const CollectivePlan collective = calibration_capability(base).plan(m.collective, p, m.bytes, m.source);
+  plan.sets.insert(plan.sets.end(), collective.sets.begin(), collective.sets.end());
+  plan.sets.push_back(fmt::format("model.size={}B", collective.model_bytes));
+  plan.divisor = collective.divisor;
+  plan.message_bytes = collective.message_bytes;
   if (m.bytes == 0)
     throw InputError(fmt::format("{}: a 0-byte {} has nothing to simulate", m.source, m.collective));
   return plan;

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/calibration_capability.hpp"
 #include "sim/calibrate/measurement.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -16,12 +17,9 @@ struct PointPlan {
   bool inter_node = false;        // messages cross nodes (the inter-node factors apply)
 };
 
-// all_reduce runs the scenario's algorithm on `bytes`. With nccl_allreduce, the other collectives
-// run as NCCL runs them (its `collective` key: ring or tree for that collective); otherwise
-// all_gather runs `allgather` on bytes/ranks per rank, reduce_scatter is half a ring all-reduce
-// (its first p-1 steps), sendrecv is one step of a ring all-gather (all ranks send `bytes` to the
-// next at once), and broadcast has no simulation. `keep_platform`: the scenario's ranks and
-// platform as they are (aggsim perf), else the measurement's ranks and nodes.
+// The measured collective runs as the algorithm's calibration capability plans it
+// (CalibrationCapability::plan: message_level_plan, or NCCL's call of that name). `keep_platform`:
+// the scenario's ranks and platform as they are (aggsim perf), else the measurement's ranks and nodes.
 // Throws InputError (naming the measurement's file:line) for points the scenario cannot express.
 PointPlan plan_point(const Scenario& base, const Measurement& m, bool keep_platform = false);
 
@@ -31,7 +29,14 @@ struct MissedChoice {
   std::string where;  // "file:line" of the line that names it
 };
 
-// nccl_allreduce only: the point runs as NCCL ran it where its log says so (calibrate fits the
+// How the scenario's algorithm is calibrated (its table entry's; factor steps without one).
+const CalibrationCapability& calibration_capability(const Scenario& base);
+
+// Whether the scenario's algorithm runs each point as the log's NCCL ran it
+// (CalibrationCapability::follows_logged_choices).
+bool follows_logged_choices(const Scenario& base);
+
+// Algorithms that follow the log's choices only: the point runs as NCCL ran it where its log says so (calibrate fits the
 // costs of what ran, not of what the model would have chosen): the algorithm and protocol of its
 // tuning lines (Measurement::observed) when the model has them, else those the log's NCCL_ALGO /
 // NCCL_PROTO force (Measurement::env); the channels of the tuning line, else the communicator's

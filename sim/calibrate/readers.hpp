@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sim/calibrate/measurement.hpp"
+#include "sim/core/log_words.hpp"
 
 namespace aggsim::readers {
 
@@ -22,11 +23,6 @@ void add_row(MeasurementFile& out, const Measurement& row);
 // "[1,0]<stdout>:". No regular expression (std::regex recurses once per character: a long line
 // overflowed the stack).
 std::vector<std::string> log_lines(const std::string& text);
-std::vector<std::string> split_words(const std::string& line);
-// A word of a log in a message, cut to `most` bytes and "..." (a hostile line may hold a word of a
-// megabyte).
-std::string shown_word(const std::string& word, std::size_t most = 60);
-bool parse_number(const std::string& word, double& value);  // the whole word, finite
 
 // Where "NCCL INFO" (or WARN, TRACE, CALL) first appears in a line, or npos.
 std::size_t nccl_marker(const std::string& line);

@@ -39,7 +39,7 @@ std::vector<std::string> calibration_reach_warnings(const Scenario& sc, const Ra
       warnings.push_back(fmt::format(
           "{}: calibration: {} was fitted on measurements inside one node ({}: link_classes): links "
           "between nodes keep the platform's values{}, not calibrated",
-          at, cal.file, cal.link_classes_where, cal.nccl ? " and NCCL's network costs" : ""));
+          at, cal.file, cal.link_classes_where, cal.model ? " and " + cal.model->what() : ""));
   }
   const std::string fabric = fabric_name(sc.platform.fabric);
   if (inter && !cal.fabric.empty() && cal.fabric != fabric) {

@@ -92,7 +92,7 @@ std::string merged_node_flows_refusal(const Scenario& sc, const std::vector<sg4:
   if (sc.output.trace) return "output.trace records each rank's own transfers";
   if (effective_network(sc) == NetworkPreset::ns3)
     return "network: ns3 models each TCP connection, and one connection is not eight";
-  if (sc.calibration && !(sc.calibration->intra.empty() && sc.calibration->inter.empty()))
+  if (sc.calibration && sc.calibration->has_factors())
     return "the calibration's factor tables depend on the message size, and a merged message is larger";
   for (const auto& arg : simgrid_args)
     if (arg.rfind("--cfg=network/", 0) == 0)

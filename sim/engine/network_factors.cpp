@@ -32,7 +32,7 @@ void install_zero_latency(sg4::Engine& engine) {
 }
 
 std::optional<RouteFactors> route_factors(const Scenario& sc, bool same_node_route) {
-  if (sc.calibration && (!sc.calibration->intra.empty() || !sc.calibration->inter.empty()))
+  if (sc.calibration && sc.calibration->has_factors())
     return std::nullopt;
   switch (effective_network(sc)) {
     case NetworkPreset::ns3:
@@ -46,7 +46,7 @@ std::optional<RouteFactors> route_factors(const Scenario& sc, bool same_node_rou
 }
 
 void install_network_factors(sg4::Engine& engine, const Calibration& cal) {
-  if (cal.intra.empty() && cal.inter.empty()) return;
+  if (!cal.has_factors()) return;
   // One level left out keeps factors of 1 (the platform's values as written).
   auto factor = [&cal](bool latency) {
     return [&cal, latency](double size, const sg4::Host* src, const sg4::Host* dst,

@@ -51,7 +51,7 @@ std::vector<ParamSpec> endpoint_params(const std::string& fabric_link_help) {
           .one_of(kGpuNicPathNames.list()),
       ParamSpec("gpu", ParamKind::choice, "",
                 "the GPUs' generation, whose constants NCCL's model follows (cdna3: RCCL's); default: "
-                "none declared (nccl_allreduce then takes hopper), cdna3 with intra_link xgmi")
+                "none declared (NCCL's model then takes hopper), cdna3 with intra_link xgmi")
           .one_of(kGpuNames.list()),
       ParamSpec("nvlink_domain", ParamKind::integer, "",
                 "nodes per NVLink domain: each nvlink_domain consecutive nodes put all their GPUs on one "

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "algorithms/nccl/protocol.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/input_file.hpp"
 #include "sim/platform/platform_spec.hpp"
@@ -175,8 +176,8 @@ Calibration load_calibration(const std::string& file, const std::vector<ParamSpe
     map.finish();
   }
   if (auto nccl = top.get("nccl")) {
-    cal.nccl = read_nccl(*nccl, cal.identified);
-    cal.nccl_where = nccl->location();
+    cal.model = std::make_shared<NcclProtocolParameters>(read_nccl(*nccl, cal.identified));
+    cal.model_where = nccl->location();
   }
   if (auto measured = top.get("measured")) {
     YamlMap map(*measured);
@@ -232,7 +233,7 @@ std::string calibration_yaml(const Calibration& cal, const std::string& comment)
     out << YAML::EndSeq;
   }
   out << YAML::EndMap;
-  if (cal.nccl) emit_nccl(out, *cal.nccl, cal.identified);
+  if (const ProtocolCosts* costs = fitted_protocol_costs(cal.model.get())) emit_nccl(out, *costs, cal.identified);
   if (cal.measured_max_bytes > 0) {
     out << YAML::Key << "measured" << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "min_size" << YAML::Value << fmt::format("{}B", cal.measured_min_bytes);
@@ -255,6 +256,14 @@ std::string calibration_yaml(const Calibration& cal, const std::string& comment)
   std::istringstream lines(comment);
   for (std::string l; std::getline(lines, l);) text += "# " + l + "\n";
   return text + out.c_str() + "\n";
+}
+
+std::shared_ptr<const RunCalibration> run_calibration(const Calibration& cal) {
+  auto run = std::make_shared<RunCalibration>();
+  run->model = cal.model;
+  if (cal.has_factors())
+    run->bandwidth_factor = [cal](bool same_node, double bytes) { return cal.factors(same_node, bytes).bandwidth; };
+  return run;
 }
 
 }  // namespace aggsim

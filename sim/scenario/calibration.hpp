@@ -5,11 +5,12 @@
 // calibration), one table for messages inside a node and one for messages between nodes.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "algorithms/nccl/protocol.hpp"
+#include "algorithms/calibration_capability.hpp"
 #include "sim/core/params.hpp"
 
 namespace aggsim {
@@ -33,11 +34,12 @@ struct Calibration {
   Params platform_params;                       // the same, checked against the generator's specs
   FactorTable intra;                            // both ends on one node (same aggsim_node property)
   FactorTable inter;                            // everything else
-  // nccl_allreduce's protocol costs (hop latency per link class and protocol, protocol
-  // efficiency, base latency), when fitted for it; the factors then hold one bandwidth factor per
-  // link class (the share of a link's bandwidth NCCL reaches).
-  std::optional<ProtocolCosts> nccl;
-  std::vector<std::string> identified;  // nccl parameters the data identified (the rest: NCCL's defaults)
+  // The fitted parameters of an algorithm's own model (the `nccl:` section: NCCL's protocol costs,
+  // hop latency per link class and protocol, protocol efficiency, base latency), when fitted for
+  // one; the factors then hold one bandwidth factor per link class (the share of a link's bandwidth
+  // the model reaches).
+  std::shared_ptr<const ModelParameters> model;
+  std::vector<std::string> identified;  // model parameters the data identified (the rest: the model's own)
   // What the data covered: sizes (nccl-tests' size), and the NCCL algorithm/protocol pairs seen
   // ("ring/simple"); empty when the file does not say.
   std::uint64_t measured_min_bytes = 0, measured_max_bytes = 0;
@@ -50,16 +52,22 @@ struct Calibration {
   std::vector<std::string> link_classes;
   std::string link_classes_where;
   std::string fabric, fabric_where;
-  std::string nccl_where;  // of the `nccl:` section
+  std::string model_where;  // of the model's section (`nccl:`)
 
   // The factors of a transfer of `bytes` inside a node or between nodes (1 where no table).
   FactorStep factors(bool same_node, double bytes) const;
+  // Whether it holds factor tables (else every factor is 1).
+  bool has_factors() const { return !intra.empty() || !inter.empty(); }
 };
 
 // Reads a calibration file; `generator_specs` (the scenario's topology parameters, or null for an
 // XML platform, which takes no platform values) checks the platform block. Errors carry
 // file:line:col and the key path inside the calibration file.
 Calibration load_calibration(const std::string& file, const std::vector<ParamSpec>* generator_specs);
+
+// What a run receives of `cal` (AlgorithmConfig::calibration): its model parameters and its factor
+// tables' bandwidth factors.
+std::shared_ptr<const RunCalibration> run_calibration(const Calibration& cal);
 
 // The file's text, with a comment header (what it was fitted from).
 std::string calibration_yaml(const Calibration& cal, const std::string& comment);

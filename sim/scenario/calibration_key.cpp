@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "algorithms/registry.hpp"
 #include "sim/core/error.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/platform/topology.hpp"
@@ -29,29 +30,41 @@ void read_calibration_key(const YamlValue& value, Scenario& sc, bool network_giv
   sc.calibration = std::move(cal);
 }
 
+namespace {
+// The algorithm whose model parameters `cal` holds: the one it names when that one fits model
+// parameters, else, for a file with a model's section, the first entry that fits them; null for a
+// calibration of factor steps.
+const AlgorithmInfo* model_fitter(const Calibration& cal) {
+  if (const AlgorithmInfo* named = find_algorithm(cal.algorithm); named && named->calibration.model) return named;
+  if (!cal.model) return nullptr;
+  for (const AlgorithmInfo& entry : algorithm_table())
+    if (entry.calibration.model) return &entry;
+  return nullptr;
+}
+}  // namespace
+
 void check_calibration_family(const Scenario& sc) {
-  if (!sc.calibration) return;
+  if (!sc.calibration || !sc.algorithm.entry) return;
   const Calibration& cal = *sc.calibration;
   const std::string& name = sc.algorithm.name;
-  const bool runs_nccl =
-      name == "nccl_allreduce" || (name == "hierarchical_allreduce" && sc.algorithm.params.has("inter") &&
-                                   sc.algorithm.params.text("inter") == "nccl");
-  const bool for_nccl = cal.nccl.has_value() || cal.algorithm == "nccl_allreduce";
-  if (for_nccl && !runs_nccl)
+  const CalibrationCapability& own = sc.algorithm.entry->calibration;
+  const bool reads_model =
+      own.model || (own.reads_model_parameters && own.reads_model_parameters(sc.algorithm.params));
+  const AlgorithmInfo* fitter = model_fitter(cal);
+  if (fitter && !reads_model)
     throw InputError(fmt::format(
-        "{}: calibration: {} was fitted for nccl_allreduce ({}): its numbers are NCCL's protocol costs "
-        "and the share of each link's bandwidth NCCL reaches, which {} does not model; calibrate {} on "
-        "its own measurements (aggsim calibrate with this scenario)",
-        sc.where("calibration"), cal.file,
-        cal.nccl_where.empty() ? cal.algorithm_where + ": algorithm" : cal.nccl_where + ": nccl", name,
-        name));
-  if (!cal.algorithm.empty() && !for_nccl && name == "nccl_allreduce")
+        "{}: calibration: {} was fitted for {} ({}): its numbers are {}, which {} does not model; calibrate {} "
+        "on its own measurements (aggsim calibrate with this scenario)",
+        sc.where("calibration"), cal.file, fitter->name,
+        cal.model_where.empty() ? cal.algorithm_where + ": algorithm" : cal.model_where + ": nccl",
+        fitter->calibration.model->numbers_are, name, name));
+  if (!cal.algorithm.empty() && !fitter && own.model)
     throw InputError(fmt::format(
         "{}: calibration: {} holds per-size-step factors fitted for {} ({}: algorithm), which fold that "
-        "algorithm's own timing into the links; nccl_allreduce models NCCL's pipelining, protocols and "
-        "base latencies itself, so they would count twice: calibrate nccl_allreduce on the same "
+        "algorithm's own timing into the links; {} {}, so they would count twice: calibrate {} on the same "
         "measurements",
-        sc.where("calibration"), cal.file, cal.algorithm, cal.algorithm_where));
+        sc.where("calibration"), cal.file, cal.algorithm, cal.algorithm_where, name, own.model->models_itself,
+        name));
 }
 
 }  // namespace aggsim

@@ -12,10 +12,11 @@ namespace aggsim {
 // is an error (the factors only hold under the model they were fitted with).
 void read_calibration_key(const YamlValue& value, Scenario& sc, bool network_given);
 
-// Once the algorithm is known: a calibration of NCCL's protocol costs (an `nccl:` section, or
-// fitted for nccl_allreduce) used by an algorithm that does not run NCCL's model, or per-size-step
-// factors fitted for another algorithm used by nccl_allreduce, is an input error at the scenario's
-// `calibration` key: those numbers would mean nothing there.
+// Once the algorithm is known: a calibration of a model's parameters (an `nccl:` section, or fitted
+// for an algorithm whose entry fits them) used by an algorithm whose runs do not read them, or
+// per-size-step factors fitted for another algorithm used by one that fits its model's parameters,
+// is an input error at the scenario's `calibration` key: those numbers would mean nothing there
+// (CalibrationCapability, algorithms/calibration_capability.hpp).
 void check_calibration_family(const Scenario& sc);
 
 }  // namespace aggsim

@@ -45,7 +45,7 @@ enum class Granularity { layer, model };
 enum class ApplyTo { gradients, weights };
 
 struct AlgorithmSpec {
-  std::string name = "ring_allreduce";
+  std::string name;                      // algorithm.name (required)
   const AlgorithmInfo* entry = nullptr;  // the table entry of `name`
   ReduceOp op;
   Params params;

@@ -429,18 +429,13 @@ void check_every(YamlMap& alg, const Scenario& sc) {
         every));
 }
 
-// An asynchronous parameter server serves a bucket's pushes until every worker has sent its last
-// one, and a rank ends its buckets one after the other: with several buckets (granularity: layer)
-// the workers wait for a bucket whose server has not begun to serve, and the run deadlocks.
+// granularity: layer, refused where the algorithm cannot run one bucket per layer under its
+// parameters (AlgorithmInfo::layer_granularity_refusal).
 void check_granularity(YamlMap& alg, const Scenario& sc) {
-  const Params& p = sc.algorithm.params;
-  if (sc.algorithm.name != "parameter_server" || sc.algorithm.granularity != Granularity::layer ||
-      !(p.has("asynchronous") && p.boolean("asynchronous")))
-    return;
-  alg.get("granularity")
-      ->fail(
-          "layer with asynchronous: true is not modelled (each bucket would be a server of its own, serving "
-          "only once the previous one has ended, so the run would deadlock); use granularity: model");
+  const AlgorithmInfo* entry = sc.algorithm.entry;
+  if (sc.algorithm.granularity != Granularity::layer || !entry || !entry->layer_granularity_refusal) return;
+  if (const std::string why = entry->layer_granularity_refusal(sc.algorithm.params); !why.empty())
+    alg.get("granularity")->fail(why);
 }
 
 // name, seed, ranks and steps.
@@ -747,11 +742,7 @@ AlgorithmConfig algorithm_config(const Scenario& sc) {
   config.params = sc.algorithm.params;
   config.world = sc.ranks / sc.parallel.groups();  // one data-parallel group
   config.math = sc.model.math;
-  if (sc.calibration && sc.calibration->nccl) config.protocol_costs = *sc.calibration->nccl;
-  if (sc.calibration && !(sc.calibration->intra.empty() && sc.calibration->inter.empty()))
-    config.bandwidth_factor = [cal = *sc.calibration](bool same_node, double bytes) {
-      return cal.factors(same_node, bytes).bandwidth;
-    };
+  if (sc.calibration) config.calibration = run_calibration(*sc.calibration);
   config.seed = sc.seed;
   config.compressor = sc.compression.entry;
   config.compressor_params = sc.compression.params;

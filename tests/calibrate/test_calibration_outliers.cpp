@@ -11,7 +11,7 @@
 #include <regex>
 #include <sstream>
 
-#include "sim/calibrate/nccl_fit.hpp"
+#include "algorithms/nccl/calibration/nccl_fit.hpp"
 #include "sim/calibrate/outliers.hpp"
 #include "support/cli.hpp"
 #include "support/csv.hpp"

@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "sim/calibrate/nccl_fit.hpp"
+#include "algorithms/nccl/calibration/nccl_fit.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/scenario/calibration.hpp"
 #include "support/cli.hpp"
@@ -93,7 +93,7 @@ TEST_CASE("calibrating nccl_allreduce on 1 and 2 nodes recovers a machine's cost
   REQUIRE(r.exit_code == 0);
   const auto cal =
       aggsim::load_calibration((dir / "fit.yaml").string(), &aggsim::find_topology("cluster")->params);
-  REQUIRE(cal.nccl);
+  REQUIRE(fitted_protocol_costs(cal.model.get()));
   CHECK(cal.inter.steps.at(0).bandwidth == Approx(0.8).epsilon(0.03));
   CHECK(cal.measured_min_bytes == 4096);
   CHECK(cal.measured_max_bytes == 4ull << 30);
@@ -153,8 +153,8 @@ compute: {reduce_speed: 0}
   REQUIRE(r.exit_code == 0);
   const auto cal =
       aggsim::load_calibration((dir / "fit.yaml").string(), &aggsim::find_topology("cluster")->params);
-  REQUIRE(cal.nccl);
-  CHECK(cal.nccl->nvls_efficiency == Approx(0.6).epsilon(0.03));
+  REQUIRE(fitted_protocol_costs(cal.model.get()));
+  CHECK(fitted_protocol_costs(cal.model.get())->nvls_efficiency == Approx(0.6).epsilon(0.03));
   CHECK(std::find(cal.identified.begin(), cal.identified.end(), "bandwidth.nvls") != cal.identified.end());
   // The ports themselves keep their rate: the switch, not the links, is slow.
   CHECK(cal.intra.steps.at(0).bandwidth == Approx(1.0));

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "sim/calibrate/measurement.hpp"
-#include "sim/calibrate/nccl_env.hpp"
+#include "algorithms/nccl/calibration/nccl_env.hpp"
 #include "sim/core/error.hpp"
 #include "support/cli.hpp"
 

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "sim/calibrate/nccl_fit.hpp"
+#include "algorithms/nccl/calibration/nccl_fit.hpp"
 
 using namespace aggsim;
 

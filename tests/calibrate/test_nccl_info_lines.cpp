@@ -6,7 +6,7 @@
 #include <map>
 #include <sstream>
 
-#include "sim/calibrate/nccl_info_lines.hpp"
+#include "algorithms/nccl/calibration/nccl_info_lines.hpp"
 #include "support/cli.hpp"
 
 using namespace aggsim;

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <utility>
 
+#include "algorithms/nccl/protocol.hpp"
+#include "algorithms/registry.hpp"
 #include "sim/calibrate/point_plan.hpp"
 #include "sim/platform/topology.hpp"
 #include "sim/scenario/calibration.hpp"
@@ -83,7 +85,7 @@ TEST_CASE("the NCCL fit runs each point as NCCL's tuning lines say, not as the m
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   const auto cal = load_calibration((dir / "fit.yaml").string(), &find_topology("cluster")->params);
-  REQUIRE(cal.nccl);
+  REQUIRE(fitted_protocol_costs(cal.model.get()));
   CHECK(cal.observed_choices == std::vector<std::string>{"ring/ll"});
   CHECK(cal.algorithm == "nccl_allreduce");
   CHECK(cal.link_classes == std::vector<std::string>{"intra"});
@@ -130,6 +132,7 @@ TEST_CASE(
     "[calibrate][nccl][tuning]") {
   Scenario nccl;
   nccl.algorithm.name = "nccl_allreduce";
+  nccl.algorithm.entry = find_algorithm(nccl.algorithm.name);  // as the loader sets it
   Measurement m;
   m.collective = "all_reduce";
   m.ranks = 16;
@@ -164,6 +167,7 @@ TEST_CASE(
         Sets{"algorithm.nccl_algorithm=ring", "algorithm.protocol=ll", "algorithm.comm_channels=4"});
   Scenario ring;
   ring.algorithm.name = "ring_allreduce";
+  ring.algorithm.entry = find_algorithm(ring.algorithm.name);
   CHECK(sets(ring).empty());
 
   // The log's NCCL_ALGO / NCCL_PROTO / NCCL_MIN_NCHANNELS: followed where no tuning line says more,

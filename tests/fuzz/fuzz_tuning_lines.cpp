@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "sim/calibrate/nccl_info_lines.hpp"
+#include "algorithms/nccl/calibration/nccl_info_lines.hpp"
 #include "sim/calibrate/readers.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

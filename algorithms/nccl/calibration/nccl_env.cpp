@@ -1,4 +1,4 @@
-#include "sim/calibrate/nccl_env.hpp"
+#include "algorithms/nccl/calibration/nccl_env.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -7,10 +7,9 @@
 #include <cctype>
 #include <set>
 
-#include "sim/calibrate/measurement.hpp"
-#include "sim/calibrate/nccl_info_lines.hpp"
-#include "sim/calibrate/readers.hpp"
+#include "algorithms/nccl/calibration/nccl_info_lines.hpp"
 #include "sim/core/checked.hpp"
+#include "sim/core/log_words.hpp"
 #include "sim/core/strings.hpp"
 
 namespace aggsim {

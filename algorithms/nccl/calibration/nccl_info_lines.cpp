@@ -1,4 +1,4 @@
-#include "sim/calibrate/nccl_info_lines.hpp"
+#include "algorithms/nccl/calibration/nccl_info_lines.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <cctype>
 #include <vector>
 
-#include "sim/calibrate/readers.hpp"
+#include "sim/core/log_words.hpp"
 
 namespace aggsim {
 

@@ -1,4 +1,4 @@
-#include "sim/calibrate/nccl_fit.hpp"
+#include "algorithms/nccl/calibration/nccl_fit.hpp"
 
 #include <fmt/format.h>
 
@@ -127,7 +127,7 @@ bool nccl_param_relevant(NcclParam p, const std::vector<std::string>& choices, b
   return false;
 }
 
-void apply_nccl_params(const NcclParamValues& x, Calibration& cal) {
+AppliedModel apply_nccl_params(const NcclParamValues& x) {
   const ProtocolCosts d = ProtocolCosts::nccl_defaults();
   ProtocolCosts c = d;
   const auto at = [&](NcclParam p) { return x[static_cast<std::size_t>(p)]; };
@@ -148,9 +148,8 @@ void apply_nccl_params(const NcclParamValues& x, Calibration& cal) {
   c.efficiency[static_cast<int>(Protocol::ll)] = 1 / at(NcclParam::efficiency_ll);
   c.efficiency[static_cast<int>(Protocol::ll128)] = 1 / at(NcclParam::efficiency_ll128);
   c.nvls_efficiency = 1 / at(NcclParam::bandwidth_nvls);
-  cal.nccl = c;
-  cal.intra.steps = {{0, 1.0, 1 / at(NcclParam::bandwidth_intra)}};
-  cal.inter.steps = {{0, 1.0, 1 / at(NcclParam::bandwidth_network)}};
+  return {std::make_shared<NcclProtocolParameters>(c), 1 / at(NcclParam::bandwidth_intra),
+          1 / at(NcclParam::bandwidth_network)};
 }
 
 namespace {
@@ -290,75 +289,116 @@ Eigen::VectorXd gauss_newton_step(const LinearTimes& lin, const std::vector<doub
 
 }  // namespace
 
-NcclFitResult fit_nccl_params(const std::vector<double>& measured, const std::vector<double>& at,
-                              const NcclParamValues& x0, const std::vector<NcclParam>& candidates,
-                              const std::vector<std::vector<double>>& probe, std::vector<double> weight) {
-  const std::size_t n = measured.size();
-  if (weight.empty()) weight.assign(n, 1.0);
-  NcclFitResult result;
-  result.values = x0;
-  const LinearTimes lin{at, x0, candidates, probe};
-  const std::vector<NcclParam> chosen = identifiable(lin, measured, weight, result.notes);
+namespace {
+
+// What one fit works on: the points' linear model, their measured times and prior weights, and the
+// parameters the data identify (chosen), each with its column among the candidates and its bounds.
+struct FitProblem {
+  const LinearTimes& lin;
+  const std::vector<double>& measured;
+  const std::vector<double>& weight;
+  std::vector<NcclParam> chosen;
   std::vector<std::size_t> column;  // chosen parameter j's index among the candidates
-  for (NcclParam p : chosen)
-    column.push_back(static_cast<std::size_t>(std::find(candidates.begin(), candidates.end(), p) -
-                                              candidates.begin()));
-  // Gauss-Newton on the log of simulated over measured, reweighted at every step by the robust loss
-  // (iteratively reweighted least squares); a parameter at a bound that the step would push beyond
-  // it is held there for that step.
-  NcclParamValues& x = result.values;
-  const auto bounds = [&](std::size_t j) {
-    return bounds_of(chosen[j], nccl_param_defaults()[static_cast<std::size_t>(chosen[j])]);
-  };
-  for (int iteration = 0; iteration < kMaxIterations && !chosen.empty(); ++iteration) {
-    std::vector<bool> held(chosen.size(), false);
-    Eigen::VectorXd dx;
-    for (std::size_t round = 0; round <= chosen.size(); ++round) {
-      dx = gauss_newton_step(lin, measured, weight, chosen, column, held, x);
-      bool more = false;
-      for (std::size_t j = 0; j < chosen.size(); ++j) {
-        const double v = x[static_cast<std::size_t>(chosen[j])], d = dx[static_cast<Eigen::Index>(j)];
-        if (!held[j] && ((v <= bounds(j).low && d < 0) || (v >= bounds(j).high && d > 0))) held[j] = more = true;
-      }
-      if (!more) break;
+  std::vector<Bounds> bounds;
+
+  FitProblem(const LinearTimes& l, const std::vector<double>& m, const std::vector<double>& w,
+             std::vector<NcclParam> parameters)
+      : lin(l), measured(m), weight(w), chosen(std::move(parameters)) {
+    for (NcclParam p : chosen) {
+      column.push_back(static_cast<std::size_t>(std::find(lin.candidates.begin(), lin.candidates.end(), p) -
+                                                lin.candidates.begin()));
+      bounds.push_back(bounds_of(p, nccl_param_defaults()[static_cast<std::size_t>(p)]));
     }
-    // Halve the step while it would make a weighted point's time negative.
-    double alpha = 1;
-    for (int halving = 0; halving < 30; ++halving, alpha /= 2) {
-      NcclParamValues trial = x;
-      for (std::size_t j = 0; j < chosen.size(); ++j)
-        trial[static_cast<std::size_t>(chosen[j])] += alpha * dx[static_cast<Eigen::Index>(j)];
-      bool positive = true;
-      for (std::size_t i = 0; i < n; ++i) positive = positive && (weight[i] <= 0 || lin.time(i, trial) > 0);
-      if (positive) break;
+  }
+  Eigen::VectorXd step(const std::vector<bool>& held, const NcclParamValues& x) const {
+    return gauss_newton_step(lin, measured, weight, chosen, column, held, x);
+  }
+};
+
+// The Gauss-Newton step at x, with a parameter at a bound that the step would push beyond it held
+// there (the step solved again without it, until none is pushed out).
+Eigen::VectorXd bounded_step(const FitProblem& f, const NcclParamValues& x) {
+  std::vector<bool> held(f.chosen.size(), false);
+  Eigen::VectorXd dx;
+  for (std::size_t round = 0; round <= f.chosen.size(); ++round) {
+    dx = f.step(held, x);
+    bool more = false;
+    for (std::size_t j = 0; j < f.chosen.size(); ++j) {
+      const double v = x[static_cast<std::size_t>(f.chosen[j])], d = dx[static_cast<Eigen::Index>(j)];
+      if (!held[j] && ((v <= f.bounds[j].low && d < 0) || (v >= f.bounds[j].high && d > 0))) held[j] = more = true;
     }
+    if (!more) break;
+  }
+  return dx;
+}
+
+// The share of `dx` to take: halved while it would make a weighted point's time negative.
+double step_length(const FitProblem& f, const NcclParamValues& x, const Eigen::VectorXd& dx) {
+  double alpha = 1;
+  for (int halving = 0; halving < 30; ++halving, alpha /= 2) {
+    NcclParamValues trial = x;
+    for (std::size_t j = 0; j < f.chosen.size(); ++j)
+      trial[static_cast<std::size_t>(f.chosen[j])] += alpha * dx[static_cast<Eigen::Index>(j)];
+    bool positive = true;
+    for (std::size_t i = 0; i < f.measured.size(); ++i)
+      positive = positive && (f.weight[i] <= 0 || f.lin.time(i, trial) > 0);
+    if (positive) break;
+  }
+  return alpha;
+}
+
+// Gauss-Newton on the log of simulated over measured, reweighted at every step by the robust loss
+// (iteratively reweighted least squares), from x0 and inside the bounds.
+void minimise(const FitProblem& f, NcclParamValues& x) {
+  for (int iteration = 0; iteration < kMaxIterations && !f.chosen.empty(); ++iteration) {
+    const Eigen::VectorXd dx = bounded_step(f, x);
+    const double alpha = step_length(f, x, dx);
     double moved = 0;
-    for (std::size_t j = 0; j < chosen.size(); ++j) {
-      const auto p = static_cast<std::size_t>(chosen[j]);
-      const double v = std::clamp(x[p] + alpha * dx[static_cast<Eigen::Index>(j)], bounds(j).low, bounds(j).high);
-      moved = std::max(moved, std::fabs(v - x[p]) / x0[p]);
+    for (std::size_t j = 0; j < f.chosen.size(); ++j) {
+      const auto p = static_cast<std::size_t>(f.chosen[j]);
+      const double v =
+          std::clamp(x[p] + alpha * dx[static_cast<Eigen::Index>(j)], f.bounds[j].low, f.bounds[j].high);
+      moved = std::max(moved, std::fabs(v - x[p]) / f.lin.x0[p]);
       x[p] = v;
     }
     if (moved < 1e-10) break;
   }
-  // At a bound: there, with the data asking to go beyond it (a free step would leave the bounds).
+}
+
+// The fitted parameters, those at a bound (there, with the data asking to go beyond it: a free
+// step would leave the bounds), and each point's prediction and weight at the fit.
+void record_fit(const FitProblem& f, NcclFitResult& result) {
+  const NcclParamValues& x = result.values;
   const Eigen::VectorXd beyond =
-      chosen.empty() ? Eigen::VectorXd()
-                     : gauss_newton_step(lin, measured, weight, chosen, column, std::vector<bool>(chosen.size()), x);
-  for (std::size_t j = 0; j < chosen.size(); ++j) {
-    const auto p = static_cast<std::size_t>(chosen[j]);
-    result.identified.push_back(chosen[j]);
-    const double push = beyond[static_cast<Eigen::Index>(j)] / x0[p];
-    if ((x[p] <= bounds(j).low && push < -1e-6) || (x[p] >= bounds(j).high && push > 1e-6))
-      result.at_bound.push_back(chosen[j]);
+      f.chosen.empty() ? Eigen::VectorXd() : f.step(std::vector<bool>(f.chosen.size()), x);
+  for (std::size_t j = 0; j < f.chosen.size(); ++j) {
+    const auto p = static_cast<std::size_t>(f.chosen[j]);
+    result.identified.push_back(f.chosen[j]);
+    const double push = beyond[static_cast<Eigen::Index>(j)] / f.lin.x0[p];
+    if ((x[p] <= f.bounds[j].low && push < -1e-6) || (x[p] >= f.bounds[j].high && push > 1e-6))
+      result.at_bound.push_back(f.chosen[j]);
   }
   std::sort(result.identified.begin(), result.identified.end());
   std::sort(result.at_bound.begin(), result.at_bound.end());
-  const double scale = robust_scale(lin, measured, weight, x);
-  for (std::size_t i = 0; i < n; ++i) {
-    result.predicted.push_back(lin.time(i, x));
-    result.weights.push_back(weight[i] * robust_weight(log_error(lin, measured, i, x), scale));
+  const double scale = robust_scale(f.lin, f.measured, f.weight, x);
+  for (std::size_t i = 0; i < f.measured.size(); ++i) {
+    result.predicted.push_back(f.lin.time(i, x));
+    result.weights.push_back(f.weight[i] * robust_weight(log_error(f.lin, f.measured, i, x), scale));
   }
+}
+
+}  // namespace
+
+NcclFitResult fit_nccl_params(const std::vector<double>& measured, const std::vector<double>& at,
+                              const NcclParamValues& x0, const std::vector<NcclParam>& candidates,
+                              const std::vector<std::vector<double>>& probe, std::vector<double> weight) {
+  if (weight.empty()) weight.assign(measured.size(), 1.0);
+  NcclFitResult result;
+  result.values = x0;
+  const LinearTimes lin{at, x0, candidates, probe};
+  const FitProblem problem(lin, measured, weight, identifiable(lin, measured, weight, result.notes));
+  minimise(problem, result.values);
+  record_fit(problem, result);
   return result;
 }
 

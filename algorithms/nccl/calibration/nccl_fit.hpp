@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/calibration_capability.hpp"
 #include "algorithms/nccl/protocol.hpp"
-#include "sim/scenario/calibration.hpp"
 
 namespace aggsim {
 
@@ -46,8 +46,8 @@ NcclParamValues nccl_param_defaults();
 bool nccl_param_relevant(NcclParam p, const std::vector<std::string>& choices, bool any_inter,
                          bool any_intra);
 
-// The calibration `values` describe (protocol costs and one bandwidth factor per link class).
-void apply_nccl_params(const NcclParamValues& values, Calibration& cal);
+// What `values` put in place: NCCL's protocol costs and one bandwidth factor per link class.
+AppliedModel apply_nccl_params(const NcclParamValues& values);
 
 struct NcclFitNote {
   NcclParam param;
