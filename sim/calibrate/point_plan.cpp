@@ -152,6 +152,8 @@ PointPlan plan_point(const Scenario& base, const Measurement& m, bool keep_platf
   const bool nccl = base.algorithm.name == "nccl_allreduce";
   if (nccl && m.collective != "sendrecv") {
     plan.sets.push_back(fmt::format("algorithm.collective={}", m.collective));
+    // nccl-tests reduce with sum (its -o default), which decides whether NCCL may reduce-scatter by NVLS.
+    if (m.collective == "reduce_scatter") plan.sets.push_back("algorithm.op=sum");
     size(m.bytes);
     plan.message_bytes = static_cast<double>(m.bytes) / p;
   } else if (m.collective == "all_reduce") {
