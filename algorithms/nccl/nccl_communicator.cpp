@@ -573,7 +573,9 @@ void NcclCommunicator::run(Comm& comm, int me, Gradient& grad, const ReduceOp& o
   if (view_.size() == 1) {
     // One rank: NCCL copies; the op still applies to the one input.
     if (grad.values.size() > 0 && options_.collective != NcclCollective::all_gather)
-      NcclOp(op, world).load(grad.values, Eigen::VectorXf(grad.values));
+      NcclOp(op, world, options_.dtype).load(grad.values, Eigen::VectorXf(grad.values));
+    else if (grad.values.size() > 0)
+      round_to(grad.values, options_.dtype);
     return;
   }
   Meeting& m = join(me);
@@ -743,8 +745,8 @@ void NcclCommunicator::run_flow(Comm& comm, int me, Gradient& grad, Meeting& m, 
     std::vector<const Eigen::VectorXf*> inputs;
     for (const Gradient* in : m.inputs) inputs.push_back(&in->values);
     m.result = options_.collective == NcclCollective::all_reduce
-                   ? nccl_reduce(view_, plan, inputs, op, world)
-                   : nccl_shard_collective(view_, plan, options_.collective, inputs, op, world);
+                   ? nccl_reduce(view_, plan, inputs, op, world, options_.dtype)
+                   : nccl_shard_collective(view_, plan, options_.collective, inputs, op, world, options_.dtype);
     m.reduced = true;
   }
   grad.values = m.result;
@@ -753,8 +755,8 @@ void NcclCommunicator::run_flow(Comm& comm, int me, Gradient& grad, Meeting& m, 
 
 Eigen::VectorXf nccl_reduce(const NcclView& view, const NcclCallPlan& plan,
                             const std::vector<const Eigen::VectorXf*>& inputs, const ReduceOp& reduce_op,
-                            int world) {
-  const NcclOp op(reduce_op, world);
+                            int world, WireDtype dtype) {
+  const NcclOp op(reduce_op, world, dtype);
   const int p = view.size(), channels = plan.choice.channels;
   const std::int64_t n = inputs.front()->size();
   Eigen::VectorXf out(n);
@@ -850,7 +852,7 @@ void NcclCommunicator::run_chunks(Comm& comm, int me, Gradient& grad, Meeting& m
   if (a != NcclAlgorithm::ring && a != NcclAlgorithm::tree)
     throw std::logic_error("chunk-level movement runs ring and tree only");
   const Geometry& g = geometry(a, channels);
-  const NcclOp op(reduce_op, world);
+  const NcclOp op(reduce_op, world, options_.dtype);
   const bool math = grad.values.size() > 0;
   const std::int64_t n = grad.values.size(), w = static_cast<std::int64_t>(grad.wire_elements);
   Eigen::VectorXf result = math ? Eigen::VectorXf(n) : Eigen::VectorXf();

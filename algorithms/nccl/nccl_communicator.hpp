@@ -23,6 +23,7 @@
 #include <simgrid/s4u.hpp>
 #include <vector>
 
+#include "algorithms/nccl/nccl_op.hpp"
 #include "algorithms/nccl/nccl_tuning.hpp"
 #include "algorithms/nccl/nccl_view.hpp"
 #include "algorithms/nccl/protocol.hpp"
@@ -45,6 +46,7 @@ struct NcclOptions {
   // Whether NVLS reduces the call's op (nccl_nvls_reduces); NCCL's choice runs a reduce-scatter
   // by NVLS only when it does (the all-reduce's choice does not look at it yet).
   bool nvls_reduces_op = true;
+  WireDtype dtype = WireDtype::fp32;  // the buffers' element type (nccl_op.hpp): what is sent and reduced
   Movement movement = Movement::flow;
   GpuArch arch = GpuArch::hopper;
 };
@@ -137,6 +139,7 @@ class NcclCommunicator {
 // The result of one all-reduce in NCCL's order, from every member's input (flow level's math,
 // which the chunk level's messages reproduce bit for bit). `inputs[m]` is member m's vector.
 Eigen::VectorXf nccl_reduce(const NcclView& view, const NcclCallPlan& plan,
-                            const std::vector<const Eigen::VectorXf*>& inputs, const ReduceOp& op, int world);
+                            const std::vector<const Eigen::VectorXf*>& inputs, const ReduceOp& op, int world,
+                            WireDtype dtype = WireDtype::fp32);
 
 }  // namespace aggsim

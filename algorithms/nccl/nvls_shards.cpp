@@ -21,8 +21,8 @@ double nvls_port_bytes_per_byte(NcclCollective collective, int gpus_per_node) {
 
 Eigen::VectorXf nccl_nvls_reduce_scatter(const std::vector<int>& node_order,
                                          const std::vector<const Eigen::VectorXf*>& inputs, const ReduceOp& reduce_op,
-                                         int world) {
-  const NcclOp op(reduce_op, world);
+                                         int world, WireDtype dtype) {
+  const NcclOp op(reduce_op, world, dtype);
   const int p = static_cast<int>(inputs.size());
   const std::int64_t n = inputs.front()->size();
   Eigen::VectorXf out(n);

@@ -9,6 +9,7 @@
 #include <Eigen/Core>
 #include <vector>
 
+#include "algorithms/nccl/nccl_op.hpp"
 #include "algorithms/nccl/nccl_tuning.hpp"
 #include "sim/api/reduce_op.hpp"
 
@@ -30,6 +31,6 @@ double nvls_port_bytes_per_byte(NcclCollective collective, int gpus_per_node);
 // `node_order` the node's members in local order.
 Eigen::VectorXf nccl_nvls_reduce_scatter(const std::vector<int>& node_order,
                                          const std::vector<const Eigen::VectorXf*>& inputs, const ReduceOp& op,
-                                         int world);
+                                         int world, WireDtype dtype = WireDtype::fp32);
 
 }  // namespace aggsim

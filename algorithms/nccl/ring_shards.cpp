@@ -23,8 +23,8 @@ Range nccl_shard_piece(std::int64_t n, int members, int owner, int loops, int ch
 
 Eigen::VectorXf nccl_ring_reduce_scatter(const std::vector<std::vector<int>>& rings, int loops,
                                          const std::vector<const Eigen::VectorXf*>& inputs, const ReduceOp& reduce_op,
-                                         int world) {
-  const NcclOp op(reduce_op, world);
+                                         int world, WireDtype dtype) {
+  const NcclOp op(reduce_op, world, dtype);
   const int p = static_cast<int>(inputs.size()), channels = static_cast<int>(rings.size());
   const std::int64_t n = inputs.front()->size();
   Eigen::VectorXf out = Eigen::VectorXf::Zero(n);
@@ -48,7 +48,7 @@ Eigen::VectorXf nccl_ring_reduce_scatter(const std::vector<std::vector<int>>& ri
   return out;
 }
 
-Eigen::VectorXf nccl_all_gather(const std::vector<const Eigen::VectorXf*>& inputs) {
+Eigen::VectorXf nccl_all_gather(const std::vector<const Eigen::VectorXf*>& inputs, WireDtype dtype) {
   const int p = static_cast<int>(inputs.size());
   const std::int64_t n = inputs.front()->size();
   Eigen::VectorXf out(n);
@@ -56,22 +56,23 @@ Eigen::VectorXf nccl_all_gather(const std::vector<const Eigen::VectorXf*>& input
     const Range r = nccl_shard(n, p, m);
     out.segment(r.begin, r.count) = inputs[static_cast<std::size_t>(m)]->segment(r.begin, r.count);
   }
+  round_to(out, dtype);
   return out;
 }
 
 Eigen::VectorXf nccl_shard_collective(const NcclView& view, const NcclCallPlan& plan, NcclCollective collective,
                                       const std::vector<const Eigen::VectorXf*>& inputs, const ReduceOp& op,
-                                      int world) {
-  if (collective == NcclCollective::all_gather) return nccl_all_gather(inputs);
+                                      int world, WireDtype dtype) {
+  if (collective == NcclCollective::all_gather) return nccl_all_gather(inputs, dtype);
   if (collective != NcclCollective::reduce_scatter)
     throw std::logic_error("nccl_shard_collective: a reduce-scatter or all-gather");
   if (plan.choice.algorithm == NcclAlgorithm::nvls)
-    return nccl_nvls_reduce_scatter(view.node_members(0), inputs, op, world);
+    return nccl_nvls_reduce_scatter(view.node_members(0), inputs, op, world, dtype);
   if (plan.choice.algorithm != NcclAlgorithm::ring)
     throw std::logic_error("nccl_shard_collective: NCCL runs reduce-scatter by ring or NVLS");
   std::vector<std::vector<int>> rings;
   for (int c = 0; c < plan.choice.channels; ++c) rings.push_back(view.ring(c));
-  return nccl_ring_reduce_scatter(rings, plan.loops, inputs, op, world);
+  return nccl_ring_reduce_scatter(rings, plan.loops, inputs, op, world, dtype);
 }
 
 void keep_shard(Eigen::VectorXf& values, int members, int m) {
@@ -90,7 +91,7 @@ void NcclCommunicator::run_ring_shard_chunks(Comm& comm, int me, Gradient& grad,
   if (plan.choice.algorithm != NcclAlgorithm::ring)
     throw std::logic_error("chunk-level reduce-scatter and all-gather run the ring only");
   const bool scatter = options_.collective == NcclCollective::reduce_scatter;
-  const NcclOp op(reduce_op, world);
+  const NcclOp op(reduce_op, world, options_.dtype);
   const bool math = grad.values.size() > 0;
   const std::int64_t n = grad.values.size(), w = static_cast<std::int64_t>(grad.wire_elements);
   Eigen::VectorXf result = math ? Eigen::VectorXf(Eigen::VectorXf::Zero(n)) : Eigen::VectorXf();
@@ -130,10 +131,12 @@ void NcclCommunicator::run_ring_shard_chunks(Comm& comm, int me, Gradient& grad,
             if (s == 0) {
               if (math) {
                 value.resize(r.count);
-                if (scatter)
+                if (scatter) {
                   op.load(value, x.segment(r.begin, r.count));
-                else
+                } else {
                   value = x.segment(r.begin, r.count);
+                  round_to(value, options_.dtype);
+                }
               }
             } else {
               value = in.take().values;

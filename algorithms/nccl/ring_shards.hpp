@@ -32,15 +32,16 @@ Range nccl_shard_piece(std::int64_t n, int members, int owner, int loops, int ch
 // member m's vector.
 Eigen::VectorXf nccl_ring_reduce_scatter(const std::vector<std::vector<int>>& rings, int loops,
                                          const std::vector<const Eigen::VectorXf*>& inputs, const ReduceOp& op,
-                                         int world);
+                                         int world, WireDtype dtype = WireDtype::fp32);
 
-// The gathered vector: member m's own shard of its input at the place of shard m.
-Eigen::VectorXf nccl_all_gather(const std::vector<const Eigen::VectorXf*>& inputs);
+// The gathered vector: member m's own shard of its input at the place of shard m, as `dtype` holds it.
+Eigen::VectorXf nccl_all_gather(const std::vector<const Eigen::VectorXf*>& inputs,
+                                WireDtype dtype = WireDtype::fp32);
 
 // The result of a reduce-scatter (every shard) or an all-gather call as the communicator plans it.
 Eigen::VectorXf nccl_shard_collective(const NcclView& view, const NcclCallPlan& plan, NcclCollective collective,
                                       const std::vector<const Eigen::VectorXf*>& inputs, const ReduceOp& op,
-                                      int world);
+                                      int world, WireDtype dtype);
 
 // Zeroes all but member m's shard of `values` (what a reduce-scatter leaves the member).
 void keep_shard(Eigen::VectorXf& values, int members, int m);

@@ -53,12 +53,18 @@ class FsdpNccl final : public Aggregator {
     if (mine.count > 0) grad.values.segment(mine.begin, mine.count) = shard.values;
   }
 
+  // In a 16-bit param_dtype every shard arrives as that type's values; the rank's own shard stays
+  // its fp32 master copy (FSDP's mixed precision keeps one; aggsim's one weight vector holds both).
   void gather_parameters(RankContext& ctx, Gradient& params) override {
     const FsdpNcclLayout& l = comms_->layout;
+    const int me = ctx.rank % l.group_size;
+    const Range mine = nccl_shard(static_cast<std::int64_t>(params.values.size()), l.group_size, me);
+    const Eigen::VectorXf master = params.values.segment(mine.begin, mine.count);
     at_wire_precision(params, l.param_bytes, [&] {
-      comms_->gather[static_cast<std::size_t>(ctx.rank / l.group_size)]->run(
-          *ctx.comm, ctx.rank % l.group_size, params, op_, ctx.world, ctx.choice);
+      comms_->gather[static_cast<std::size_t>(ctx.rank / l.group_size)]->run(*ctx.comm, me, params, op_, ctx.world,
+                                                                            ctx.choice);
     });
+    if (mine.count > 0) params.values.segment(mine.begin, mine.count) = master;
   }
 
  private:
@@ -66,8 +72,14 @@ class FsdpNccl final : public Aggregator {
   ReduceOp op_;
 };
 
+WireDtype dtype_named(const std::string& name) {
+  return name == "bf16" ? WireDtype::bf16 : name == "fp16" ? WireDtype::fp16 : WireDtype::fp32;
+}
+
 NcclOptions options_of(const Params& params, NcclCollective collective, GpuArch arch, const ReduceOp& op) {
   NcclOptions o;
+  // Gathers move parameters (param_dtype); reduce-scatters and hybrid's all-reduce gradients.
+  o.dtype = dtype_named(params.text(collective == NcclCollective::all_gather ? "param_dtype" : "reduce_dtype"));
   o.protocol = protocol_named(fsdp_param_or(params, "protocol", "auto"));
   o.movement = fsdp_param_or(params, "movement", "flow") == "chunk" ? Movement::chunk : Movement::flow;
   o.collective = collective;

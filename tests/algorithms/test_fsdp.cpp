@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/nccl/nccl_op.hpp"
 #include "algorithms/sharded/fsdp_memory.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/scenario/scenario_loader.hpp"
@@ -414,4 +415,36 @@ TEST_CASE("fsdp over NCCL names NCCL's choice on every call of collectives.csv",
     CHECK(std::stoi(cells[7]) >= 1);
   }
   CHECK(rows == 3 * 4);  // three units: a reduce-scatter, two gathers and the last step's gather each
+}
+
+TEST_CASE("fsdp over NCCL in bf16 sends and reduces bf16 values, the same bits at flow and chunk level",
+          "[fsdp][nccl][math]") {
+  // Mixed precision: gradients reduce-scattered in bf16 (every partial sum rounded), parameters
+  // gathered in bf16, each rank's own shard kept in fp32. So after a step most of a rank's weights
+  // (the 3 of 4 shards it gathered) are bf16 values, where fp32 training leaves almost none; the
+  // losses stay near fp32's (bf16 keeps 8 significant bits: 1e-2).
+  const std::string mixed = "name: fsdp, collectives: nccl, param_dtype: bf16, reduce_dtype: bf16";
+  const Trained flow = train(mlp_scenario(4, mixed));
+  const Trained chunk = train(mlp_scenario(4, mixed + ", movement: chunk"));
+  const Trained fp32 = train(mlp_scenario(4, "name: fsdp, collectives: nccl"));
+  CHECK(chunk.weights == flow.weights);
+  CHECK(chunk.losses == flow.losses);
+  const auto bf16_share = [](const Trained& t) {
+    double exact = 0, all = 0;
+    for (const auto& [step, ranks] : t.weights)
+      for (const auto& w : ranks)
+        for (float v : w) {
+          Eigen::VectorXf one = Eigen::VectorXf::Constant(1, v);
+          round_to(one, WireDtype::bf16);
+          exact += one[0] == v;
+          ++all;
+        }
+    return exact / all;
+  };
+  INFO("bf16 share: mixed " << bf16_share(flow) << ", fp32 " << bf16_share(fp32));
+  CHECK(bf16_share(flow) >= 0.6);
+  CHECK(bf16_share(fp32) <= 0.2);
+  REQUIRE(flow.losses.size() == fp32.losses.size());
+  for (std::size_t i = 0; i < fp32.losses.size(); ++i) CHECK(flow.losses[i] == Approx(fp32.losses[i]).epsilon(1e-2));
+  CHECK(flow.weights != fp32.weights);
 }

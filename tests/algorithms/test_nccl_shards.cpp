@@ -210,3 +210,33 @@ TEST_CASE("aggsim perf --collective reduce_scatter and all_gather report NCCL's 
   }
   fs::remove_all(dir);
 }
+
+TEST_CASE("A 16-bit reduce-scatter rounds every partial result as NCCL's kernels hold it", "[nccl][shards][math]") {
+  // bf16 keeps 8 significant bits: 1 + 2^-8 is a tie between 1 and 1 + 2^-7 and rounds to even, 1.
+  // Owner r's shard: the member after r holds 1, the next two 2^-8 each, r holds 0. In bf16 NCCL's
+  // order gives ((1 + 2^-8) + 2^-8) + 0 = 1 (each step rounded); fp32 keeps 1 + 2^-7. fp16 (11
+  // significant bits) keeps it too, and rounds 1 + 2^-12 to 1.
+  const int p = 4;
+  const float tiny = std::ldexp(1.0f, -8);
+  std::vector<Eigen::VectorXf> inputs(p, Eigen::VectorXf::Zero(p));
+  for (int owner = 0; owner < p; ++owner) {
+    inputs[(owner + 1) % p][owner] = 1;
+    inputs[(owner + 2) % p][owner] = tiny;
+    inputs[(owner + 3) % p][owner] = tiny;
+  }
+  const ReduceOp sum{ReduceKind::sum, 1.0};
+  CHECK(nccl_ring_reduce_scatter({{0, 1, 2, 3}}, 1, pointers(inputs), sum, p, WireDtype::bf16) ==
+        Eigen::VectorXf::Ones(p));
+  CHECK(nccl_ring_reduce_scatter({{0, 1, 2, 3}}, 1, pointers(inputs), sum, p, WireDtype::fp16) ==
+        Eigen::VectorXf::Constant(p, 1 + 2 * tiny));
+  CHECK(nccl_ring_reduce_scatter({{0, 1, 2, 3}}, 1, pointers(inputs), sum, p) ==
+        Eigen::VectorXf::Constant(p, 1 + 2 * tiny));
+  Eigen::VectorXf v(2);
+  v << 1 + std::ldexp(1.0f, -12), 1 + std::ldexp(1.0f, -10);
+  round_to(v, WireDtype::fp16);
+  CHECK(v[0] == 1.0f);
+  CHECK(v[1] == 1 + std::ldexp(1.0f, -10));
+  // An all-gather in bf16 hands out bf16 values.
+  std::vector<Eigen::VectorXf> params(2, Eigen::VectorXf::Constant(2, 1 + std::ldexp(1.0f, -9)));
+  CHECK(nccl_all_gather(pointers(params), WireDtype::bf16) == Eigen::VectorXf::Ones(2));
+}
