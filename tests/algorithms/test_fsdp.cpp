@@ -140,6 +140,35 @@ Traffic traffic(const std::string& yaml) {
 
 const std::vector<std::string> kShardings = {"full", "grad_op", "optimizer", "hybrid"};
 
+// Each rank's bytes in step 0 of two on 8 ranks equal its sharding's closed form, for `algorithm`
+// with each variant's extra algorithm keys and model keys; with bf16 parameters the gathers' half.
+void check_step_bytes(const std::string& algorithm, const std::vector<std::pair<std::string, std::string>>& variants) {
+  const double M = kModelElements * 4;  // fp32 bytes
+  const int n = 8, g = 4, r = 2;
+  const std::map<std::string, double> expected = {
+      {"full", 3.0 * (n - 1) / n * M},
+      {"grad_op", 2.0 * (n - 1) / n * M},
+      {"optimizer", 2.0 * (n - 1) / n * M},
+      {"hybrid", 3.0 * (g - 1) / g * M + 2.0 * (r - 1) / r * (M / g)},
+  };
+  const auto bytes_of = [&](const std::string& keys, const std::string& model) {
+    const Traffic t = traffic(scenario(n, 2, algorithm + keys,
+                                       fmt::format("model: {{layers: {}, proxy_dim: 96, {}}}", layer_table(), model)));
+    REQUIRE(t.bytes.size() == static_cast<std::size_t>(n));
+    return t.bytes;
+  };
+  for (const auto& [keys, model] : variants) {
+    for (const auto& [sharding, bytes] : expected) {
+      INFO("sharding " << sharding << keys << ", " << model);
+      const std::string extra = sharding == "hybrid" ? ", shard_group: 4" : "";
+      for (double b : bytes_of(keys + ", sharding: " + sharding + extra, model)) CHECK(b == bytes);
+    }
+    // Mixed precision: gathers carry bf16 parameters, reduce-scatters fp32 gradients.
+    for (double b : bytes_of(keys + ", param_dtype: bf16", model))
+      CHECK(b == 2.0 * (n - 1) / n * (M / 2) + 1.0 * (n - 1) / n * M);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("fsdp trains the MLP to DDP's weights and losses under every sharding", "[fsdp][math]") {
@@ -182,28 +211,7 @@ TEST_CASE("fsdp's per-rank bytes of a step equal its sharding's closed form", "[
   // Ring collectives send (n-1)/n of what they cover: full gathers twice and reduce-scatters once,
   // grad_op and optimizer gather once, hybrid does full inside groups of g and all-reduces a 1/g
   // shard across the r groups. Step 0 of two (the last step also gathers the final weights).
-  const double M = kModelElements * 4;  // fp32 bytes
-  const int n = 8, g = 4, r = 2;
-  const std::map<std::string, double> expected = {
-      {"full", 3.0 * (n - 1) / n * M},
-      {"grad_op", 2.0 * (n - 1) / n * M},
-      {"optimizer", 2.0 * (n - 1) / n * M},
-      {"hybrid", 3.0 * (g - 1) / g * M + 2.0 * (r - 1) / r * (M / g)},
-  };
-  for (const auto& [sharding, bytes] : expected) {
-    INFO("sharding " << sharding);
-    const std::string extra = sharding == "hybrid" ? ", shard_group: 4" : "";
-    for (const std::string math : {"on", "off"}) {
-      const Traffic t = traffic(scenario(n, 2, "name: fsdp, sharding: " + sharding + extra,
-                                         fmt::format("model: {{layers: {}, proxy_dim: 96, math: {}}}", layer_table(), math)));
-      REQUIRE(t.bytes.size() == static_cast<std::size_t>(n));
-      for (double b : t.bytes) CHECK(b == bytes);
-    }
-  }
-  // Mixed precision: gathers carry bf16 parameters, reduce-scatters fp32 gradients.
-  const Traffic mixed = traffic(scenario(n, 2, "name: fsdp, param_dtype: bf16",
-                                         fmt::format("model: {{layers: {}, proxy_dim: 96}}", layer_table())));
-  for (double b : mixed.bytes) CHECK(b == 2.0 * (n - 1) / n * (M / 2) + 1.0 * (n - 1) / n * M);
+  check_step_bytes("name: fsdp", {{"", "math: on"}, {"", "math: off"}});
 }
 
 TEST_CASE("fsdp's prefetch hides each unit's gather behind the previous unit's compute", "[fsdp][formula]") {
@@ -361,28 +369,8 @@ TEST_CASE("fsdp over NCCL sends its sharding's closed-form bytes at both movemen
   // the closed forms of the ring test above, with the Simple protocol (all bytes on the wire are
   // data). Hybrid's 1/g shard is all-reduced by NCCL across r = 2 groups: 2(r-1)/r of it by ring or
   // tree alike.
-  const double M = kModelElements * 4;
-  const int n = 8, g = 4, r = 2;
-  const std::map<std::string, double> expected = {
-      {"full", 3.0 * (n - 1) / n * M},
-      {"grad_op", 2.0 * (n - 1) / n * M},
-      {"optimizer", 2.0 * (n - 1) / n * M},
-      {"hybrid", 3.0 * (g - 1) / g * M + 2.0 * (r - 1) / r * (M / g)},
-  };
-  for (const auto& [sharding, bytes] : expected)
-    for (const std::string movement : {"flow", "chunk"}) {
-      INFO("sharding " << sharding << ", movement " << movement);
-      const std::string extra = sharding == "hybrid" ? ", shard_group: 4" : "";
-      const Traffic t = traffic(scenario(
-          n, 2, "name: fsdp, collectives: nccl, protocol: simple, movement: " + movement + ", sharding: " + sharding + extra,
-          fmt::format("model: {{layers: {}, proxy_dim: 96}}", layer_table())));
-      REQUIRE(t.bytes.size() == static_cast<std::size_t>(n));
-      for (double b : t.bytes) CHECK(b == bytes);
-    }
-  // Mixed precision: gathers carry bf16 parameters, reduce-scatters fp32 gradients.
-  const Traffic mixed = traffic(scenario(n, 2, "name: fsdp, collectives: nccl, protocol: simple, param_dtype: bf16",
-                                         fmt::format("model: {{layers: {}, proxy_dim: 96}}", layer_table())));
-  for (double b : mixed.bytes) CHECK(b == 2.0 * (n - 1) / n * (M / 2) + 1.0 * (n - 1) / n * M);
+  check_step_bytes("name: fsdp, collectives: nccl, protocol: simple",
+                   {{", movement: flow", "math: on"}, {", movement: chunk", "math: on"}});
 }
 
 TEST_CASE("fsdp refuses NCCL's keys on the message ring, at the key", "[fsdp][nccl][input]") {

@@ -9,6 +9,7 @@
 
 #include "algorithms/nccl/nvls_shards.hpp"
 #include "algorithms/nccl/ring_shards.hpp"
+#include "nccl_platforms.hpp"
 #include "support/cli.hpp"
 #include "support/csv.hpp"
 #include "support/refusal.hpp"
@@ -110,17 +111,6 @@ TEST_CASE("NVLS reduce-scatter gives each shard the reduction in the switch's or
 }
 
 namespace {
-
-// One node of 8 H100 on NVSwitch (450 GB/s a GPU), two of them with a 400 Gb/s NIC a GPU, and one
-// NVLink domain of 72 GPUs at 900 GB/s (NCCL counts it as one node).
-const std::string kH100Node =
-    "{topology: cluster, nodes: 1, gpus_per_node: 8, intra_bandwidth: 450GBps, intra_latency: 0.5us, nvswitch: true}";
-const std::string kH100TwoNodes =
-    "{topology: cluster, nodes: 2, gpus_per_node: 8, intra_bandwidth: 450GBps, intra_latency: 0.5us, "
-    "nvswitch: true, nics_per_node: 8, nic_bandwidth: 400Gbps, bandwidth: 400Gbps, latency: 1us}";
-const std::string kDomain72 =
-    "{topology: cluster, nodes: 1, gpus_per_node: 72, intra_bandwidth: 900GBps, intra_latency: 0.5us, "
-    "nvswitch: true}";
 
 std::string gather_scatter(const std::string& platform, int ranks, const std::string& collective,
                            const std::string& op, const std::string& size, const std::string& extra = "") {
