@@ -11,7 +11,7 @@
 #include <tuple>
 
 #include "algorithms/nccl/nccl_tuning.hpp"
-#include "nccl_platforms.hpp"
+#include "nccl_fixture.hpp"
 #include "support/cli.hpp"
 #include "support/csv.hpp"
 #include "support/refusal.hpp"
@@ -38,13 +38,7 @@ std::string scenario(const std::string& platform, int ranks, const std::string& 
 
 // The choice the run made for its one call ("nvls/simple").
 std::string choice_of(const fs::path& dir, const std::string& yaml) {
-  write_file(dir / "s.yaml", yaml);
-  const auto r = run_aggsim({"run", "s.yaml", "--out", "out", "--force"}, dir);
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  const auto calls = read_csv_rows(read_file(dir / "out" / "collectives.csv"));
-  REQUIRE(calls.size() == 1);
-  return calls[0].at("nccl_algorithm") + "/" + calls[0].at("protocol");
+  return nccl_call_of(dir, yaml).first;
 }
 
 // busbw of `aggsim perf` at one size.

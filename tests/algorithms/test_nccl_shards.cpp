@@ -9,7 +9,7 @@
 
 #include "algorithms/nccl/nvls_shards.hpp"
 #include "algorithms/nccl/ring_shards.hpp"
-#include "nccl_platforms.hpp"
+#include "nccl_fixture.hpp"
 #include "support/cli.hpp"
 #include "support/csv.hpp"
 #include "support/refusal.hpp"
@@ -120,17 +120,6 @@ std::string gather_scatter(const std::string& platform, int ranks, const std::st
       ranks, platform, size, collective, op, extra);
 }
 
-// The run's one call: "algorithm/protocol" and its time.
-std::pair<std::string, double> call_of(const fs::path& dir, const std::string& yaml) {
-  write_file(dir / "s.yaml", yaml);
-  const auto r = run_aggsim({"run", "s.yaml", "--out", "out", "--force"}, dir);
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  const auto calls = read_csv_rows(read_file(dir / "out" / "collectives.csv"));
-  REQUIRE(calls.size() == 1);
-  return {calls[0].at("nccl_algorithm") + "/" + calls[0].at("protocol"), std::stod(calls[0].at("time_s"))};
-}
-
 }  // namespace
 
 TEST_CASE("NCCL's choice for reduce-scatter and all-gather: ring, or NVLS inside one node", "[nccl][shards][nvls][tuning]") {
@@ -141,17 +130,17 @@ TEST_CASE("NCCL's choice for reduce-scatter and all-gather: ring, or NVLS inside
   // One H100 node: the ring's bus bandwidth (450 GB/s) counts n/(n-1) = 8/7 towards a reduce-scatter
   // (514 GB/s), NVLS's 8 heads x 40 GB/s x 5/6 = 267: the ring at every size (LL while latency
   // rules: 6.6 + 7 x 0.6 us against NVLS's 25).
-  CHECK(call_of(dir, gather_scatter(kH100Node, 8, "reduce_scatter", "sum", "64KiB")).first == "ring/ll");
-  CHECK(call_of(dir, gather_scatter(kH100Node, 8, "reduce_scatter", "sum", "1GiB")).first == "ring/simple");
-  CHECK(call_of(dir, gather_scatter(kH100Node, 8, "all_gather", "sum", "1GiB")).first == "ring/simple");
+  CHECK(nccl_call_of(dir, gather_scatter(kH100Node, 8, "reduce_scatter", "sum", "64KiB")).first == "ring/ll");
+  CHECK(nccl_call_of(dir, gather_scatter(kH100Node, 8, "reduce_scatter", "sum", "1GiB")).first == "ring/simple");
+  CHECK(nccl_call_of(dir, gather_scatter(kH100Node, 8, "all_gather", "sum", "1GiB")).first == "ring/simple");
   // 72 GPUs: a ring of 71 hops (LL: 6.6 + 71 x 0.6 = 49.2 us before any byte) against NVLS's 25 us and
   // 32 heads x 20 GB/s x 5/6 = 533 GB/s: NVLS at 1 MiB for an all-gather and a summing
   // reduce-scatter, but not for avg (NCCL's PreMulSum, which the switch does not do).
-  CHECK(call_of(dir, gather_scatter(kDomain72, 72, "all_gather", "avg", "1MiB")).first == "nvls/simple");
-  CHECK(call_of(dir, gather_scatter(kDomain72, 72, "reduce_scatter", "sum", "1MiB")).first == "nvls/simple");
-  CHECK(call_of(dir, gather_scatter(kDomain72, 72, "reduce_scatter", "avg", "1MiB")).first.rfind("ring/", 0) == 0);
+  CHECK(nccl_call_of(dir, gather_scatter(kDomain72, 72, "all_gather", "avg", "1MiB")).first == "nvls/simple");
+  CHECK(nccl_call_of(dir, gather_scatter(kDomain72, 72, "reduce_scatter", "sum", "1MiB")).first == "nvls/simple");
+  CHECK(nccl_call_of(dir, gather_scatter(kDomain72, 72, "reduce_scatter", "avg", "1MiB")).first.rfind("ring/", 0) == 0);
   // Two H100 nodes: NVLS reduce-scatter and all-gather stay inside one node, so the ring.
-  CHECK(call_of(dir, gather_scatter(kH100TwoNodes, 16, "all_gather", "sum", "1MiB")).first.rfind("ring/", 0) == 0);
+  CHECK(nccl_call_of(dir, gather_scatter(kH100TwoNodes, 16, "all_gather", "sum", "1MiB")).first.rfind("ring/", 0) == 0);
   fs::remove_all(dir);
 }
 
@@ -164,7 +153,7 @@ TEST_CASE("NVLS reduce-scatter and all-gather move a GPU's whole buffer through 
   for (const std::string collective : {"reduce_scatter", "all_gather"}) {
     INFO(collective);
     const auto [choice, time] =
-        call_of(dir, gather_scatter(kDomain72, 72, collective, "sum", "1GiB", ", nccl_algorithm: nvls"));
+        nccl_call_of(dir, gather_scatter(kDomain72, 72, collective, "sum", "1GiB", ", nccl_algorithm: nvls"));
     CHECK(choice == "nvls/simple");
     CHECK(time == Approx(expected).epsilon(0.05));
   }
@@ -192,7 +181,7 @@ TEST_CASE("aggsim perf --collective reduce_scatter and all_gather report NCCL's 
     REQUIRE(r.exit_code == 0);
     const auto rows = read_csv_rows(read_file(dir / "p.csv"));
     REQUIRE(rows.size() == 1);
-    const auto [choice, time] = call_of(dir, gather_scatter(kDomain72, 72, collective, "sum", "1179648B"));
+    const auto [choice, time] = nccl_call_of(dir, gather_scatter(kDomain72, 72, collective, "sum", "1179648B"));
     CHECK(choice == "nvls/simple");
     CHECK(rows[0].at("choice").find("nvls") != std::string::npos);
     CHECK(std::stod(rows[0].at("time_s")) == Approx(time).epsilon(1e-9));

@@ -1,6 +1,12 @@
 #pragma once
-// Platforms the NCCL tests share.
+// Platforms and a helper the NCCL tests share.
+#include <catch2/catch.hpp>
+#include <filesystem>
 #include <string>
+#include <utility>
+
+#include "support/cli.hpp"
+#include "support/csv.hpp"
 
 namespace aggsim::test {
 
@@ -18,5 +24,16 @@ const std::string kH100TwoNodes =
 const std::string kDomain72 =
     "{topology: cluster, nodes: 1, gpus_per_node: 72, intra_bandwidth: 900GBps, intra_latency: 0.5us, "
     "nvswitch: true}";
+
+// Runs `yaml` (a scenario of one call) in `dir`: its call's "algorithm/protocol" and time_s.
+inline std::pair<std::string, double> nccl_call_of(const std::filesystem::path& dir, const std::string& yaml) {
+  write_file(dir / "s.yaml", yaml);
+  const auto r = run_aggsim({"run", "s.yaml", "--out", "out", "--force"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto calls = read_csv_rows(read_file(dir / "out" / "collectives.csv"));
+  REQUIRE(calls.size() == 1);
+  return {calls[0].at("nccl_algorithm") + "/" + calls[0].at("protocol"), std::stod(calls[0].at("time_s"))};
+}
 
 }  // namespace aggsim::test
