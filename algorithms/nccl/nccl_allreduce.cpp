@@ -11,6 +11,8 @@
 
 #include "algorithms/nccl/calibration/nccl_calibration.hpp"
 #include "algorithms/nccl/nccl_communicator.hpp"
+#include "algorithms/nccl/nccl_setup.hpp"
+#include "algorithms/nccl/nvls_shards.hpp"
 #include "algorithms/registry.hpp"
 #include "sim/platform/host_facts.hpp"
 
@@ -76,17 +78,18 @@ NcclOptions nccl_options(const Params& params) {
                      fmt::format("chunk: the piece-by-piece reference runs ring and tree; {} moves "
                                  "at flow level only",
                                  nccl_algorithm_name(*o.algorithm)));
-  // The other collectives run NCCL's ring (NVLS all-gather and reduce-scatter are not modelled).
+  // Reduce-scatter and all-gather run NCCL's ring or, inside one node, NVLS; broadcast its ring.
   if (o.collective != NcclCollective::all_reduce) {
-    if (o.movement == Movement::chunk)
-      throw ParamError("movement", fmt::format("chunk: the piece-by-piece reference runs all_reduce; {} moves "
-                                               "at flow level only",
-                                               nccl_collective_name(o.collective)));
-    if (o.algorithm && *o.algorithm != NcclAlgorithm::ring)
+    if (o.movement == Movement::chunk && o.collective == NcclCollective::broadcast)
+      throw ParamError("movement", "chunk: the piece-by-piece reference runs all_reduce, reduce_scatter and "
+                                   "all_gather; broadcast moves at flow level only");
+    const bool gathering = o.collective != NcclCollective::broadcast;
+    if (o.algorithm && *o.algorithm != NcclAlgorithm::ring && !(gathering && *o.algorithm == NcclAlgorithm::nvls))
       throw ParamError("nccl_algorithm",
-                       fmt::format("{}: {} runs NCCL's ring here", nccl_algorithm_name(*o.algorithm),
-                                   nccl_collective_name(o.collective)));
-    o.algorithm = NcclAlgorithm::ring;
+                       fmt::format("{}: NCCL runs {} by {}", nccl_algorithm_name(*o.algorithm),
+                                   nccl_collective_name(o.collective),
+                                   gathering ? "ring or, inside one node, nvls" : "ring"));
+    if (!gathering) o.algorithm = NcclAlgorithm::ring;
   }
   return o;
 }
@@ -179,8 +182,8 @@ std::vector<ParamSpec> nccl_param_specs() {
           .one_of(kGpuNames.list()),
       ParamSpec(
           "collective", ParamKind::choice, "all_reduce",
-          "the collective each call runs; the others move bytes only (model.math: off), for aggsim perf, "
-          "calibrate and compare")
+          "the collective each call runs; the others with model.math: off, for aggsim perf, calibrate and "
+          "compare (reduce_scatter and all_gather: NCCL's ring, or NVLS inside one node)")
           .one_of({"all_reduce", "all_gather", "reduce_scatter", "broadcast"}),
   };
 }
@@ -231,6 +234,12 @@ AlgorithmInfo nccl_allreduce_entry() {
       resolved.arch =
           platform_arch({hosts.begin(), hosts.begin() + std::min<std::size_t>(hosts.size(), cfg.world)});
     }
+    resolved.nvls_reduces_op = nccl_nvls_reduces(cfg.op);
+    if (resolved.collective == NcclCollective::reduce_scatter && resolved.algorithm == NcclAlgorithm::nvls &&
+        !resolved.nvls_reduces_op)
+      throw ParamError("nccl_algorithm", fmt::format("nvls: NCCL's switch reduces fp32 by sum only, and op is {} "
+                                                     "(set op: sum, or leave nccl_algorithm to NCCL)",
+                                                     reduce_kind_name(cfg.op.kind)));
     auto comm = std::make_shared<NcclCommunicator>(members, *cfg.hosts(), resolved,
                                                    protocol_costs_of(cfg.calibration), cfg.bandwidth_factor());
     check_nccl_platform(resolved, comm->view());

@@ -13,7 +13,11 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "algorithms/nccl/chunk_connection.hpp"
+#include "algorithms/nccl/nccl_op.hpp"
+#include "algorithms/nccl/nvls_shards.hpp"
 #include "algorithms/nccl/pipeline_time.hpp"
+#include "algorithms/nccl/ring_shards.hpp"
 #include "sim/api/partition.hpp"
 #include "sim/core/units.hpp"
 
@@ -31,53 +35,6 @@ int bounded_channels(const NcclOptions& o, int default_channels) {
   if (o.max_channels) channels = std::min(channels, *o.max_channels);
   return channels;
 }
-
-// NCCL's reduction: avg and custom_avg pre-multiply each input as it is read (NCCL's PreMulSum,
-// with the scale rounded to float), the others combine as they are.
-struct NcclOp {
-  ReduceKind kind = ReduceKind::sum;
-  float scale = 1;
-  bool premultiply = false;
-
-  NcclOp(const ReduceOp& op, int world) {
-    kind = op.kind;
-    if (op.kind == ReduceKind::avg) {
-      premultiply = true;
-      scale = static_cast<float>(1.0 / world);
-    } else if (op.kind == ReduceKind::custom_avg) {
-      premultiply = true;
-      scale = static_cast<float>(1.0 / op.denominator);
-    }
-  }
-  // acc = input (as read)
-  void load(Eigen::Ref<Eigen::VectorXf> acc, const Eigen::Ref<const Eigen::VectorXf>& x) const {
-    if (premultiply)
-      acc = x * scale;
-    else
-      acc = x;
-  }
-  // acc = acc (op) input as read
-  void add_input(Eigen::Ref<Eigen::VectorXf> acc, const Eigen::Ref<const Eigen::VectorXf>& x) const {
-    if (premultiply) {
-      for (Eigen::Index i = 0; i < acc.size(); ++i) acc[i] = acc[i] + x[i] * scale;
-      return;
-    }
-    combine(acc, x);
-  }
-  // acc = acc (op) partial result
-  void combine(Eigen::Ref<Eigen::VectorXf> acc, const Eigen::Ref<const Eigen::VectorXf>& y) const {
-    switch (kind) {
-      case ReduceKind::min:
-        acc = acc.cwiseMin(y);
-        break;
-      case ReduceKind::max:
-        acc = acc.cwiseMax(y);
-        break;
-      default:
-        acc += y;
-    }
-  }
-};
 
 // Pieces of a call's vectors: `parts` balanced pieces on both planes (proxy elements, fp32 wire
 // elements), as every algorithm here cuts them.
@@ -158,7 +115,7 @@ NcclCommunicator::NcclCommunicator(const std::vector<int>& members, const std::v
       costs_(costs),
       bandwidth_factor_(std::move(bandwidth_factor)),
       channels_(options.channels.value_or(bounded_channels(options, view_.default_channels()))),
-      tuning_(view_.system(channels_, options.arch)),
+      tuning_(nvls_for_op(view_.system(channels_, options.arch), options.collective, options.nvls_reduces_op)),
       calls_made_(members.size(), 0) {
   // NCCL's own NVLS rate on Blackwell, from its NVLS graph on this platform, unless a calibration
   // fitted one.
@@ -596,7 +553,8 @@ double NcclCommunicator::nvls_fill(const NcclCallPlan& plan, const Geometry& g) 
       }
     }
     double intra = 0;
-    const double per_port = piece * (1 + 1.0 / view_.largest_node()) / costs_.nvls_efficiency;
+    const double per_port =
+        piece * nvls_port_bytes_per_byte(options_.collective, view_.largest_node()) / costs_.nvls_efficiency;
     for (const auto& e : g.nvls_out[static_cast<std::size_t>(c)])
       if (e.from != e.to)
         intra =
@@ -620,7 +578,10 @@ void NcclCommunicator::run(Comm& comm, int me, Gradient& grad, const ReduceOp& o
                          protocol_name(plan.choice.protocol))];
   if (view_.size() == 1) {
     // One rank: NCCL copies; the op still applies to the one input.
-    if (grad.values.size() > 0) NcclOp(op, world).load(grad.values, Eigen::VectorXf(grad.values));
+    if (grad.values.size() > 0 && options_.collective != NcclCollective::all_gather)
+      NcclOp(op, world, options_.dtype).load(grad.values, Eigen::VectorXf(grad.values));
+    else if (grad.values.size() > 0)
+      round_to(grad.values, options_.dtype);
     return;
   }
   Meeting& m = join(me);
@@ -678,10 +639,12 @@ void NcclCommunicator::plan_streams(Meeting& m, const NcclCallPlan& plan, const 
     for (int c = 0; c < channels; ++c) {
       const double data = per_channel.data_bytes(c);
       for (int me = 0; me < p; ++me) {
-        const double share = 1.0 / static_cast<double>(view_.node_members(view_.node_of(me)).size());
+        const auto node_gpus = static_cast<int>(view_.node_members(view_.node_of(me)).size());
+        const double share = 1.0 / node_gpus;
         if (is_nvls(a)) {
           const auto& e = g.nvls_out[static_cast<std::size_t>(c)][static_cast<std::size_t>(me)];
-          add(e.from, e.to, data * (1 + share), c, 1 / costs_.nvls_efficiency);
+          add(e.from, e.to, data * nvls_port_bytes_per_byte(options_.collective, node_gpus), c,
+              1 / costs_.nvls_efficiency);
         }
         if (!g.tree_up.empty()) {
           const int parent = g.tree[static_cast<std::size_t>(c)][static_cast<std::size_t>(me)].parent;
@@ -783,20 +746,23 @@ void NcclCommunicator::run_flow(Comm& comm, int me, Gradient& grad, Meeting& m, 
       comm.pause_until(std::max(start + m.chain + busy * rest, streams_end));
       break;
   }
-  if (options_.collective != NcclCollective::all_reduce || grad.values.size() == 0) return;
+  if (options_.collective == NcclCollective::broadcast || grad.values.size() == 0) return;
   if (!m.reduced) {
     std::vector<const Eigen::VectorXf*> inputs;
     for (const Gradient* in : m.inputs) inputs.push_back(&in->values);
-    m.result = nccl_reduce(view_, plan, inputs, op, world);
+    m.result = options_.collective == NcclCollective::all_reduce
+                   ? nccl_reduce(view_, plan, inputs, op, world, options_.dtype)
+                   : nccl_shard_collective(view_, plan, options_.collective, inputs, op, world, options_.dtype);
     m.reduced = true;
   }
   grad.values = m.result;
+  if (options_.collective == NcclCollective::reduce_scatter) keep_shard(grad.values, view_.size(), me);
 }
 
 Eigen::VectorXf nccl_reduce(const NcclView& view, const NcclCallPlan& plan,
                             const std::vector<const Eigen::VectorXf*>& inputs, const ReduceOp& reduce_op,
-                            int world) {
-  const NcclOp op(reduce_op, world);
+                            int world, WireDtype dtype) {
+  const NcclOp op(reduce_op, world, dtype);
   const int p = view.size(), channels = plan.choice.channels;
   const std::int64_t n = inputs.front()->size();
   Eigen::VectorXf out(n);
@@ -868,76 +834,8 @@ Eigen::VectorXf nccl_reduce(const NcclView& view, const NcclCallPlan& plan,
 
 namespace {
 
-// One connection's receiving end at chunk level: at most `slots` pieces posted ahead (NCCL's FIFO
-// slots), each usable a hop latency after it arrived.
-class Inbox {
- public:
-  Inbox(Comm& comm, int peer_rank, int tag, int slots, std::int64_t expected, double hop_latency)
-      : comm_(comm), peer_(peer_rank), tag_(tag), expected_(expected), hop_latency_(hop_latency) {
-    for (int i = 0; i < slots; ++i) post();
-  }
-  Payload take() {
-    double arrived = 0;
-    Payload p = window_.front().wait(&arrived);
-    window_.pop_front();
-    post();
-    comm_.pause_until(arrived + hop_latency_);
-    return p;
-  }
-
- private:
-  void post() {
-    if (posted_ >= expected_) return;
-    window_.push_back(comm_.irecv(peer_, tag_));
-    ++posted_;
-  }
-  Comm& comm_;
-  int peer_, tag_;
-  std::int64_t expected_, posted_ = 0;
-  double hop_latency_;
-  std::deque<RecvHandle> window_;
-};
-
-// One connection's sending end: pieces leave one after another, at most `slots` of them waiting
-// (NCCL's FIFO). At chunk level transfers carry no latency of their own (pieces_pay_latency), so a
-// connection's pieces follow each other on the wire back to back, each arriving its route's
-// latency later (charged by the Inbox). A sender actor on the member's host moves them, so the
-// member goes on receiving and reducing meanwhile.
-class Outbox {
- public:
-  Outbox(Comm& comm, sg4::Host* host, int peer_rank, int tag, int slots)
-      : comm_(comm),
-        free_(sg4::Semaphore::create(static_cast<unsigned>(slots))),
-        ready_(sg4::Semaphore::create(0)) {
-    sender_ =
-        sg4::Actor::create(fmt::format("nccl-send-{}-{}", peer_rank, tag), host, [this, peer_rank, tag] {
-          for (;;) {
-            ready_->acquire();
-            if (queue_.empty()) break;  // closed
-            Payload p = std::move(queue_.front());
-            queue_.pop_front();
-            comm_.send(peer_rank, std::move(p), tag);
-            free_->release();
-          }
-        });
-  }
-  void put(Payload p) {
-    free_->acquire();
-    queue_.push_back(std::move(p));
-    ready_->release();
-  }
-  // Waits until every piece has left.
-  void flush() {
-    ready_->release();  // with nothing queued behind the pieces: the sender stops after them
-    sender_->join();
-  }
-
- private:
-  Comm& comm_;
-  sg4::SemaphorePtr free_, ready_;
-  std::deque<Payload> queue_;
-  sg4::ActorPtr sender_;
-};
+using nccl_chunk::Inbox;
+using nccl_chunk::Outbox;
 
 }  // namespace
 
@@ -952,13 +850,15 @@ double NcclCommunicator::arrival_delay(int from, int to, Protocol proto) const {
 
 void NcclCommunicator::run_chunks(Comm& comm, int me, Gradient& grad, Meeting& m, const NcclCallPlan& plan,
                                   const ReduceOp& reduce_op, int world) {
+  if (options_.collective == NcclCollective::reduce_scatter || options_.collective == NcclCollective::all_gather)
+    return run_ring_shard_chunks(comm, me, grad, plan, reduce_op, world);
   const NcclAlgorithm a = plan.choice.algorithm;
   const Protocol proto = plan.choice.protocol;
   const int channels = plan.choice.channels, p = view_.size();
   if (a != NcclAlgorithm::ring && a != NcclAlgorithm::tree)
     throw std::logic_error("chunk-level movement runs ring and tree only");
   const Geometry& g = geometry(a, channels);
-  const NcclOp op(reduce_op, world);
+  const NcclOp op(reduce_op, world, options_.dtype);
   const bool math = grad.values.size() > 0;
   const std::int64_t n = grad.values.size(), w = static_cast<std::int64_t>(grad.wire_elements);
   Eigen::VectorXf result = math ? Eigen::VectorXf(n) : Eigen::VectorXf();

@@ -23,6 +23,7 @@
 #include <simgrid/s4u.hpp>
 #include <vector>
 
+#include "algorithms/nccl/nccl_op.hpp"
 #include "algorithms/nccl/nccl_tuning.hpp"
 #include "algorithms/nccl/nccl_view.hpp"
 #include "algorithms/nccl/protocol.hpp"
@@ -42,6 +43,10 @@ struct NcclOptions {
   std::optional<int> min_channels;         // bounds on the communicator's (NCCL_MIN_NCHANNELS,
   std::optional<int> max_channels;         // NCCL_MAX_NCHANNELS); empty: none
   NcclCollective collective = NcclCollective::all_reduce;
+  // Whether NVLS reduces the call's op (nccl_nvls_reduces); NCCL's choice runs a reduce-scatter
+  // by NVLS only when it does (the all-reduce's choice does not look at it yet).
+  bool nvls_reduces_op = true;
+  WireDtype dtype = WireDtype::fp32;  // the buffers' element type (nccl_op.hpp): what is sent and reduced
   Movement movement = Movement::flow;
   GpuArch arch = GpuArch::hopper;
 };
@@ -75,8 +80,10 @@ class NcclCommunicator {
   // Why a call of `wire_elements` cannot be simulated (more than kNcclMaxLoops loops), or "".
   std::string size_refusal(std::uint64_t wire_elements) const;
 
-  // Member `me`'s part of one call: `grad` holds its input and ends with the result (all_reduce;
-  // the other collectives move bytes only). `world` is avg's divisor. `choice` (may be null)
+  // Member `me`'s part of one call: `grad` holds its input and ends with the result: all_reduce the
+  // whole reduction; reduce_scatter the member's shard of it (nccl_shard; the rest zero);
+  // all_gather every member's shard of its own input (broadcast moves bytes only). `world` is
+  // avg's divisor. `choice` (may be null)
   // receives the call's algorithm, protocol and channels.
   void run(Comm& comm, int me, Gradient& grad, const ReduceOp& op, int world, CollectiveChoice* choice);
 
@@ -96,6 +103,9 @@ class NcclCommunicator {
                 int world);
   void run_chunks(Comm& comm, int me, Gradient& grad, Meeting& m, const NcclCallPlan& plan,
                   const ReduceOp& op, int world);
+  // Reduce-scatter and all-gather at chunk level (ring_shards.cpp).
+  void run_ring_shard_chunks(Comm& comm, int me, Gradient& grad, const NcclCallPlan& plan, const ReduceOp& op,
+                             int world);
   // How a call's streams and its pipeline's own time make its time.
   enum class Combine { later, pipeline, additive };
   struct Chain {
@@ -129,6 +139,7 @@ class NcclCommunicator {
 // The result of one all-reduce in NCCL's order, from every member's input (flow level's math,
 // which the chunk level's messages reproduce bit for bit). `inputs[m]` is member m's vector.
 Eigen::VectorXf nccl_reduce(const NcclView& view, const NcclCallPlan& plan,
-                            const std::vector<const Eigen::VectorXf*>& inputs, const ReduceOp& op, int world);
+                            const std::vector<const Eigen::VectorXf*>& inputs, const ReduceOp& op, int world,
+                            WireDtype dtype = WireDtype::fp32);
 
 }  // namespace aggsim

@@ -19,8 +19,10 @@
 
 #include "algorithms/collectives/allreduce.hpp"
 #include "algorithms/collectives/ring.hpp"
+#include "algorithms/nccl/nccl_tuning.hpp"
 #include "algorithms/registry.hpp"
 #include "algorithms/sharded/fsdp_memory.hpp"
+#include "algorithms/sharded/fsdp_nccl.hpp"
 
 namespace aggsim {
 
@@ -55,13 +57,15 @@ struct ObservedUnits {
 
 class Fsdp final : public Aggregator {
  public:
-  Fsdp(ReduceOp op, ShardLayout layout, std::shared_ptr<ObservedUnits> observed)
-      : op_(op), layout_(layout), observed_(std::move(observed)) {}
+  // `nccl`: the rank's NCCL collectives (collectives: nccl), or null for the message-level ring.
+  Fsdp(ReduceOp op, ShardLayout layout, std::shared_ptr<ObservedUnits> observed, std::unique_ptr<Aggregator> nccl)
+      : op_(op), layout_(layout), observed_(std::move(observed)), nccl_(std::move(nccl)) {}
 
   // Reduce-scatter inside the shard group (then hybrid's all-reduce of the shard across groups);
   // the rank keeps its reduced shard and zeroes the rest, which it does not own.
   void aggregate(RankContext& ctx, Gradient& grad) override {
     note_unit(ctx, grad);
+    if (nccl_) return nccl_->aggregate(ctx, grad);
     const Group group = layout_.shard_group(ctx.rank);
     ring_reduce_scatter(*ctx.comm, group, grad, op_, layout_.reduce_bytes);
     const ChunkView owned = chunk_of(grad, group.size(), ring_owned_chunk(group.me, group.size()));
@@ -84,6 +88,7 @@ class Fsdp final : public Aggregator {
 
   // Every rank contributes its own (updated) shard of the unit; the ring brings it the others'.
   void gather_parameters(RankContext& ctx, Gradient& params) override {
+    if (nccl_) return nccl_->gather_parameters(ctx, params);
     ring_allgather(*ctx.comm, layout_.shard_group(ctx.rank), params, layout_.param_bytes);
   }
 
@@ -97,6 +102,7 @@ class Fsdp final : public Aggregator {
   ReduceOp op_;
   ShardLayout layout_;
   std::shared_ptr<ObservedUnits> observed_;
+  std::unique_ptr<Aggregator> nccl_;
 };
 
 FsdpSharding sharding_named(const std::string& name) {
@@ -189,6 +195,7 @@ AlgorithmInfo fsdp_entry() {
           .one_of({"fp32", "bf16", "fp16"}),
       ParamSpec("reduce_dtype", ParamKind::choice, "fp32", "gradients on the wire (reduce-scatter, all-reduce)")
           .one_of({"fp32", "bf16", "fp16"})};
+  for (ParamSpec& spec : fsdp_nccl_param_specs()) info.params.push_back(std::move(spec));
   info.reduces_in_flight = true;
   info.takes_compression = false;
   info.consensus = true;
@@ -198,6 +205,7 @@ AlgorithmInfo fsdp_entry() {
       throw ParamError("compression", fmt::format("fsdp reduce-scatters dense gradients; compression {} is not "
                                                   "carried by its collectives yet (leave compression out)",
                                                   cfg.compressor->name));
+    check_fsdp_collective_keys(cfg.params);
     ShardLayout layout;
     layout.sharding = sharding_named(cfg.params.text("sharding"));
     layout.world = cfg.world;
@@ -210,7 +218,20 @@ AlgorithmInfo fsdp_entry() {
     schedule.grad_element_bytes = layout.reduce_bytes;
     auto observed = std::make_shared<ObservedUnits>();
     AlgorithmRun run;
-    run.make_aggregator = [op = cfg.op, layout, observed] { return std::make_unique<Fsdp>(op, layout, observed); };
+    std::function<std::unique_ptr<Aggregator>()> nccl;
+    if (fsdp_param_or(cfg.params, "collectives", "ring") == "nccl") {
+      nccl = fsdp_nccl_aggregators(cfg, {layout.world, layout.group_size, layout.param_bytes, layout.reduce_bytes});
+      // The chunk-level reference charges each piece's route latency where it arrives.
+      run.pieces_pay_latency = fsdp_param_or(cfg.params, "movement", "flow") == "chunk";
+      if (run.pieces_pay_latency) {
+        // Each call runs a ring actor and its sender per channel and rank.
+        run.extra_actors = static_cast<std::int64_t>(cfg.world) * kNcclMaxChannels * 2;
+        run.extra_actors_what = "NCCL channels (movement: chunk runs 2 actors per channel and rank)";
+      }
+    }
+    run.make_aggregator = [op = cfg.op, layout, observed, nccl] {
+      return std::make_unique<Fsdp>(op, layout, observed, nccl ? nccl() : nullptr);
+    };
     run.sharding = schedule;
     run.summary_fields = [layout, schedule, observed] { return memory_fields(layout, schedule, *observed); };
     run.replay_refusal = "its steps gather and reduce unit by unit around the compute, which replay does not record";

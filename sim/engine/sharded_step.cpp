@@ -108,9 +108,13 @@ class ShardedStep {
 
   // Unit b's reduce-scatter (and what the sharding adds to it): a collectives.csv call of the unit.
   void reduce(int b) {
-    RankContext bucket_ctx = algorithm_context(st_).for_bucket(static_cast<std::uint64_t>(b));
-    call([&] { st_.aggregators[static_cast<std::size_t>(b)]->aggregate(bucket_ctx, st_.buckets[static_cast<std::size_t>(b)]); },
-         slot(ShardedCall::reduce, b));
+    call(
+        [&] {
+          // Made inside the call: it carries the call's choice.
+          RankContext bucket_ctx = algorithm_context(st_).for_bucket(static_cast<std::uint64_t>(b));
+          st_.aggregators[static_cast<std::size_t>(b)]->aggregate(bucket_ctx, st_.buckets[static_cast<std::size_t>(b)]);
+        },
+        slot(ShardedCall::reduce, b));
   }
 
   // One collective: its time in the step's record; its part hidden behind the compute running beside

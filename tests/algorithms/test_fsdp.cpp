@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/nccl/nccl_op.hpp"
 #include "algorithms/sharded/fsdp_memory.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/scenario/scenario_loader.hpp"
@@ -139,6 +140,35 @@ Traffic traffic(const std::string& yaml) {
 
 const std::vector<std::string> kShardings = {"full", "grad_op", "optimizer", "hybrid"};
 
+// Each rank's bytes in step 0 of two on 8 ranks equal its sharding's closed form, for `algorithm`
+// with each variant's extra algorithm keys and model keys; with bf16 parameters the gathers' half.
+void check_step_bytes(const std::string& algorithm, const std::vector<std::pair<std::string, std::string>>& variants) {
+  const double M = kModelElements * 4;  // fp32 bytes
+  const int n = 8, g = 4, r = 2;
+  const std::map<std::string, double> expected = {
+      {"full", 3.0 * (n - 1) / n * M},
+      {"grad_op", 2.0 * (n - 1) / n * M},
+      {"optimizer", 2.0 * (n - 1) / n * M},
+      {"hybrid", 3.0 * (g - 1) / g * M + 2.0 * (r - 1) / r * (M / g)},
+  };
+  const auto bytes_of = [&](const std::string& keys, const std::string& model) {
+    const Traffic t = traffic(scenario(n, 2, algorithm + keys,
+                                       fmt::format("model: {{layers: {}, proxy_dim: 96, {}}}", layer_table(), model)));
+    REQUIRE(t.bytes.size() == static_cast<std::size_t>(n));
+    return t.bytes;
+  };
+  for (const auto& [keys, model] : variants) {
+    for (const auto& [sharding, bytes] : expected) {
+      INFO("sharding " << sharding << keys << ", " << model);
+      const std::string extra = sharding == "hybrid" ? ", shard_group: 4" : "";
+      for (double b : bytes_of(keys + ", sharding: " + sharding + extra, model)) CHECK(b == bytes);
+    }
+    // Mixed precision: gathers carry bf16 parameters, reduce-scatters fp32 gradients.
+    for (double b : bytes_of(keys + ", param_dtype: bf16", model))
+      CHECK(b == 2.0 * (n - 1) / n * (M / 2) + 1.0 * (n - 1) / n * M);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("fsdp trains the MLP to DDP's weights and losses under every sharding", "[fsdp][math]") {
@@ -181,28 +211,7 @@ TEST_CASE("fsdp's per-rank bytes of a step equal its sharding's closed form", "[
   // Ring collectives send (n-1)/n of what they cover: full gathers twice and reduce-scatters once,
   // grad_op and optimizer gather once, hybrid does full inside groups of g and all-reduces a 1/g
   // shard across the r groups. Step 0 of two (the last step also gathers the final weights).
-  const double M = kModelElements * 4;  // fp32 bytes
-  const int n = 8, g = 4, r = 2;
-  const std::map<std::string, double> expected = {
-      {"full", 3.0 * (n - 1) / n * M},
-      {"grad_op", 2.0 * (n - 1) / n * M},
-      {"optimizer", 2.0 * (n - 1) / n * M},
-      {"hybrid", 3.0 * (g - 1) / g * M + 2.0 * (r - 1) / r * (M / g)},
-  };
-  for (const auto& [sharding, bytes] : expected) {
-    INFO("sharding " << sharding);
-    const std::string extra = sharding == "hybrid" ? ", shard_group: 4" : "";
-    for (const std::string math : {"on", "off"}) {
-      const Traffic t = traffic(scenario(n, 2, "name: fsdp, sharding: " + sharding + extra,
-                                         fmt::format("model: {{layers: {}, proxy_dim: 96, math: {}}}", layer_table(), math)));
-      REQUIRE(t.bytes.size() == static_cast<std::size_t>(n));
-      for (double b : t.bytes) CHECK(b == bytes);
-    }
-  }
-  // Mixed precision: gathers carry bf16 parameters, reduce-scatters fp32 gradients.
-  const Traffic mixed = traffic(scenario(n, 2, "name: fsdp, param_dtype: bf16",
-                                         fmt::format("model: {{layers: {}, proxy_dim: 96}}", layer_table())));
-  for (double b : mixed.bytes) CHECK(b == 2.0 * (n - 1) / n * (M / 2) + 1.0 * (n - 1) / n * M);
+  check_step_bytes("name: fsdp", {{"", "math: on"}, {"", "math: off"}});
 }
 
 TEST_CASE("fsdp's prefetch hides each unit's gather behind the previous unit's compute", "[fsdp][formula]") {
@@ -317,4 +326,113 @@ TEST_CASE("fsdp's collectives.csv has a row per gather and reduce-scatter of eac
   CHECK(summary.find(fmt::format("\"param_bytes_per_rank\": {}", kModelElements * 4 / 4)) != std::string::npos);
   CHECK(summary.find("\"optimizer_bytes_per_rank\": 7680") != std::string::npos);  // 8 B x 3840 / 4
   CHECK(summary.find("\"exposed_gather_time_s\"") != std::string::npos);
+}
+
+TEST_CASE("fsdp over NCCL trains the MLP to DDP's losses, the same bits at flow and chunk level", "[fsdp][nccl][math]") {
+  // NCCL's ring adds each shard's inputs from the member after its owner round to the owner, where
+  // the message ring's all-reduce starts elsewhere: the sums differ in order only. With 4 ranks
+  // avg's float(1/4) is exact, so each step's gradient is within 4 x 2^-24 of the ring's relative to
+  // its terms; over 4 steps the weights stay within 4 steps x 4 ranks x 2^-23 of DDP's relative to
+  // their scale, and the losses within 1e-5. Flow and chunk movement compute one order: equal bits.
+  const Trained ddp = train(mlp_scenario(4, "name: ring_allreduce, granularity: layer, bucket: 0B"));
+  REQUIRE(ddp.weights.size() == 4);
+  for (const std::string& sharding : kShardings) {
+    INFO("sharding " << sharding);
+    const std::string extra = sharding == "hybrid" ? ", shard_group: 2" : "";
+    const std::string fsdp = "name: fsdp, collectives: nccl, sharding: " + sharding + extra;
+    const Trained flow = train(mlp_scenario(4, fsdp));
+    const Trained chunk = train(mlp_scenario(4, fsdp + ", movement: chunk"));
+    REQUIRE(flow.weights.size() == ddp.weights.size());
+    CHECK(chunk.weights == flow.weights);
+    CHECK(chunk.losses == flow.losses);
+    double largest = 0, scale = 0;
+    for (const auto& [step, ranks] : ddp.weights)
+      for (std::size_t r = 0; r < ranks.size(); ++r) {
+        const auto& mine = flow.weights.at(step).at(r);
+        REQUIRE(mine.size() == ranks[r].size());
+        for (std::size_t i = 0; i < mine.size(); ++i) {
+          largest = std::max(largest, static_cast<double>(std::abs(mine[i] - ranks[r][i])));
+          scale = std::max(scale, static_cast<double>(std::abs(ranks[r][i])));
+        }
+      }
+    CHECK(largest <= 4 * 4 * std::ldexp(1.0, -23) * scale);
+    REQUIRE(flow.losses.size() == ddp.losses.size());
+    for (std::size_t i = 0; i < ddp.losses.size(); ++i) CHECK(flow.losses[i] == Approx(ddp.losses[i]).epsilon(1e-5));
+    // Every rank holds the same whole weights after each step.
+    for (const auto& [step, ranks] : flow.weights)
+      for (const auto& w : ranks) CHECK(w == ranks.front());
+  }
+}
+
+TEST_CASE("fsdp over NCCL sends its sharding's closed-form bytes at both movements", "[fsdp][nccl][formula]") {
+  // NCCL's ring reduce-scatter and all-gather send (n-1)/n of what they cover, as the message ring:
+  // the closed forms of the ring test above, with the Simple protocol (all bytes on the wire are
+  // data). Hybrid's 1/g shard is all-reduced by NCCL across r = 2 groups: 2(r-1)/r of it by ring or
+  // tree alike.
+  check_step_bytes("name: fsdp, collectives: nccl, protocol: simple",
+                   {{", movement: flow", "math: on"}, {", movement: chunk", "math: on"}});
+}
+
+TEST_CASE("fsdp refuses NCCL's keys on the message ring, at the key", "[fsdp][nccl][input]") {
+  const std::string model = "model: {size: 1MB}";
+  check_refused(scenario(8, 1, "name: fsdp, protocol: ll", model), {"algorithm.protocol", "collectives: nccl"});
+  check_refused(scenario(8, 1, "name: fsdp, movement: chunk", model), {"algorithm.movement", "collectives: nccl"});
+  check_refused(scenario(8, 1, "name: fsdp, collectives: mpi", model), {"algorithm.collectives"});
+}
+
+TEST_CASE("fsdp over NCCL names NCCL's choice on every call of collectives.csv", "[fsdp][nccl][outputs]") {
+  const auto dir = fresh_dir("fsdp-nccl-outputs");
+  write_file(dir / "s.yaml", scenario(8, 1, "name: fsdp, collectives: nccl, sharding: hybrid, shard_group: 4",
+                                      fmt::format("model: {{layers: {}, proxy_dim: 96}}", layer_table())));
+  const auto r = run_aggsim({"run", "s.yaml", "--out", "out", "-q"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::istringstream lines(read_file(dir / "out" / "collectives.csv"));
+  std::string header;
+  std::getline(lines, header);
+  REQUIRE(header.rfind("step,bucket,rank_group,collective,algorithm,nccl_algorithm,protocol,channels,", 0) == 0);
+  int rows = 0;
+  for (std::string line; std::getline(lines, line); ++rows) {
+    std::vector<std::string> cells;
+    std::istringstream cell_stream(line);
+    for (std::string c; std::getline(cell_stream, c, ',');) cells.push_back(c);
+    REQUIRE(cells.size() > 8);
+    INFO(line);
+    CHECK(cells[5] == "ring");  // one GPU a node: NCCL's ring for reduce-scatter and all-gather
+    CHECK(!cells[6].empty());
+    CHECK(std::stoi(cells[7]) >= 1);
+  }
+  CHECK(rows == 3 * 4);  // three units: a reduce-scatter, two gathers and the last step's gather each
+}
+
+TEST_CASE("fsdp over NCCL in bf16 sends and reduces bf16 values, the same bits at flow and chunk level",
+          "[fsdp][nccl][math]") {
+  // Mixed precision: gradients reduce-scattered in bf16 (every partial sum rounded), parameters
+  // gathered in bf16, each rank's own shard kept in fp32. So after a step most of a rank's weights
+  // (the 3 of 4 shards it gathered) are bf16 values, where fp32 training leaves almost none; the
+  // losses stay near fp32's (bf16 keeps 8 significant bits: 1e-2).
+  const std::string mixed = "name: fsdp, collectives: nccl, param_dtype: bf16, reduce_dtype: bf16";
+  const Trained flow = train(mlp_scenario(4, mixed));
+  const Trained chunk = train(mlp_scenario(4, mixed + ", movement: chunk"));
+  const Trained fp32 = train(mlp_scenario(4, "name: fsdp, collectives: nccl"));
+  CHECK(chunk.weights == flow.weights);
+  CHECK(chunk.losses == flow.losses);
+  const auto bf16_share = [](const Trained& t) {
+    double exact = 0, all = 0;
+    for (const auto& [step, ranks] : t.weights)
+      for (const auto& w : ranks)
+        for (float v : w) {
+          Eigen::VectorXf one = Eigen::VectorXf::Constant(1, v);
+          round_to(one, WireDtype::bf16);
+          exact += one[0] == v;
+          ++all;
+        }
+    return exact / all;
+  };
+  INFO("bf16 share: mixed " << bf16_share(flow) << ", fp32 " << bf16_share(fp32));
+  CHECK(bf16_share(flow) >= 0.6);
+  CHECK(bf16_share(fp32) <= 0.2);
+  REQUIRE(flow.losses.size() == fp32.losses.size());
+  for (std::size_t i = 0; i < fp32.losses.size(); ++i) CHECK(flow.losses[i] == Approx(fp32.losses[i]).epsilon(1e-2));
+  CHECK(flow.weights != fp32.weights);
 }

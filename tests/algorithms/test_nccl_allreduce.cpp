@@ -226,12 +226,13 @@ TEST_CASE("nccl_allreduce refuses what NCCL would not run, naming the key", "[nc
   check_refused(head + "algorithm: {name: nccl_allreduce, protocol: Simple}\n", {"(did you mean 'simple'?)"});
   check_refused(head + "algorithm: {name: nccl_allreduce, collective: all_gather}\n",
                 {"algorithm.collective: all_gather moves bytes only", "model.math: off"});
-  // The chunk-level reference moves an all-reduce: it would time another collective as one.
+  // The chunk-level reference moves all-reduce, reduce-scatter and all-gather: it would time a
+  // broadcast as one of them.
   check_refused("ranks: 8\nplatform: " + kTwoNodes +
                     "\nmodel: {size: 1MB, math: off}\nalgorithm: {name: nccl_allreduce, collective: "
-                    "reduce_scatter, movement: chunk}\n",
-                {"bad.yaml:4:", "algorithm.movement: chunk: the piece-by-piece reference runs all_reduce; "
-                                "reduce_scatter moves at flow level only"});
+                    "broadcast, movement: chunk}\n",
+                {"bad.yaml:4:", "algorithm.movement: chunk: the piece-by-piece reference runs all_reduce, "
+                                "reduce_scatter and all_gather; broadcast moves at flow level only"});
   check_refused(
       "ranks: 8\nplatform: {topology: cluster, nodes: 1, gpus_per_node: 8, nvswitch: true}\n"
       "model: {size: 1MB}\nalgorithm: {name: nccl_allreduce, nccl_algorithm: nvls_tree}\n",

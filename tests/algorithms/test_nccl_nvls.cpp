@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "algorithms/nccl/nccl_tuning.hpp"
+#include "nccl_fixture.hpp"
 #include "support/cli.hpp"
 #include "support/csv.hpp"
 #include "support/refusal.hpp"
@@ -21,25 +22,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// One node of 8 H100 (NVLink 4: 18 links of 25 GB/s each way, 450 GB/s) on NVSwitch.
-const std::string kH100Node =
-    "{topology: cluster, nodes: 1, gpus_per_node: 8, intra_bandwidth: 450GBps, intra_latency: 0.5us, "
-    "nvswitch: true}";
-// Two such nodes, 8 x 400 Gb/s InfiniBand NICs each (one per GPU).
-const std::string kH100TwoNodes =
-    "{topology: cluster, nodes: 2, gpus_per_node: 8, intra_bandwidth: 450GBps, intra_latency: 0.5us, "
-    "nvswitch: true, nics_per_node: 8, nic_bandwidth: 400Gbps, bandwidth: 400Gbps, latency: 1us, "
-    "fabric: infiniband}";
 // Two nodes of 8 A100 (NVLink 3: 300 GB/s) on NVSwitch, 8 x 200 Gb/s NICs each.
 const std::string kA100TwoNodes =
     "{topology: cluster, nodes: 2, gpus_per_node: 8, intra_bandwidth: 300GBps, intra_latency: 0.5us, "
     "nvswitch: true, nics_per_node: 8, nic_bandwidth: 200Gbps, bandwidth: 200Gbps, latency: 1us, "
     "fabric: infiniband}";
-// One NVLink domain of 72 GPUs on NVSwitch at 900 GB/s each way (NCCL counts such a domain as one
-// node).
-const std::string kDomain72 =
-    "{topology: cluster, nodes: 1, gpus_per_node: 72, intra_bandwidth: 900GBps, intra_latency: 0.5us, "
-    "nvswitch: true}";
 
 std::string scenario(const std::string& platform, int ranks, const std::string& gpu,
                      const std::string& size = "1MiB") {
@@ -51,13 +38,7 @@ std::string scenario(const std::string& platform, int ranks, const std::string& 
 
 // The choice the run made for its one call ("nvls/simple").
 std::string choice_of(const fs::path& dir, const std::string& yaml) {
-  write_file(dir / "s.yaml", yaml);
-  const auto r = run_aggsim({"run", "s.yaml", "--out", "out", "--force"}, dir);
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  const auto calls = read_csv_rows(read_file(dir / "out" / "collectives.csv"));
-  REQUIRE(calls.size() == 1);
-  return calls[0].at("nccl_algorithm") + "/" + calls[0].at("protocol");
+  return nccl_call_of(dir, yaml).first;
 }
 
 // busbw of `aggsim perf` at one size.

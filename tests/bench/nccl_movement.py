@@ -153,7 +153,8 @@ def chunk_messages(case, channels):
         chunk = {"ll": step / 2, "ll128": step // 16 * 15, "simple": 4 * step}[case["protocol"]]
         slices = 2 if case["protocol"] == "simple" else 1
         loops = max(1, math.ceil(data / (channels * p * chunk)))
-        return channels * p * 2 * (p - 1) * slices * loops
+        steps = 2 * (p - 1) if case.get("collective", "all_reduce") == "all_reduce" else p - 1
+        return channels * p * steps * slices * loops
     chunk = {"ll": step / 2, "ll128": step // 16 * 15, "simple": step}[case["protocol"]]
     return channels * 2 * (p - 1) * max(1, math.ceil(data / channels / chunk))
 
@@ -167,48 +168,63 @@ def context():
 def run_generated(args, aggsim):
     rng = random.Random(args.seed)
     machine, date, commit = context()
+    # Reduce-scatter and all-gather run NCCL's ring; nccl_allreduce gives them no training math
+    # (model.math: off), so their cases compare times only (fsdp's tests compare their vectors).
+    gathering = args.collective != "all_reduce"
+    choices = [("ring", p) for p in PROTOCOLS] if gathering else CHOICES
     command = "tests/bench/nccl_movement.py " + " ".join(sys.argv[1:])
     rows, failures, index, drawn = [], [], 0, 0
     with tempfile.TemporaryDirectory() as work:
         while len(rows) < args.cases:
             drawn += 1
-            case = draw_case(rng, drawn, work, CHOICES[len(rows) % len(CHOICES)])
+            case = draw_case(rng, drawn, work, choices[len(rows) % len(choices)])
+            case["collective"] = args.collective
             algorithm = f"nccl_algorithm: {case['algorithm']}, protocol: {case['protocol']}"
+            if gathering:
+                algorithm += f", collective: {args.collective}"
             size = f"{case['bytes']}B"
             flow, call, flow_cpu = run(aggsim, work,
                                        scenario_text(case["platform"], case["ranks"], size, algorithm, "flow",
-                                                     True), "flow")
+                                                     not gathering), "flow")
             channels = int(call["channels"])
             if chunk_messages(case, channels) > args.budget:
                 continue
             chunk, _, chunk_cpu = run(aggsim, work,
                                       scenario_text(case["platform"], case["ranks"], size, algorithm, "chunk",
-                                                    True), "chunk")
+                                                    not gathering), "chunk")
             index += 1
             f, c = flow["sim_time_s"], chunk["sim_time_s"]
             rel = (f - c) / c
-            math_same = all(flow[k] == chunk[k] for k in ("agg_error", "rank_spread"))
-            row = [index, args.seed, case["label"], case["platform"].replace(work, "<tmp>"), case["ranks"],
+            math_same = gathering or all(flow[k] == chunk[k] for k in ("agg_error", "rank_spread"))
+            row = [index, args.seed, args.collective, case["label"], case["platform"].replace(work, "<tmp>"), case["ranks"],
                    case["nodes"], case["gpus"], case["nics"], case["slow"], case["algorithm"], case["protocol"],
-                   channels, case["bytes"], f"{f:.9g}", f"{c:.9g}", f"{rel:+.4f}", int(math_same),
+                   channels, case["bytes"], f"{f:.9g}", f"{c:.9g}", f"{rel:+.4f}", "" if gathering else int(math_same),
                    f"{flow_cpu:.2f}", f"{chunk_cpu:.2f}", machine, date, commit, command]
             rows.append(row)
-            print(*row[:17], flush=True)
+            print(*row[:18], flush=True)
             bound = args.tree_bound if case["algorithm"] == "tree" and args.tree_bound is not None else args.bound
             if bound is not None and (abs(rel) > bound or not math_same):
                 failures.append(row)
-    out = args.out or os.path.join(RESULTS, "nccl_movement_generated.csv")
+    suffix = "" if args.collective == "all_reduce" else "_" + args.collective
+    out = args.out or os.path.join(RESULTS, f"nccl_movement_generated{suffix}.csv")
     with open(out, "w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["case", "seed", "platform", "platform_yaml", "ranks", "nodes", "gpus_per_node", "nics",
+        w.writerow(["case", "seed", "collective", "platform", "platform_yaml", "ranks", "nodes", "gpus_per_node", "nics",
                     "slow", "algorithm", "protocol", "channels", "bytes", "flow_s", "chunk_s", "rel_diff",
                     "math_identical", "flow_cpu_s", "chunk_cpu_s", "machine", "date", "commit", "command"])
         w.writerows(rows)
     if not args.out:
-        summarize(out, os.path.join(RESULTS, "nccl_movement_generated_summary.csv"))
+        summarize(out, os.path.join(RESULTS, f"nccl_movement_generated{suffix}_summary.csv"))
     for row in failures:
-        print("OUT OF BOUND:", *row[:17], file=sys.stderr)
+        print("OUT OF BOUND:", *row[:18], file=sys.stderr)
     return 1 if failures else 0
+
+
+def math_verdict(rows):
+    """yes / NO when the cases compared their vectors; n/a for reduce-scatter and all-gather cases."""
+    if all(r["math_identical"] == "" for r in rows):
+        return "n/a"
+    return "yes" if all(r["math_identical"] == "1" for r in rows) else "NO"
 
 
 def summarize(path, out, top=10):
@@ -227,7 +243,7 @@ def summarize(path, out, top=10):
         for (alg, proto), rs in sorted(groups.items()):
             worst = max(rs, key=lambda r: abs(float(r["rel_diff"])))
             w.writerow([alg, proto, len(rs), sum(abs(float(r["rel_diff"])) <= 0.05 for r in rs), worst["rel_diff"],
-                        worst["case"], "yes" if all(r["math_identical"] == "1" for r in rs) else "NO"] +
+                        worst["case"], math_verdict(rs)] +
                        [rows[0][c] for c in context_cols])
     worst_out = out.replace("_summary.csv", "_worst.csv")
     with open(worst_out, "w", newline="") as fh:
@@ -267,6 +283,8 @@ def main():
     parser.add_argument("--budget", type=int, default=3_000_000, help="most chunk-level messages a case may send")
     parser.add_argument("--out", help="CSV to write (generated; default tests/bench/results/nccl_movement_generated.csv)")
     parser.add_argument("--bound", type=float, help="exit 1 if a case differs by more than this (0.05: 5 %%)")
+    parser.add_argument("--collective", default="all_reduce", choices=["all_reduce", "reduce_scatter", "all_gather"],
+                        help="the collective of the generated cases (reduce_scatter, all_gather: NCCL's ring)")
     parser.add_argument("--tree-bound", type=float, help="the bound for tree cases (default: --bound)")
     args = parser.parse_args()
     aggsim = os.path.abspath(os.path.join(args.build, "aggsim"))

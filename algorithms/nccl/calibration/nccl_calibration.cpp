@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <string>
+#include <vector>
+
 #include <algorithm>
 
 #include "algorithms/nccl/calibration/nccl_fit.hpp"
@@ -78,7 +81,10 @@ ModelCalibration nccl_protocol_model() {
 // which NCCL has no call for, as the message-level algorithms run it.
 CollectivePlan nccl_plan(const std::string& collective, int ranks, std::uint64_t bytes, const std::string& source) {
   if (collective == "sendrecv") return message_level_plan(collective, ranks, bytes, source);
-  return {{fmt::format("algorithm.collective={}", collective)}, bytes, 1, static_cast<double>(bytes) / ranks};
+  std::vector<std::string> sets{fmt::format("algorithm.collective={}", collective)};
+  // nccl-tests reduce with sum (its -o default), which decides whether NCCL may reduce-scatter by NVLS.
+  if (collective == "reduce_scatter") sets.emplace_back("algorithm.op=sum");
+  return {sets, bytes, 1, static_cast<double>(bytes) / ranks};
 }
 
 }  // namespace
