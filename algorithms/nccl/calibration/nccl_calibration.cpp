@@ -2,10 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
-
-#include <algorithm>
 
 #include "algorithms/nccl/calibration/nccl_fit.hpp"
 
