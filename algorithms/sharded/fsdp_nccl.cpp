@@ -139,7 +139,7 @@ std::function<std::unique_ptr<Aggregator>()> fsdp_nccl_aggregators(const Algorit
     const ReduceOp op = collective == NcclCollective::all_reduce && cfg.op.adds() ? ReduceOp{ReduceKind::sum, 1.0}
                                                                                    : cfg.op;
     return std::make_shared<NcclCommunicator>(members, hosts, options_of(cfg.params, collective, arch, op),
-                                              cfg.protocol_costs, cfg.bandwidth_factor);
+                                              protocol_costs_of(cfg.calibration), cfg.bandwidth_factor());
   };
   for (int g = 0; g < groups; ++g) {
     std::vector<int> members;
