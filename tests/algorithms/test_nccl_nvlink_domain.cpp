@@ -7,8 +7,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "support/cli.hpp"
-#include "support/csv.hpp"
+#include "nccl_fixture.hpp"
 
 using namespace aggsim::test;
 namespace fs = std::filesystem;
@@ -22,19 +21,15 @@ std::string scenario(const std::string& platform, int ranks, const std::string& 
       ranks, platform, size);
 }
 
+// The run's one call: its "algorithm/protocol" and time_s.
 struct Call {
   std::string choice;  // "nvls/simple"
   double seconds = 0;
 };
 
 Call run_one(const fs::path& dir, const std::string& yaml) {
-  write_file(dir / "s.yaml", yaml);
-  const auto r = run_aggsim({"run", "s.yaml", "--out", "out", "--force"}, dir);
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  const auto calls = read_csv_rows(read_file(dir / "out" / "collectives.csv"));
-  REQUIRE(calls.size() == 1);
-  return {calls[0].at("nccl_algorithm") + "/" + calls[0].at("protocol"), std::stod(calls[0].at("time_s"))};
+  const auto [choice, seconds] = nccl_call_of(dir, yaml);
+  return {choice, seconds};
 }
 
 }  // namespace
