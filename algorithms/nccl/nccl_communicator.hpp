@@ -103,6 +103,9 @@ class NcclCommunicator {
                 int world);
   void run_chunks(Comm& comm, int me, Gradient& grad, Meeting& m, const NcclCallPlan& plan,
                   const ReduceOp& op, int world);
+  struct ChunkRun;
+  simgrid::s4u::ActorPtr start_ring_channel(ChunkRun& run, int c);
+  std::pair<simgrid::s4u::ActorPtr, simgrid::s4u::ActorPtr> start_tree_channel(ChunkRun& run, int c);
   // Reduce-scatter and all-gather at chunk level (ring_shards.cpp).
   void run_ring_shard_chunks(Comm& comm, int me, Gradient& grad, const NcclCallPlan& plan, const ReduceOp& op,
                              int world);
