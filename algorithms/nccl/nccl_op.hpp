@@ -74,16 +74,7 @@ struct NcclOp {
   }
   // acc = acc (op) partial result
   void combine(Eigen::Ref<Eigen::VectorXf> acc, const Eigen::Ref<const Eigen::VectorXf>& y) const {
-    switch (kind) {
-      case ReduceKind::min:
-        acc = acc.cwiseMin(y);
-        break;
-      case ReduceKind::max:
-        acc = acc.cwiseMax(y);
-        break;
-      default:
-        acc += y;
-    }
+    ReduceOp{kind}.combine(acc, y);  // min, max or add, as every aggregation combines
     round_to(acc, dtype);
   }
 };
