@@ -1,9 +1,13 @@
 #pragma once
-// Platforms and a helper the NCCL tests share.
+// Platforms and helpers the NCCL tests share.
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "support/cli.hpp"
 #include "support/csv.hpp"
@@ -26,7 +30,8 @@ const std::string kDomain72 =
     "nvswitch: true}";
 
 // Runs `yaml` (a scenario of one call) in `dir`: its call's "algorithm/protocol" and time_s.
-inline std::pair<std::string, double> nccl_call_of(const std::filesystem::path& dir, const std::string& yaml) {
+inline std::pair<std::string, double> nccl_call_of(const std::filesystem::path& dir,
+                                                   const std::string& yaml) {
   write_file(dir / "s.yaml", yaml);
   const auto r = run_aggsim({"run", "s.yaml", "--out", "out", "--force"}, dir);
   INFO(r.err);
@@ -34,6 +39,24 @@ inline std::pair<std::string, double> nccl_call_of(const std::filesystem::path& 
   const auto calls = read_csv_rows(read_file(dir / "out" / "collectives.csv"));
   REQUIRE(calls.size() == 1);
   return {calls[0].at("nccl_algorithm") + "/" + calls[0].at("protocol"), std::stod(calls[0].at("time_s"))};
+}
+
+// `aggsim perf` of nccl_allreduce on `platform` with `ranks`, from `min` to `max` (algorithm_keys:
+// more keys of the algorithm, as ", protocol: ll"): its CSV rows.
+inline std::vector<std::map<std::string, std::string>> nccl_perf_rows(
+    const std::string& platform, int ranks, const std::string& min, const std::string& max,
+    const std::string& algorithm_keys = "") {
+  const auto dir = fresh_dir("nccl-perf");
+  write_file(dir / "s.yaml",
+             fmt::format("name: perf\nranks: {}\nsteps: 1\nplatform: {}\nmodel: {{size: 1MB, math: off}}\n"
+                         "algorithm: {{name: nccl_allreduce{}}}\n",
+                         ranks, platform, algorithm_keys));
+  const auto r = run_aggsim({"perf", "s.yaml", "--min", min, "--max", max, "--csv", "p.csv"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto rows = read_csv_rows(read_file(dir / "p.csv"));
+  std::filesystem::remove_all(dir);
+  return rows;
 }
 
 }  // namespace aggsim::test

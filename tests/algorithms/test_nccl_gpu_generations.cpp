@@ -8,8 +8,7 @@
 #include <set>
 
 #include "algorithms/nccl/nccl_tuning.hpp"
-#include "support/cli.hpp"
-#include "support/csv.hpp"
+#include "nccl_fixture.hpp"
 #include "support/refusal.hpp"
 
 using namespace aggsim;
@@ -28,20 +27,11 @@ std::string node_of(const std::string& gpu_key) {
 std::set<std::string> choices(const std::string& platform, const std::string& algorithm_keys = "",
                               const std::string& min = "1KiB", const std::string& max = "1GiB",
                               int ranks = 8) {
-  const auto dir = fresh_dir("gpu-generation");
-  write_file(dir / "s.yaml",
-             fmt::format("name: g\nranks: {}\nsteps: 1\nplatform: {}\nmodel: {{size: 1MB, math: "
-                         "off}}\nalgorithm: {{name: nccl_allreduce{}}}\n",
-                         ranks, platform, algorithm_keys));
-  const auto r = run_aggsim({"perf", "s.yaml", "--min", min, "--max", max, "--csv", "p.csv"}, dir);
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
   std::set<std::string> out;
-  for (const auto& row : read_csv_rows(read_file(dir / "p.csv"))) {
+  for (const auto& row : nccl_perf_rows(platform, ranks, min, max, algorithm_keys)) {
     const std::string choice = row.at("choice");
     out.insert(choice.substr(0, choice.find(',')));
   }
-  fs::remove_all(dir);
   return out;
 }
 
@@ -137,7 +127,8 @@ TEST_CASE("Blackwell NVLS runs at the rate NCCL's tuning gives its NVLS graph: 8
     s.ranks = gpus;
     s.nodes = 1;
     s.arch = GpuArch::blackwell;
-    const NvlsGraph g = nccl_nvls_graph(gpus, 1, 0, nccl_nvlink_GBps(GpuArch::blackwell, 900), 0, GpuArch::blackwell);
+    const NvlsGraph g =
+        nccl_nvls_graph(gpus, 1, 0, nccl_nvlink_GBps(GpuArch::blackwell, 900), 0, GpuArch::blackwell);
     s.nvls_heads = g.heads;
     s.nvls_bw_intra = g.bw_intra;
     return nccl_blackwell_nvls_port_share(s, 900);

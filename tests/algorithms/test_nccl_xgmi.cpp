@@ -11,8 +11,7 @@
 
 #include "algorithms/nccl/mesh_rings.hpp"
 #include "algorithms/nccl/nccl_tuning.hpp"
-#include "support/cli.hpp"
-#include "support/csv.hpp"
+#include "nccl_fixture.hpp"
 
 using namespace aggsim;
 using namespace aggsim::test;
@@ -30,7 +29,8 @@ void check_arc_disjoint_cycles(int g, std::size_t expected_rings) {
     REQUIRE(ring.size() == static_cast<std::size_t>(g));
     CHECK(std::set<int>(ring.begin(), ring.end()).size() == static_cast<std::size_t>(g));
     for (int k = 0; k < g; ++k) {
-      const std::pair<int, int> arc{ring[static_cast<std::size_t>(k)], ring[static_cast<std::size_t>((k + 1) % g)]};
+      const std::pair<int, int> arc{ring[static_cast<std::size_t>(k)],
+                                    ring[static_cast<std::size_t>((k + 1) % g)]};
       CHECK(arc.first != arc.second);
       CHECK(arcs.insert(arc).second);
     }
@@ -44,20 +44,11 @@ struct PerfRow {
 };
 
 // `aggsim perf` of nccl_allreduce on `platform` with `ranks`, from `min` to `max`.
-std::vector<PerfRow> perf(const std::string& platform, int ranks, const std::string& min, const std::string& max,
-                          const std::string& algorithm_keys = "") {
-  const auto dir = fresh_dir("xgmi-perf");
-  write_file(dir / "s.yaml",
-             fmt::format("name: x\nranks: {}\nsteps: 1\nplatform: {}\nmodel: {{size: 1MB, math: off}}\n"
-                         "algorithm: {{name: nccl_allreduce{}}}\n",
-                         ranks, platform, algorithm_keys));
-  const auto r = run_aggsim({"perf", "s.yaml", "--min", min, "--max", max, "--csv", "p.csv"}, dir);
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
+std::vector<PerfRow> perf(const std::string& platform, int ranks, const std::string& min,
+                          const std::string& max, const std::string& algorithm_keys = "") {
   std::vector<PerfRow> rows;
-  for (const auto& row : read_csv_rows(read_file(dir / "p.csv")))
+  for (const auto& row : nccl_perf_rows(platform, ranks, min, max, algorithm_keys))
     rows.push_back({std::stod(row.at("bytes")), std::stod(row.at("time_s")), row.at("choice")});
-  fs::remove_all(dir);
   return rows;
 }
 
@@ -158,13 +149,17 @@ TEST_CASE("xgmi: an XML platform declares a mesh node by its host property and r
   for (int a = 0; a < 4; ++a)
     for (int b = a + 1; b < 4; ++b)
       xml += fmt::format(
-          "    <link id=\"x-{0}-{1}\" bandwidth=\"50GBps\" latency=\"1us\" sharing_policy=\"SPLITDUPLEX\"/>\n", a, b);
+          "    <link id=\"x-{0}-{1}\" bandwidth=\"50GBps\" latency=\"1us\" "
+          "sharing_policy=\"SPLITDUPLEX\"/>\n",
+          a, b);
   for (int a = 0; a < 4; ++a)
     for (int b = a + 1; b < 4; ++b)
       xml += fmt::format(
-          "    <route src=\"node-0-gpu-{0}\" dst=\"node-0-gpu-{1}\" symmetrical=\"NO\"><link_ctn id=\"x-{0}-{1}\" "
+          "    <route src=\"node-0-gpu-{0}\" dst=\"node-0-gpu-{1}\" symmetrical=\"NO\"><link_ctn "
+          "id=\"x-{0}-{1}\" "
           "direction=\"UP\"/></route>\n"
-          "    <route src=\"node-0-gpu-{1}\" dst=\"node-0-gpu-{0}\" symmetrical=\"NO\"><link_ctn id=\"x-{0}-{1}\" "
+          "    <route src=\"node-0-gpu-{1}\" dst=\"node-0-gpu-{0}\" symmetrical=\"NO\"><link_ctn "
+          "id=\"x-{0}-{1}\" "
           "direction=\"DOWN\"/></route>\n",
           a, b);
   xml += "  </zone>\n</platform>\n";
@@ -172,8 +167,8 @@ TEST_CASE("xgmi: an XML platform declares a mesh node by its host property and r
   write_file(dir / "mesh.xml", xml);
   const auto from_xml = perf("{file: " + (dir / "mesh.xml").string() + "}", 4, "64MiB", "1GiB");
   const auto generated = perf(
-      "{topology: cluster, nodes: 1, gpus_per_node: 4, gpu: cdna3, intra_link: xgmi, xgmi_bandwidth: 50GBps}", 4,
-      "64MiB", "1GiB");
+      "{topology: cluster, nodes: 1, gpus_per_node: 4, gpu: cdna3, intra_link: xgmi, xgmi_bandwidth: 50GBps}",
+      4, "64MiB", "1GiB");
   REQUIRE(from_xml.size() == generated.size());
   for (std::size_t i = 0; i < generated.size(); ++i) {
     INFO(generated[i].bytes << " B");
