@@ -588,7 +588,7 @@ void NcclCommunicator::run(Comm& comm, int me, Gradient& grad, const ReduceOp& o
   Meeting& m = join(me);
   m.inputs[static_cast<std::size_t>(me)] = &grad;
   if (options_.movement == Movement::chunk)
-    run_chunks(comm, me, grad, m, plan, op, world);
+    run_chunks(comm, me, grad, plan, op, world);
   else
     run_flow(comm, me, grad, m, plan, op, world);
   leave(id);
@@ -880,7 +880,7 @@ struct NcclCommunicator::ChunkRun {
   }
 };
 
-void NcclCommunicator::run_chunks(Comm& comm, int me, Gradient& grad, Meeting& m, const NcclCallPlan& plan,
+void NcclCommunicator::run_chunks(Comm& comm, int me, Gradient& grad, const NcclCallPlan& plan,
                                   const ReduceOp& reduce_op, int world) {
   if (options_.collective == NcclCollective::reduce_scatter ||
       options_.collective == NcclCollective::all_gather)
@@ -919,7 +919,6 @@ void NcclCommunicator::run_chunks(Comm& comm, int me, Gradient& grad, Meeting& m
     }
   }
   for (auto& actor : actors) actor->join();
-  (void)m;
   if (math && options_.collective == NcclCollective::all_reduce) grad.values = std::move(run.result);
 }
 

@@ -101,8 +101,8 @@ class NcclCommunicator {
   std::map<std::pair<int, int>, std::vector<std::pair<int, int>>> tree_levels(const Geometry& g) const;
   void run_flow(Comm& comm, int me, Gradient& grad, Meeting& m, const NcclCallPlan& plan, const ReduceOp& op,
                 int world);
-  void run_chunks(Comm& comm, int me, Gradient& grad, Meeting& m, const NcclCallPlan& plan,
-                  const ReduceOp& op, int world);
+  void run_chunks(Comm& comm, int me, Gradient& grad, const NcclCallPlan& plan, const ReduceOp& op,
+                  int world);
   struct ChunkRun;
   simgrid::s4u::ActorPtr start_ring_channel(ChunkRun& run, int c);
   std::pair<simgrid::s4u::ActorPtr, simgrid::s4u::ActorPtr> start_tree_channel(ChunkRun& run, int c);
