@@ -112,8 +112,8 @@ void check_observed_choices(const Scenario& base, const std::vector<Measurement>
 
 namespace {
 
-// A point whose weight in NCCL's fit fell below this (further off the fit than the loss's scale) is
-// listed.
+// A point whose weight in a model's robust fit fell below this (more than about half the loss's
+// scale off the fit) is listed; one at 0 (beyond the scale) was set aside.
 constexpr double kFarOffWeight = 0.5;
 
 // Simulated time of each measured point under the scenario plus `extra` overrides.
@@ -166,7 +166,7 @@ std::string factor_lines(const FactorTable& t, const std::vector<int>& points) {
 }
 
 // The points the fit set aside or counted less: those out of order in their run (weight 0), and
-// those that ended far off the fit (NCCL's fit only: the robust loss's weight below a half).
+// those that ended far off the fit (a model's robust fit only: its weight below a half).
 std::string outlier_text(const std::vector<Measurement>& measured, const std::vector<MonotonicOutlier>& outliers,
                          const std::vector<double>& weights, const std::vector<double>& simulated) {
   std::string text;
@@ -175,9 +175,11 @@ std::string outlier_text(const std::vector<Measurement>& measured, const std::ve
     if (next < outliers.size() && outliers[next].index == i) {
       text += "- " + outlier_line(measured[i], outliers[next++].why) + ": treated as an outlier\n";
     } else if (i < weights.size() && weights[i] < kFarOffWeight) {
-      text += fmt::format("- {}: {:+.0f} % off the fit: down-weighted (weight {:.2f})\n",
+      text += fmt::format("- {}: {:+.0f} % off the fit: {}\n",
                           outlier_line(measured[i], fmt::format("simulated {:.4g} us", simulated[i] * 1e6)),
-                          100 * (simulated[i] / measured[i].time_s - 1), weights[i]);
+                          100 * (simulated[i] / measured[i].time_s - 1),
+                          weights[i] > 0 ? fmt::format("down-weighted (weight {:.2f})", weights[i])
+                                         : std::string("set aside (weight 0)"));
     }
   }
   return text.empty() ? "" : "points the fit set aside or counted less:\n" + text;

@@ -21,10 +21,10 @@ constexpr double kMinIndependence = 0.15;
 constexpr double kPrior = 1e-10;
 // Gauss-Newton steps of the robust fit at most (it stops once no parameter moves).
 constexpr int kMaxIterations = 60;
-// The robust loss's scale in log time, at least: a point this far off the fit (about 10 %) counts
-// half. Wider where the points spread more (robust_scale).
-constexpr double kRobustScale = 0.1;
-constexpr double kCauchyEfficiency = 2.3849;  // Cauchy's scale for 95 % efficiency under normal errors
+// The robust loss's scale in log time, at least: a point about 10 % off the fit counts half, one
+// 20 % off not at all. Wider where the points spread more (robust_scale).
+constexpr double kRobustScale = 0.2;
+constexpr double kBiweightEfficiency = 4.685;  // Tukey's biweight scale for 95 % efficiency under normal errors
 constexpr double kMadToSigma = 1.4826;        // a normal distribution's sigma over its median |error|
 
 struct Bounds {
@@ -224,10 +224,12 @@ std::vector<NcclParam> identifiable(const LinearTimes& lin, const std::vector<do
   return chosen;
 }
 
-// A point's weight under the robust loss: Cauchy's, of that scale in log time.
+// A point's weight under the robust loss: Tukey's biweight, of that scale in log time. It redescends:
+// a point beyond the scale pulls nothing, so a few points the model cannot follow (a network
+// plugin's slow protocol at some sizes) do not move the parameters they share with the rest.
 double robust_weight(double log_error, double scale) {
   const double u = log_error / scale;
-  return 1 / (1 + u * u);
+  return std::fabs(u) >= 1 ? 0.0 : (1 - u * u) * (1 - u * u);
 }
 
 // log(T_i(x) / measured_i), with T kept above a thousandth of the measured time.
@@ -236,7 +238,7 @@ double log_error(const LinearTimes& lin, const std::vector<double>& measured, st
   return std::log(std::max(lin.time(i, x), 1e-3 * measured[i]) / measured[i]);
 }
 
-// The robust loss's scale at x: Cauchy's 95 %-efficient constant (2.385) times the errors' spread,
+// The robust loss's scale at x: the biweight's 95 %-efficient constant (4.685) times the errors' spread,
 // estimated robustly as 1.4826 times the median absolute log error of the points of positive weight;
 // at least kRobustScale. A log the model follows closely gets a tight scale, one it cannot follow
 // everywhere (a network plugin's steps in size) a wide one, so that only points far off the rest
@@ -249,7 +251,7 @@ double robust_scale(const LinearTimes& lin, const std::vector<double>& measured,
   if (errors.empty()) return kRobustScale;
   const auto middle = errors.begin() + static_cast<std::ptrdiff_t>(errors.size() / 2);
   std::nth_element(errors.begin(), middle, errors.end());
-  return std::max(kRobustScale, kCauchyEfficiency * kMadToSigma * *middle);
+  return std::max(kRobustScale, kBiweightEfficiency * kMadToSigma * *middle);
 }
 
 // One Gauss-Newton step for the parameters not `held`, each point weighted by weight x its robust

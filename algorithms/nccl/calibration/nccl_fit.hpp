@@ -63,15 +63,15 @@ struct NcclFitResult {
   std::vector<NcclParam> at_bound;
   std::vector<double> predicted;      // each point's time under the fit's linear model
   // Each point's weight in the fit: its prior weight times the robust loss's at the fit (1 on the
-  // fit, a half at the loss's scale off it, a tenth at three times it).
+  // fit, a half at 0.54 times the loss's scale off it, none at the scale or beyond).
   std::vector<double> weights;
 };
 
 // `measured[i]` the measured time of point i, `at[i]` its simulated time at `x0`, `probe[k][i]` its
 // simulated time with candidate k at twice its x0 value; `weight[i]` its prior weight (0: an outlier
 // the fit ignores; empty: all 1). The fit minimises a robust loss of the log of simulated over
-// measured time (Cauchy's, its scale 2.385 times the errors' robust spread and at least 0.1: a point
-// far off the others pulls little), by Gauss-Newton on the points' linear model, reweighted at each
+// measured time (Tukey's biweight, its scale 4.685 times the errors' robust spread and at least 0.2:
+// a point beyond it pulls nothing), by Gauss-Newton on the points' linear model, reweighted at each
 // step. Bounds are NCCL's values times a range (bounds_of),
 // wherever x0 starts.
 NcclFitResult fit_nccl_params(const std::vector<double>& measured, const std::vector<double>& at,
