@@ -56,58 +56,11 @@ std::vector<Measurement> read_all_measurements(const MeasuredRunOptions& options
 }
 
 void check_observed_choices(const Scenario& base, const std::vector<Measurement>& measured) {
-  if (!follows_logged_choices(base)) return;
-  std::set<std::string> said;  // once per setting and file
-  const auto note = [&](const std::string& where, const std::string& what) {
-    if (!where.empty() && said.insert(where + what).second)
-      print_lines(stderr, "aggsim: note: {}: {}\n", where, what);
-  };
-  for (const auto& m : measured) {
-    if (!m.env.algorithm.empty())
-      note(m.env.algorithm_where,
-           fmt::format("NCCL_ALGO: this log's {} points run {}", m.collective, m.env.algorithm));
-    if (!m.env.protocol.empty())
-      note(m.env.protocol_where,
-           fmt::format("NCCL_PROTO: this log's {} points run {}", m.collective, m.env.protocol));
-    std::string bounds;
-    if (m.env.min_channels > 0) bounds = fmt::format("at least {}", m.env.min_channels);
-    if (m.env.max_channels > 0)
-      bounds += fmt::format("{}at most {}", bounds.empty() ? "" : " and ", m.env.max_channels);
-    if (!bounds.empty())
-      note(m.env.channels_where,
-           fmt::format("NCCL's channel settings: this log's points run on {} channels, unless an init line "
-                       "counts them",
-                       bounds));
-    for (const auto& [where, what] : m.env.not_followed)
-      if (said.insert(where + what).second)
-        print_lines(stderr, "aggsim: warning: {}: {}: not followed by the simulation\n", where, what);
-  }
-  for (const std::string key : {"nccl_algorithm", "protocol"}) {
-    if (!base.algorithm.params.has(key)) continue;
-    const std::string forced = base.algorithm.params.text(key);
-    if (forced == "auto") continue;
-    // Only all-reduce points run the scenario's algorithm (see plan_point).
-    for (const auto& m : measured) {
-      if (m.collective != "all_reduce") continue;
-      const bool protocol = key == "protocol";
-      const std::string& told = protocol ? m.env.protocol : m.env.algorithm;
-      if (!told.empty() && told != forced)
-        throw InputError(fmt::format(
-            "{}: algorithm.{}: this log's NCCL_{} runs {} in its all_reduce, but the scenario forces {} "
-            "({}); "
-            "leave {} to auto, or set it to {}",
-            protocol ? m.env.protocol_where : m.env.algorithm_where, key, protocol ? "PROTO" : "ALGO", told,
-            forced, base.where("algorithm." + key), key, told));
-      if (m.observed.nccl_algorithm.empty()) continue;
-      const std::string& seen = protocol ? m.observed.protocol : m.observed.nccl_algorithm;
-      if (seen.empty() || seen == forced) continue;
-      throw InputError(fmt::format(
-          "{}: algorithm.{}: NCCL chose {} for the {}-byte all_reduce of {}, but the scenario forces {} "
-          "({}); measure with NCCL_{}={} or leave {} to auto",
-          m.observed_source, key, seen, m.bytes, m.source, forced, base.where("algorithm." + key),
-          key == "protocol" ? "PROTO" : "ALGO", forced, key));
-    }
-  }
+  const std::optional<LoggedChoices>& choices = calibration_capability(base).logged_choices;
+  if (!choices) return;
+  std::vector<LoggedPoint> points;
+  for (const auto& m : measured) points.push_back(logged_point(m));
+  choices->check(points, plan_scenario(base), [](const std::string& line) { print_lines(stderr, "aggsim: {}\n", line); });
 }
 
 namespace {

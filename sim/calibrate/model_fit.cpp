@@ -72,8 +72,8 @@ std::string model_report(const ModelCalibration& model, const ModelFit& fit, con
     print_lines(
         stderr,
         "aggsim: warning: {} is held at a bound of the model ({:.4g}): the measurements ask for more "
-        "than it allows, most likely points the model runs otherwise than NCCL did (see the report)\n",
-        model.names[k], x[k]);
+        "than it allows, most likely points the model runs otherwise than {} did (see the report)\n",
+        model.names[k], x[k], model.defaults_are);
   }
   return text + (notes.empty() ? "" : "not identified by the data:\n" + notes) +
          (bound.empty() ? "" : "held at a bound of the model (the data ask for more than it allows):\n" + bound);

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "algorithms/nccl/nccl_tuning.hpp"
 #include "algorithms/registry.hpp"
 #include "sim/core/error.hpp"
 #include "sim/platform/platform.hpp"
@@ -30,13 +29,10 @@ bool may_have_nvswitch(const PlatformSpec& platform) {
   return xml_declared(platform.file).some_nvswitch;
 }
 
-// The GPU generation NCCL's model tunes for: algorithm.gpu, else the platform's, else hopper.
-std::string scenario_gpu(const Scenario& base) {
-  const Params& p = base.algorithm.params;
-  if (p.has("gpu") && !p.text("gpu").empty()) return p.text("gpu");
-  const std::optional<GpuGeneration> gpu =
-      base.platform.file.empty() ? base.platform.shape.gpu : xml_declared(base.platform.file).gpu;
-  return gpu ? kGpuNames.name(*gpu) : "hopper";
+// The platform's GPU generation, when it says one.
+std::string platform_gpu(const PlatformSpec& platform) {
+  const std::optional<GpuGeneration> gpu = platform.file.empty() ? platform.shape.gpu : xml_declared(platform.file).gpu;
+  return gpu ? kGpuNames.name(*gpu) : "";
 }
 }  // namespace
 
@@ -46,86 +42,41 @@ const CalibrationCapability& calibration_capability(const Scenario& base) {
 }
 
 bool follows_logged_choices(const Scenario& base) {
-  return calibration_capability(base).follows_logged_choices;
+  return calibration_capability(base).logged_choices.has_value();
+}
+
+LoggedPoint logged_point(const Measurement& m) {
+  LoggedPoint p;
+  p.collective = m.collective;
+  p.ranks = m.ranks;
+  p.nodes = m.nodes;
+  p.bytes = m.bytes;
+  p.source = m.source;
+  p.observed = m.observed;
+  p.observed_source = m.observed_source;
+  p.init_channels = m.init_channels;
+  p.forced_algorithm = m.env.algorithm;
+  p.forced_algorithm_where = m.env.algorithm_where;
+  p.forced_protocol = m.env.protocol;
+  p.forced_protocol_where = m.env.protocol_where;
+  p.min_channels = m.env.min_channels;
+  p.max_channels = m.env.max_channels;
+  p.channels_where = m.env.channels_where;
+  p.not_followed = m.env.not_followed;
+  return p;
+}
+
+PlanScenario plan_scenario(const Scenario& base) {
+  return PlanScenario{base.algorithm.params, may_have_nvswitch(base.platform), platform_gpu(base.platform),
+                      base.where("platform") + (base.platform.file.empty() ? "" : ", " + base.platform.file),
+                      [&base](const std::string& key) { return base.where(key); }};
 }
 
 MissedChoice follow_observed_choice(const Scenario& base, const Measurement& m, PointPlan& plan,
                                     bool observed_too) {
-  if (!follows_logged_choices(base) || m.collective == "sendrecv") return {};
-  MissedChoice missed;
-  // NCCL's tuning lines say what ran; without them, the log's NCCL_ALGO / NCCL_PROTO what was forced.
-  const bool tuned = observed_too && (!m.observed.nccl_algorithm.empty() || !m.observed.protocol.empty());
-  const std::string& algorithm = tuned ? m.observed.nccl_algorithm : m.env.algorithm;
-  const std::string& algorithm_where = tuned ? m.observed_source : m.env.algorithm_where;
-  const std::optional<NcclAlgorithm> named = nccl_algorithm_named(algorithm);
-  // Other collectives run NCCL's ring here (nccl_allreduce's collective key).
-  const bool runnable = named && (m.collective == "all_reduce" || *named == NcclAlgorithm::ring);
-  // What NCCL ran, or what a log's NCCL_ALGO / NCCL_PROTO force, must be something NCCL can run on
-  // the log's ranks (past a switch, the point's run finds where the ranks are).
-  const std::string gpu = scenario_gpu(base);
-  const NvlsHardware hardware{may_have_nvswitch(base.platform), gpu == "hopper" || gpu == "blackwell",
-                              m.nodes > 0 ? m.ranks / m.nodes : m.ranks};
-  const NcclPlacement placement = runnable ? nccl_placement(*named, m.nodes, hardware) : NcclPlacement::runs;
-  if (placement == NcclPlacement::needs_switch)
-    throw InputError(fmt::format(
-        "{}: NCCL ran {} here, which needs GPUs on a switch that reduces, and the scenario's platform "
-        "({}{}) has none: describe the nodes as they are (platform.nvswitch: true on a generated "
-        "platform, host property aggsim_nvswitch=\"true\" in XML)",
-        algorithm_where, algorithm, base.where("platform"),
-        base.platform.file.empty() ? "" : ", " + base.platform.file));
-  if (placement == NcclPlacement::needs_nvls_gpu)
-    throw InputError(fmt::format(
-        "{}: NCCL ran {} here, which only GPUs with NVLS run (Hopper and later), and the scenario's "
-        "GPU generation is {} ({}): describe the GPUs as they are (platform.gpu or algorithm.gpu: hopper)",
-        algorithm_where, algorithm, gpu, base.where("algorithm.gpu")));
-  if (placement == NcclPlacement::needs_three_gpus)
-    throw InputError(fmt::format("{}: {} here: NCCL runs NVLS only on nodes of more than 2 GPUs, and this "
-                                 "log's points have {} a node",
-                                 algorithm_where, algorithm, hardware.smallest_node));
-  if (runnable && !tuned) {
-    // NCCL's tuning lines say what it did run; the settings only what it was told to.
-    const std::string& protocol = m.env.protocol;
-    if (placement == NcclPlacement::nvls_spans_nodes)
-      throw InputError(
-          fmt::format("{}: NCCL_ALGO leaves {} only NVLS, which NCCL runs inside one node, and this "
-                      "log's points span {} nodes (NVLS-Tree joins nodes)",
-                      algorithm_where, m.collective, m.nodes));
-    if (placement == NcclPlacement::nvls_tree_on_one_node)
-      throw InputError(
-          fmt::format("{}: NCCL_ALGO leaves {} only NVLS-Tree, which joins nodes, and this log's "
-                      "points are on one node",
-                      algorithm_where, m.collective));
-    const std::optional<Protocol> forced = protocol_named(protocol);
-    if (forced && !nccl_protocol_runs(*named, *forced))
-      throw InputError(
-          fmt::format("{}: NCCL_PROTO leaves {} only {}, and NCCL_ALGO only {}, which NCCL runs "
-                      "with the simple protocol only",
-                      m.env.protocol_where, m.collective, protocol, algorithm));
-  }
-  if (runnable) {
-    plan.sets.push_back("algorithm.nccl_algorithm=" + algorithm);
-  } else if (!algorithm.empty()) {
-    missed.what = fmt::format("NCCL's algorithm {} (the model's choice is used)", algorithm);
-    missed.where = algorithm_where;
-  }
-  const std::string& protocol = tuned ? m.observed.protocol : m.env.protocol;
-  if (!protocol.empty() && (runnable || algorithm.empty()))
-    plan.sets.push_back("algorithm.protocol=" + protocol);
-  // NCCL from 2.22 opens up to 64 channels, the model up to 32 (NCCL 2.21.5's MAXCHANNELS).
-  const auto channels = [](int c) { return std::min(c, kNcclMaxChannels); };
-  if (tuned && m.observed.channels > 0 && runnable) {
-    plan.sets.push_back(fmt::format("algorithm.channels={}", channels(m.observed.channels)));
-  } else if (observed_too && m.init_channels > 0) {
-    plan.sets.push_back(fmt::format("algorithm.comm_channels={}", channels(m.init_channels)));
-  } else {
-    // NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS bound the channels NCCL finds (the init line, when the
-    // log has one, counts what they left).
-    if (m.env.min_channels > 0)
-      plan.sets.push_back(fmt::format("algorithm.min_channels={}", channels(m.env.min_channels)));
-    if (m.env.max_channels > 0)
-      plan.sets.push_back(fmt::format("algorithm.max_channels={}", channels(m.env.max_channels)));
-  }
-  return missed;
+  const std::optional<LoggedChoices>& choices = calibration_capability(base).logged_choices;
+  if (!choices) return {};
+  return choices->follow(logged_point(m), plan_scenario(base), observed_too, plan.sets);
 }
 
 PointPlan plan_point(const Scenario& base, const Measurement& m, bool keep_platform) {

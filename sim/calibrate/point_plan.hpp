@@ -23,26 +23,21 @@ struct PointPlan {
 // Throws InputError (naming the measurement's file:line) for points the scenario cannot express.
 PointPlan plan_point(const Scenario& base, const Measurement& m, bool keep_platform = false);
 
-// What of NCCL's choice in a log the model cannot run (empty `what` when it runs all of it).
-struct MissedChoice {
-  std::string what;
-  std::string where;  // "file:line" of the line that names it
-};
-
 // How the scenario's algorithm is calibrated (its table entry's; factor steps without one).
 const CalibrationCapability& calibration_capability(const Scenario& base);
 
-// Whether the scenario's algorithm runs each point as the log's NCCL ran it
-// (CalibrationCapability::follows_logged_choices).
+// Whether the scenario's algorithm runs each point as the log's library ran it
+// (CalibrationCapability::logged_choices).
 bool follows_logged_choices(const Scenario& base);
 
-// Algorithms that follow the log's choices only: the point runs as NCCL ran it where its log says so (calibrate fits the
-// costs of what ran, not of what the model would have chosen): the algorithm and protocol of its
-// tuning lines (Measurement::observed) when the model has them, else those the log's NCCL_ALGO /
-// NCCL_PROTO force (Measurement::env); the channels of the tuning line, else the communicator's
-// channels of the init lines (Measurement::init_channels), else NCCL_MIN/MAX_NCHANNELS.
-// `observed_too` false (compare, which predicts NCCL's choice): the log's settings only, which are
-// part of the run's set-up as the machine is.
+// What a measured point's log says of its calls, and the scenario, as the capability reads them.
+LoggedPoint logged_point(const Measurement& m);
+PlanScenario plan_scenario(const Scenario& base);
+
+// Algorithms that follow the log's choices only (CalibrationCapability::logged_choices): the point
+// runs as the log's library ran it where its log says so (calibrate fits the costs of what ran, not
+// of what the model would have chosen). `observed_too` false (compare, which predicts the library's
+// choice): the log's settings only, which are part of the run's set-up as the machine is.
 MissedChoice follow_observed_choice(const Scenario& base, const Measurement& m, PointPlan& plan,
                                     bool observed_too = true);
 

@@ -17,10 +17,11 @@ bool tcp_model(const std::string& fabric) {
 
 }  // namespace
 
-std::vector<std::string> calibration_reach_warnings(const Scenario& sc, const RankLayout& layout) {
+std::vector<std::string> calibration_reach_warnings(const Scenario& sc, const RunCalibration* run,
+                                                    const RankLayout& layout) {
   std::vector<std::string> warnings;
-  if (!sc.calibration) return warnings;
-  const Calibration& cal = *sc.calibration;
+  if (!run) return warnings;
+  const RunCalibration& cal = *run;
   const auto& node = layout.node_of_rank;
   bool intra = false;
   for (std::size_t r = 1; r < node.size() && !intra; ++r) intra = node[r] == node[r - 1];

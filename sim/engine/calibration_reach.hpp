@@ -8,13 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/calibration_capability.hpp"
 #include "sim/api/rank_layout.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace aggsim {
 
-// Warnings ("file:line:col: calibration: ...") for the run of `sc` on ranks placed as `layout`;
-// throws InputError when the calibration's fabric gives another network model than the run's.
-std::vector<std::string> calibration_reach_warnings(const Scenario& sc, const RankLayout& layout);
+// Warnings ("file:line:col: calibration: ...") for the run of `sc` on ranks placed as `layout`,
+// `cal` what it receives of its calibration (null: none); throws InputError when the calibration's
+// fabric gives another network model than the run's.
+std::vector<std::string> calibration_reach_warnings(const Scenario& sc, const RunCalibration* cal,
+                                                    const RankLayout& layout);
 
 }  // namespace aggsim

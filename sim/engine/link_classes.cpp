@@ -14,8 +14,8 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 
-std::optional<LinkClassCost> route_cost(const Scenario& sc, const sg4::Host* a, const sg4::Host* b,
-                                        bool same_node, const std::string& name) {
+std::optional<LinkClassCost> route_cost(const Scenario& sc, const RunCalibration* cal, const sg4::Host* a,
+                                        const sg4::Host* b, bool same_node, const std::string& name) {
   std::vector<sg4::Link*> links;
   double latency = 0;
   a->route_to(b, links, &latency);
@@ -24,7 +24,7 @@ std::optional<LinkClassCost> route_cost(const Scenario& sc, const sg4::Host* a, 
   for (const sg4::Link* l : links) bandwidth = std::min(bandwidth, l->get_bandwidth());
   LinkClassCost cost{name, latency, bandwidth, false};
   if (sc.network == NetworkPreset::ns3) return std::nullopt;
-  const auto factors = route_factors(sc, same_node);
+  const auto factors = route_factors(sc, cal, same_node);
   if (factors) {
     cost.latency_s *= factors->latency;
     cost.bandwidth_Bps *= factors->bandwidth;
@@ -45,14 +45,14 @@ std::string short_duration(double s) {
 
 }  // namespace
 
-std::vector<LinkClassCost> effective_link_classes(const Scenario& sc, const std::vector<sg4::Host*>& hosts,
-                                                  const RankLayout& layout) {
+std::vector<LinkClassCost> effective_link_classes(const Scenario& sc, const RunCalibration* cal,
+                                                  const std::vector<sg4::Host*>& hosts, const RankLayout& layout) {
   std::vector<LinkClassCost> out;
   const auto& node = layout.node_of_rank;
   if (hosts.size() < 2 || node.size() != hosts.size()) return out;
   for (std::size_t r = 1; r < hosts.size(); ++r)
     if (node[r] == node[r - 1]) {
-      if (auto c = route_cost(sc, hosts[r - 1], hosts[r], true, intra_link_name(hosts[r]))) out.push_back(*c);
+      if (auto c = route_cost(sc, cal, hosts[r - 1], hosts[r], true, intra_link_name(hosts[r]))) out.push_back(*c);
       break;
     }
   for (std::size_t r = 1; r < hosts.size(); ++r)
@@ -60,7 +60,7 @@ std::vector<LinkClassCost> effective_link_classes(const Scenario& sc, const std:
       // Under auto the fabric decides the model; a named preset applies whatever the fabric is.
       const std::string name =
           sc.network == NetworkPreset::auto_by_fabric ? fabric_name(sc.platform.fabric) : "between nodes";
-      if (auto c = route_cost(sc, hosts[0], hosts[r], false, name)) out.push_back(*c);
+      if (auto c = route_cost(sc, cal, hosts[0], hosts[r], false, name)) out.push_back(*c);
       break;
     }
   return out;

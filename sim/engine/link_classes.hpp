@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/calibration_capability.hpp"
 #include "sim/api/rank_layout.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -21,8 +22,9 @@ struct LinkClassCost {
 };
 
 // One entry per class the ranks' hosts use: the first node holding two ranks gives the intra-node
-// route, rank 0 and the first rank of another node the route between nodes.
-std::vector<LinkClassCost> effective_link_classes(const Scenario& sc,
+// route, rank 0 and the first rank of another node the route between nodes. `cal`: what the run
+// receives of its calibration (null: none).
+std::vector<LinkClassCost> effective_link_classes(const Scenario& sc, const RunCalibration* cal,
                                                   const std::vector<simgrid::s4u::Host*>& rank_hosts,
                                                   const RankLayout& layout);
 

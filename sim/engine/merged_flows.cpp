@@ -86,13 +86,13 @@ std::string pair_refusal(const std::vector<sg4::Host*>& hosts, const std::vector
 
 }  // namespace
 
-std::string merged_node_flows_refusal(const Scenario& sc, const std::vector<sg4::Host*>& hosts,
+std::string merged_node_flows_refusal(const Scenario& sc, const RunCalibration* cal, const std::vector<sg4::Host*>& hosts,
                                       const std::vector<std::vector<int>>& nodes,
                                       const std::vector<std::string>& simgrid_args) {
   if (sc.output.trace) return "output.trace records each rank's own transfers";
   if (effective_network(sc) == NetworkPreset::ns3)
     return "network: ns3 models each TCP connection, and one connection is not eight";
-  if (sc.calibration && sc.calibration->has_factors())
+  if (cal && cal->has_factors())
     return "the calibration's factor tables depend on the message size, and a merged message is larger";
   for (const auto& arg : simgrid_args)
     if (arg.rfind("--cfg=network/", 0) == 0)

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/calibration_capability.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace simgrid::s4u {
@@ -35,7 +36,9 @@ namespace aggsim {
 // "" when merged node flows keep the times of separate ones on this platform and network, else the
 // first reason why not (naming the nodes and links). `nodes`: the ranks of each node, each node
 // sending to the next (the last to the first), rank k of one to rank k of the next.
-std::string merged_node_flows_refusal(const Scenario& sc, const std::vector<simgrid::s4u::Host*>& hosts,
+// `cal`: what the run receives of its calibration (null: none).
+std::string merged_node_flows_refusal(const Scenario& sc, const RunCalibration* cal,
+                                      const std::vector<simgrid::s4u::Host*>& hosts,
                                       const std::vector<std::vector<int>>& nodes,
                                       const std::vector<std::string>& simgrid_args);
 

@@ -31,9 +31,8 @@ void install_zero_latency(sg4::Engine& engine) {
          const std::unordered_set<sg4::NetZone*>&) { return 0.0; });
 }
 
-std::optional<RouteFactors> route_factors(const Scenario& sc, bool same_node_route) {
-  if (sc.calibration && sc.calibration->has_factors())
-    return std::nullopt;
+std::optional<RouteFactors> route_factors(const Scenario& sc, const RunCalibration* cal, bool same_node_route) {
+  if (cal && cal->has_factors()) return std::nullopt;
   switch (effective_network(sc)) {
     case NetworkPreset::ns3:
       return std::nullopt;
@@ -45,13 +44,13 @@ std::optional<RouteFactors> route_factors(const Scenario& sc, bool same_node_rou
   }
 }
 
-void install_network_factors(sg4::Engine& engine, const Calibration& cal) {
-  if (!cal.has_factors()) return;
+void install_network_factors(sg4::Engine& engine, const std::shared_ptr<const RunCalibration>& cal) {
+  if (!cal || !cal->has_factors()) return;
   // One level left out keeps factors of 1 (the platform's values as written).
-  auto factor = [&cal](bool latency) {
-    return [&cal, latency](double size, const sg4::Host* src, const sg4::Host* dst,
-                           const std::vector<sg4::Link*>&, const std::unordered_set<sg4::NetZone*>&) {
-      const FactorStep f = cal.factors(same_nvlink_reach(src, dst), size);
+  auto factor = [cal](bool latency) {
+    return [cal, latency](double size, const sg4::Host* src, const sg4::Host* dst, const std::vector<sg4::Link*>&,
+                          const std::unordered_set<sg4::NetZone*>&) {
+      const LinkFactors f = cal->link_factors(same_nvlink_reach(src, dst), size);
       return latency ? f.latency : f.bandwidth;
     };
   };
@@ -63,7 +62,7 @@ void install_network_factors(sg4::Engine& engine, const Calibration& cal) {
     throw InputError(
         fmt::format("{}: cannot apply the calibration: {} (drop --cfg=network/latency-factor or "
                     "bandwidth-factor)",
-                    cal.file, e.what()));
+                    cal->file, e.what()));
   }
 }
 

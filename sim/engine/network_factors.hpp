@@ -5,14 +5,15 @@
 #include <optional>
 #include <simgrid/s4u/Engine.hpp>
 
-#include "sim/scenario/calibration.hpp"
+#include "algorithms/calibration_capability.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace aggsim {
 
-// Call once the platform is loaded and before the simulation runs; a calibration without factors
-// leaves the network model's own factors in place. The calibration must outlive the run.
-void install_network_factors(simgrid::s4u::Engine& engine, const Calibration& cal);
+// Call once the platform is loaded and before the simulation runs with what the run receives of
+// its calibration (AlgorithmConfig::calibration; null: none); one without factor tables leaves the
+// network model's own factors in place.
+void install_network_factors(simgrid::s4u::Engine& engine, const std::shared_ptr<const RunCalibration>& cal);
 
 // SimGrid's LV08 factors (a calibration of TCP over Ethernet, Velho and Legrand 2009).
 constexpr double kLv08LatencyFactor = 13.01;
@@ -29,11 +30,12 @@ void install_zero_latency(simgrid::s4u::Engine& engine);
 
 // The latency and bandwidth factors a transfer between two hosts gets from the scenario's network
 // (1 and 1 where the platform's values hold as written), for reports; nullopt when they depend on
-// the size (a calibration) or no factor applies (ns-3 simulates packets).
+// the size (the run's calibration `cal` has factor tables) or no factor applies (ns-3 simulates
+// packets).
 struct RouteFactors {
   double latency = 1;
   double bandwidth = 1;
 };
-std::optional<RouteFactors> route_factors(const Scenario& sc, bool same_node);
+std::optional<RouteFactors> route_factors(const Scenario& sc, const RunCalibration* cal, bool same_node);
 
 }  // namespace aggsim

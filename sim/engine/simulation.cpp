@@ -360,12 +360,15 @@ PreparedRun::PreparedRun(const Scenario& sc, const std::vector<std::string>& sim
   if (sc.network == NetworkPreset::auto_by_fabric && effective_network(sc) == NetworkPreset::lv08 &&
       !sets_factors(simgrid_args))
     install_fabric_factors(*engine);
-  if (sc.calibration) install_network_factors(*engine, *sc.calibration);
-  layout = layout_of(hosts);
-  for (const auto& w : calibration_reach_warnings(sc, layout))
-    print_lines(stderr, "aggsim: warning: {}\n", w);
-  link_classes = effective_link_classes(sc, hosts, layout);
+  // What the run receives of its calibration reaches the network, the warnings and the algorithm
+  // through one handle.
   config = algorithm_config(sc);
+  const RunCalibration* calibration = config.calibration.get();
+  install_network_factors(*engine, config.calibration);
+  layout = layout_of(hosts);
+  for (const auto& w : calibration_reach_warnings(sc, calibration, layout))
+    print_lines(stderr, "aggsim: warning: {}\n", w);
+  link_classes = effective_link_classes(sc, calibration, hosts, layout);
   if (sc.parallel.groups() > 1) {
     check_groups_alike(layout, sc.parallel, sc.ranks, sc.where("parallel"));
     group_layout = aggsim::group_layout(layout, sc.parallel, sc.ranks, 0);
@@ -376,8 +379,8 @@ PreparedRun::PreparedRun(const Scenario& sc, const std::vector<std::string>& sim
   const bool grouped = sc.parallel.groups() > 1;
   config.set_platform(grouped ? &group_layout : &layout, grouped ? &group_hosts : &hosts,
                       [this, &sc, simgrid_args, grouped](const std::vector<std::vector<int>>& nodes) {
-                        return merged_node_flows_refusal(sc, grouped ? group_hosts : hosts, nodes,
-                                                         simgrid_args);
+                        return merged_node_flows_refusal(sc, config.calibration.get(),
+                                                         grouped ? group_hosts : hosts, nodes, simgrid_args);
                       });
   // The loader's prepare stage when it read nothing of the platform: one prepare per run.
   std::optional<AlgorithmRun> loaded;
@@ -520,6 +523,7 @@ SimulationResult simulate_here(const Scenario& sc, const std::vector<std::string
   SimulationResult result;
   result.platform_description = prepared.platform_description;
   result.link_classes = prepared.link_classes;
+  result.calibration = prepared.config.calibration;
 
   result.log = StepLog(sc.ranks, sc.steps, sc.algorithm.every);
   if (prepared.algorithm.sharding) result.log.report_gathers();

@@ -60,6 +60,7 @@ struct SimulationResult {
   std::uint64_t messages_sent = 0;
   std::string platform_description;          // "platforms/x.xml (16 hosts)" or "cluster (64 hosts)"
   std::vector<LinkClassCost> link_classes;   // effective per-hop costs (start line, resolved.yaml)
+  std::shared_ptr<const RunCalibration> calibration;  // what the run received of its calibration (null: none)
   std::vector<Evaluation> evaluations;       // held-out evaluations of the averaged model (workload runs)
   std::vector<SummaryField> summary_fields;  // the algorithm's own figures (AlgorithmRun)
   // Per step, with math on: agg_error, compress_error, rank_spread (MathLog); empty with math off.

@@ -199,7 +199,7 @@ nlohmann::ordered_json json_or_null(std::optional<double> v) {
 
 // Per call size the run used, whether the calibration saw that size and that NCCL choice (the
 // flags `aggsim compare` and `perf` print), and the same over the whole run.
-void set_calibration_coverage(SummaryWriter& j, const Calibration& cal, const SimulationResult& result) {
+void set_calibration_coverage(SummaryWriter& j, const RunCalibration& cal, const SimulationResult& result) {
   struct Size {
     int calls = 0;
     std::map<std::string, int> choices;
@@ -260,7 +260,7 @@ void set_run_identity(SummaryWriter& j, const Scenario& sc, const SimulationResu
   j.set("compression", sc.compression.name);
   j.set("network", network_preset_name(sc.network));
   j.set("calibration",
-        sc.calibration ? nlohmann::ordered_json(sc.calibration->file) : nlohmann::ordered_json());
+        result.calibration ? nlohmann::ordered_json(result.calibration->file) : nlohmann::ordered_json());
   j.set("platform", result.platform_description);
   j.set("model_bytes", sc.model.size_bytes);
   j.set("math", sc.model.math);
@@ -379,7 +379,7 @@ std::string summary_json(const Scenario& sc, const SimulationResult& result,
   set_collective_figures(j, sc, result);
   set_math_means(j, steps);
   set_traffic(j, result, steps);
-  if (sc.calibration) set_calibration_coverage(j, *sc.calibration, result);
+  if (result.calibration) set_calibration_coverage(j, *result.calibration, result);
   set_workload_outcome(j, sc, result, steps);
   set_algorithm_fields(j, result.summary_fields);
   return j.dump();

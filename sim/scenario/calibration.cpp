@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "algorithms/nccl/protocol.hpp"
+#include "algorithms/registry.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/input_file.hpp"
 #include "sim/platform/platform_spec.hpp"
@@ -51,84 +51,71 @@ FactorTable read_table(const YamlValue& value) {
   return table;
 }
 
-const char* const kClassKeys[] = {"nvlink", "pcie", "network"};
-const char* const kProtocolKeys[] = {"ll", "ll128", "simple"};
+// A model's section of the file, read through YamlMap (keys checked, errors at their line).
+class YamlSectionReader : public SectionReader {
+ public:
+  explicit YamlSectionReader(const YamlValue& value) : map_(value) {}
+  std::unique_ptr<SectionReader> map(const std::string& key) override {
+    auto v = map_.get(key);
+    return v ? std::make_unique<YamlSectionReader>(*v) : nullptr;
+  }
+  std::optional<double> real(const std::string& key, double low, double high) override {
+    auto v = map_.get(key);
+    return v ? std::optional<double>(v->real(low, high)) : std::nullopt;
+  }
+  std::optional<std::vector<std::string>> words(const std::string& key, const std::string& what) override {
+    auto v = map_.get(key);
+    if (!v) return std::nullopt;
+    if (!v->node().IsSequence()) v->fail("must be a list of " + what);
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < v->node().size(); ++i) out.push_back(v->item(i).scalar());
+    return out;
+  }
+  void finish() override { map_.finish(); }
 
-ProtocolCosts read_nccl(const YamlValue& value, std::vector<std::string>& identified) {
-  ProtocolCosts c = ProtocolCosts::nccl_defaults();
-  YamlMap map(value);
-  if (auto hops = map.get("hop_latency_us")) {
-    YamlMap classes(*hops);
-    for (int k = 0; k < 3; ++k)
-      if (auto per = classes.get(kClassKeys[k])) {
-        YamlMap protocols(*per);
-        for (int p = 0; p < 3; ++p)
-          if (auto v = protocols.get(kProtocolKeys[p]))
-            c.hop_latency_s[static_cast<std::size_t>(k)][static_cast<std::size_t>(p)] =
-                v->real(0, 1e6) * 1e-6;
-        protocols.finish();
-      }
-    classes.finish();
-  }
-  if (auto eff = map.get("efficiency")) {
-    YamlMap protocols(*eff);
-    for (int p = 0; p < 3; ++p)
-      if (auto v = protocols.get(kProtocolKeys[p]))
-        c.efficiency[static_cast<std::size_t>(p)] = v->real(1e-3, 1);
-    protocols.finish();
-  }
-  if (auto nvls = map.get("nvls_efficiency")) c.nvls_efficiency = nvls->real(1e-3, 2);
-  if (auto scale = map.get("base_latency_scale")) {
-    const double x = scale->real(0, 1e4);
-    for (auto& row : c.base_latency_s)
-      for (double& b : row) b *= x;
-    c.nvls_hop_latency_s *= x;
-  }
-  if (auto ids = map.get("identified")) {
-    if (!ids->node().IsSequence()) ids->fail("must be a list of parameter names");
-    for (std::size_t i = 0; i < ids->node().size(); ++i) identified.push_back(ids->item(i).scalar());
-  }
-  map.finish();
-  return c;
-}
+ private:
+  YamlMap map_;
+};
 
-void emit_nccl(YAML::Emitter& out, const ProtocolCosts& c, const std::vector<std::string>& identified) {
-  const ProtocolCosts d = ProtocolCosts::nccl_defaults();
-  out << YAML::Key << "nccl" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "hop_latency_us" << YAML::Value << YAML::BeginMap;
-  for (int k = 0; k < 3; ++k) {
-    out << YAML::Key << kClassKeys[k] << YAML::Value << YAML::Flow << YAML::BeginMap;
-    for (int p = 0; p < 3; ++p)
-      out << YAML::Key << kProtocolKeys[p] << YAML::Value
-          << fmt::format("{:.6g}",
-                         c.hop_latency_s[static_cast<std::size_t>(k)][static_cast<std::size_t>(p)] * 1e6);
-    out << YAML::EndMap;
+// A model's section written into the file being emitted.
+class EmitterSectionWriter : public SectionWriter {
+ public:
+  explicit EmitterSectionWriter(YAML::Emitter& out) : out_(out) {}
+  void begin_map(const std::string& key, bool flow) override {
+    out_ << YAML::Key << key << YAML::Value;
+    if (flow) out_ << YAML::Flow;
+    out_ << YAML::BeginMap;
   }
-  out << YAML::EndMap;
-  out << YAML::Key << "efficiency" << YAML::Value << YAML::Flow << YAML::BeginMap;
-  for (int p = 0; p < 3; ++p)
-    out << YAML::Key << kProtocolKeys[p] << YAML::Value
-        << fmt::format("{:.6g}", c.efficiency[static_cast<std::size_t>(p)]);
-  out << YAML::EndMap;
-  out << YAML::Key << "nvls_efficiency" << YAML::Value << fmt::format("{:.6g}", c.nvls_efficiency);
-  // NCCL's base latencies keep their ratios; one scale is fitted.
-  const double scale =
-      d.base(NcclAlgorithm::ring, Protocol::simple) > 0
-          ? c.base(NcclAlgorithm::ring, Protocol::simple) / d.base(NcclAlgorithm::ring, Protocol::simple)
-          : 1;
-  out << YAML::Key << "base_latency_scale" << YAML::Value << fmt::format("{:.6g}", scale);
-  out << YAML::Key << "identified" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-  for (const auto& id : identified) out << id;
-  out << YAML::EndSeq << YAML::EndMap;
-}
+  void end_map() override { out_ << YAML::EndMap; }
+  void number(const std::string& key, double value) override {
+    out_ << YAML::Key << key << YAML::Value << fmt::format("{:.6g}", value);
+  }
+  void words(const std::string& key, const std::vector<std::string>& values) override {
+    out_ << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const auto& v : values) out_ << v;
+    out_ << YAML::EndSeq;
+  }
+
+ private:
+  YAML::Emitter& out_;
+};
 
 }  // namespace
 
-Calibration load_calibration(const std::string& file, const std::vector<ParamSpec>* generator_specs) {
+std::vector<const ModelCalibration*> table_models() {
+  std::vector<const ModelCalibration*> models;
+  for (const AlgorithmInfo& entry : algorithm_table())
+    if (entry.calibration.model) models.push_back(&*entry.calibration.model);
+  return models;
+}
+
+Calibration load_calibration(const std::string& file, const std::vector<ParamSpec>* generator_specs,
+                             const std::vector<const ModelCalibration*>& models) {
   const std::string text = read_input_file(file, "calibration");
   check_yaml_nesting(text, file);
-  const std::vector<std::string> keys = {"format",  "network", "algorithm", "platform",
-                                         "factors", "nccl",    "measured",  "fitted_from"};
+  std::vector<std::string> keys = {"format", "network", "algorithm", "platform", "factors"};
+  for (const ModelCalibration* model : models) keys.push_back(model->section);
+  keys.insert(keys.end(), {"measured", "fitted_from"});
   const YAML::Node doc = parse_yaml(text, file, {"calibration file", keys});
   auto source = std::make_shared<YamlSource>();
   source->file = file;
@@ -175,10 +162,12 @@ Calibration load_calibration(const std::string& file, const std::vector<ParamSpe
     if (auto v = map.get("inter")) cal.inter = read_table(*v);
     map.finish();
   }
-  if (auto nccl = top.get("nccl")) {
-    cal.model = std::make_shared<NcclProtocolParameters>(read_nccl(*nccl, cal.identified));
-    cal.model_where = nccl->location();
-  }
+  for (const ModelCalibration* model : models)
+    if (auto section = top.get(model->section)) {
+      YamlSectionReader reader(*section);
+      cal.model = model->read_section(reader, cal.identified);
+      cal.model_where = section->location();
+    }
   if (auto measured = top.get("measured")) {
     YamlMap map(*measured);
     if (auto v = map.get("min_size")) cal.measured_min_bytes = v->bytes();
@@ -210,7 +199,8 @@ Calibration load_calibration(const std::string& file, const std::vector<ParamSpe
   return cal;
 }
 
-std::string calibration_yaml(const Calibration& cal, const std::string& comment) {
+std::string calibration_yaml(const Calibration& cal, const std::string& comment,
+                             const std::vector<const ModelCalibration*>& models) {
   YAML::Emitter out;
   out << YAML::BeginMap;
   out << YAML::Key << "format" << YAML::Value << kCalibrationFormat;
@@ -233,7 +223,11 @@ std::string calibration_yaml(const Calibration& cal, const std::string& comment)
     out << YAML::EndSeq;
   }
   out << YAML::EndMap;
-  if (const ProtocolCosts* costs = fitted_protocol_costs(cal.model.get())) emit_nccl(out, *costs, cal.identified);
+  if (cal.model) {
+    EmitterSectionWriter section(out);
+    for (const ModelCalibration* model : models)
+      if (model->write_section(section, *cal.model, cal.identified)) break;
+  }
   if (cal.measured_max_bytes > 0) {
     out << YAML::Key << "measured" << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "min_size" << YAML::Value << fmt::format("{}B", cal.measured_min_bytes);
@@ -260,9 +254,25 @@ std::string calibration_yaml(const Calibration& cal, const std::string& comment)
 
 std::shared_ptr<const RunCalibration> run_calibration(const Calibration& cal) {
   auto run = std::make_shared<RunCalibration>();
+  run->file = cal.file;
   run->model = cal.model;
-  if (cal.has_factors())
-    run->bandwidth_factor = [cal](bool same_node, double bytes) { return cal.factors(same_node, bytes).bandwidth; };
+  if (cal.has_factors()) {
+    run->link_factors = [intra = cal.intra, inter = cal.inter](bool same_node, double bytes) {
+      const FactorTable& t = same_node ? intra : inter;
+      const FactorStep f = t.empty() ? FactorStep{} : t.at(bytes);
+      return LinkFactors{f.latency, f.bandwidth};
+    };
+    run->bandwidth_factor = [factors = run->link_factors](bool same_node, double bytes) {
+      return factors(same_node, bytes).bandwidth;
+    };
+  }
+  run->measured_min_bytes = cal.measured_min_bytes;
+  run->measured_max_bytes = cal.measured_max_bytes;
+  run->observed_choices = cal.observed_choices;
+  run->link_classes = cal.link_classes;
+  run->link_classes_where = cal.link_classes_where;
+  run->fabric = cal.fabric;
+  run->fabric_where = cal.fabric_where;
   return run;
 }
 

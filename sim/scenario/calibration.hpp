@@ -34,13 +34,12 @@ struct Calibration {
   Params platform_params;                       // the same, checked against the generator's specs
   FactorTable intra;                            // both ends on one node (same aggsim_node property)
   FactorTable inter;                            // everything else
-  // The fitted parameters of an algorithm's own model (the `nccl:` section: NCCL's protocol costs,
-  // hop latency per link class and protocol, protocol efficiency, base latency), when fitted for
+  // The fitted parameters of an algorithm's own model (the model's section of the file), when fitted for
   // one; the factors then hold one bandwidth factor per link class (the share of a link's bandwidth
   // the model reaches).
   std::shared_ptr<const ModelParameters> model;
   std::vector<std::string> identified;  // model parameters the data identified (the rest: the model's own)
-  // What the data covered: sizes (nccl-tests' size), and the NCCL algorithm/protocol pairs seen
+  // What the data covered: sizes (nccl-tests' size), and the algorithm/protocol pairs the model ran
   // ("ring/simple"); empty when the file does not say.
   std::uint64_t measured_min_bytes = 0, measured_max_bytes = 0;
   std::vector<std::string> observed_choices;
@@ -52,7 +51,7 @@ struct Calibration {
   std::vector<std::string> link_classes;
   std::string link_classes_where;
   std::string fabric, fabric_where;
-  std::string model_where;  // of the model's section (`nccl:`)
+  std::string model_where;  // of the model's section (ModelCalibration::section)
 
   // The factors of a transfer of `bytes` inside a node or between nodes (1 where no table).
   FactorStep factors(bool same_node, double bytes) const;
@@ -60,16 +59,23 @@ struct Calibration {
   bool has_factors() const { return !intra.empty() || !inter.empty(); }
 };
 
+// The models whose sections a calibration file may hold: every algorithm table entry's that fits
+// its model's parameters (CalibrationCapability::model).
+std::vector<const ModelCalibration*> table_models();
+
 // Reads a calibration file; `generator_specs` (the scenario's topology parameters, or null for an
-// XML platform, which takes no platform values) checks the platform block. Errors carry
-// file:line:col and the key path inside the calibration file.
-Calibration load_calibration(const std::string& file, const std::vector<ParamSpec>* generator_specs);
+// XML platform, which takes no platform values) checks the platform block; each of `models` reads
+// its own section. Errors carry file:line:col and the key path inside the calibration file.
+Calibration load_calibration(const std::string& file, const std::vector<ParamSpec>* generator_specs,
+                             const std::vector<const ModelCalibration*>& models = table_models());
 
 // What a run receives of `cal` (AlgorithmConfig::calibration): its model parameters and its factor
 // tables' bandwidth factors.
 std::shared_ptr<const RunCalibration> run_calibration(const Calibration& cal);
 
 // The file's text, with a comment header (what it was fitted from).
-std::string calibration_yaml(const Calibration& cal, const std::string& comment);
+// The fitted model parameters go to the section of the model of `models` that writes them.
+std::string calibration_yaml(const Calibration& cal, const std::string& comment,
+                             const std::vector<const ModelCalibration*>& models = table_models());
 
 }  // namespace aggsim

@@ -56,7 +56,7 @@ void check_calibration_family(const Scenario& sc) {
         "{}: calibration: {} was fitted for {} ({}): its numbers are {}, which {} does not model; calibrate {} "
         "on its own measurements (aggsim calibrate with this scenario)",
         sc.where("calibration"), cal.file, fitter->name,
-        cal.model_where.empty() ? cal.algorithm_where + ": algorithm" : cal.model_where + ": nccl",
+        cal.model_where.empty() ? cal.algorithm_where + ": algorithm" : cal.model_where + ": " + fitter->calibration.model->section,
         fitter->calibration.model->numbers_are, name, name));
   if (!cal.algorithm.empty() && !fitter && own.model)
     throw InputError(fmt::format(

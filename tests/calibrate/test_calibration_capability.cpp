@@ -8,13 +8,16 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <sstream>
+#include <unistd.h>
 
 #include "algorithms/registry.hpp"
 #include "sim/calibrate/model_fit.hpp"
 #include "sim/calibrate/point_plan.hpp"
 #include "sim/core/error.hpp"
+#include "sim/scenario/calibration.hpp"
 #include "sim/scenario/calibration_key.hpp"
 
 using namespace aggsim;
@@ -138,6 +141,65 @@ TEST_CASE("no file of the simulator (sim/) names an algorithm of the registry") 
 
 namespace {
 
+// What of one algorithm's model a file of sim/ may not name: the headers of an algorithm's own folder
+// (algorithms/<family>/...) and the NCCL model's types and constants, with the files that may and
+// why. The nccl-tests log reader reads what such a log states (NCCL's settings, its INFO lines) with
+// the readers that live next to the NCCL model; the log's format is the reader's business, what the
+// model makes of it the model's.
+const std::map<std::string, std::set<std::string>> kModelWordsAllowed = {
+    {"sim/calibrate/measurement.hpp", {"algorithms/nccl/calibration/nccl_env.hpp", "NcclEnvChoice", "NcclSetting"}},
+    {"sim/calibrate/nccl_tests_reader.cpp",
+     {"algorithms/nccl/calibration/nccl_env.hpp", "algorithms/nccl/calibration/nccl_info_lines.hpp", "NcclSetting"}},
+};
+
+// The includes of an algorithm family's folder and the words of NCCL's model in `text` (comments
+// blanked): each "line: what".
+std::vector<std::pair<int, std::string>> model_knowledge(const std::string& text) {
+  std::vector<std::pair<int, std::string>> found;
+  const std::regex include(R"re(#\s*include\s*"(algorithms/[a-z_]+/[^"]+)")re");
+  const std::regex word(R"re(\b(?:Nccl(?!Tests)\w+|ProtocolCosts|kNccl\w+|nccl_placement)\b|"nccl")re");
+  int line = 1;
+  std::istringstream lines(text);
+  for (std::string l; std::getline(lines, l); ++line) {
+    for (std::sregex_iterator m(l.begin(), l.end(), include), end; m != end; ++m) found.emplace_back(line, (*m)[1]);
+    for (std::sregex_iterator m(l.begin(), l.end(), word), end; m != end; ++m) found.emplace_back(line, (*m)[0]);
+  }
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("the scan for an algorithm's model finds its headers and words in code, not in comments") {
+  const auto found = model_knowledge(source_without_comments(
+      "#include \"algorithms/nccl/protocol.hpp\"\n#include \"algorithms/registry.hpp\"\n"
+      "// NcclAlgorithm in a comment\nconst ProtocolCosts* c; auto k = top.get(\"nccl\");\n"
+      "NcclTestsReader r; int n = kNcclMaxChannels;\n"));
+  const std::vector<std::pair<int, std::string>> expected = {
+      {1, "algorithms/nccl/protocol.hpp"}, {4, "ProtocolCosts"}, {4, "\"nccl\""}, {5, "kNcclMaxChannels"}};
+  CHECK(found == expected);
+}
+
+TEST_CASE("no file of the simulator (sim/) knows an algorithm's own model") {
+  const fs::path root = AGGSIM_SOURCE_DIR;
+  std::vector<std::string> found;
+  for (const auto& entry : fs::recursive_directory_iterator(root / "sim")) {
+    const std::string ext = entry.path().extension().string();
+    if (ext != ".cpp" && ext != ".hpp" && ext != ".h") continue;
+    const std::string relative = fs::relative(entry.path(), root).generic_string();
+    const auto allowed = kModelWordsAllowed.find(relative);
+    for (const auto& [line, what] : model_knowledge(source_without_comments(source_file_text(entry.path())))) {
+      if (allowed != kModelWordsAllowed.end() && allowed->second.count(what)) continue;
+      found.push_back(fmt::format("{}:{}: {}", relative, line, what));
+    }
+  }
+  std::string listed;
+  for (const auto& f : found) listed += "\n  " + f;
+  INFO("an algorithm's model known in sim/ (declare it in the entry's capability instead):" << listed);
+  CHECK(found.empty());
+}
+
+namespace {
+
 // A model the registry has never seen: a point's time is hop_s per hop times `hop` plus its bytes
 // over 10 GB/s times `inverse_bandwidth`.
 struct UnseenModelParameters : ModelParameters {
@@ -198,6 +260,26 @@ AlgorithmInfo unseen_entry() {
   model.defaults_are = "own";
   model.numbers_are = "the test model's hop and link costs";
   model.models_itself = "models its hops itself";
+  model.section = "test_model";
+  model.read_section = [](SectionReader& section, std::vector<std::string>& identified) {
+    std::vector<double> values = {1, 1};
+    if (auto v = section.real("hop", 0, 1e3)) values[0] = *v;
+    if (auto v = section.real("inverse_bandwidth", 0, 1e3)) values[1] = *v;
+    if (auto ids = section.words("identified", "parameter names")) identified = *ids;
+    section.finish();
+    return std::make_shared<UnseenModelParameters>(values);
+  };
+  model.write_section = [](SectionWriter& out, const ModelParameters& parameters,
+                           const std::vector<std::string>& identified) {
+    const auto* own = dynamic_cast<const UnseenModelParameters*>(&parameters);
+    if (!own) return false;
+    out.begin_map("test_model", true);
+    out.number("hop", own->values[0]);
+    out.number("inverse_bandwidth", own->values[1]);
+    out.words("identified", identified);
+    out.end_map();
+    return true;
+  };
   info.calibration.model = model;
   info.calibration.plan = [](const std::string& collective, int ranks, std::uint64_t bytes, const std::string&) {
     return CollectivePlan{{"algorithm.variant=" + collective}, bytes * 2, 4, static_cast<double>(bytes) / ranks};
@@ -270,6 +352,24 @@ TEST_CASE("an algorithm the registry has never seen is planned, fitted and check
   CHECK(simulations == 4);  // as is, two probes, then the fit confirmed
   CHECK(outcome.text.find("test model parameters:") == 0);
   CHECK(outcome.text.find("hop") != std::string::npos);
+
+  // The calibration file: the entry's section is written and read back through its capability
+  // alone; a reader without the entry refuses the section as an unknown key.
+  cal.network = "alpha_beta";
+  const std::vector<const ModelCalibration*> models = {&*entry.calibration.model};
+  const std::string text = calibration_yaml(cal, "test", models);
+  CHECK(text.find("test_model: {hop: 2.5, inverse_bandwidth: 1.5, identified: [hop, inverse_bandwidth]}") !=
+        std::string::npos);
+  const fs::path file = fs::temp_directory_path() / fmt::format("aggsim-capability-{}.yaml", ::getpid());
+  std::ofstream(file) << text;
+  const Calibration read = load_calibration(file.string(), nullptr, models);
+  const auto* reread = dynamic_cast<const UnseenModelParameters*>(read.model.get());
+  REQUIRE(reread);
+  CHECK(reread->values == std::vector<double>{2.5, 1.5});
+  CHECK(read.identified == cal.identified);
+  CHECK(!read.model_where.empty());  // where the section was read, for messages
+  CHECK_THROWS_WITH(load_calibration(file.string(), nullptr, {}), Catch::Contains("test_model"));
+  fs::remove(file);
 
   // The scenario's checks: factor steps fitted for another algorithm would count its own timing
   // twice; the entry's message says why in its own words.

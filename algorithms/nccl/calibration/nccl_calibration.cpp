@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "algorithms/nccl/calibration/nccl_fit.hpp"
+#include "algorithms/nccl/calibration/nccl_logged_choice.hpp"
+#include "algorithms/nccl/calibration/nccl_section.hpp"
 
 namespace aggsim {
 
@@ -73,6 +75,9 @@ ModelCalibration nccl_protocol_model() {
   model.defaults_are = "NCCL";
   model.numbers_are = "NCCL's protocol costs and the share of each link's bandwidth NCCL reaches";
   model.models_itself = "models NCCL's pipelining, protocols and base latencies itself";
+  model.section = kNcclSection;
+  model.read_section = read_nccl_section;
+  model.write_section = write_nccl_section;
   return model;
 }
 
@@ -91,7 +96,7 @@ CollectivePlan nccl_plan(const std::string& collective, int ranks, std::uint64_t
 CalibrationCapability nccl_calibration() {
   CalibrationCapability capability;
   capability.model = nccl_protocol_model();
-  capability.follows_logged_choices = true;
+  capability.logged_choices = nccl_logged_choices();
   capability.plan = nccl_plan;
   return capability;
 }
