@@ -126,7 +126,7 @@ const std::vector<TransportInfo>& transport_table() {
   static const std::vector<TransportInfo> table = {
       {"dense", "no compression: the algorithm sends fp32 gradients"},
       {"algorithm",
-       "the algorithm compresses and decodes the payloads itself (all-gather, parameter server)"},
+       "the algorithm compresses and decodes the payloads itself (all-gather, parameter server, fsdp)"},
       compressed_reduction_transport(),
       powersgd_aggregation_transport(),
   };
@@ -134,9 +134,10 @@ const std::vector<TransportInfo>& transport_table() {
 }
 
 const TransportInfo& transport_for(const AlgorithmInfo& algorithm, const CompressorInfo& compressor) {
-  const std::string_view name = !algorithm.reduces_in_flight ? "algorithm"
-                                : compressor.name == "none"  ? "dense"
-                                                            : std::string_view(compressor.reducing_transport);
+  const std::string_view name = !algorithm.reduces_in_flight   ? "algorithm"
+                                : compressor.name == "none"   ? "dense"
+                                : algorithm.compresses_itself ? "algorithm"
+                                                              : std::string_view(compressor.reducing_transport);
   const TransportInfo* transport = find_in(transport_table(), name);
   if (!transport)
     throw std::logic_error(fmt::format("compressor {}: no transport '{}'", compressor.name, name));

@@ -152,8 +152,10 @@ struct AlgorithmInfo {
   std::vector<ParamSpec> params;
   // True when payloads are combined in flight (reduce-scatter, trees): needs a summable compressor.
   bool reduces_in_flight = true;
-  // False when the algorithm carries no compressed payloads yet and refuses any compressor (fsdp).
-  bool takes_compression = true;
+  // True when the algorithm reduces in flight but carries a compressor's payloads itself (fsdp: shard
+  // by shard on its reduce-scatters), checking the compressor in its prepare stage: its transport is
+  // `algorithm`, not a wrapper around it.
+  bool compresses_itself = false;
   // True when every rank ends with the same result (all-reduce, parameter server); false for
   // decentralized schemes where ranks only approach consensus.
   bool consensus = true;

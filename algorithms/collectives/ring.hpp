@@ -3,17 +3,24 @@
 #include <vector>
 
 #include "algorithms/collectives/group.hpp"
+#include "sim/api/wire_dtype.hpp"
 
 namespace aggsim {
 
+// The n chunks a ring cuts a gradient into, when they are not chunk_of(g, n, c): payloads of their
+// own sizes put back to back (a compressor's encoding of each shard), chunk c at index c.
+using RingChunks = std::vector<ChunkView>;
+
 // Reduce-scatter over a ring of the group: n-1 steps; afterwards member i holds the fully reduced
 // (not yet finalized) chunk ring_owned_chunk(i, n) of n chunks. Other chunks hold partial sums.
-// Elements travel as `element_bytes` each (fp32 by default; 2 for a 16-bit reduce dtype).
+// Elements travel as `dtype` (fp32 by default): in a 16-bit type the inputs are that type's values
+// and every partial sum is rounded to it (nearest even), as NCCL's kernels hold them.
 void ring_reduce_scatter(Comm& comm, const Group& group, Gradient& grad, const ReduceOp& op,
-                         std::uint64_t element_bytes = kFloatBytes);
+                         WireDtype dtype = WireDtype::fp32, const RingChunks* chunks = nullptr);
 // All-gather over a ring: member i starts owning chunk ring_owned_chunk(i, n); afterwards every
-// member holds every chunk.
-void ring_allgather(Comm& comm, const Group& group, Gradient& grad, std::uint64_t element_bytes = kFloatBytes);
+// member holds every chunk. In a 16-bit `dtype` the chunks received are that type's values; the
+// member's own chunk stays as it was (FSDP's fp32 master copy of a rank's shard).
+void ring_allgather(Comm& comm, const Group& group, Gradient& grad, WireDtype dtype = WireDtype::fp32);
 
 // Several rings over the same members, run by one actor as one: member i holds `shards[k]` for
 // ring k (ring k's member i is rank k of node i, say), all of the same wire size, and each step

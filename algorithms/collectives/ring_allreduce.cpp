@@ -10,27 +10,33 @@
 
 namespace aggsim {
 
-void ring_reduce_scatter(Comm& comm, const Group& group, Gradient& grad, const ReduceOp& op,
-                         std::uint64_t element_bytes) {
+void ring_reduce_scatter(Comm& comm, const Group& group, Gradient& grad, const ReduceOp& op, WireDtype dtype,
+                         const RingChunks* chunks) {
+  round_to(grad.values, dtype);  // the inputs are held in the wire's type
   const int n = group.size(), me = group.me;
   if (n == 1) return;
   const int right = group.rank_at(ring_position(me + 1, n)), left = group.rank_at(ring_position(me - 1, n));
+  const auto chunk = [&](int c) {
+    return chunks ? (*chunks)[static_cast<std::size_t>(c)] : chunk_of(grad, n, c);
+  };
   for (int s = 0; s < n - 1; ++s) {
-    const ChunkView out = chunk_of(grad, n, ring_position(me - s, n));
-    const ChunkView in = chunk_of(grad, n, ring_position(me - s - 1, n));
-    Payload received = comm.sendrecv(right, dense_chunk_payload(grad, out, element_bytes), left);
+    const ChunkView out = chunk(ring_position(me - s, n));
+    const ChunkView in = chunk(ring_position(me - s - 1, n));
+    Payload received = comm.sendrecv(right, dense_chunk_payload(grad, out, wire_dtype_bytes(dtype)), left);
     combine_into(comm, grad, in, received, op);
+    round_to(grad.values.segment(in.proxy.begin, in.proxy.count), dtype);
   }
 }
 
-void ring_allgather(Comm& comm, const Group& group, Gradient& grad, std::uint64_t element_bytes) {
+void ring_allgather(Comm& comm, const Group& group, Gradient& grad, WireDtype dtype) {
   const int n = group.size(), me = group.me;
   if (n == 1) return;
   const int right = group.rank_at(ring_position(me + 1, n)), left = group.rank_at(ring_position(me - 1, n));
   for (int s = 0; s < n - 1; ++s) {
     const ChunkView out = chunk_of(grad, n, ring_position(me - s + 1, n));
     const ChunkView in = chunk_of(grad, n, ring_position(me - s, n));
-    Payload received = comm.sendrecv(right, dense_chunk_payload(grad, out, element_bytes), left);
+    Payload received = comm.sendrecv(right, dense_chunk_payload(grad, out, wire_dtype_bytes(dtype)), left);
+    round_to(received.values, dtype);  // what the sender sent in the wire's type
     grad.values.segment(in.proxy.begin, in.proxy.count) = received.values;
   }
 }

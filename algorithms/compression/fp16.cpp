@@ -5,6 +5,7 @@
 #include <Eigen/Core>
 
 #include "algorithms/registry.hpp"
+#include "sim/api/wire_dtype.hpp"
 
 namespace aggsim {
 namespace {
@@ -21,7 +22,8 @@ class Fp16 final : public Compressor {
  protected:
   Payload encode(const Eigen::Ref<const Eigen::VectorXf>& v, const TensorDesc& t, Rng&) override {
     Payload p;
-    p.values = v.cast<Eigen::half>().cast<float>();
+    p.values = v;
+    round_to(p.values, WireDtype::fp16);
     p.wire_bytes = encoded_bytes(t.wire);
     return p;
   }

@@ -3,20 +3,9 @@
 #include <Eigen/Core>
 
 #include "sim/api/reduce_op.hpp"
+#include "sim/api/wire_dtype.hpp"
 
 namespace aggsim {
-
-// The element type of a call's buffers: fp32, or a 16-bit type whose values NCCL sends and reduces
-// as such (each partial result rounded to it, nearest even).
-enum class WireDtype { fp32, bf16, fp16 };
-
-// `v` rounded to `dtype`'s values, in place.
-inline void round_to(Eigen::Ref<Eigen::VectorXf> v, WireDtype dtype) {
-  if (dtype == WireDtype::bf16)
-    for (Eigen::Index i = 0; i < v.size(); ++i) v[i] = static_cast<float>(Eigen::bfloat16(v[i]));
-  else if (dtype == WireDtype::fp16)
-    for (Eigen::Index i = 0; i < v.size(); ++i) v[i] = static_cast<float>(Eigen::half(v[i]));
-}
 
 // NCCL's reduction: avg and custom_avg pre-multiply each input as it is read (NCCL's PreMulSum,
 // with the scale rounded to float), the others combine as they are; in a 16-bit `dtype` every

@@ -23,21 +23,18 @@
 #include "algorithms/registry.hpp"
 #include "algorithms/sharded/fsdp_memory.hpp"
 #include "algorithms/sharded/fsdp_nccl.hpp"
+#include "sim/api/wire_dtype.hpp"
 
 namespace aggsim {
 
 namespace {
-
-std::uint64_t dtype_bytes(const std::string& dtype) {
-  return dtype == "fp32" ? 4 : 2;
-}
 
 // Which ranks share shards: groups of `group_size` consecutive ranks (the world unless hybrid).
 struct ShardLayout {
   FsdpSharding sharding = FsdpSharding::full;
   int world = 1;
   int group_size = 1;
-  std::uint64_t param_bytes = 4, reduce_bytes = 4;  // per element on the wire
+  WireDtype param_dtype = WireDtype::fp32, reduce_dtype = WireDtype::fp32;  // on the wire and in the math
 
   int groups() const { return world / group_size; }
   Group shard_group(int rank) const {
@@ -55,44 +52,110 @@ struct ObservedUnits {
   std::vector<std::uint64_t> elements;  // by bucket (backward order), fp32 elements
 };
 
+// Shard `c` of `parts` of a unit as a tensor of its own (a compressor encodes each shard apart, as
+// an FSDP flat parameter's shard): its proxy values' count, the modeled pieces it cuts, id c.
+TensorDesc shard_tensor(std::int64_t proxy_elements, const WireLayout& wire, int parts, int c) {
+  const Range proxy = chunk_range(proxy_elements, parts, c), modeled = chunk_range(wire.size(), parts, c);
+  return {{proxy.count, 1}, wire.slice(modeled.begin, modeled.count), static_cast<std::uint64_t>(c), {}};
+}
+
+// The fp32 elements a payload of `bytes` takes in a reducing collective (a 2-byte value's odd count
+// rounds up, as on a reducing all-reduce: compressed_reduction.cpp).
+std::uint64_t carried_elements(std::uint64_t bytes) {
+  return (bytes + kFloatBytes - 1) / kFloatBytes;
+}
+
 class Fsdp final : public Aggregator {
  public:
   // `nccl`: the rank's NCCL collectives (collectives: nccl), or null for the message-level ring.
-  Fsdp(ReduceOp op, ShardLayout layout, std::shared_ptr<ObservedUnits> observed, std::unique_ptr<Aggregator> nccl)
-      : op_(op), layout_(layout), observed_(std::move(observed)), nccl_(std::move(nccl)) {}
+  // `compressor`: each shard's encoding on the ring's reduce-scatter, or null (dense gradients).
+  Fsdp(ReduceOp op, ShardLayout layout, std::shared_ptr<ObservedUnits> observed,
+       std::unique_ptr<Aggregator> nccl, std::unique_ptr<Compressor> compressor)
+      : op_(op),
+        layout_(layout),
+        observed_(std::move(observed)),
+        nccl_(std::move(nccl)),
+        compressor_(std::move(compressor)) {}
 
   // Reduce-scatter inside the shard group (then hybrid's all-reduce of the shard across groups);
   // the rank keeps its reduced shard and zeroes the rest, which it does not own.
   void aggregate(RankContext& ctx, Gradient& grad) override {
     note_unit(ctx, grad);
     if (nccl_) return nccl_->aggregate(ctx, grad);
+    if (compressor_) return aggregate_compressed(ctx, grad);
     const Group group = layout_.shard_group(ctx.rank);
-    ring_reduce_scatter(*ctx.comm, group, grad, op_, layout_.reduce_bytes);
+    const WireDtype dtype = layout_.reduce_dtype;
+    ring_reduce_scatter(*ctx.comm, group, grad, op_, dtype);
     const ChunkView owned = chunk_of(grad, group.size(), ring_owned_chunk(group.me, group.size()));
-    auto shard_values = grad.values.segment(owned.proxy.begin, owned.proxy.count);
-    if (layout_.groups() > 1) {
-      Gradient shard = flat_gradient(shard_values, static_cast<std::uint64_t>(owned.wire.count));
-      const Group replicas = layout_.replica_group(ctx.rank);
-      ring_reduce_scatter(*ctx.comm, replicas, shard, op_, layout_.reduce_bytes);
-      const ChunkView mine = chunk_of(shard, replicas.size(), ring_owned_chunk(replicas.me, replicas.size()));
-      op_.finalize(shard.values.segment(mine.proxy.begin, mine.proxy.count), ctx.world);
-      ring_allgather(*ctx.comm, replicas, shard, layout_.reduce_bytes);
-      shard_values = shard.values;
-    } else {
-      op_.finalize(shard_values, ctx.world);
-    }
-    const Eigen::VectorXf kept = shard_values;
+    Gradient shard = flat_gradient(grad.values.segment(owned.proxy.begin, owned.proxy.count),
+                                   static_cast<std::uint64_t>(owned.wire.count));
+    reduce_across_groups(ctx, shard, dtype);
     grad.values.setZero();
-    grad.values.segment(owned.proxy.begin, owned.proxy.count) = kept;
+    grad.values.segment(owned.proxy.begin, owned.proxy.count) = shard.values;
   }
 
-  // Every rank contributes its own (updated) shard of the unit; the ring brings it the others'.
+  // Every rank contributes its own (updated) shard of the unit; the ring brings it the others' (in
+  // a 16-bit param_dtype as that type's values, while the rank's own shard stays its fp32 master).
   void gather_parameters(RankContext& ctx, Gradient& params) override {
     if (nccl_) return nccl_->gather_parameters(ctx, params);
-    ring_allgather(*ctx.comm, layout_.shard_group(ctx.rank), params, layout_.param_bytes);
+    ring_allgather(*ctx.comm, layout_.shard_group(ctx.rank), params, layout_.param_dtype);
   }
 
  private:
+  // `shard`, the rank's reduced (not finalized) shard of its group: finalized, in `dtype`; for hybrid
+  // first all-reduced across the groups (a ring reduce-scatter, the finalize, a ring all-gather).
+  void reduce_across_groups(RankContext& ctx, Gradient& shard, WireDtype dtype) const {
+    if (layout_.groups() == 1) {
+      op_.finalize(shard.values, ctx.world);
+      round_to(shard.values, dtype);
+      return;
+    }
+    const Group replicas = layout_.replica_group(ctx.rank);
+    ring_reduce_scatter(*ctx.comm, replicas, shard, op_, dtype);
+    const ChunkView mine = chunk_of(shard, replicas.size(), ring_owned_chunk(replicas.me, replicas.size()));
+    op_.finalize(shard.values.segment(mine.proxy.begin, mine.proxy.count), ctx.world);
+    round_to(shard.values.segment(mine.proxy.begin, mine.proxy.count), dtype);
+    ring_allgather(*ctx.comm, replicas, shard, dtype);
+  }
+
+  // Each shard of the unit compressed as a tensor of its own, the payloads back to back so that the
+  // ring's chunk c carries shard c's encoding (summable: every rank's has the same structure, so
+  // the ring adds their values); the owner decodes its reduced shard.
+  void aggregate_compressed(RankContext& ctx, Gradient& grad) {
+    const Group group = layout_.shard_group(ctx.rank);
+    const int n = group.size(), owner_chunk = ring_owned_chunk(group.me, n);
+    std::vector<Payload> payloads;
+    RingChunks chunks;
+    std::int64_t values = 0, wire = 0;
+    for (int c = 0; c < n; ++c) {
+      const TensorDesc t = shard_tensor(grad.values.size(), grad.wire_shape, n, c);
+      const Range part = chunk_range(grad.values.size(), n, c);
+      payloads.push_back(compress_on_rank(ctx, *compressor_, grad.values.segment(part.begin, part.count), t));
+      const auto size = payloads.back().values.size();
+      const auto elements = static_cast<std::int64_t>(carried_elements(payloads.back().wire_bytes));
+      chunks.push_back({{values, size}, {wire, elements}});
+      values += size;
+      wire += elements;
+    }
+    Eigen::VectorXf carried_values(values);
+    for (int c = 0; c < n; ++c)
+      carried_values.segment(chunks[c].proxy.begin, chunks[c].proxy.count) = payloads[c].values;
+    Gradient carried = flat_gradient(std::move(carried_values), static_cast<std::uint64_t>(wire));
+    ring_reduce_scatter(*ctx.comm, group, carried, op_, WireDtype::fp32, &chunks);
+    const ChunkView& owned = chunks[static_cast<std::size_t>(owner_chunk)];
+    Gradient shard = flat_gradient(carried.values.segment(owned.proxy.begin, owned.proxy.count),
+                                   static_cast<std::uint64_t>(owned.wire.count));
+    reduce_across_groups(ctx, shard, WireDtype::fp32);
+    Payload& own = payloads[static_cast<std::size_t>(owner_chunk)];
+    own.values = std::move(shard.values);
+    const TensorDesc t = shard_tensor(grad.values.size(), grad.wire_shape, n, owner_chunk);
+    charge_decode(ctx, *compressor_, t);
+    const Eigen::VectorXf decoded = compressor_->decompress(own, t);
+    const Range part = chunk_range(grad.values.size(), n, owner_chunk);
+    grad.values.setZero();
+    if (part.count > 0) grad.values.segment(part.begin, part.count) = decoded;
+  }
+
   void note_unit(const RankContext& ctx, const Gradient& grad) {
     if (ctx.rank != 0 || ctx.step != 0) return;
     std::lock_guard<std::mutex> guard(observed_->lock);
@@ -103,6 +166,7 @@ class Fsdp final : public Aggregator {
   ShardLayout layout_;
   std::shared_ptr<ObservedUnits> observed_;
   std::unique_ptr<Aggregator> nccl_;
+  std::unique_ptr<Compressor> compressor_;
 };
 
 FsdpSharding sharding_named(const std::string& name) {
@@ -130,14 +194,64 @@ int shard_group_size(const AlgorithmConfig& cfg, FsdpSharding sharding) {
         std::count(layout->node_of_rank.begin(), layout->node_of_rank.end(), layout->node_of_rank.front()));
   }
   if (cfg.world % g != 0)
-    throw ParamError("shard_group", fmt::format("shard_group: {} does not divide the {} ranks into equal groups{}",
-                                                g, cfg.world, asked == 0 ? " (a node's GPUs, the default)" : ""));
+    throw ParamError("shard_group",
+                     fmt::format("shard_group: {} does not divide the {} ranks into equal groups{}", g,
+                                 cfg.world, asked == 0 ? " (a node's GPUs, the default)" : ""));
   if (g == cfg.world)
-    throw ParamError(asked == 0 ? "sharding" : "shard_group",
-                     fmt::format("sharding: hybrid needs at least two groups, and shard_group {} holds all {} "
-                                 "ranks (use sharding: full, or a smaller shard_group)",
-                                 g, cfg.world));
+    throw ParamError(
+        asked == 0 ? "sharding" : "shard_group",
+        fmt::format("sharding: hybrid needs at least two groups, and shard_group {} holds all {} "
+                    "ranks (use sharding: full, or a smaller shard_group)",
+                    g, cfg.world));
   return static_cast<int>(g);
+}
+
+// Whether the scenario's compressor rides the ring's reduce-scatters (shard by shard); throws
+// ParamError at the key for a compressor or a setting that cannot.
+bool carried_compression(const AlgorithmConfig& cfg) {
+  if (!cfg.compressor || cfg.compressor->name == "none") return false;
+  const std::string& name = cfg.compressor->name;
+  if (cfg.compressor->reducing_transport != "compressed_reduction")
+    throw ParamError(
+        "compression",
+        fmt::format("compression {} reduces with its own all-reduces of whole tensors (PowerSGD's P and "
+                    "Q), which fsdp's reduce-scatter of shards cannot carry; use ring_allreduce "
+                    "(DDP) for it, or a summable compressor (fp16, randomk with shared_seed: true)",
+                    name));
+  if (!cfg.make_compressor()->summable())
+    throw ParamError(
+        "compression",
+        fmt::format("compressor '{}' is not summable (each rank's payload has its own structure), so "
+                    "fsdp's reduce-scatter cannot add its payloads in flight; summable compressors ride "
+                    "it: fp16, randomk with shared_seed: true (or use algorithm 'allgather' or "
+                    "'parameter_server' for {})",
+                    name, name));
+  if (fsdp_param_or(cfg.params, "collectives", "ring") == "nccl")
+    throw ParamError(
+        "collectives",
+        fmt::format("collectives: nccl runs NCCL's dense reduce-scatter, which carries no compressed "
+                    "payloads; compression {} rides the message-level ring (leave collectives out), and "
+                    "16-bit gradients over NCCL are reduce_dtype: bf16 | fp16",
+                    name));
+  if (cfg.params.text("reduce_dtype") != "fp32")
+    throw ParamError("reduce_dtype",
+                     fmt::format("reduce_dtype: {} with compression {}: the compressor sets the "
+                                 "gradients' encoding on the wire (leave reduce_dtype at fp32)",
+                                 cfg.params.text("reduce_dtype"), name));
+  return true;
+}
+
+// One rank's bytes of a unit's compressed reduce-scatter input on the wire (collectives.csv's
+// wire_bytes): each of the `parts` shards encoded apart, in whole fp32 elements as the ring carries it.
+std::function<std::uint64_t(const WireLayout&)> encoded_unit_bytes(const AlgorithmConfig& cfg, int parts) {
+  std::shared_ptr<const Compressor> compressor = cfg.make_compressor();
+  return [compressor, parts](const WireLayout& unit) {
+    std::uint64_t bytes = 0;
+    for (int c = 0; c < parts; ++c)
+      bytes +=
+          kFloatBytes * carried_elements(compressor->encoded_bytes(shard_tensor(0, unit, parts, c).wire));
+    return bytes;
+  };
 }
 
 ParameterSharding schedule_of(FsdpSharding sharding, const Params& params) {
@@ -155,8 +269,8 @@ std::vector<SummaryField> memory_fields(const ShardLayout& layout, const Paramet
   FsdpMemoryInput in;
   in.sharding = layout.sharding;
   in.shard_group = layout.group_size;
-  in.param_bytes = layout.param_bytes;
-  in.grad_bytes = layout.reduce_bytes;
+  in.param_bytes = wire_dtype_bytes(layout.param_dtype);
+  in.grad_bytes = wire_dtype_bytes(layout.reduce_dtype);
   in.prefetch = schedule.prefetch;
   in.unit_elements.assign(observed.elements.rbegin(), observed.elements.rend());  // forward order
   const FsdpMemory m = fsdp_memory(in);
@@ -174,8 +288,9 @@ std::vector<SummaryField> memory_fields(const ShardLayout& layout, const Paramet
 AlgorithmInfo fsdp_entry() {
   AlgorithmInfo info;
   info.name = "fsdp";
-  info.summary = "sharded data parallelism (FSDP / ZeRO / HSDP): ring reduce-scatter of each unit's "
-                 "gradients, all-gathers of its parameters where the sharding needs them";
+  info.summary =
+      "sharded data parallelism (FSDP / ZeRO / HSDP): ring reduce-scatter of each unit's "
+      "gradients, all-gathers of its parameters where the sharding needs them";
   info.collective = CollectiveKind::reduce_scatter;
   info.params = {
       ParamSpec("sharding", ParamKind::choice, "full",
@@ -191,36 +306,41 @@ AlgorithmInfo fsdp_entry() {
                 "closed from the last layer (0: one unit per layer-table entry)"),
       ParamSpec("prefetch", ParamKind::boolean, "true",
                 "the next unit's gather runs during this unit's compute (forward and backward)"),
-      ParamSpec("param_dtype", ParamKind::choice, "fp32", "parameters on the wire (gathers)")
+      ParamSpec(
+          "param_dtype", ParamKind::choice, "fp32",
+          "parameters in the gathers, on the wire and in the math (each rank keeps its own shard in fp32)")
           .one_of({"fp32", "bf16", "fp16"}),
-      ParamSpec("reduce_dtype", ParamKind::choice, "fp32", "gradients on the wire (reduce-scatter, all-reduce)")
+      ParamSpec(
+          "reduce_dtype", ParamKind::choice, "fp32",
+          "gradients in the reduce-scatter and all-reduce, on the wire and in the math (every partial sum "
+          "rounded to it)")
           .one_of({"fp32", "bf16", "fp16"})};
   for (ParamSpec& spec : fsdp_nccl_param_specs()) info.params.push_back(std::move(spec));
   info.reduces_in_flight = true;
-  info.takes_compression = false;
+  info.compresses_itself = true;
   info.consensus = true;
   info.messages_per_rank_step = [](int p) { return 3.0 * (p - 1); };
   info.prepare = [](const AlgorithmConfig& cfg) {
-    if (cfg.compressor && cfg.compressor->name != "none")
-      throw ParamError("compression", fmt::format("fsdp reduce-scatters dense gradients; compression {} is not "
-                                                  "carried by its collectives yet (leave compression out)",
-                                                  cfg.compressor->name));
     check_fsdp_collective_keys(cfg.params);
     ShardLayout layout;
     layout.sharding = sharding_named(cfg.params.text("sharding"));
     layout.world = cfg.world;
     layout.group_size = shard_group_size(cfg, layout.sharding);
-    layout.param_bytes = dtype_bytes(cfg.params.text("param_dtype"));
-    layout.reduce_bytes = dtype_bytes(cfg.params.text("reduce_dtype"));
+    layout.param_dtype = wire_dtype_named(cfg.params.text("param_dtype"));
+    layout.reduce_dtype = wire_dtype_named(cfg.params.text("reduce_dtype"));
+    const bool compresses = carried_compression(cfg);
     ParameterSharding schedule = schedule_of(layout.sharding, cfg.params);
     schedule.shard_group = layout.group_size;
-    schedule.param_element_bytes = layout.param_bytes;
-    schedule.grad_element_bytes = layout.reduce_bytes;
+    schedule.param_element_bytes = wire_dtype_bytes(layout.param_dtype);
+    schedule.grad_element_bytes = wire_dtype_bytes(layout.reduce_dtype);
+    if (compresses) schedule.reduce_wire_bytes = encoded_unit_bytes(cfg, layout.group_size);
     auto observed = std::make_shared<ObservedUnits>();
     AlgorithmRun run;
     std::function<std::unique_ptr<Aggregator>()> nccl;
     if (fsdp_param_or(cfg.params, "collectives", "ring") == "nccl") {
-      nccl = fsdp_nccl_aggregators(cfg, {layout.world, layout.group_size, layout.param_bytes, layout.reduce_bytes});
+      nccl =
+          fsdp_nccl_aggregators(cfg, {layout.world, layout.group_size, wire_dtype_bytes(layout.param_dtype),
+                                      wire_dtype_bytes(layout.reduce_dtype)});
       // The chunk-level reference charges each piece's route latency where it arrives.
       run.pieces_pay_latency = fsdp_param_or(cfg.params, "movement", "flow") == "chunk";
       if (run.pieces_pay_latency) {
@@ -229,12 +349,14 @@ AlgorithmInfo fsdp_entry() {
         run.extra_actors_what = "NCCL channels (movement: chunk runs 2 actors per channel and rank)";
       }
     }
-    run.make_aggregator = [op = cfg.op, layout, observed, nccl] {
-      return std::make_unique<Fsdp>(op, layout, observed, nccl ? nccl() : nullptr);
+    run.make_aggregator = [cfg, layout, observed, nccl, compresses] {
+      return std::make_unique<Fsdp>(cfg.op, layout, observed, nccl ? nccl() : nullptr,
+                                    compresses ? cfg.make_compressor() : nullptr);
     };
     run.sharding = schedule;
     run.summary_fields = [layout, schedule, observed] { return memory_fields(layout, schedule, *observed); };
-    run.replay_refusal = "its steps gather and reduce unit by unit around the compute, which replay does not record";
+    run.replay_refusal =
+        "its steps gather and reduce unit by unit around the compute, which replay does not record";
     return run;
   };
   return info;

@@ -72,14 +72,10 @@ class FsdpNccl final : public Aggregator {
   ReduceOp op_;
 };
 
-WireDtype dtype_named(const std::string& name) {
-  return name == "bf16" ? WireDtype::bf16 : name == "fp16" ? WireDtype::fp16 : WireDtype::fp32;
-}
-
 NcclOptions options_of(const Params& params, NcclCollective collective, GpuArch arch, const ReduceOp& op) {
   NcclOptions o;
   // Gathers move parameters (param_dtype); reduce-scatters and hybrid's all-reduce gradients.
-  o.dtype = dtype_named(params.text(collective == NcclCollective::all_gather ? "param_dtype" : "reduce_dtype"));
+  o.dtype = wire_dtype_named(params.text(collective == NcclCollective::all_gather ? "param_dtype" : "reduce_dtype"));
   o.protocol = protocol_named(fsdp_param_or(params, "protocol", "auto"));
   o.movement = fsdp_param_or(params, "movement", "flow") == "chunk" ? Movement::chunk : Movement::flow;
   o.collective = collective;

@@ -5,6 +5,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -126,6 +127,9 @@ struct ParameterSharding {
   // on the wire in gathers (parameters) and in reductions (gradients).
   int shard_group = 1;
   std::uint64_t param_element_bytes = 4, grad_element_bytes = 4;
+  // Set when a compressor encodes the gradients: a unit's reduce-scatter input on the wire, in bytes,
+  // from its modeled pieces (else grad_element_bytes an element).
+  std::function<std::uint64_t(const WireLayout&)> reduce_wire_bytes = {};
 };
 
 // The calls of a sharded step, each unit's in its own slot of collectives.csv: slot = kind x units +

@@ -187,10 +187,13 @@ void sharded_step(RankState& st, const RunShared& run, int step) {
   if (sharding.before_forward && step > 0) report_weights(st, run, step - 1);
   Eigen::VectorXf values = local_values(st, run, step);
   const Eigen::Index size = values.size();
+  const Eigen::VectorXf before = run.hooks.after_aggregate ? values : Eigen::VectorXf();
   cut_into_buckets(st, run, values);
   pass.backward_pass();
   st.computing = -1;
   join_buckets(st, run, size, values);
+  // The rank's reduced shard of every unit, the rest zero.
+  if (run.hooks.after_aggregate) run.hooks.after_aggregate(st.ctx.rank, step, before, values);
   if (st.trainer) st.trainer->step(values);  // the rank's own shard is updated; the rest is re-gathered
   const bool last = step + 1 == run.scenario.steps;
   if (sharding.after_step || last) pass.gather_all();

@@ -293,6 +293,7 @@ std::vector<CallSize> sharded_call_sizes(const StepPlan& plan, const ParameterSh
       const bool reduce = kind == static_cast<int>(ShardedCall::reduce);
       size.dense_bytes = b.wire_elements * kFloatBytes;
       size.wire_bytes = b.wire_elements * (reduce ? sharding.grad_element_bytes : sharding.param_element_bytes);
+      if (reduce && sharding.reduce_wire_bytes) size.wire_bytes = sharding.reduce_wire_bytes(b.wire_shape);
       size.collective = reduce ? CollectiveKind::reduce_scatter : CollectiveKind::all_gather;
       size.group_size = sharding.shard_group;
       size.unit = fmt::format("{}-{}", b.first_layer, b.last_layer);

@@ -21,7 +21,8 @@
 namespace aggsim {
 
 struct SimulationHooks {
-  // Called on each rank after each aggregation with its proxy gradient before and after.
+  // Called on each rank after each aggregation with its proxy gradient before and after (sharded
+  // data parallelism: after the step's last reduce-scatter, the rank's reduced shards, the rest zero).
   std::function<void(int rank, int step, const Eigen::VectorXf& before, const Eigen::VectorXf& after)>
       after_aggregate;
   // Called on each rank after each training step with its updated weights (workload runs only).

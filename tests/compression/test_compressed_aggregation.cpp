@@ -142,7 +142,7 @@ TEST_CASE("summable compressors and PowerSGD ride the ring all-reduce", "[compre
 TEST_CASE("every reducing collective carries summable payloads and PowerSGD's factors",
           "[compression][reducing]") {
   for (const auto& algorithm : algorithm_table()) {
-    if (!algorithm.reduces_in_flight || !algorithm.takes_compression) continue;
+    if (!algorithm.reduces_in_flight || algorithm.compresses_itself) continue;
     INFO(algorithm.name);
     const std::string name = algorithm.name + required_algorithm_keys(algorithm.name, 8);
     const auto shared =
@@ -217,7 +217,7 @@ TEST_CASE("shared-seed random-k keeps one index set on every transport (ratio 1/
   std::vector<std::string> algorithms = {"allgather", "parameter_server, servers: 1",
                                          "parameter_server, servers: 2"};
   for (const auto& algorithm : algorithm_table())
-    if (algorithm.reduces_in_flight && algorithm.takes_compression)
+    if (algorithm.reduces_in_flight && !algorithm.compresses_itself)
       algorithms.push_back(algorithm.name + required_algorithm_keys(algorithm.name, p));
   for (const auto& algorithm : algorithms) {
     INFO(algorithm);

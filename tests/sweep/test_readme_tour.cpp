@@ -102,6 +102,15 @@ TEST_CASE("the five-minute tour of README.md runs as written from an empty folde
     CHECK(drawn == 0);
   }
 
+  // FSDP: hybrid gathers inside a node, full sharding over the network (more gather time exposed,
+  // half the parameters a rank keeps); the same units gathered whole at once.
+  const auto hybrid = nlohmann::json::parse(read_file(tour / "out/fsdp_gpt2/summary.json"));
+  const auto full = nlohmann::json::parse(read_file(tour / "out/fsdp_full/summary.json"));
+  CHECK(full["exposed_gather_time_s"].get<double>() > hybrid["exposed_gather_time_s"].get<double>());
+  CHECK(full["param_bytes_per_rank"].get<double>() * 2 == hybrid["param_bytes_per_rank"].get<double>());
+  CHECK(full["peak_gathered_bytes"] == hybrid["peak_gathered_bytes"]);
+  CHECK_THAT(out, Catch::Contains("\"peak_gathered_bytes\""));
+
   CHECK(fs::is_regular_file(tour / "cal.yaml"));
   CHECK_THAT(out, Catch::Contains("geometric-mean error"));
   CHECK_THAT(out, Catch::Contains("busbw"));

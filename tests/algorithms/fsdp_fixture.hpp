@@ -1,0 +1,135 @@
+#pragma once
+// What the fsdp tests share: a small platform and layer table, the MLP scenario, and runs that return
+// the ranks' weights and losses or the bytes and times of each step.
+#include <fmt/format.h>
+
+#include <catch2/catch.hpp>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "alpha_beta.hpp"  // kAlpha, kBeta of this platform
+#include "sim/engine/simulation.hpp"
+#include "sim/scenario/scenario_loader.hpp"
+#include "support/cli.hpp"
+#include "support/isolated.hpp"
+
+namespace aggsim::test::fsdp {
+
+// Three layers of 640, 1280 and 1920 parameters (3840 in all): every unit, and every half of one,
+// divides by 8 ranks, so ring chunks are equal and the closed forms hold exactly.
+inline std::string layer_table(double forward_flops = 0) {
+  const auto path = fresh_dir("fsdp-layers") / "three.yaml";
+  write_file(path, fmt::format(R"(name: three
+layers:
+  - {{name: a, shape: [20, 32], forward_flops: {0}}}
+  - {{name: b, shape: [40, 32], forward_flops: {0}}}
+  - {{name: c, shape: [60, 32], forward_flops: {0}}}
+)",
+                               forward_flops));
+  return path.string();
+}
+constexpr double kModelElements = 3840;
+
+inline std::string scenario(int p, int steps, const std::string& algorithm, const std::string& rest) {
+  return fmt::format(R"(
+seed: 5
+ranks: {}
+steps: {}
+platform: {{topology: cluster, hosts: {}, bandwidth: 10Gbps, latency: 1us, speed: 1Gf}}
+network: alpha_beta
+compute: {{reduce_speed: 0}}
+algorithm: {{{}}}
+{}
+)",
+                     p, steps, p, algorithm, rest);
+}
+
+// The MLP trained for 4 steps on `p` ranks with `algorithm`; `extra`: more top-level keys.
+inline std::string mlp_scenario(int p, const std::string& algorithm, const std::string& extra = "") {
+  return scenario(p, 4, algorithm,
+                  fmt::format("model: {{layers: {}}}\n"
+                              "workload: {{problem: mlp, dim: 8, hidden: 6, classes: 3, batch: 4, "
+                              "eval_every: 1, momentum: 0.5}}\n{}",
+                              layer_table(), extra));
+}
+
+// Every rank's weights after every step (step -> rank -> weights) and the evaluated losses.
+struct Trained {
+  std::map<int, std::vector<std::vector<float>>> weights;
+  std::vector<double> losses;
+};
+
+inline Trained train(const std::string& yaml) {
+  const std::string text = run_isolated([&] {
+    const Scenario sc = load_scenario_text(yaml, "test.yaml");
+    std::map<int, std::vector<Eigen::VectorXf>> by_step;
+    SimulationHooks hooks;
+    hooks.after_step = [&](int rank, int step, const Eigen::VectorXf& w) {
+      by_step[step].resize(static_cast<std::size_t>(sc.ranks));
+      by_step[step][static_cast<std::size_t>(rank)] = w;
+    };
+    const SimulationResult r = simulate(sc, {}, hooks);
+    std::ostringstream out;
+    out.precision(17);
+    for (const auto& e : r.evaluations) out << "L " << e.loss << "\n";
+    for (const auto& [step, ranks] : by_step)
+      for (std::size_t k = 0; k < ranks.size(); ++k) {
+        out << "W " << step << " " << k << " " << ranks[k].size();
+        for (float v : ranks[k]) out << " " << v;
+        out << "\n";
+      }
+    return out.str();
+  });
+  Trained t;
+  std::istringstream in(text);
+  for (std::string tag; in >> tag;) {
+    if (tag == "L") {
+      double loss;
+      in >> loss;
+      t.losses.push_back(loss);
+      continue;
+    }
+    int step, rank;
+    std::size_t n;
+    in >> step >> rank >> n;
+    std::vector<float> w(n);
+    for (float& v : w) in >> v;
+    auto& ranks = t.weights[step];
+    ranks.resize(static_cast<std::size_t>(rank) + 1);
+    ranks[static_cast<std::size_t>(rank)] = std::move(w);
+  }
+  return t;
+}
+
+// Each rank's bytes sent in step 0, the step times and the exposed gathers of each step.
+struct Traffic {
+  std::vector<double> bytes;
+  std::vector<double> step_times;
+  std::vector<double> exposed_gathers;
+};
+
+inline Traffic traffic(const std::string& yaml) {
+  const std::string text = run_isolated([&] {
+    const Scenario sc = load_scenario_text(yaml, "test.yaml");
+    const SimulationResult r = simulate(sc, {});
+    std::string out;
+    for (int rank = 0; rank < sc.ranks; ++rank) out += fmt::format("B {} ", r.log.at(rank, 0).bytes_sent);
+    for (const auto& s : summarize_steps(r.log))
+      out += fmt::format("T {:.17g} G {:.17g} ", s.step_time_s, s.exposed_gather_time_s.value_or(-1));
+    return out;
+  });
+  Traffic t;
+  std::istringstream in(text);
+  for (std::string tag; in >> tag;) {
+    double v;
+    in >> v;
+    (tag == "B" ? t.bytes : tag == "T" ? t.step_times : t.exposed_gathers).push_back(v);
+  }
+  return t;
+}
+
+inline const std::vector<std::string> kShardings = {"full", "grad_op", "optimizer", "hybrid"};
+
+}  // namespace aggsim::test::fsdp
