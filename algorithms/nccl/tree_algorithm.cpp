@@ -66,8 +66,8 @@ class TreeAlgorithm : public NcclAlgorithmModel {
 // Every channel's tree as it runs piece by piece, the call's pieces on a link one after the
 // other: channels whose trees cost alike are timed once, at the rates their pieces leave each
 // other; then no link can carry all it carries in less than its bandwidth allows, from the first
-// piece reaching it to the last piece leaving it with the rest of its way still to go (a member's
-// links carry its children's pieces up and its parent's down at once).
+// piece reaching it to the last piece leaving it with only that piece's own way still to go (a
+// member's links carry its children's pieces up and its parent's down; link_bound).
 double TreeAlgorithm::tree_time(const NcclCallPlan& plan, const Geometry& g) const {
   const Protocol proto = plan.choice.protocol;
   const int c_count = plan.choice.channels, p = view_.size();
@@ -75,10 +75,7 @@ double TreeAlgorithm::tree_time(const NcclCallPlan& plan, const Geometry& g) con
       costs_.wire_bytes(plan.data_bytes / (static_cast<double>(c_count) * plan.loops), proto);
   const TreePipeline shape{plan.loops, plan.chunking.slots};
   std::map<std::vector<double>, std::pair<double, TreeTimes>> timed;  // by the trees' costs
-  struct LinkUse {
-    double work = 0, first = std::numeric_limits<double>::infinity(), tail = first;
-  };
-  std::unordered_map<const sg4::Link*, LinkUse> links;
+  std::unordered_map<const sg4::Link*, std::vector<LinkJob>> links;
   double worst = 0;
   for (int c = 0; c < c_count; ++c) {
     std::vector<TreeMember> members(static_cast<std::size_t>(p));
@@ -112,15 +109,14 @@ double TreeAlgorithm::tree_time(const NcclCallPlan& plan, const Geometry& g) con
            {std::make_tuple(x, parent, times.up[static_cast<std::size_t>(x)]),
             std::make_tuple(parent, x, times.down[static_cast<std::size_t>(x)])})
         for (const sg4::Link* l : g.route(from, to, p)) {
-          LinkUse& use = links[l];
-          use.work +=
-              plan.loops * piece / (l->get_bandwidth() * rate_factor(view_.hop_class(from, to), piece));
-          use.first = std::min(use.first, moved.first_leaves);
-          use.tail = std::min(use.tail, time - moved.last_arrives);
+          links[l].push_back(
+              {moved.first_leaves,
+               plan.loops * piece / (l->get_bandwidth() * rate_factor(view_.hop_class(from, to), piece)),
+               moved.rest});
         }
     }
   }
-  for (const auto& [link, use] : links) worst = std::max(worst, use.first + use.work + use.tail);
+  for (auto& [link, jobs] : links) worst = std::max(worst, link_bound(jobs));
   return worst;
 }
 
