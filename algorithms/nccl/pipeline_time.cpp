@@ -202,7 +202,8 @@ double tree_pipeline_time(const std::vector<TreeMember>& members, const TreePipe
 double link_bound(std::vector<LinkJob>& jobs) {
   double best = 0;
   // The jobs released from each job's release on: the latest first, adding the earlier ones.
-  std::sort(jobs.begin(), jobs.end(), [](const LinkJob& a, const LinkJob& b) { return a.release > b.release; });
+  std::sort(jobs.begin(), jobs.end(),
+            [](const LinkJob& a, const LinkJob& b) { return a.release > b.release; });
   double work = 0, tail = std::numeric_limits<double>::infinity();
   for (const LinkJob& j : jobs) {
     work += j.work;
