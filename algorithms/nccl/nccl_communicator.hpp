@@ -35,6 +35,11 @@ namespace aggsim {
 
 enum class Movement { flow, chunk };
 
+struct NcclGeometry;  // nccl_algorithm.hpp
+class NcclAlgorithmModel;
+enum class NcclCombine;
+struct NcclChain;
+
 struct NcclOptions {
   std::optional<NcclAlgorithm> algorithm;  // forced (NCCL_ALGO); empty: NCCL's choice
   std::optional<Protocol> protocol;        // forced (NCCL_PROTO)
@@ -91,16 +96,20 @@ class NcclCommunicator {
   const std::map<std::string, int>& calls() const { return calls_; }
 
  private:
-  struct Meeting;
-  struct Geometry;
+  struct Meeting;  // nccl_meeting.hpp
+  using Geometry = NcclGeometry;
+  using Combine = NcclCombine;
+  using Chain = NcclChain;
   Meeting& join(int me);
   void leave(std::uint64_t id);
+  // Algorithm `a`'s model on this communicator (its row of nccl_algorithms.cpp), made at first use.
+  const NcclAlgorithmModel& algorithm(NcclAlgorithm a) const;
   const Geometry& geometry(NcclAlgorithm a, int channels);
-  std::vector<int> ring_groups(const Geometry& g, int channels) const;
-  void nvls_node_trees(Geometry& g, int channels) const;
-  std::map<std::pair<int, int>, std::vector<std::pair<int, int>>> tree_levels(const Geometry& g) const;
+  // Flow level (nccl_flow_engine.cpp).
   void run_flow(Comm& comm, int me, Gradient& grad, Meeting& m, const NcclCallPlan& plan, const ReduceOp& op,
                 int world);
+  void plan_streams(Meeting& m, const NcclCallPlan& plan, const Geometry& g, std::uint64_t wire_elements) const;
+  // Chunk level (nccl_chunk_engine.cpp).
   void run_chunks(Comm& comm, int me, Gradient& grad, const NcclCallPlan& plan, const ReduceOp& op,
                   int world);
   struct ChunkRun;
@@ -109,23 +118,9 @@ class NcclCommunicator {
   // Reduce-scatter and all-gather at chunk level (ring_shards.cpp).
   void run_ring_shard_chunks(Comm& comm, int me, Gradient& grad, const NcclCallPlan& plan, const ReduceOp& op,
                              int world);
-  // How a call's streams and its pipeline's own time make its time.
-  enum class Combine { later, pipeline, additive };
-  struct Chain {
-    double time = 0;
-    Combine combine = Combine::later;
-  };
-  Chain chain_time(const NcclCallPlan& plan, const Geometry& g) const;
-  double broadcast_fill(const NcclCallPlan& plan, const Geometry& g) const;
-  double ring_time(const NcclCallPlan& plan, const Geometry& g) const;
-  double tree_time(const NcclCallPlan& plan, const Geometry& g) const;
-  double nvls_fill(const NcclCallPlan& plan, const Geometry& g) const;
   double arrival_delay(int from, int to, Protocol proto) const;
   // The network's bandwidth factor for `bytes` over a hop of class `cls`.
   double rate_factor(LinkClass cls, double bytes) const;
-  double piece_time(double bytes, double rate, LinkClass cls) const;
-  void plan_streams(Meeting& m, const NcclCallPlan& plan, const Geometry& g,
-                    std::uint64_t wire_elements) const;
 
   NcclView view_;
   NcclOptions options_;
@@ -135,6 +130,7 @@ class NcclCommunicator {
   NcclTuning tuning_;
   std::vector<std::uint64_t> calls_made_;  // per member
   std::map<std::uint64_t, std::unique_ptr<Meeting>> meetings_;
+  mutable std::map<NcclAlgorithm, std::unique_ptr<NcclAlgorithmModel>> algorithms_;
   std::map<std::pair<int, int>, std::unique_ptr<Geometry>> geometries_;  // by algorithm, channels
   std::map<std::string, int> calls_;
 };

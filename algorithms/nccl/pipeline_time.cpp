@@ -116,6 +116,28 @@ std::vector<int> children_first(const std::vector<TreeMember>& members) {
   return order;
 }
 
+// Each connection's `rest`: one piece's way on from it. A hop costs its slice time and latency;
+// down from x, the deepest way to a member below it; up from x, on to the root and down from there.
+void note_rests(const std::vector<TreeMember>& members, const std::vector<int>& order, TreeTimes& times) {
+  const std::size_t n = members.size();
+  const auto hop = [](const PipelineHop& h) { return h.slice_time + h.latency; };
+  std::vector<double> below(n, 0.0);  // the deepest way down from a member, once it has the piece
+  for (int x : order)                 // children first
+    for (int y : members[static_cast<std::size_t>(x)].children)
+      below[static_cast<std::size_t>(x)] =
+          std::max(below[static_cast<std::size_t>(x)],
+                   hop(members[static_cast<std::size_t>(y)].down) + below[static_cast<std::size_t>(y)]);
+  std::vector<double> above(n, 0.0);  // from a member's having its reduced piece to the end
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {  // parents first
+    const auto x = static_cast<std::size_t>(*it);
+    const int parent = members[x].parent;
+    above[x] = parent < 0 ? below[x] : hop(members[x].up) + above[static_cast<std::size_t>(parent)];
+    if (parent < 0) continue;
+    times.up[x].rest = members[x].up.latency + above[static_cast<std::size_t>(parent)];
+    times.down[x].rest = members[x].down.latency + below[x];
+  }
+}
+
 }  // namespace
 
 double tree_pipeline_time(const std::vector<TreeMember>& members, const TreePipeline& shape, TreeTimes* times) {
@@ -173,7 +195,31 @@ double tree_pipeline_time(const std::vector<TreeMember>& members, const TreePipe
       times->down[x].last_arrives = down_sent[x].at(last);
     }
   }
+  if (times) note_rests(members, order, *times);
   return end;
+}
+
+double link_bound(std::vector<LinkJob>& jobs) {
+  double best = 0;
+  // The jobs released from each job's release on: the latest first, adding the earlier ones.
+  std::sort(jobs.begin(), jobs.end(),
+            [](const LinkJob& a, const LinkJob& b) { return a.release > b.release; });
+  double work = 0, tail = std::numeric_limits<double>::infinity();
+  for (const LinkJob& j : jobs) {
+    work += j.work;
+    tail = std::min(tail, j.tail);
+    best = std::max(best, j.release + work + tail);
+  }
+  // The jobs with at least each job's tail: the longest first.
+  std::sort(jobs.begin(), jobs.end(), [](const LinkJob& a, const LinkJob& b) { return a.tail > b.tail; });
+  double release = std::numeric_limits<double>::infinity();
+  work = 0;
+  for (const LinkJob& j : jobs) {
+    work += j.work;
+    release = std::min(release, j.release);
+    best = std::max(best, release + work + j.tail);
+  }
+  return best;
 }
 
 }  // namespace aggsim

@@ -60,10 +60,13 @@ struct TreePipeline {
   int slots = 8;
 };
 
-// When a connection's pieces moved: its first left, its last arrived.
+// When a connection's pieces moved: its first left, its last arrived; and the least time from its
+// last piece leaving to the call's end: that piece's own way on to the last member it reaches, with
+// nothing ahead of it (a link that holds the pipeline back leaves only this after its last piece).
 struct ConnectionTimes {
   double first_leaves = 0;
   double last_arrives = 0;
+  double rest = 0;
 };
 // Per member: its connections to its parent, up and down (the root's are unused).
 struct TreeTimes {
@@ -74,5 +77,18 @@ struct TreeTimes {
 // `times` (optional) receives when each connection moved its pieces.
 double tree_pipeline_time(const std::vector<TreeMember>& members, const TreePipeline& shape,
                           TreeTimes* times = nullptr);
+
+// One connection's use of a link: the earliest its first piece can reach the link (release), the
+// link's time for all its pieces (work) and the least time from its last piece leaving to the
+// call's end (tail).
+struct LinkJob {
+  double release = 0, work = 0, tail = 0;
+};
+
+// The least time by which a link carrying `jobs` one after another can let the call end: over the
+// jobs released from some time on (or ending with at least some tail), that time, all their work
+// and their least tail. A link that idles between the pieces going up and those coming back down
+// from the root is bound by the later ones alone. O(jobs log jobs); sorts `jobs`.
+double link_bound(std::vector<LinkJob>& jobs);
 
 }  // namespace aggsim

@@ -1,0 +1,166 @@
+#pragma once
+// One NCCL algorithm as the model sees it (NCCL keeps its graphs per algorithm, src/graph/rings.cc
+// and trees.cc, apart from its movement per protocol, prims_*.h; aggsim does the same): the
+// algorithm's geometry (who talks to whom on each channel, at which rates), its timing hooks for
+// the flow level (the pipeline's own time and the streams a call runs) and its math (the order in
+// which NCCL reduces). The movement engines (nccl_flow_engine.cpp, nccl_chunk_engine.cpp) and the
+// communicator know an algorithm only through this interface and the table in nccl_algorithms.cpp;
+// README.md ("Adding an NCCL algorithm") says how to add one.
+#include <Eigen/Core>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <simgrid/s4u.hpp>
+#include <unordered_map>
+#include <vector>
+
+#include "algorithms/nccl/nccl_communicator.hpp"
+#include "algorithms/nccl/nccl_op.hpp"
+#include "algorithms/nccl/nccl_view.hpp"
+#include "algorithms/nccl/protocol.hpp"
+#include "sim/api/partition.hpp"
+
+namespace aggsim {
+
+// Everything one call needs that depends only on the algorithm and channel count: who talks to
+// whom on each channel, and each stream's nominal rate (its links' bandwidth shared equally by the
+// call's streams on them) and route latency, for the dependency chain's estimate.
+struct NcclGeometry {
+  struct Edge {
+    int from = 0, to = 0;
+    double rate = 0;        // B/s: the narrowest link shared by all the call's streams on it
+    double first_rate = 0;  // B/s: shared by the streams that move the pipeline's first piece with it
+    double latency = 0;     // s, the route's
+    LinkClass cls = LinkClass::network;
+  };
+  std::vector<std::vector<int>> rings;           // [channel][position] member
+  std::vector<std::vector<int>> position;        // [channel][member] position
+  std::vector<std::vector<Edge>> ring_out;       // [channel][position] edge to the next position
+  std::vector<std::vector<NcclTreeLinks>> tree;  // [channel][member]
+  std::vector<std::vector<Edge>> tree_up;        // [channel][member] edge to the parent (from < 0 at a root)
+  std::vector<std::vector<Edge>> tree_down;      // [channel][member] edge from the parent
+  std::vector<std::vector<Edge>> nvls_out;       // [channel][member] the member's switch traffic edge
+  // Each stream's route, by (from, to) member pair.
+  std::unordered_map<std::uint64_t, std::vector<const sg4::Link*>> routes;
+  const std::vector<const sg4::Link*>& route(int from, int to, int members) const {
+    return routes.at(static_cast<std::uint64_t>(from) * static_cast<std::uint64_t>(members) +
+                     static_cast<std::uint64_t>(to));
+  }
+};
+
+// Collects a geometry's edges as an algorithm lays them out, with the phase of each (streams of one
+// phase move a pipeline's first piece together), then sets each edge's rates (finish).
+class NcclGeometryBuilder {
+ public:
+  NcclGeometryBuilder(NcclGeometry& g, const NcclView& view) : g_(g), view_(view) {}
+  NcclGeometry& geometry() { return g_; }
+  // Adds an edge of the current phase: its route, latency and class.
+  void add(NcclGeometry::Edge& e);
+  // Adds the trees' edges (g.tree_up, g.tree_down), one phase per level (tree_levels).
+  void add_tree_edges();
+  // Each edge's share of its narrowest link, among all the call's streams and among its phase's.
+  void finish();
+  int phase = 0;
+
+ private:
+  NcclGeometry& g_;
+  const NcclView& view_;
+  std::vector<NcclGeometry::Edge*> edges_;
+  std::vector<std::vector<sg4::Link*>> routes_;
+  std::vector<int> phases_;
+};
+
+// How a call's streams and its pipeline's own time make its time.
+enum class NcclCombine { later, pipeline, additive };
+struct NcclChain {
+  double time = 0;
+  NcclCombine combine = NcclCombine::later;
+};
+
+// Receives a flow-level stream: `data_bytes` of the call's data from member `from` to `to` on
+// channel `channel`, whose bytes cost the links `load_scale` times their count.
+using NcclStreamSink =
+    std::function<void(int from, int to, double data_bytes, int channel, double load_scale)>;
+
+// The network's bandwidth factor for `bytes` over a hop of class `cls` (1 without a calibration).
+inline double nccl_rate_factor(const BandwidthFactor& factor, LinkClass cls, double bytes) {
+  return factor ? factor(cls != LinkClass::network, bytes) : 1.0;
+}
+
+// Pieces of a call's vectors: `parts` balanced pieces on both planes (proxy elements, fp32 wire
+// elements), as every algorithm here cuts them.
+struct Pieces {
+  std::int64_t proxy = 0, wire = 0, parts = 1;
+  Range proxy_range(std::int64_t i) const { return chunk_range(proxy, parts, i); }
+  double data_bytes(std::int64_t i) const {
+    return static_cast<double>(chunk_range(wire, parts, i).count) * 4;
+  }
+};
+
+inline std::uint64_t wire_of(double data_bytes, Protocol p, const ProtocolCosts& costs) {
+  return static_cast<std::uint64_t>(std::ceil(costs.wire_bytes(data_bytes, p)));
+}
+
+// Ring hops a piece crosses in one pass of the collective.
+inline int ring_hops(NcclCollective coll, int p) {
+  return coll == NcclCollective::all_reduce ? 2 * (p - 1) : p - 1;
+}
+
+// What the communicator knows that an algorithm's timing reads.
+struct NcclContext {
+  const NcclView& view;
+  const NcclOptions& options;
+  const ProtocolCosts& costs;
+  const BandwidthFactor& bandwidth_factor;
+};
+
+// One NCCL algorithm's geometry and flow-level timing, on one communicator.
+class NcclAlgorithmModel {
+ public:
+  explicit NcclAlgorithmModel(const NcclContext& context)
+      : view_(context.view),
+        options_(context.options),
+        costs_(context.costs),
+        bandwidth_factor_(context.bandwidth_factor) {}
+  virtual ~NcclAlgorithmModel() = default;
+  // Lays out the algorithm's edges on `channels` channels.
+  virtual void build(NcclGeometryBuilder& b, int channels) const = 0;
+  // The pipeline's own time from the streams' start, and how the streams' time combines with it.
+  virtual NcclChain chain_time(const NcclCallPlan& plan, const NcclGeometry& g) const = 0;
+  // Every stream of a call: what each channel edge carries in all.
+  virtual void streams(const NcclCallPlan& plan, const NcclGeometry& g, std::int64_t wire_elements,
+                       const NcclStreamSink& add) const = 0;
+
+ protected:
+  double rate_factor(LinkClass cls, double bytes) const {
+    return nccl_rate_factor(bandwidth_factor_, cls, bytes);
+  }
+  // A piece of `bytes` on an edge of that rate (alone with its phase's streams) and class, at the
+  // rate the network gives a message of that size (a calibration's bandwidth factor), as the chunk
+  // level sends it.
+  double piece_time(double bytes, double rate, LinkClass cls) const {
+    return bytes / (rate * rate_factor(cls, bytes));
+  }
+
+  const NcclView& view_;
+  const NcclOptions& options_;
+  const ProtocolCosts& costs_;
+  const BandwidthFactor& bandwidth_factor_;
+};
+
+// The result of one all-reduce in NCCL's order (nccl_reduce), for one algorithm.
+using NcclReduce = Eigen::VectorXf (*)(const NcclView& view, const NcclCallPlan& plan,
+                                       const std::vector<const Eigen::VectorXf*>& inputs, const NcclOp& op);
+
+// One row of the table of NCCL algorithms (nccl_algorithms.cpp).
+struct NcclAlgorithmRow {
+  NcclAlgorithm algorithm;
+  std::unique_ptr<NcclAlgorithmModel> (*make)(const NcclContext& context);
+  NcclReduce reduce;
+};
+
+// The row of algorithm `a` (throws std::logic_error for an algorithm without one).
+const NcclAlgorithmRow& nccl_algorithm_row(NcclAlgorithm a);
+
+}  // namespace aggsim

@@ -1,0 +1,133 @@
+// The flow-level movement (the default): each channel edge one stream of all the bytes it carries,
+// started at once and shared max-min with all other traffic by SimGrid; the call ends when the
+// streams have ended (plus the last hop's latency) or when the pipeline's dependency chain allows,
+// whichever is later, after the protocol's base latency. The algorithm says which streams a call
+// runs and what its chain is (nccl_algorithm.hpp).
+#include <algorithm>
+#include <unordered_map>
+
+#include "algorithms/nccl/nccl_algorithm.hpp"
+#include "algorithms/nccl/nccl_meeting.hpp"
+#include "algorithms/nccl/nvls_shards.hpp"
+#include "algorithms/nccl/ring_shards.hpp"
+
+XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(aggsim_nccl);
+
+namespace aggsim {
+
+// Every stream of a call (what each channel edge carries in all, as the algorithm lays them out),
+// and the pace.
+void NcclCommunicator::plan_streams(Meeting& m, const NcclCallPlan& plan, const Geometry& g,
+                                    std::uint64_t wire_elements) const {
+  const NcclAlgorithm a = plan.choice.algorithm;
+  const Protocol proto = plan.choice.protocol;
+  const int p = view_.size();
+  const auto w = static_cast<std::int64_t>(wire_elements);
+  auto add = [&](int from, int to, double data_bytes, int c, double load_scale) {
+    if (data_bytes <= 0 || from == to) return;
+    m.streams.push_back({from, to, c, wire_of(data_bytes, proto, costs_), load_scale});
+  };
+  algorithm(a).streams(plan, g, w, add);
+  m.out.assign(static_cast<std::size_t>(p), {});
+  m.in.assign(static_cast<std::size_t>(p), {});
+  std::unordered_map<const sg4::Link*, double> load;
+  for (std::size_t i = 0; i < m.streams.size(); ++i) {
+    const auto& st = m.streams[i];
+    m.out[static_cast<std::size_t>(st.from)].push_back(i);
+    m.in[static_cast<std::size_t>(st.to)].push_back(i);
+    double latency = 0;
+    // The network gives the stream its links' rate times its bandwidth factor (a calibration's):
+    // paced at the bare rate, a factor above 1 would speed nothing up.
+    const double wire = static_cast<double>(st.wire_bytes);
+    const double cost = wire * st.load_scale / rate_factor(view_.hop_class(st.from, st.to), wire);
+    for (const sg4::Link* l : g.route(st.from, st.to, p)) {
+      load[l] += cost;
+      latency += l->get_latency();
+    }
+    m.stream_latency = std::max(m.stream_latency, latency);
+  }
+  const sg4::Link* busiest = nullptr;
+  for (const auto& [link, bytes] : load)
+    if (bytes / link->get_bandwidth() > m.pace_time) {
+      m.pace_time = bytes / link->get_bandwidth();
+      busiest = link;
+    }
+  if (busiest)
+    XBT_VERB("%zu streams, busiest link %s: %.9g s for %.0f bytes", m.streams.size(), busiest->get_cname(),
+             m.pace_time, load[busiest]);
+}
+
+void NcclCommunicator::run_flow(Comm& comm, int me, Gradient& grad, Meeting& m, const NcclCallPlan& plan,
+                                const ReduceOp& op, int world) {
+  const NcclAlgorithm a = plan.choice.algorithm;
+  const Protocol proto = plan.choice.protocol;
+  const int channels = plan.choice.channels;
+  // Every member has called: the pipeline runs from the last arrival. A replayed call takes its
+  // times from the step it repeats, so it skips this meeting (a synchronisation of every rank);
+  // the one after the streams, which the reduction needs, stays.
+  if (!comm.replaying()) m.barrier->wait();
+  const double start = sg4::Engine::get_clock() + costs_.base(a, proto);
+  const Geometry& g = geometry(a, channels);
+  if (!m.planned) {
+    m.planned = true;
+    const Chain chain = algorithm(a).chain_time(plan, g);
+    m.chain = chain.time;
+    m.combine = chain.combine;
+    m.last_end = start;
+  }
+  comm.pause_until(start);
+  if (m.streams.empty() && m.out.empty()) plan_streams(m, plan, g, grad.wire_elements);
+  // Each member receives its incoming streams and sends its outgoing ones.
+  std::vector<SendHandle> sends;
+  std::vector<RecvHandle> receives;
+  const int tag = 1 << 20;  // streams' channel numbers, apart from any message of the rank
+  for (std::size_t i : m.in[static_cast<std::size_t>(me)]) {
+    const auto& st = m.streams[i];
+    receives.push_back(comm.accept_stream(view_.rank_of(st.from), tag + st.channel));
+  }
+  for (std::size_t i : m.out[static_cast<std::size_t>(me)]) {
+    const auto& st = m.streams[i];
+    const double rate = m.pace_time > 0 ? static_cast<double>(st.wire_bytes) / m.pace_time : 0;
+    sends.push_back(comm.start_stream(view_.rank_of(st.to), st.wire_bytes, tag + st.channel, rate));
+    m.last_hop = std::max(m.last_hop, costs_.hop(view_.hop_class(st.from, st.to), proto));
+  }
+  for (auto& r : receives) {
+    double arrived = 0;
+    r.wait(&arrived);
+    m.last_end = std::max(m.last_end, arrived);
+  }
+  for (auto& s : sends) m.last_end = std::max(m.last_end, s.wait());
+  m.barrier->wait();  // every stream of the call has ended
+  const double streams_end = m.last_end + m.last_hop;
+  if (me == 0)
+    XBT_VERB("%s/%s, %d channels, %d loops: start %.9g, chain %.9g, streams end %.9g (+%.3g)",
+             nccl_algorithm_name(a), protocol_name(proto), channels, plan.loops, start, m.chain, m.last_end,
+             m.last_hop);
+  // The streams' time beyond their pace: what other traffic took from them.
+  const double busy = std::max(m.pace_time, m.last_end - start - m.stream_latency);
+  const double rest = 1 - 1.0 / plan.loops;  // the pieces after the first
+  switch (m.combine) {
+    case Combine::later:  // every edge busy from the start: whichever ends later
+      comm.pause_until(std::max(start + m.chain, streams_end));
+      break;
+    case Combine::pipeline:  // the pipeline's own time, slowed as much as other traffic slowed its streams
+      comm.pause_until(std::max(start + m.chain + (busy - m.pace_time) * rest, streams_end));
+      break;
+    case Combine::additive:  // the first piece's way, then the others at the busiest link's pace
+      comm.pause_until(std::max(start + m.chain + busy * rest, streams_end));
+      break;
+  }
+  if (options_.collective == NcclCollective::broadcast || grad.values.size() == 0) return;
+  if (!m.reduced) {
+    std::vector<const Eigen::VectorXf*> inputs;
+    for (const Gradient* in : m.inputs) inputs.push_back(&in->values);
+    m.result =
+        options_.collective == NcclCollective::all_reduce
+            ? nccl_reduce(view_, plan, inputs, op, world, options_.dtype)
+            : nccl_shard_collective(view_, plan, options_.collective, inputs, op, world, options_.dtype);
+    m.reduced = true;
+  }
+  grad.values = m.result;
+  if (options_.collective == NcclCollective::reduce_scatter) keep_shard(grad.values, view_.size(), me);
+}
+}  // namespace aggsim

@@ -1,0 +1,127 @@
+#include "algorithms/nccl/nvls_algorithm.hpp"
+
+#include <algorithm>
+
+#include "algorithms/nccl/nvls_shards.hpp"
+
+namespace aggsim {
+
+// Each GPU's switch traffic as a stream to the next GPU of its node (the same bytes on each NVLink
+// port, which is what the switch's in-line reduction and multicast cost it).
+void NvlsAlgorithm::build(NcclGeometryBuilder& b, int channels) const {
+  Geometry& g = b.geometry();
+  const int p = view_.size();
+  g.nvls_out.resize(static_cast<std::size_t>(channels));
+  for (int c = 0; c < channels; ++c) {
+    auto& out = g.nvls_out[static_cast<std::size_t>(c)];
+    out.resize(static_cast<std::size_t>(p));
+    for (int n = 0; n < view_.nodes(); ++n) {
+      const auto& nm = view_.node_members(n);
+      for (std::size_t i = 0; i < nm.size(); ++i)
+        out[static_cast<std::size_t>(nm[i])] = {nm[i], nm[(i + 1) % nm.size()]};
+    }
+    for (auto& e : out)
+      if (e.from != e.to) b.add(e);
+    ++b.phase;
+  }
+}
+
+// NVLS: each GPU's share to the switch and back; NVLS-Tree adds the node tree, up and down.
+double NvlsAlgorithm::nvls_fill(const NcclCallPlan& plan, const Geometry& g) const {
+  const Protocol proto = plan.choice.protocol;
+  const int c_count = plan.choice.channels, p = view_.size();
+  auto hop = [&](const Geometry::Edge& e, double piece_bytes) {
+    return piece_time(costs_.wire_bytes(piece_bytes, proto), e.first_rate, e.cls) + e.latency +
+           costs_.hop(e.cls, proto);
+  };
+  const double piece = plan.data_bytes / (static_cast<double>(c_count) * plan.loops);
+  double worst = 0;
+  for (int c = 0; c < c_count; ++c) {
+    double up = 0, down = 0;
+    if (!g.tree_up.empty()) {
+      const double shard = piece / std::max(1, view_.largest_node());
+      for (int m = 0; m < p; ++m) {
+        double cost_up = 0, cost_down = 0;
+        for (int x = m; g.tree_up[c][static_cast<std::size_t>(x)].from >= 0;
+             x = g.tree_up[c][static_cast<std::size_t>(x)].to) {
+          cost_up += hop(g.tree_up[c][static_cast<std::size_t>(x)], shard);
+          cost_down += hop(g.tree_down[c][static_cast<std::size_t>(x)], shard);
+        }
+        up = std::max(up, cost_up);
+        down = std::max(down, cost_down);
+      }
+    }
+    double intra = 0;
+    const double per_port =
+        piece * nvls_port_bytes_per_byte(options_.collective, view_.largest_node()) / costs_.nvls_efficiency;
+    for (const auto& e : g.nvls_out[static_cast<std::size_t>(c)])
+      if (e.from != e.to)
+        intra =
+            std::max(intra, piece_time(costs_.wire_bytes(per_port, proto), e.first_rate, e.cls) + e.latency);
+    worst = std::max(worst, costs_.nvls_hop_latency_s + intra + up + down);
+  }
+  return worst;
+}
+
+// Each GPU's switch traffic, S (1 + 1/g) each way, as a stream to the next GPU of its node; under
+// NVLS-Tree each GPU's shard up and down the node tree besides.
+void NvlsAlgorithm::streams(const NcclCallPlan& plan, const Geometry& g, std::int64_t w,
+                            const NcclStreamSink& add) const {
+  const int channels = plan.choice.channels, p = view_.size();
+  const Pieces per_channel{0, w, channels};
+  for (int c = 0; c < channels; ++c) {
+    const double data = per_channel.data_bytes(c);
+    for (int me = 0; me < p; ++me) {
+      const auto node_gpus = static_cast<int>(view_.node_members(view_.node_of(me)).size());
+      const double share = 1.0 / node_gpus;
+      const auto& e = g.nvls_out[static_cast<std::size_t>(c)][static_cast<std::size_t>(me)];
+      add(e.from, e.to, data * nvls_port_bytes_per_byte(options_.collective, node_gpus), c,
+          1 / costs_.nvls_efficiency);
+      if (!g.tree_up.empty()) {
+        const int parent = g.tree[static_cast<std::size_t>(c)][static_cast<std::size_t>(me)].parent;
+        const double shard = data * share;
+        if (parent >= 0) {
+          add(me, parent, shard, c, 1);  // up
+          add(parent, me, shard, c, 1);  // down
+        }
+      }
+    }
+  }
+}
+
+std::vector<Eigen::VectorXf> nccl_nvls_node_sums(const NcclView& view, const Range& r,
+                                                 const std::vector<const Eigen::VectorXf*>& inputs,
+                                                 const NcclOp& op) {
+  const auto x = [&](int member) -> const Eigen::VectorXf& {
+    return *inputs[static_cast<std::size_t>(member)];
+  };
+  std::vector<Eigen::VectorXf> node_sum(static_cast<std::size_t>(view.nodes()));
+  for (int nd = 0; nd < view.nodes(); ++nd) {
+    const auto& nm = view.node_members(nd);
+    auto& acc = node_sum[static_cast<std::size_t>(nd)];
+    acc.resize(r.count);
+    op.load(acc, x(nm[0]).segment(r.begin, r.count));
+    for (std::size_t i = 1; i < nm.size(); ++i) op.add_input(acc, x(nm[i]).segment(r.begin, r.count));
+  }
+  return node_sum;
+}
+
+std::unique_ptr<NcclAlgorithmModel> make_nvls_algorithm(const NcclContext& context) {
+  return std::make_unique<NvlsAlgorithm>(context);
+}
+
+// The switch adds the node's GPUs in local order.
+Eigen::VectorXf nccl_nvls_reduce(const NcclView& view, const NcclCallPlan& plan,
+                                 const std::vector<const Eigen::VectorXf*>& inputs, const NcclOp& op) {
+  const int channels = plan.choice.channels;
+  Eigen::VectorXf out(inputs.front()->size());
+  const Pieces per_channel{inputs.front()->size(), 0, channels};
+  for (int c = 0; c < channels; ++c) {
+    const Range r = per_channel.proxy_range(c);
+    if (r.count == 0) continue;
+    out.segment(r.begin, r.count) = nccl_nvls_node_sums(view, r, inputs, op)[0];
+  }
+  return out;
+}
+
+}  // namespace aggsim
