@@ -58,6 +58,7 @@ struct NcclCommunicator::ChunkRun {
 
 void NcclCommunicator::run_chunks(Comm& comm, int me, Gradient& grad, const NcclCallPlan& plan,
                                   const ReduceOp& reduce_op, int world) {
+  if (plan.choice.algorithm == NcclAlgorithm::pat) return run_pat_chunks(comm, me, grad, plan, reduce_op, world);
   if (options_.collective == NcclCollective::reduce_scatter ||
       options_.collective == NcclCollective::all_gather)
     return run_ring_shard_chunks(comm, me, grad, plan, reduce_op, world);
