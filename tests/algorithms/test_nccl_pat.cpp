@@ -22,12 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<const Eigen::VectorXf*> pointers(const std::vector<Eigen::VectorXf>& v) {
-  std::vector<const Eigen::VectorXf*> out;
-  for (const auto& x : v) out.push_back(&x);
-  return out;
-}
-
 // The steps as NCCL's host-run PatRSAlgorithm printed them: "node<child" where a partial arrives,
 // "^" where the node's piece then leaves, "*" where it stays (the root).
 std::string printed(const std::vector<PatStep>& steps) {
@@ -124,16 +118,7 @@ TEST_CASE("PAT's reduce-scatter adds in NCCL's order, and every op reduces", "[n
       INFO(ranks << " ranks, " << reduce_kind_name(kind));
       const Eigen::VectorXf out =
           nccl_pat_reduce_scatter(std::max(1, std::min(8, ranks / 2)), pointers(x), ReduceOp{kind, 1.0}, ranks);
-      for (int i = 0; i < 41; ++i) {
-        double exact = x[0][i], magnitude = 0;
-        for (int m = 0; m < ranks; ++m) {
-          const double v = x[static_cast<std::size_t>(m)][i];
-          if (m > 0) exact = kind == ReduceKind::min ? std::min(exact, v) : kind == ReduceKind::max ? std::max(exact, v) : exact + v;
-          magnitude += std::abs(v);
-        }
-        const double bound = kind == ReduceKind::sum ? (ranks + 1) * std::ldexp(1.0, -24) * magnitude : 0.0;
-        CHECK(std::abs(out[i] - exact) <= bound);
-      }
+      check_reduced(out, x, kind);
     }
   }
 }
