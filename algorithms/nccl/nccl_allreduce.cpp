@@ -269,10 +269,10 @@ AlgorithmInfo nccl_allreduce_entry() {
     }
     resolved.nvls_reduces_op = nccl_nvls_reduces(cfg.op);
     resolved.pat_reduces_op = pat_reduces(cfg.op);
-    check_forced_op(resolved, cfg.op);
     auto comm = std::make_shared<NcclCommunicator>(members, *cfg.hosts(), resolved,
                                                    protocol_costs_of(cfg.calibration), cfg.bandwidth_factor());
     check_nccl_platform(resolved, comm->view());
+    check_forced_op(resolved, cfg.op);
     if (const std::string why = comm->size_refusal((cfg.model_bytes + 3) / 4); !why.empty())
       throw ParamError("model.size", why);
     // Chunk by chunk, each channel of a rank runs up to 5 actors (a tree's up and down halves and
