@@ -80,7 +80,7 @@ TEST_CASE("PAT's steps are the ones NCCL 2.23.4's PatRSAlgorithm walks", "[nccl]
   for (int ranks : {2, 3, 5, 8, 12, 16, 33})
     for (NcclCollective c : {NcclCollective::reduce_scatter, NcclCollective::all_gather}) {
       int sent = 0, received = 0;
-      for (const PatStep& s : pat_steps(c, ranks, std::max(1, std::min(8, ranks / 2)))) {
+      for (const PatStep& s : pat_steps(c, ranks, pat_aggregation(ranks, 65536, 1 << 20))) {
         sent += s.send_dim >= 0;
         received += s.recv_dim >= 0;
       }
@@ -117,7 +117,7 @@ TEST_CASE("PAT's reduce-scatter adds in NCCL's order, and every op reduces", "[n
     for (ReduceKind kind : {ReduceKind::sum, ReduceKind::min, ReduceKind::max}) {
       INFO(ranks << " ranks, " << reduce_kind_name(kind));
       const Eigen::VectorXf out =
-          nccl_pat_reduce_scatter(std::max(1, std::min(8, ranks / 2)), pointers(x), ReduceOp{kind, 1.0}, ranks);
+          nccl_pat_reduce_scatter(pat_aggregation(ranks, 65536, 1 << 20), pointers(x), ReduceOp{kind, 1.0}, ranks);
       check_reduced(out, x, kind);
     }
   }
