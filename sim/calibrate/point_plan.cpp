@@ -58,8 +58,12 @@ MissedChoice follow_observed_choice(const Scenario& base, const Measurement& m, 
   const std::string& algorithm = tuned ? m.observed.nccl_algorithm : m.env.algorithm;
   const std::string& algorithm_where = tuned ? m.observed_source : m.env.algorithm_where;
   const std::optional<NcclAlgorithm> named = nccl_algorithm_named(algorithm);
-  // Other collectives run NCCL's ring here (nccl_allreduce's collective key).
-  const bool runnable = named && (m.collective == "all_reduce" || *named == NcclAlgorithm::ring);
+  // Other collectives run NCCL's ring here (nccl_allreduce's collective key), and reduce-scatter and
+  // all-gather PAT with one GPU a node.
+  const bool gathering = m.collective == "reduce_scatter" || m.collective == "all_gather";
+  const bool runnable =
+      named && (*named == NcclAlgorithm::pat ? gathering && m.ranks == m.nodes
+                                             : m.collective == "all_reduce" || *named == NcclAlgorithm::ring);
   // What NCCL ran, or what a log's NCCL_ALGO / NCCL_PROTO force, must be something NCCL can run on
   // the log's ranks (past a switch, the point's run finds where the ranks are).
   const std::string gpu = scenario_gpu(base);

@@ -139,7 +139,7 @@ TEST_CASE("NVLS reduce-scatter and all-gather move a GPU's whole buffer through 
   check_refused(gather_scatter(kDomain72, 72, "reduce_scatter", "avg", "1MiB", ", nccl_algorithm: nvls"),
                 {"algorithm.nccl_algorithm", "sum only"});
   check_refused(gather_scatter(kH100Node, 8, "all_gather", "sum", "1MiB", ", nccl_algorithm: tree"),
-                {"algorithm.nccl_algorithm", "ring or, inside one node, nvls"});
+                {"algorithm.nccl_algorithm", "pat (one GPU per node) or, inside one node, nvls"});
   fs::remove_all(dir);
 }
 
