@@ -41,6 +41,8 @@ struct NcclGeometry {
   std::vector<std::vector<Edge>> tree_up;        // [channel][member] edge to the parent (from < 0 at a root)
   std::vector<std::vector<Edge>> tree_down;      // [channel][member] edge from the parent
   std::vector<std::vector<Edge>> nvls_out;       // [channel][member] the member's switch traffic edge
+  std::vector<std::vector<Edge>> pat_out;        // [channel][member x dims + dim] PAT's edge on a dimension
+  int pat_dims = 0;
   // Each stream's route, by (from, to) member pair.
   std::unordered_map<std::uint64_t, std::vector<const sg4::Link*>> routes;
   const std::vector<const sg4::Link*>& route(int from, int to, int members) const {

@@ -23,6 +23,11 @@ std::unique_ptr<NcclAlgorithmModel> make_nvls_tree_algorithm(const NcclContext& 
 Eigen::VectorXf nccl_nvls_tree_reduce(const NcclView&, const NcclCallPlan&,
                                       const std::vector<const Eigen::VectorXf*>&, const NcclOp&);
 
+// pat_algorithm.cpp
+std::unique_ptr<NcclAlgorithmModel> make_pat_algorithm(const NcclContext& context);
+Eigen::VectorXf nccl_pat_reduce(const NcclView&, const NcclCallPlan&, const std::vector<const Eigen::VectorXf*>&,
+                                const NcclOp&);
+
 namespace {
 
 const NcclAlgorithmRow kNcclAlgorithmRows[] = {
@@ -30,6 +35,7 @@ const NcclAlgorithmRow kNcclAlgorithmRows[] = {
     {NcclAlgorithm::ring, make_ring_algorithm, nccl_ring_reduce},
     {NcclAlgorithm::nvls, make_nvls_algorithm, nccl_nvls_reduce},
     {NcclAlgorithm::nvls_tree, make_nvls_tree_algorithm, nccl_nvls_tree_reduce},
+    {NcclAlgorithm::pat, make_pat_algorithm, nccl_pat_reduce},
 };
 
 }  // namespace

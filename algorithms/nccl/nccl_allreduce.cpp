@@ -13,6 +13,7 @@
 #include "algorithms/nccl/nccl_communicator.hpp"
 #include "algorithms/nccl/nccl_setup.hpp"
 #include "algorithms/nccl/nvls_shards.hpp"
+#include "algorithms/nccl/pat_schedule.hpp"
 #include "algorithms/registry.hpp"
 #include "sim/platform/host_facts.hpp"
 
@@ -78,17 +79,23 @@ NcclOptions nccl_options(const Params& params) {
                      fmt::format("chunk: the piece-by-piece reference runs ring and tree; {} moves "
                                  "at flow level only",
                                  nccl_algorithm_name(*o.algorithm)));
-  // Reduce-scatter and all-gather run NCCL's ring or, inside one node, NVLS; broadcast its ring.
+  // Reduce-scatter and all-gather run NCCL's ring, PAT or, inside one node, NVLS; broadcast its ring.
+  if (o.algorithm == NcclAlgorithm::pat && o.collective != NcclCollective::reduce_scatter &&
+      o.collective != NcclCollective::all_gather)
+    throw ParamError("nccl_algorithm", fmt::format("pat: NCCL runs PAT for reduce_scatter and all_gather only, and "
+                                                   "the collective is {}",
+                                                   nccl_collective_name(o.collective)));
   if (o.collective != NcclCollective::all_reduce) {
     if (o.movement == Movement::chunk && o.collective == NcclCollective::broadcast)
       throw ParamError("movement", "chunk: the piece-by-piece reference runs all_reduce, reduce_scatter and "
                                    "all_gather; broadcast moves at flow level only");
     const bool gathering = o.collective != NcclCollective::broadcast;
-    if (o.algorithm && *o.algorithm != NcclAlgorithm::ring && !(gathering && *o.algorithm == NcclAlgorithm::nvls))
+    if (o.algorithm && *o.algorithm != NcclAlgorithm::ring &&
+        !(gathering && (*o.algorithm == NcclAlgorithm::nvls || *o.algorithm == NcclAlgorithm::pat)))
       throw ParamError("nccl_algorithm",
                        fmt::format("{}: NCCL runs {} by {}", nccl_algorithm_name(*o.algorithm),
                                    nccl_collective_name(o.collective),
-                                   gathering ? "ring or, inside one node, nvls" : "ring"));
+                                   gathering ? "ring, pat (one GPU per node) or, inside one node, nvls" : "ring"));
     if (!gathering) o.algorithm = NcclAlgorithm::ring;
   }
   return o;
@@ -110,9 +117,34 @@ GpuArch platform_arch(const std::vector<sg4::Host*>& hosts) {
   return arch.value_or(GpuArch::hopper);
 }
 
+// A forced algorithm that cannot run the call's op: NVLS (and NVLS-Tree) reduce fp32 by sum only, PAT's
+// reduce-scatter runs no pre-multiplied op (avg).
+void check_forced_op(const NcclOptions& o, const ReduceOp& op) {
+  const bool reduces = o.collective == NcclCollective::reduce_scatter || o.collective == NcclCollective::all_reduce;
+  if (reduces && o.algorithm && is_nvls(*o.algorithm) && !o.nvls_reduces_op)
+    throw ParamError("nccl_algorithm", fmt::format("{}: NCCL's switch reduces fp32 by sum only, and op is {} "
+                                                   "(set op: sum, or leave nccl_algorithm to NCCL)",
+                                                   nccl_algorithm_name(*o.algorithm), reduce_kind_name(op.kind)));
+  if (o.collective == NcclCollective::reduce_scatter && o.algorithm == NcclAlgorithm::pat && !o.pat_reduces_op)
+    throw ParamError("nccl_algorithm",
+                     fmt::format("pat: NCCL 2.23.4 runs PAT's reduce-scatter for sum, min and max, not for {} "
+                                 "(NCCL pre-multiplies it); set op: sum, or leave nccl_algorithm to NCCL",
+                                 reduce_kind_name(op.kind)));
+}
+
 // Checks what needs the platform: whether the nodes can run a forced algorithm.
 void check_nccl_platform(const NcclOptions& o, const NcclView& view) {
   const NvlsHardware hardware{view.nvswitch(), nccl_gpu_multicast(o.arch), view.smallest_node()};
+  if (o.algorithm == NcclAlgorithm::pat) {
+    if (!pat_placement_runs(view.size(), view.nodes()))
+      throw ParamError("nccl_algorithm",
+                       fmt::format("pat runs with one GPU per node (NCCL 2.23.4 enables it only where every rank "
+                                   "has a node of its own), and a node here has {}",
+                                   view.largest_node()));
+    if (o.arch == GpuArch::cdna3)
+      throw ParamError("nccl_algorithm", "pat: RCCL 2.21.5, which cdna3 GPUs follow, has no PAT");
+    return;
+  }
   if (!o.algorithm) {
     if (o.movement == Movement::chunk &&
         nccl_placement(NcclAlgorithm::nvls, 1, hardware) == NcclPlacement::runs)
@@ -155,8 +187,9 @@ void check_nccl_platform(const NcclOptions& o, const NcclView& view) {
 std::vector<ParamSpec> nccl_param_specs() {
   return {
       ParamSpec("nccl_algorithm", ParamKind::choice, "auto",
-                "NCCL's algorithm (NCCL_ALGO): auto = NCCL 2.21.5's choice per call")
-          .one_of({"auto", "ring", "tree", "nvls", "nvls_tree"}),
+                "NCCL's algorithm (NCCL_ALGO): auto = NCCL's choice per call (2.21.5's; reduce_scatter and "
+                "all_gather 2.23.4's, with pat at one GPU per node)")
+          .one_of({"auto", "ring", "tree", "nvls", "nvls_tree", "pat"}),
       ParamSpec("protocol", ParamKind::choice, "auto",
                 "NCCL's protocol (NCCL_PROTO): auto = NCCL's choice per call")
           .one_of({"auto", "ll", "ll128", "simple"}),
@@ -183,7 +216,7 @@ std::vector<ParamSpec> nccl_param_specs() {
       ParamSpec(
           "collective", ParamKind::choice, "all_reduce",
           "the collective each call runs; the others with model.math: off, for aggsim perf, calibrate and "
-          "compare (reduce_scatter and all_gather: NCCL's ring, or NVLS inside one node)")
+          "compare (reduce_scatter and all_gather: NCCL's ring, PAT at one GPU per node, or NVLS inside one node)")
           .one_of({"all_reduce", "all_gather", "reduce_scatter", "broadcast"}),
   };
 }
@@ -235,14 +268,11 @@ AlgorithmInfo nccl_allreduce_entry() {
           platform_arch({hosts.begin(), hosts.begin() + std::min<std::size_t>(hosts.size(), cfg.world)});
     }
     resolved.nvls_reduces_op = nccl_nvls_reduces(cfg.op);
-    if (resolved.collective == NcclCollective::reduce_scatter && resolved.algorithm == NcclAlgorithm::nvls &&
-        !resolved.nvls_reduces_op)
-      throw ParamError("nccl_algorithm", fmt::format("nvls: NCCL's switch reduces fp32 by sum only, and op is {} "
-                                                     "(set op: sum, or leave nccl_algorithm to NCCL)",
-                                                     reduce_kind_name(cfg.op.kind)));
+    resolved.pat_reduces_op = pat_reduces(cfg.op);
     auto comm = std::make_shared<NcclCommunicator>(members, *cfg.hosts(), resolved,
                                                    protocol_costs_of(cfg.calibration), cfg.bandwidth_factor());
     check_nccl_platform(resolved, comm->view());
+    check_forced_op(resolved, cfg.op);
     if (const std::string why = comm->size_refusal((cfg.model_bytes + 3) / 4); !why.empty())
       throw ParamError("model.size", why);
     // Chunk by chunk, each channel of a rank runs up to 5 actors (a tree's up and down halves and

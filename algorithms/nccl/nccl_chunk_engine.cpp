@@ -10,13 +10,6 @@
 
 namespace aggsim {
 
-namespace {
-
-using nccl_chunk::Inbox;
-using nccl_chunk::Outbox;
-
-}  // namespace
-
 // A piece from member `from` is usable by `to` this long after its bytes arrived: its route's
 // latency (chunk-level transfers carry none of their own) and the protocol's per-hop cost.
 double NcclCommunicator::arrival_delay(int from, int to, Protocol proto) const {
@@ -58,6 +51,7 @@ struct NcclCommunicator::ChunkRun {
 
 void NcclCommunicator::run_chunks(Comm& comm, int me, Gradient& grad, const NcclCallPlan& plan,
                                   const ReduceOp& reduce_op, int world) {
+  if (plan.choice.algorithm == NcclAlgorithm::pat) return run_pat_chunks(comm, me, grad, plan, reduce_op, world);
   if (options_.collective == NcclCollective::reduce_scatter ||
       options_.collective == NcclCollective::all_gather)
     return run_ring_shard_chunks(comm, me, grad, plan, reduce_op, world);
@@ -111,9 +105,9 @@ sg4::ActorPtr NcclCommunicator::start_ring_channel(ChunkRun& run, int c) {
         const int prev = ring[static_cast<std::size_t>((q + p - 1) % p)],
                   next = ring[static_cast<std::size_t>((q + 1) % p)];
         const std::int64_t expected = static_cast<std::int64_t>(loops) * 2 * (p - 1) * slices;
-        Inbox in(run.comm, view_.rank_of(prev), run.tag + c, run.slots, expected,
+        nccl_chunk::Inbox in(run.comm, view_.rank_of(prev), run.tag + c, run.slots, expected,
                  arrival_delay(prev, me, run.proto));
-        Outbox out(run.comm, view_.host_of(me), view_.rank_of(next), run.tag + c, run.slots);
+        nccl_chunk::Outbox out(run.comm, view_.host_of(me), view_.rank_of(next), run.tag + c, run.slots);
         const bool math = run.math;
         const Eigen::VectorXf& x = run.x;
         for (int l = 0; l < loops; ++l) {
@@ -165,13 +159,13 @@ std::pair<sg4::ActorPtr, sg4::ActorPtr> NcclCommunicator::start_tree_channel(Chu
       fmt::format("nccl-{}-up{}", view_.rank_of(me), c), view_.host_of(me),
       [&run, this, c, me, tag, slots, pieces, proto, links, piece, finals] {
         const bool math = run.math;
-        std::vector<std::unique_ptr<Inbox>> children;
+        std::vector<std::unique_ptr<nccl_chunk::Inbox>> children;
         for (int child : links.children)
-          children.push_back(std::make_unique<Inbox>(run.comm, view_.rank_of(child), tag + c, slots, pieces,
+          children.push_back(std::make_unique<nccl_chunk::Inbox>(run.comm, view_.rank_of(child), tag + c, slots, pieces,
                                                      arrival_delay(child, me, proto)));
-        std::unique_ptr<Outbox> parent;
+        std::unique_ptr<nccl_chunk::Outbox> parent;
         if (links.parent >= 0)
-          parent = std::make_unique<Outbox>(run.comm, view_.host_of(me), view_.rank_of(links.parent), tag + c,
+          parent = std::make_unique<nccl_chunk::Outbox>(run.comm, view_.host_of(me), view_.rank_of(links.parent), tag + c,
                                             slots);
         for (int j = 0; j < pieces; ++j) {
           const auto [r, wires] = piece(j);
@@ -192,14 +186,14 @@ std::pair<sg4::ActorPtr, sg4::ActorPtr> NcclCommunicator::start_tree_channel(Chu
   auto down = sg4::Actor::create(fmt::format("nccl-{}-down{}", view_.rank_of(me), c), view_.host_of(me),
                                  [&run, this, c, me, tag, slots, pieces, proto, links, piece, finals] {
                                    const bool math = run.math;
-                                   std::unique_ptr<Inbox> parent;
+                                   std::unique_ptr<nccl_chunk::Inbox> parent;
                                    if (links.parent >= 0)
-                                     parent = std::make_unique<Inbox>(run.comm, view_.rank_of(links.parent),
+                                     parent = std::make_unique<nccl_chunk::Inbox>(run.comm, view_.rank_of(links.parent),
                                                                       tag + c, slots, pieces,
                                                                       arrival_delay(links.parent, me, proto));
-                                   std::vector<std::unique_ptr<Outbox>> children;
+                                   std::vector<std::unique_ptr<nccl_chunk::Outbox>> children;
                                    for (int child : links.children)
-                                     children.push_back(std::make_unique<Outbox>(
+                                     children.push_back(std::make_unique<nccl_chunk::Outbox>(
                                          run.comm, view_.host_of(me), view_.rank_of(child), tag + c, slots));
                                    for (int j = 0; j < pieces; ++j) {
                                      const auto [r, wires] = piece(j);

@@ -10,6 +10,7 @@
 #include "algorithms/nccl/nccl_meeting.hpp"
 #include "algorithms/nccl/nccl_op.hpp"
 #include "algorithms/nccl/nvls_shards.hpp"
+#include "algorithms/nccl/pat_schedule.hpp"
 #include "sim/core/units.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(aggsim_nccl, "aggsim's NCCL model");
@@ -36,8 +37,9 @@ NcclCommunicator::NcclCommunicator(const std::vector<int>& members, const std::v
       costs_(costs),
       bandwidth_factor_(std::move(bandwidth_factor)),
       channels_(options.channels.value_or(bounded_channels(options, view_.default_channels()))),
-      tuning_(
-          nvls_for_op(view_.system(channels_, options.arch), options.collective, options.nvls_reduces_op)),
+      tuning_(pat_for_op(
+          nvls_for_op(view_.system(channels_, options.arch), options.collective, options.nvls_reduces_op),
+          options.collective, options.pat_reduces_op)),
       calls_made_(members.size(), 0) {
   // NCCL's own NVLS rate on Blackwell, from its NVLS graph on this platform, unless a calibration
   // fitted one.
@@ -60,11 +62,14 @@ NcclCallPlan NcclCommunicator::plan(std::uint64_t wire_elements) const {
   const int c = plan.choice.channels;
   plan.chunking =
       nccl_chunking(tuning_.system(), plan.choice.algorithm, plan.choice.protocol, plan.data_bytes, c);
+  // PAT: chunks of each rank's part of a channel (pat_schedule.hpp).
+  if (plan.choice.algorithm == NcclAlgorithm::pat)
+    plan.chunking.chunk_bytes = pat_chunk_bytes(options_.collective, plan.data_bytes / c);
   // Counted in a double: an int cast of a count beyond int's range is undefined.
+  const bool per_member = plan.choice.algorithm == NcclAlgorithm::ring || plan.choice.algorithm == NcclAlgorithm::pat;
   const double loops =
-      plan.choice.algorithm == NcclAlgorithm::ring
-          ? std::ceil(plan.data_bytes / (static_cast<double>(c) * view_.size() * plan.chunking.chunk_bytes))
-          : std::ceil(plan.data_bytes / c / plan.chunking.chunk_bytes);
+      per_member ? std::ceil(plan.data_bytes / (static_cast<double>(c) * view_.size() * plan.chunking.chunk_bytes))
+                 : std::ceil(plan.data_bytes / c / plan.chunking.chunk_bytes);
   plan.loops = static_cast<int>(std::clamp(loops, 1.0, static_cast<double>(kNcclMaxLoops) + 1));
   return plan;
 }

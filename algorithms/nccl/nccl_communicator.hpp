@@ -48,9 +48,11 @@ struct NcclOptions {
   std::optional<int> min_channels;         // bounds on the communicator's (NCCL_MIN_NCHANNELS,
   std::optional<int> max_channels;         // NCCL_MAX_NCHANNELS); empty: none
   NcclCollective collective = NcclCollective::all_reduce;
-  // Whether NVLS reduces the call's op (nccl_nvls_reduces); NCCL's choice runs a reduce-scatter
-  // by NVLS only when it does (the all-reduce's choice does not look at it yet).
+  // Whether NVLS reduces the call's op and type (nccl_nvls_reduces); NCCL's choice runs an all-reduce
+  // or a reduce-scatter by NVLS (or NVLS-Tree) only when it does.
   bool nvls_reduces_op = true;
+  // Whether PAT's reduce-scatter runs the call's op (pat_reduces): not avg, which NCCL pre-multiplies.
+  bool pat_reduces_op = true;
   WireDtype dtype = WireDtype::fp32;  // the buffers' element type (nccl_op.hpp): what is sent and reduced
   Movement movement = Movement::flow;
   GpuArch arch = GpuArch::hopper;
@@ -118,6 +120,8 @@ class NcclCommunicator {
   // Reduce-scatter and all-gather at chunk level (ring_shards.cpp).
   void run_ring_shard_chunks(Comm& comm, int me, Gradient& grad, const NcclCallPlan& plan, const ReduceOp& op,
                              int world);
+  // PAT's reduce-scatter and all-gather at chunk level (pat_call.cpp).
+  void run_pat_chunks(Comm& comm, int me, Gradient& grad, const NcclCallPlan& plan, const ReduceOp& op, int world);
   double arrival_delay(int from, int to, Protocol proto) const;
   // The network's bandwidth factor for `bytes` over a hop of class `cls`.
   double rate_factor(LinkClass cls, double bytes) const;

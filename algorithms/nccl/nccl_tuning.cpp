@@ -14,12 +14,20 @@ namespace {
 // NCCL 2.21.5's constants (src/graph/tuning.cc, src/include/device.h, src/include/comm.h,
 // src/init.cc), in its units: microseconds and GB/s. Indices: [algorithm] tree, ring, nvls,
 // nvls_tree; [protocol] LL, LL128, Simple; [hardware] NVLink, PCI, network.
-constexpr double kBaseLat[4][3] = {{6.8, 14.0, 0}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}};
-constexpr double kHwLat[3][4][3] = {
-    {{.6, 1.25, 28}, {.6, 1.9, 3.4}, {0, 0, 25}, {0, 0, 25}},
-    {{1.0, 1.9, 28}, {1.0, 2.5, 5.7}, {0, 0, 0}, {0, 0, 0}},
-    {{5.0, 8.5, 28}, {2.7, 4.0, 14.0}, {0, 0, 18}, {0, 0, 14}},
+constexpr double kBaseLat[5][3] = {{6.8, 14.0, 0}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+constexpr double kHwLat[3][5][3] = {
+    {{.6, 1.25, 28}, {.6, 1.9, 3.4}, {0, 0, 25}, {0, 0, 25}, {0, 0, 0}},
+    {{1.0, 1.9, 28}, {1.0, 2.5, 5.7}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
+    {{5.0, 8.5, 28}, {2.7, 4.0, 14.0}, {0, 0, 18}, {0, 0, 14}, {0, 0, 0}},
 };
+// Reduce-scatter and all-gather follow NCCL 2.23.4 (the first NCCL with PAT), whose table differs
+// from 2.21.5's for them in three ways: PAT's own row (Simple only, one GPU per node, the tree
+// graph's bandwidth x 0.85 unconverted, a latency of 8 + log2(nodes) x interLat / 3.5 + ranks x 2.8
+// us); with one GPU per node every algorithm's inter-node latency is the tree's (LL 5.0, LL128 8.5,
+// Simple 14 us) and a ring's LL128 counts 0.92 of its bandwidth (no longer 0.7); NVLS's bandwidth
+// counts as it is (no 5/6).
+constexpr double kTreeNetLat2234[3] = {5.0, 8.5, 14.0};
+constexpr double kPatBandwidthShare = 0.85;
 constexpr int kNvlink = 0, kPci = 1, kNet = 2;
 // Per-generation caps, rows volta, ampere, hopper, blackwell; columns [1 node, 2 nodes, more]. The
 // Blackwell rows are NCCL 2.30.7's (src/graph/tuning.cc ncclTunerConstantsDefaults; the other rows
@@ -91,6 +99,20 @@ double graph_bw_intra(const NcclSystem& s, NcclAlgorithm a) {
   if (a == NcclAlgorithm::ring) return std::min(s.bw_intra, s.bw_inter);
   if (a == NcclAlgorithm::tree) return std::min(s.bw_intra, 2 * s.bw_inter);
   return s.bw_intra;
+}
+
+// NCCL 2.23.4's PAT row (src/graph/tuning.cc): the tree graph's channels and speed (bwIntra up to two
+// nodes, bwInter beyond) x 0.85, not converted to an algorithm bandwidth; a latency of 8 us, plus
+// log2(nodes) x the tree's network latency (14 us with Simple at one GPU per node) / 3.5, plus 2.8 us
+// per rank. Enabled (ncclPatEnable) with one GPU per node only.
+NcclCost pat_cost(const NcclSystem& s, int graph_channels) {
+  if (!s.pat || s.ranks < 2 || s.nodes != s.ranks || s.arch == GpuArch::cdna3) return {};
+  double bw = s.nodes > 2 ? s.bw_inter : graph_bw_intra(s, NcclAlgorithm::tree);
+  bw *= static_cast<double>(s.channels) / graph_channels;
+  NcclCost cost;
+  cost.bandwidth_GBps = graph_channels * bw * kPatBandwidthShare;
+  cost.latency_us = 8 + log2i(s.nodes) * (kTreeNetLat2234[static_cast<int>(Protocol::simple)] / 3.5) + s.ranks * 2.8;
+  return cost;
 }
 
 // The row of NCCL's per-generation tables. RCCL's tables stop at Hopper's row, which a CDNA3 GPU
@@ -207,7 +229,14 @@ NcclTuning::NcclTuning(const NcclSystem& s) : system_(s) {
     const int inter_steps = all_reduce ? (nodes > 1 ? 2 * nodes : 0) : gather_scatter ? nodes - 1 : nodes;
     for (NcclAlgorithm a : kNcclAlgorithms) {
       if (coll == NcclCollective::broadcast && a != NcclAlgorithm::ring) continue;
-      if (gather_scatter && a != NcclAlgorithm::ring && a != NcclAlgorithm::nvls) continue;
+      if (gather_scatter && a == NcclAlgorithm::tree) continue;
+      if (a == NcclAlgorithm::nvls_tree && gather_scatter) continue;
+      if (a == NcclAlgorithm::pat) {
+        if (gather_scatter) table_[ix(coll)][ix(a)][ix(Protocol::simple)] = pat_cost(s, graph_channels);
+        continue;
+      }
+      // NCCL 2.23.4's rules for reduce-scatter and all-gather (above kTreeNetLat2234).
+      const bool rules_2234 = gather_scatter && !rccl;
       const bool nvls_family = is_nvls(a);
       for (Protocol p : kProtocols) {
         if (!nccl_protocol_runs(a, p)) continue;
@@ -234,7 +263,7 @@ NcclTuning::NcclTuning(const NcclSystem& s) : system_(s) {
         if (!rccl) {
           if (a == NcclAlgorithm::ring && p == Protocol::ll) bus = std::min(ll_max_bw, bus * .5);
           if (a == NcclAlgorithm::ring && p == Protocol::ll128)
-            bus = std::min(bus * (ppn < 2 ? 0.7 : 0.92), channels * kPerChMaxRingLL128Bw[cc][index2]);
+            bus = std::min(bus * (ppn < 2 && !rules_2234 ? 0.7 : 0.92), channels * kPerChMaxRingLL128Bw[cc][index2]);
           if (a == NcclAlgorithm::tree) bus = std::min(bus * .92, channels * kPerChMaxTreeBw[cc][index2]);
           if (a == NcclAlgorithm::tree && p == Protocol::ll) bus = std::min(bus * 1.0 / 3.8, ll_max_bw);
           if (a == NcclAlgorithm::tree && p == Protocol::ll128)
@@ -248,14 +277,16 @@ NcclTuning::NcclTuning(const NcclSystem& s) : system_(s) {
         // without it the model's choice flapped from NVLS-Tree back to tree between 64 and 256 MiB.
         if (a == NcclAlgorithm::tree && sm90_or_later(s.arch) && nodes > 1) bus *= .85;
         const double ratio = a == NcclAlgorithm::ring ? static_cast<double>(ranks) / nsteps
-                             : nvls_family            ? 5.0 / 6.0
+                             : nvls_family            ? (rules_2234 ? 1.0 : 5.0 / 6.0)
                                                       : .5;
         NcclCost& cost = table_[ix(coll)][ix(a)][ix(p)];
         cost.bandwidth_GBps = bus * ratio;
         const bool rccl_model = rccl && !nvls_family;
         double lat = rccl_model ? kRcclBaseLat[ix(p)] : kBaseLat[ix(a)][ix(p)];
         double intra_lat = rccl_model ? kRcclHwLat[intra_hw][ix(a)][ix(p)] : kHwLat[intra_hw][ix(a)][ix(p)];
-        const double inter_lat = rccl_model ? kRcclHwLat[kNet][ix(a)][ix(p)] : kHwLat[kNet][ix(a)][ix(p)];
+        const double inter_lat = rccl_model                ? kRcclHwLat[kNet][ix(a)][ix(p)]
+                                 : rules_2234 && ppn == 1 ? kTreeNetLat2234[ix(p)]
+                                                          : kHwLat[kNet][ix(a)][ix(p)];
         if (a == NcclAlgorithm::ring) {
           if (coll == NcclCollective::broadcast) {
             lat += rccl ? kRcclHwLat[nodes == 1 ? intra_hw : kNet][ix(a)][ix(p)]
@@ -329,6 +360,10 @@ int NcclTuning::max_threads(NcclAlgorithm a, Protocol p) const {
 
 int NcclTuning::call_channels(NcclAlgorithm a, Protocol p, double bytes) const {
   if (is_nvls(a)) return system_.nvls_channels;
+  // PAT keeps the communicator's channels (NCCL 2.23.4 sets it no thread count to shrink them by),
+  // and NCCL's planner gives each at least 16 KiB of the call (scheduleCollTasksToPlan).
+  if (a == NcclAlgorithm::pat)
+    return std::clamp(static_cast<int>(std::ceil(bytes / 16384)), 1, system_.channels);
   int nc = system_.channels;
   const double nt = max_threads(a, p);
   double threshold = kThreadThreshold[ix(p)];

@@ -47,6 +47,9 @@ struct NcclSystem {
   int nvls_heads = 0;
   double nvls_bw_intra = 0, nvls_bw_inter = 0;
   NicPath gpu_nic_path = NicPath::pxb;  // the farthest GPU-NIC path of the communicator (typeInter)
+  // PAT may run this call (pat_for_op): NCCL 2.23.4 runs it with one GPU per node (nodes == ranks),
+  // not on RCCL, and not for a reduce-scatter whose op NCCL pre-multiplies (avg).
+  bool pat = true;
 };
 
 // Whether NCCL runs NVLS and NVLS-Tree (src/transport/nvls.cc ncclNvlsInit, src/graph/search.cc):
@@ -114,7 +117,7 @@ class NcclTuning {
   bool ll128_by_default() const;
   int max_threads(NcclAlgorithm a, Protocol p) const;
   NcclSystem system_;
-  std::array<std::array<std::array<NcclCost, 3>, 4>, 4> table_{};  // [coll][algorithm][protocol]
+  std::array<std::array<std::array<NcclCost, 3>, 5>, 4> table_{};  // [coll][algorithm][protocol]
 };
 
 // NCCL's loop geometry for a call: chunk size (bytes of data per chunk), slices per chunk (Simple

@@ -5,12 +5,15 @@
 
 namespace aggsim {
 
-bool nccl_nvls_reduces(const ReduceOp& op) {
-  return op.kind == ReduceKind::sum;
+bool nccl_nvls_reduces(const ReduceOp& op, WireDtype dtype) {
+  if (op.kind == ReduceKind::sum) return true;
+  const bool min_max = op.kind == ReduceKind::min || op.kind == ReduceKind::max;
+  return min_max && dtype != WireDtype::fp32;
 }
 
 NcclSystem nvls_for_op(NcclSystem system, NcclCollective collective, bool op_reduces) {
-  if (collective == NcclCollective::reduce_scatter && !op_reduces) system.nvls = false;
+  const bool reduces = collective == NcclCollective::reduce_scatter || collective == NcclCollective::all_reduce;
+  if (reduces && !op_reduces) system.nvls = false;
   return system;
 }
 

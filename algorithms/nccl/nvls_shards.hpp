@@ -15,12 +15,14 @@
 
 namespace aggsim {
 
-// Whether NCCL's NVLS reduces with this op on fp32 data (src/include/device.h ncclNvlsSupported:
-// sum only; avg is NCCL's PreMulSum, which the switch does not do).
-bool nccl_nvls_reduces(const ReduceOp& op);
+// Whether NCCL's NVLS reduces with this op on this type (src/include/device.h ncclNvlsSupported,
+// NCCL 2.21.5): fp32 by sum only, bf16 and fp16 by sum, min or max; avg is NCCL's PreMulSum, which
+// the switch does not do.
+bool nccl_nvls_reduces(const ReduceOp& op, WireDtype dtype = WireDtype::fp32);
 
-// The system NCCL's choice sees for a call: NVLS off for a reduce-scatter whose op NVLS does not
-// reduce (src/enqueue.cc passes nvlsSupport && ncclNvlsSupported(op, type) to its choice).
+// The system NCCL's choice sees for a call: NVLS and NVLS-Tree off for an all-reduce or a
+// reduce-scatter whose op and type NVLS does not reduce (src/enqueue.cc passes nvlsSupport &&
+// ncclNvlsSupported(op, type) to its choice; an all-gather only copies).
 NcclSystem nvls_for_op(NcclSystem system, NcclCollective collective, bool op_reduces);
 
 // Bytes a GPU's busiest port direction carries per byte of the call's buffer under NVLS: an

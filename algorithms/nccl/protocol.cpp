@@ -24,6 +24,8 @@ const char* nccl_algorithm_name(NcclAlgorithm a) {
       return "nvls";
     case NcclAlgorithm::nvls_tree:
       return "nvls_tree";
+    case NcclAlgorithm::pat:
+      return "pat";
   }
   return "?";
 }
@@ -51,7 +53,7 @@ NcclPlacement nccl_placement(NcclAlgorithm a, int nodes, const NvlsHardware& har
 }
 
 bool nccl_protocol_runs(NcclAlgorithm a, Protocol p) {
-  return p == Protocol::simple || !is_nvls(a);
+  return p == Protocol::simple || (!is_nvls(a) && a != NcclAlgorithm::pat);
 }
 
 ProtocolCosts ProtocolCosts::nccl_defaults() {
@@ -62,9 +64,13 @@ ProtocolCosts ProtocolCosts::nccl_defaults() {
                       {1.0 * us, 2.5 * us, 5.7 * us},     // PCIe
                       {2.7 * us, 4.0 * us, 14.0 * us}}};  // network
   c.efficiency = {0.5, 0.92, 1.0};
-  // baseLat (Tree, Ring; NVLS and NVLS-Tree have none, their hops carry it).
-  c.base_latency_s = {
-      {{6.8 * us, 14.0 * us, 0.0}, {6.6 * us, 14.0 * us, 8.4 * us}, {0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}}};
+  // baseLat (Tree, Ring; NVLS and NVLS-Tree have none, their hops carry it); PAT's 8 us base time
+  // (NCCL 2.23.4's PAT latency, src/graph/tuning.cc; Simple only).
+  c.base_latency_s = {{{6.8 * us, 14.0 * us, 0.0},
+                       {6.6 * us, 14.0 * us, 8.4 * us},
+                       {0.0, 0.0, 0.0},
+                       {0.0, 0.0, 0.0},
+                       {0.0, 0.0, 8.0 * us}}};
   c.nvls_hop_latency_s = 25.0 * us;  // hwLat[NVLink][NVLS][Simple]
   c.nvls_efficiency = kHopperNvlsEfficiency;
   return c;

@@ -28,10 +28,11 @@ enum class LinkClass { nvlink, pcie, network };
 inline constexpr std::array<LinkClass, 3> kLinkClasses = {LinkClass::nvlink, LinkClass::pcie,
                                                           LinkClass::network};
 
-// NCCL's collective algorithms (CollNet is not modelled).
-enum class NcclAlgorithm { tree, ring, nvls, nvls_tree };
-inline constexpr std::array<NcclAlgorithm, 4> kNcclAlgorithms = {
-    NcclAlgorithm::tree, NcclAlgorithm::ring, NcclAlgorithm::nvls, NcclAlgorithm::nvls_tree};
+// NCCL's collective algorithms (CollNet is not modelled); PAT (NCCL 2.23 and later) runs
+// reduce-scatter and all-gather only.
+enum class NcclAlgorithm { tree, ring, nvls, nvls_tree, pat };
+inline constexpr std::array<NcclAlgorithm, 5> kNcclAlgorithms = {
+    NcclAlgorithm::tree, NcclAlgorithm::ring, NcclAlgorithm::nvls, NcclAlgorithm::nvls_tree, NcclAlgorithm::pat};
 const char* nccl_algorithm_name(NcclAlgorithm a);
 // NVLS or NVLS-Tree: the algorithms that reduce in the nodes' switch.
 inline bool is_nvls(NcclAlgorithm a) {
@@ -62,7 +63,7 @@ enum class NcclPlacement {
   nvls_tree_on_one_node
 };
 NcclPlacement nccl_placement(NcclAlgorithm a, int nodes, const NvlsHardware& hardware);
-// NVLS and NVLS-Tree run the Simple protocol only.
+// NVLS, NVLS-Tree and PAT run the Simple protocol only.
 bool nccl_protocol_runs(NcclAlgorithm a, Protocol p);
 
 
@@ -81,7 +82,7 @@ struct ProtocolCosts {
   // Share of the wire bytes that is data, [protocol].
   std::array<double, 3> efficiency{};
   // Seconds per call before the first piece moves (kernel launch and setup), [algorithm][protocol].
-  std::array<std::array<double, 3>, 4> base_latency_s{};
+  std::array<std::array<double, 3>, 5> base_latency_s{};
   // Per-hop latency of NVLS's switch operations inside a node and across nodes (Simple only).
   double nvls_hop_latency_s = 0;
   // Share of a GPU's NVLink port rate that NVLS's switch operations (multimem reduce, multicast)

@@ -11,6 +11,8 @@
 #include "algorithms/nccl/nccl_communicator.hpp"
 #include "algorithms/nccl/nccl_op.hpp"
 #include "algorithms/nccl/nvls_shards.hpp"
+#include "algorithms/nccl/pat_call.hpp"
+#include "algorithms/nccl/pat_schedule.hpp"
 
 namespace aggsim {
 
@@ -68,8 +70,10 @@ Eigen::VectorXf nccl_shard_collective(const NcclView& view, const NcclCallPlan& 
     throw std::logic_error("nccl_shard_collective: a reduce-scatter or all-gather");
   if (plan.choice.algorithm == NcclAlgorithm::nvls)
     return nccl_nvls_reduce_scatter(view.node_members(0), inputs, op, world, dtype);
+  if (plan.choice.algorithm == NcclAlgorithm::pat)
+    return nccl_pat_reduce_scatter(pat_call_aggregation(plan, view.size()), inputs, op, world, dtype);
   if (plan.choice.algorithm != NcclAlgorithm::ring)
-    throw std::logic_error("nccl_shard_collective: NCCL runs reduce-scatter by ring or NVLS");
+    throw std::logic_error("nccl_shard_collective: NCCL runs reduce-scatter by ring, NVLS or PAT");
   std::vector<std::vector<int>> rings;
   for (int c = 0; c < plan.choice.channels; ++c) rings.push_back(view.ring(c));
   return nccl_ring_reduce_scatter(rings, plan.loops, inputs, op, world, dtype);

@@ -7,6 +7,7 @@
 #include "algorithms/nccl/nccl_communicator.hpp"
 #include "algorithms/nccl/nccl_setup.hpp"
 #include "algorithms/nccl/nvls_shards.hpp"
+#include "algorithms/nccl/pat_schedule.hpp"
 #include "algorithms/nccl/ring_shards.hpp"
 
 namespace aggsim {
@@ -80,9 +81,8 @@ NcclOptions options_of(const Params& params, NcclCollective collective, GpuArch 
   o.movement = fsdp_param_or(params, "movement", "flow") == "chunk" ? Movement::chunk : Movement::flow;
   o.collective = collective;
   o.arch = arch;
-  o.nvls_reduces_op = nccl_nvls_reduces(op);
-  // The piece-by-piece reference runs NCCL's ring (NVLS moves at flow level only).
-  if (o.movement == Movement::chunk) o.algorithm = NcclAlgorithm::ring;
+  o.nvls_reduces_op = nccl_nvls_reduces(op, o.dtype);
+  o.pat_reduces_op = pat_reduces(op);
   return o;
 }
 
@@ -92,15 +92,16 @@ NcclOptions options_of(const Params& params, NcclCollective collective, GpuArch 
 std::vector<ParamSpec> fsdp_nccl_param_specs() {
   return {
       ParamSpec("collectives", ParamKind::choice, "",
-                "ring (when absent): the message-level ring; nccl: NCCL's communicator (NCCL's choice of ring or, "
-                "inside one node, NVLS for reduce-scatter and all-gather; its all-reduce across hybrid's groups)")
+                "ring (when absent): the message-level ring; nccl: NCCL's communicator (NCCL's choice of ring, PAT "
+                "at one GPU per node or, inside one node, NVLS for reduce-scatter and all-gather; its all-reduce "
+                "across hybrid's groups)")
           .one_of({"ring", "nccl"}),
       ParamSpec("protocol", ParamKind::choice, "",
                 "collectives: nccl: NCCL's protocol (NCCL_PROTO); auto (when absent) = NCCL's choice per call")
           .one_of({"auto", "ll", "ll128", "simple"}),
       ParamSpec("movement", ParamKind::choice, "",
                 "collectives: nccl: flow (when absent; each channel edge one stream) or chunk (every piece a "
-                "message, NCCL's ring: the reference)")
+                "message, NCCL's ring or PAT: the reference)")
           .one_of({"flow", "chunk"}),
   };
 }
@@ -134,8 +135,13 @@ std::function<std::unique_ptr<Aggregator>()> fsdp_nccl_aggregators(const Algorit
     // Hybrid's all-reduce sums shards already scaled (FsdpNccl::aggregate).
     const ReduceOp op = collective == NcclCollective::all_reduce && cfg.op.adds() ? ReduceOp{ReduceKind::sum, 1.0}
                                                                                    : cfg.op;
-    return std::make_shared<NcclCommunicator>(members, hosts, options_of(cfg.params, collective, arch, op),
-                                              protocol_costs_of(cfg.calibration), cfg.bandwidth_factor());
+    NcclOptions o = options_of(cfg.params, collective, arch, op);
+    // The piece-by-piece reference runs NCCL's ring, and PAT where NCCL may choose it (one GPU per node);
+    // NVLS moves at flow level only.
+    const NcclView view(members, hosts);
+    if (o.movement == Movement::chunk && !pat_placement_runs(view.size(), view.nodes())) o.algorithm = NcclAlgorithm::ring;
+    return std::make_shared<NcclCommunicator>(members, hosts, o, protocol_costs_of(cfg.calibration),
+                                              cfg.bandwidth_factor());
   };
   for (int g = 0; g < groups; ++g) {
     std::vector<int> members;

@@ -14,7 +14,7 @@ std::string file_of(const Measurement& m) {
   return m.source.substr(0, m.source.rfind(':'));
 }
 
-std::string us(double seconds) {
+std::string microseconds(double seconds) {
   return fmt::format("{:.4g} us", seconds * 1e6);
 }
 
@@ -30,7 +30,7 @@ std::vector<MonotonicOutlier> run_outliers(const std::vector<Measurement>& measu
     for (std::size_t k = lo; k < hi; ++k) {
       const Measurement& m = measured[run[k]];
       if (fastest && m.time_s > fastest->time_s * (1 + kMonotonicTolerance))
-        out.push_back({run[k], fmt::format("slower than {} ({})", fastest->bytes, us(fastest->time_s))});
+        out.push_back({run[k], fmt::format("slower than {} ({})", fastest->bytes, microseconds(fastest->time_s))});
     }
     for (std::size_t k = lo; k < hi; ++k)
       if (!fastest || measured[run[k]].time_s < fastest->time_s) fastest = &measured[run[k]];
@@ -59,7 +59,7 @@ std::vector<MonotonicOutlier> monotonic_outliers(const std::vector<Measurement>&
 }
 
 std::string outlier_line(const Measurement& m, const std::string& why) {
-  return fmt::format("{}: {}: {}, {}", m.source, m.bytes, us(m.time_s), why);
+  return fmt::format("{}: {}: {}, {}", m.source, m.bytes, microseconds(m.time_s), why);
 }
 
 }  // namespace aggsim

@@ -94,7 +94,8 @@ PointPlan plan_point(const Scenario& base, const Measurement& m, bool keep_platf
         fmt::format("{}: {} on {} rank has no communication to simulate", m.source, m.collective, p));
   PointPlan plan;
   plan.inter_node = n > 1;
-  plan.sets = {"steps=1", "model.math=off", "output.trace=false"};
+  // nccl-tests' reduction (redop sum, as the tables print it): NCCL runs NVLS for it, not for avg.
+  plan.sets = {"steps=1", "model.math=off", "output.trace=false", "algorithm.op=sum"};
   if (!keep_platform) plan.sets.push_back(fmt::format("ranks={}", p));
   if (!keep_platform && !base.platform.topology.empty()) {
     if (p % n != 0)

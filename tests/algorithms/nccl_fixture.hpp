@@ -2,17 +2,47 @@
 // Platforms and helpers the NCCL tests share.
 #include <fmt/format.h>
 
+#include <Eigen/Core>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "sim/api/reduce_op.hpp"
 #include "support/cli.hpp"
 #include "support/csv.hpp"
 
 namespace aggsim::test {
+
+// Each of `v`'s vectors, as NCCL's math functions take their inputs.
+inline std::vector<const Eigen::VectorXf*> pointers(const std::vector<Eigen::VectorXf>& v) {
+  std::vector<const Eigen::VectorXf*> out;
+  for (const auto& x : v) out.push_back(&x);
+  return out;
+}
+
+// Every element of `out` within (members + 1) float roundings of the exact reduction of `inputs`
+// relative to its terms (avg: each input scaled by 1 / members), min and max exact.
+inline void check_reduced(const Eigen::VectorXf& out, const std::vector<Eigen::VectorXf>& inputs, ReduceKind kind) {
+  const int p = static_cast<int>(inputs.size());
+  for (Eigen::Index i = 0; i < out.size(); ++i) {
+    double exact = inputs[0][i], magnitude = 0;
+    for (int m = 0; m < p; ++m) {
+      const double x = inputs[static_cast<std::size_t>(m)][i];
+      if (m > 0) exact = kind == ReduceKind::min ? std::min(exact, x) : kind == ReduceKind::max ? std::max(exact, x) : exact + x;
+      magnitude += std::abs(x);
+    }
+    if (kind == ReduceKind::avg) {
+      exact /= p;
+      magnitude /= p;
+    }
+    const bool exact_op = kind == ReduceKind::min || kind == ReduceKind::max;
+    CHECK(std::abs(out[i] - exact) <= (exact_op ? 0.0 : (p + 1) * std::ldexp(1.0, -24) * magnitude));
+  }
+}
 
 // One node of 8 H100 (NVLink 4: 18 links of 25 GB/s each way, 450 GB/s) on NVSwitch.
 const std::string kH100Node =

@@ -117,8 +117,8 @@ TEST_CASE("an NCCL call's record is the call, at flow and chunk level, and perf 
     INFO(c.algorithm << " " << c.protocol << " " << c.size << " at " << c.movement << " level");
     const auto dir = fresh_dir("call-record");
     const std::string algorithm =
-        fmt::format("{{name: nccl_allreduce, nccl_algorithm: {}, protocol: {}, movement: {}}}", c.algorithm,
-                    c.protocol, c.movement);
+        fmt::format("{{name: nccl_allreduce, nccl_algorithm: {}, protocol: {}, movement: {}, op: sum}}",
+                    c.algorithm, c.protocol, c.movement);
     const Rows calls = check_records(dir, scenario(c.platform, c.ranks, 3, c.size, algorithm));
     CHECK(calls.front().at("nccl_algorithm") == c.algorithm);
     CHECK(calls.front().at("protocol") == c.protocol);

@@ -81,18 +81,18 @@ TEST_CASE("nccl_allreduce: every rank ends with the exact reduction, for ring an
       CHECK(e.max_rank_spread == 0);
       CHECK(e.max_abs_error <= summation_tolerance(8, e.reference_scale));
     }
-  // NVLS inside one node, NVLS-Tree across nodes.
+  // NVLS inside one node, NVLS-Tree across nodes (fp32: op sum, the one NVLS reduces).
   const std::string switched =
       "{topology: cluster, nodes: 2, gpus_per_node: 4, nvswitch: true, bandwidth: 100Gbps}";
   for (const std::string algorithm : {"nvls_tree"}) {
-    const auto e = check_reduction(scenario(switched, "nccl_algorithm: " + algorithm));
+    const auto e = check_reduction(scenario(switched, "nccl_algorithm: " + algorithm + ", op: sum"));
     CHECK(e.max_rank_spread == 0);
     CHECK(e.max_abs_error <= summation_tolerance(8, e.reference_scale));
   }
   const auto e = check_reduction(
       "name: nvls\nranks: 4\nsteps: 1\nplatform: {topology: cluster, nodes: 1, gpus_per_node: 4, nvswitch: "
       "true}\n"
-      "model: {size: 1MB, proxy_dim: 501}\nalgorithm: {name: nccl_allreduce, nccl_algorithm: nvls}\n");
+      "model: {size: 1MB, proxy_dim: 501}\nalgorithm: {name: nccl_allreduce, nccl_algorithm: nvls, op: sum}\n");
   CHECK(e.max_rank_spread == 0);
   CHECK(e.max_abs_error <= summation_tolerance(4, e.reference_scale));
 }

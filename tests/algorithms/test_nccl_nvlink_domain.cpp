@@ -17,7 +17,7 @@ namespace {
 std::string scenario(const std::string& platform, int ranks, const std::string& size) {
   return fmt::format(
       "name: domain\nranks: {}\nsteps: 1\nplatform: {}\nmodel: {{size: {}, math: off}}\n"
-      "algorithm: {{name: nccl_allreduce}}\ncompute: {{reduce_speed: 0}}\n",
+      "algorithm: {{name: nccl_allreduce, op: sum}}\ncompute: {{reduce_speed: 0}}\n",
       ranks, platform, size);
 }
 

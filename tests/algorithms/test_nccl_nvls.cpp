@@ -32,7 +32,7 @@ std::string scenario(const std::string& platform, int ranks, const std::string& 
                      const std::string& size = "1MiB") {
   return fmt::format(
       "name: nvls\nranks: {}\nsteps: 1\nplatform: {}\nmodel: {{size: {}, math: off}}\n"
-      "algorithm: {{name: nccl_allreduce, gpu: {}}}\ncompute: {{reduce_speed: 0}}\n",
+      "algorithm: {{name: nccl_allreduce, gpu: {}, op: sum}}\ncompute: {{reduce_speed: 0}}\n",
       ranks, platform, size, gpu);
 }
 

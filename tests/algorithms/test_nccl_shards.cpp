@@ -18,15 +18,6 @@ using namespace aggsim;
 using namespace aggsim::test;
 namespace fs = std::filesystem;
 
-namespace {
-
-std::vector<const Eigen::VectorXf*> pointers(const std::vector<Eigen::VectorXf>& v) {
-  std::vector<const Eigen::VectorXf*> out;
-  for (const auto& x : v) out.push_back(&x);
-  return out;
-}
-
-}  // namespace
 
 TEST_CASE("NCCL's ring reduce-scatter adds a shard's owner's input last", "[nccl][shards][math]") {
   // 4 members on the ring 0 1 2 3, two elements a shard. In owner r's shard the member after r holds
@@ -68,19 +59,7 @@ TEST_CASE("NCCL's ring reduce-scatter gives each shard the reduction, for every 
     INFO(reduce_kind_name(kind));
     const Eigen::VectorXf out = nccl_ring_reduce_scatter({{0, 1, 2, 3, 4}, {2, 4, 1, 3, 0}}, 3, pointers(inputs),
                                                          ReduceOp{kind, 1.0}, p);
-    for (int i = 0; i < 23; ++i) {
-      double exact = inputs[0][i], magnitude = 0;
-      for (int m = 0; m < p; ++m) {
-        const double x = inputs[static_cast<std::size_t>(m)][i];
-        if (m > 0) exact = kind == ReduceKind::min ? std::min(exact, x) : kind == ReduceKind::max ? std::max(exact, x) : exact + x;
-        magnitude += std::abs(x);
-      }
-      if (kind == ReduceKind::avg) {
-        exact /= p;
-        magnitude /= p;
-      }
-      CHECK(std::abs(out[i] - exact) <= (kind == ReduceKind::min || kind == ReduceKind::max ? 0.0 : (p + 1) * std::ldexp(1.0, -24) * magnitude));
-    }
+    check_reduced(out, inputs, kind);
   }
 }
 
@@ -160,7 +139,7 @@ TEST_CASE("NVLS reduce-scatter and all-gather move a GPU's whole buffer through 
   check_refused(gather_scatter(kDomain72, 72, "reduce_scatter", "avg", "1MiB", ", nccl_algorithm: nvls"),
                 {"algorithm.nccl_algorithm", "sum only"});
   check_refused(gather_scatter(kH100Node, 8, "all_gather", "sum", "1MiB", ", nccl_algorithm: tree"),
-                {"algorithm.nccl_algorithm", "ring or, inside one node, nvls"});
+                {"algorithm.nccl_algorithm", "pat (one GPU per node) or, inside one node, nvls"});
   fs::remove_all(dir);
 }
 

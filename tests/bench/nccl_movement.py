@@ -72,14 +72,16 @@ def gbps(v):
 
 def draw_case(rng, index, work, choice):
     """One random case: a dict with the scenario's platform (YAML), ranks and NCCL settings; `choice`
-    (algorithm, protocol) cycles, so every pair runs."""
+    (algorithm, protocol) cycles, so every pair runs. PAT's cases have one GPU a node (where NCCL runs
+    it)."""
+    one_gpu = choice[0] == "pat"
     topology = rng.choice(["cluster", "fat_tree", "torus", "dragonfly", "xml"])
     case = {"case": index, "topology": topology, "algorithm": choice[0], "protocol": choice[1]}
     # 8 B - 256 MiB, log-uniform, whole floats.
     case["bytes"] = max(4, int(2 ** rng.uniform(3, 28)) // 4 * 4)
     slow = rng.choice([0, 0, 1, 2])
     if topology == "xml":
-        name, hosts, gpus = rng.choice(XML_FILES)
+        name, hosts, gpus = rng.choice([x for x in XML_FILES if x[2] == 1 or not one_gpu])
         ranks = rng.randint(2, min(hosts, 64)) if gpus == 1 else gpus * rng.randint(2, hosts // gpus)
         text = open(os.path.join(ROOT, name)).read()
         links = [m.start() for m in re.finditer(r'<link id="[^"]*" bandwidth="', text)]
@@ -98,7 +100,7 @@ def draw_case(rng, index, work, choice):
                     slow=f"{len(chosen)} link(s)" if chosen else "", label=f"{os.path.basename(name)}")
         return case
     nodes = rng.randint(2, 32)
-    gpus = rng.randint(1, 8)
+    gpus = 1 if one_gpu else rng.randint(1, 8)
     nics = rng.choice([n for n in (1, 2, 4, 8) if n <= max(1, gpus)])
     bw = rng.choice(BANDWIDTHS)
     keys = [f"topology: {topology}", f"nodes: {nodes}", f"bandwidth: {gbps(bw)}",
@@ -148,6 +150,8 @@ def run(aggsim, work, text, tag):
 def chunk_messages(case, channels):
     """Messages the chunk-level run sends (NCCL 2.21.5's chunk sizes, algorithms/nccl/nccl_tuning.cpp)."""
     p, data = case["ranks"], case["bytes"]
+    if case["algorithm"] == "pat":  # every rank sends p - 1 pieces a loop, chunks of at least 64 KiB
+        return channels * p * (p - 1) * max(1, math.ceil(data / (channels * p * 65536)))
     step = {"ll": 65536, "ll128": 614400, "simple": 524288}[case["protocol"]]
     if case["algorithm"] == "ring":
         chunk = {"ll": step / 2, "ll128": step // 16 * 15, "simple": 4 * step}[case["protocol"]]
@@ -172,6 +176,10 @@ def run_generated(args, aggsim):
     # (model.math: off), so their cases compare times only (fsdp's tests compare their vectors).
     gathering = args.collective != "all_reduce"
     choices = [("ring", p) for p in PROTOCOLS] if gathering else CHOICES
+    if args.algorithm == "pat":
+        if not gathering:
+            sys.exit("--algorithm pat: NCCL runs PAT for reduce_scatter and all_gather only")
+        choices = [("pat", "simple")]
     command = "tests/bench/nccl_movement.py " + " ".join(sys.argv[1:])
     rows, failures, index, drawn = [], [], 0, 0
     with tempfile.TemporaryDirectory() as work:
@@ -182,6 +190,8 @@ def run_generated(args, aggsim):
             algorithm = f"nccl_algorithm: {case['algorithm']}, protocol: {case['protocol']}"
             if gathering:
                 algorithm += f", collective: {args.collective}"
+            if case["algorithm"] == "pat":  # NCCL's PAT reduce-scatter runs no avg (its PreMulSum)
+                algorithm += ", op: sum"
             size = f"{case['bytes']}B"
             flow, call, flow_cpu = run(aggsim, work,
                                        scenario_text(case["platform"], case["ranks"], size, algorithm, "flow",
@@ -205,7 +215,8 @@ def run_generated(args, aggsim):
             bound = args.tree_bound if case["algorithm"] == "tree" and args.tree_bound is not None else args.bound
             if bound is not None and (abs(rel) > bound or not math_same):
                 failures.append(row)
-    suffix = "" if args.collective == "all_reduce" else "_" + args.collective
+    suffix = ("" if args.collective == "all_reduce" else "_" + args.collective) + \
+        ("_pat" if args.algorithm == "pat" else "")
     out = args.out or os.path.join(RESULTS, f"nccl_movement_generated{suffix}.csv")
     with open(out, "w", newline="") as fh:
         w = csv.writer(fh)
@@ -285,6 +296,9 @@ def main():
     parser.add_argument("--bound", type=float, help="exit 1 if a case differs by more than this (0.05: 5 %%)")
     parser.add_argument("--collective", default="all_reduce", choices=["all_reduce", "reduce_scatter", "all_gather"],
                         help="the collective of the generated cases (reduce_scatter, all_gather: NCCL's ring)")
+    parser.add_argument("--algorithm", default="ring", choices=["ring", "pat"],
+                        help="reduce_scatter and all_gather: NCCL's ring (every protocol in turn) or PAT (one "
+                             "GPU a node)")
     parser.add_argument("--tree-bound", type=float, help="the bound for tree cases (default: --bound)")
     args = parser.parse_args()
     aggsim = os.path.abspath(os.path.join(args.build, "aggsim"))

@@ -86,8 +86,12 @@ MissedChoice follow_nccl_logged_choice(const LoggedPoint& m, const PlanScenario&
   const std::string& algorithm = tuned ? m.observed.nccl_algorithm : m.forced_algorithm;
   const std::string& algorithm_where = tuned ? m.observed_source : m.forced_algorithm_where;
   const std::optional<NcclAlgorithm> named = nccl_algorithm_named(algorithm);
-  // Other collectives run NCCL's ring here (nccl_allreduce's collective key).
-  const bool runnable = named && (m.collective == "all_reduce" || *named == NcclAlgorithm::ring);
+  // Other collectives run NCCL's ring here (nccl_allreduce's collective key), and reduce-scatter and
+  // all-gather PAT with one GPU a node.
+  const bool gathering = m.collective == "reduce_scatter" || m.collective == "all_gather";
+  const bool runnable =
+      named && (*named == NcclAlgorithm::pat ? gathering && m.ranks == m.nodes
+                                             : m.collective == "all_reduce" || *named == NcclAlgorithm::ring);
   const std::string gpu = tuned_gpu(scenario);
   const NvlsHardware hardware{scenario.may_have_switch, gpu == "hopper" || gpu == "blackwell",
                               m.nodes > 0 ? m.ranks / m.nodes : m.ranks};
