@@ -113,7 +113,8 @@ sg4::ActorPtr NcclCommunicator::start_ring_channel(ChunkRun& run, int c) {
         const std::int64_t expected = static_cast<std::int64_t>(loops) * 2 * (p - 1) * slices;
         Inbox in(run.comm, view_.rank_of(prev), run.tag + c, run.slots, expected,
                  arrival_delay(prev, me, run.proto));
-        Outbox out(run.comm, view_.host_of(me), view_.rank_of(next), run.tag + c, run.slots);
+        Outbox out(run.comm, view_.host_of(me), view_.rank_of(next), run.tag + c, run.slots,
+                   channel_rate(me, next));
         const bool math = run.math;
         const Eigen::VectorXf& x = run.x;
         for (int l = 0; l < loops; ++l) {
@@ -172,7 +173,7 @@ std::pair<sg4::ActorPtr, sg4::ActorPtr> NcclCommunicator::start_tree_channel(Chu
         std::unique_ptr<Outbox> parent;
         if (links.parent >= 0)
           parent = std::make_unique<Outbox>(run.comm, view_.host_of(me), view_.rank_of(links.parent), tag + c,
-                                            slots);
+                                            slots, channel_rate(me, links.parent));
         for (int j = 0; j < pieces; ++j) {
           const auto [r, wires] = piece(j);
           Eigen::VectorXf acc = math ? run.own(r) : Eigen::VectorXf();
@@ -200,7 +201,8 @@ std::pair<sg4::ActorPtr, sg4::ActorPtr> NcclCommunicator::start_tree_channel(Chu
                                    std::vector<std::unique_ptr<Outbox>> children;
                                    for (int child : links.children)
                                      children.push_back(std::make_unique<Outbox>(
-                                         run.comm, view_.host_of(me), view_.rank_of(child), tag + c, slots));
+                                         run.comm, view_.host_of(me), view_.rank_of(child), tag + c, slots,
+                                         channel_rate(me, child)));
                                    for (int j = 0; j < pieces; ++j) {
                                      const auto [r, wires] = piece(j);
                                      Eigen::VectorXf value;
