@@ -10,13 +10,6 @@
 
 namespace aggsim {
 
-namespace {
-
-using nccl_chunk::Inbox;
-using nccl_chunk::Outbox;
-
-}  // namespace
-
 // A piece from member `from` is usable by `to` this long after its bytes arrived: its route's
 // latency (chunk-level transfers carry none of their own) and the protocol's per-hop cost.
 double NcclCommunicator::arrival_delay(int from, int to, Protocol proto) const {
@@ -111,10 +104,10 @@ sg4::ActorPtr NcclCommunicator::start_ring_channel(ChunkRun& run, int c) {
         const int prev = ring[static_cast<std::size_t>((q + p - 1) % p)],
                   next = ring[static_cast<std::size_t>((q + 1) % p)];
         const std::int64_t expected = static_cast<std::int64_t>(loops) * 2 * (p - 1) * slices;
-        Inbox in(run.comm, view_.rank_of(prev), run.tag + c, run.slots, expected,
-                 arrival_delay(prev, me, run.proto));
-        Outbox out(run.comm, view_.host_of(me), view_.rank_of(next), run.tag + c, run.slots,
-                   channel_rate(me, next));
+        nccl_chunk::Inbox in(run.comm, view_.rank_of(prev), run.tag + c, run.slots, expected,
+                             arrival_delay(prev, me, run.proto));
+        nccl_chunk::Outbox out(run.comm, view_.host_of(me), view_.rank_of(next), run.tag + c, run.slots,
+                               channel_rate(me, next));
         const bool math = run.math;
         const Eigen::VectorXf& x = run.x;
         for (int l = 0; l < loops; ++l) {
@@ -166,14 +159,15 @@ std::pair<sg4::ActorPtr, sg4::ActorPtr> NcclCommunicator::start_tree_channel(Chu
       fmt::format("nccl-{}-up{}", view_.rank_of(me), c), view_.host_of(me),
       [&run, this, c, me, tag, slots, pieces, proto, links, piece, finals] {
         const bool math = run.math;
-        std::vector<std::unique_ptr<Inbox>> children;
+        std::vector<std::unique_ptr<nccl_chunk::Inbox>> children;
         for (int child : links.children)
-          children.push_back(std::make_unique<Inbox>(run.comm, view_.rank_of(child), tag + c, slots, pieces,
-                                                     arrival_delay(child, me, proto)));
-        std::unique_ptr<Outbox> parent;
+          children.push_back(std::make_unique<nccl_chunk::Inbox>(
+              run.comm, view_.rank_of(child), tag + c, slots, pieces, arrival_delay(child, me, proto)));
+        std::unique_ptr<nccl_chunk::Outbox> parent;
         if (links.parent >= 0)
-          parent = std::make_unique<Outbox>(run.comm, view_.host_of(me), view_.rank_of(links.parent), tag + c,
-                                            slots, channel_rate(me, links.parent));
+          parent =
+              std::make_unique<nccl_chunk::Outbox>(run.comm, view_.host_of(me), view_.rank_of(links.parent),
+                                                   tag + c, slots, channel_rate(me, links.parent));
         for (int j = 0; j < pieces; ++j) {
           const auto [r, wires] = piece(j);
           Eigen::VectorXf acc = math ? run.own(r) : Eigen::VectorXf();
@@ -193,14 +187,14 @@ std::pair<sg4::ActorPtr, sg4::ActorPtr> NcclCommunicator::start_tree_channel(Chu
   auto down = sg4::Actor::create(fmt::format("nccl-{}-down{}", view_.rank_of(me), c), view_.host_of(me),
                                  [&run, this, c, me, tag, slots, pieces, proto, links, piece, finals] {
                                    const bool math = run.math;
-                                   std::unique_ptr<Inbox> parent;
+                                   std::unique_ptr<nccl_chunk::Inbox> parent;
                                    if (links.parent >= 0)
-                                     parent = std::make_unique<Inbox>(run.comm, view_.rank_of(links.parent),
-                                                                      tag + c, slots, pieces,
-                                                                      arrival_delay(links.parent, me, proto));
-                                   std::vector<std::unique_ptr<Outbox>> children;
+                                     parent = std::make_unique<nccl_chunk::Inbox>(
+                                         run.comm, view_.rank_of(links.parent), tag + c, slots, pieces,
+                                         arrival_delay(links.parent, me, proto));
+                                   std::vector<std::unique_ptr<nccl_chunk::Outbox>> children;
                                    for (int child : links.children)
-                                     children.push_back(std::make_unique<Outbox>(
+                                     children.push_back(std::make_unique<nccl_chunk::Outbox>(
                                          run.comm, view_.host_of(me), view_.rank_of(child), tag + c, slots,
                                          channel_rate(me, child)));
                                    for (int j = 0; j < pieces; ++j) {
