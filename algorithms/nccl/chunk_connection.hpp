@@ -44,24 +44,25 @@ class Inbox {
 // (NCCL's FIFO). At chunk level transfers carry no latency of their own (pieces_pay_latency), so a
 // connection's pieces follow each other on the wire back to back, each arriving its route's
 // latency later (charged by the Inbox). A sender actor on the member's host moves them, so the
-// member goes on receiving and reducing meanwhile.
+// member goes on receiving and reducing meanwhile. `rate` (bytes/s, 0: none) caps each piece: what
+// the channel itself can move over this connection (NcclCommunicator::channel_rate).
 class Outbox {
  public:
-  Outbox(Comm& comm, sg4::Host* host, int peer_rank, int tag, int slots)
+  Outbox(Comm& comm, sg4::Host* host, int peer_rank, int tag, int slots, double rate = 0)
       : comm_(comm),
         free_(sg4::Semaphore::create(static_cast<unsigned>(slots))),
         ready_(sg4::Semaphore::create(0)) {
-    sender_ =
-        sg4::Actor::create(fmt::format("nccl-send-{}-{}", peer_rank, tag), host, [this, peer_rank, tag] {
-          for (;;) {
-            ready_->acquire();
-            if (queue_.empty()) break;  // closed
-            Payload p = std::move(queue_.front());
-            queue_.pop_front();
-            comm_.send(peer_rank, std::move(p), tag);
-            free_->release();
-          }
-        });
+    sender_ = sg4::Actor::create(fmt::format("nccl-send-{}-{}", peer_rank, tag), host,
+                                 [this, peer_rank, tag, rate] {
+                                   for (;;) {
+                                     ready_->acquire();
+                                     if (queue_.empty()) break;  // closed
+                                     Payload p = std::move(queue_.front());
+                                     queue_.pop_front();
+                                     comm_.send(peer_rank, std::move(p), tag, rate);
+                                     free_->release();
+                                   }
+                                 });
   }
   void put(Payload p) {
     free_->acquire();

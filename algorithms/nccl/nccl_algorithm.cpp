@@ -11,10 +11,10 @@ namespace aggsim {
 namespace {
 
 // Each stream's share of its narrowest link, among all the call's streams (rate) and among those of
-// its phase (first_rate).
+// its phase (first_rate), at most what its channel moves over the network (`network_cap`, 0: none).
 template <class Edge>
 void set_rates(const std::vector<Edge*>& edges, const std::vector<std::vector<sg4::Link*>>& routes,
-               const std::vector<int>& phases, int last_phase) {
+               const std::vector<int>& phases, int last_phase, double network_cap) {
   std::unordered_map<const sg4::Link*, int> load;
   std::vector<std::unordered_map<const sg4::Link*, int>> phase_load(static_cast<std::size_t>(last_phase + 1));
   for (std::size_t i = 0; i < routes.size(); ++i)
@@ -27,6 +27,10 @@ void set_rates(const std::vector<Edge*>& edges, const std::vector<std::vector<sg
     for (const sg4::Link* l : routes[i]) {
       rate = std::min(rate, l->get_bandwidth() / load[l]);
       first = std::min(first, l->get_bandwidth() / phase_load[static_cast<std::size_t>(phases[i])][l]);
+    }
+    if (network_cap > 0 && edges[i]->cls == LinkClass::network) {
+      rate = std::min(rate, network_cap);
+      first = std::min(first, network_cap);
     }
     edges[i]->rate = rate;
     edges[i]->first_rate = first;
@@ -88,7 +92,7 @@ void NcclGeometryBuilder::add_tree_edges() {
 }
 
 void NcclGeometryBuilder::finish() {
-  set_rates(edges_, routes_, phases_, phase);
+  set_rates(edges_, routes_, phases_, phase, network_cap_);
 }
 
 }  // namespace aggsim

@@ -55,19 +55,23 @@ struct NcclGeometry {
 // phase move a pipeline's first piece together), then sets each edge's rates (finish).
 class NcclGeometryBuilder {
  public:
-  NcclGeometryBuilder(NcclGeometry& g, const NcclView& view) : g_(g), view_(view) {}
+  // `network_cap`: what one channel moves over a network connection (bytes/s, 0: no bound).
+  NcclGeometryBuilder(NcclGeometry& g, const NcclView& view, double network_cap = 0)
+      : g_(g), view_(view), network_cap_(network_cap) {}
   NcclGeometry& geometry() { return g_; }
   // Adds an edge of the current phase: its route, latency and class.
   void add(NcclGeometry::Edge& e);
   // Adds the trees' edges (g.tree_up, g.tree_down), one phase per level (tree_levels).
   void add_tree_edges();
-  // Each edge's share of its narrowest link, among all the call's streams and among its phase's.
+  // Each edge's share of its narrowest link, among all the call's streams and among its phase's,
+  // at most the channel's network rate across the network.
   void finish();
   int phase = 0;
 
  private:
   NcclGeometry& g_;
   const NcclView& view_;
+  double network_cap_ = 0;
   std::vector<NcclGeometry::Edge*> edges_;
   std::vector<std::vector<sg4::Link*>> routes_;
   std::vector<int> phases_;

@@ -106,8 +106,9 @@ sg4::ActorPtr NcclCommunicator::start_ring_channel(ChunkRun& run, int c) {
                   next = ring[static_cast<std::size_t>((q + 1) % p)];
         const std::int64_t expected = static_cast<std::int64_t>(loops) * 2 * (p - 1) * slices;
         nccl_chunk::Inbox in(run.comm, view_.rank_of(prev), run.tag + c, run.slots, expected,
-                 arrival_delay(prev, me, run.proto));
-        nccl_chunk::Outbox out(run.comm, view_.host_of(me), view_.rank_of(next), run.tag + c, run.slots);
+                             arrival_delay(prev, me, run.proto));
+        nccl_chunk::Outbox out(run.comm, view_.host_of(me), view_.rank_of(next), run.tag + c, run.slots,
+                               channel_rate(me, next));
         const bool math = run.math;
         const Eigen::VectorXf& x = run.x;
         for (int l = 0; l < loops; ++l) {
@@ -161,12 +162,13 @@ std::pair<sg4::ActorPtr, sg4::ActorPtr> NcclCommunicator::start_tree_channel(Chu
         const bool math = run.math;
         std::vector<std::unique_ptr<nccl_chunk::Inbox>> children;
         for (int child : links.children)
-          children.push_back(std::make_unique<nccl_chunk::Inbox>(run.comm, view_.rank_of(child), tag + c, slots, pieces,
-                                                     arrival_delay(child, me, proto)));
+          children.push_back(std::make_unique<nccl_chunk::Inbox>(
+              run.comm, view_.rank_of(child), tag + c, slots, pieces, arrival_delay(child, me, proto)));
         std::unique_ptr<nccl_chunk::Outbox> parent;
         if (links.parent >= 0)
-          parent = std::make_unique<nccl_chunk::Outbox>(run.comm, view_.host_of(me), view_.rank_of(links.parent), tag + c,
-                                            slots);
+          parent =
+              std::make_unique<nccl_chunk::Outbox>(run.comm, view_.host_of(me), view_.rank_of(links.parent),
+                                                   tag + c, slots, channel_rate(me, links.parent));
         for (int j = 0; j < pieces; ++j) {
           const auto [r, wires] = piece(j);
           Eigen::VectorXf acc = math ? run.own(r) : Eigen::VectorXf();
@@ -188,13 +190,14 @@ std::pair<sg4::ActorPtr, sg4::ActorPtr> NcclCommunicator::start_tree_channel(Chu
                                    const bool math = run.math;
                                    std::unique_ptr<nccl_chunk::Inbox> parent;
                                    if (links.parent >= 0)
-                                     parent = std::make_unique<nccl_chunk::Inbox>(run.comm, view_.rank_of(links.parent),
-                                                                      tag + c, slots, pieces,
-                                                                      arrival_delay(links.parent, me, proto));
+                                     parent = std::make_unique<nccl_chunk::Inbox>(
+                                         run.comm, view_.rank_of(links.parent), tag + c, slots, pieces,
+                                         arrival_delay(links.parent, me, proto));
                                    std::vector<std::unique_ptr<nccl_chunk::Outbox>> children;
                                    for (int child : links.children)
                                      children.push_back(std::make_unique<nccl_chunk::Outbox>(
-                                         run.comm, view_.host_of(me), view_.rank_of(child), tag + c, slots));
+                                         run.comm, view_.host_of(me), view_.rank_of(child), tag + c, slots,
+                                         channel_rate(me, child)));
                                    for (int j = 0; j < pieces; ++j) {
                                      const auto [r, wires] = piece(j);
                                      Eigen::VectorXf value;

@@ -46,6 +46,11 @@ NcclCommunicator::NcclCommunicator(const std::vector<int>& members, const std::v
   if (options.arch == GpuArch::blackwell && costs_.nvls_efficiency == kHopperNvlsEfficiency &&
       tuning_.system().nvls)
     costs_.nvls_efficiency = nccl_blackwell_nvls_port_share(tuning_.system(), view_.intra_bandwidth() / 1e9);
+  if (options.arch == GpuArch::hopper) network_channel_rate_ = kHopperNetworkChannelGBps * 1e9;
+}
+
+double NcclCommunicator::channel_rate(int from, int to) const {
+  return view_.hop_class(from, to) == LinkClass::network ? network_channel_rate_ : 0;
 }
 
 NcclCommunicator::~NcclCommunicator() = default;
@@ -113,7 +118,7 @@ const NcclCommunicator::Geometry& NcclCommunicator::geometry(NcclAlgorithm a, in
   auto& slot = geometries_[{static_cast<int>(a), channels}];
   if (slot) return *slot;
   slot = std::make_unique<Geometry>();
-  NcclGeometryBuilder builder(*slot, view_);
+  NcclGeometryBuilder builder(*slot, view_, network_channel_rate_);
   algorithm(a).build(builder, channels);
   builder.finish();
   return *slot;

@@ -125,6 +125,9 @@ class NcclCommunicator {
   double arrival_delay(int from, int to, Protocol proto) const;
   // The network's bandwidth factor for `bytes` over a hop of class `cls`.
   double rate_factor(LinkClass cls, double bytes) const;
+  // What one channel can move from member `from` to `to` (bytes/s): across the network its GPU's
+  // per-channel rate (kHopperNetworkChannelGBps), else no bound of its own (0).
+  double channel_rate(int from, int to) const;
 
   NcclView view_;
   NcclOptions options_;
@@ -132,6 +135,7 @@ class NcclCommunicator {
   BandwidthFactor bandwidth_factor_;
   int channels_ = 1;
   NcclTuning tuning_;
+  double network_channel_rate_ = 0;        // bytes/s per channel and network connection, 0: none
   std::vector<std::uint64_t> calls_made_;  // per member
   std::map<std::uint64_t, std::unique_ptr<Meeting>> meetings_;
   mutable std::map<NcclAlgorithm, std::unique_ptr<NcclAlgorithmModel>> algorithms_;

@@ -76,6 +76,20 @@ inline constexpr double kHopperNvlsEfficiency = 0.85 * 20.6 / 25.0;
 // Blackwell's follows NCCL's NVLS graph on the platform (nccl_blackwell_nvls_port_share,
 // algorithms/nccl/nccl_tuning.hpp).
 
+// What one channel of an H100 moves over one network connection, each way: 20 GB/s. A channel is
+// one CTA (one SM) whose network traffic goes through its own buffer slots and the proxy thread, so
+// NICs fed by few channels run below their rate. NCCL gives a node two channels per NIC across nodes
+// (a search channel per 400 Gb/s NIC, doubled: NCCL 2.30.7 src/graph/connect.cc; "16 coll channels"
+// on three 8-H100 nodes, tests/data/nccl_info), and doubles them again where that does not reach
+// the NICs' peak ("4 compute channels per search channel to reach peak BW on <8 PPN", same file).
+// NVIDIA: "Rings degrade at scale, and Trees need too many SMs to reach peak", the default being 16
+// SMs (NVIDIA/nccl#1649, 2025-03-20); with eight 400 Gb/s NICs NCCL_MIN_CTAS=24 "may get you above
+// 380 GB/s" (NVIDIA/nccl-tests#309, 2025-06-18). The value: 4 nodes of 8 H100 with eight 400 Gb/s
+// NICs each reach 320 GB/s busbw at 4 - 8 GiB on NCCL 2.19.3's 16 default channels (NVIDIA/nccl#1221,
+// 2024-03-13), 20 GB/s a channel. Other generations: no published bound, none applied (a DGX A100's
+// 16 channels fill its eight 200 Gb/s NICs: 192 GB/s busbw, NVIDIA in NVIDIA/nccl#812).
+inline constexpr double kHopperNetworkChannelGBps = 20;
+
 struct ProtocolCosts {
   // Seconds per hop beyond the wire, [link class][protocol].
   std::array<std::array<double, 3>, 3> hop_latency_s{};

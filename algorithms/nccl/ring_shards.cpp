@@ -110,7 +110,8 @@ void NcclCommunicator::run_ring_shard_chunks(Comm& comm, int me, Gradient& grad,
       const auto at = [&](int k) { return ring[static_cast<std::size_t>(((q + k) % p + p) % p)]; };
       nccl_chunk::Inbox in(comm, view_.rank_of(at(-1)), tag + c, slots,
                            static_cast<std::int64_t>(plan.loops) * (p - 1) * slices, arrival_delay(at(-1), me, proto));
-      nccl_chunk::Outbox out(comm, view_.host_of(me), view_.rank_of(at(1)), tag + c, slots);
+      nccl_chunk::Outbox out(comm, view_.host_of(me), view_.rank_of(at(1)), tag + c, slots,
+                             channel_rate(me, at(1)));
       for (int l = 0; l < plan.loops; ++l) {
         // Slice j of this loop's piece of `owner`'s shard, on both planes.
         const auto slice = [&](int owner, int j) {

@@ -223,8 +223,8 @@ void Comm::count_as_sent_by(Comm& other, std::uint64_t bytes) {
   add_saturating(other.counters_.messages_sent, 1);
 }
 
-SendHandle Comm::isend(int dst, Payload payload, int channel) {
-  return post_send(dst, std::move(payload), channel, 0, false);
+SendHandle Comm::isend(int dst, Payload payload, int channel, double rate) {
+  return post_send(dst, std::move(payload), channel, rate, false);
 }
 
 SendHandle Comm::start_stream(int dst, std::uint64_t bytes, int channel, double rate) {
@@ -267,8 +267,8 @@ void Comm::pause_until(double when) const {
   note_activity(start, sg4::Engine::get_clock());
 }
 
-void Comm::send(int dst, Payload payload, int channel) {
-  isend(dst, std::move(payload), channel).wait();
+void Comm::send(int dst, Payload payload, int channel, double rate) {
+  isend(dst, std::move(payload), channel, rate).wait();
 }
 
 RecvHandle Comm::irecv(int src, int channel) {

@@ -157,9 +157,10 @@ class Comm {
   }
   int global_rank(int r) const { return global_first_ + global_stride_ * r; }
 
-  void send(int dst, Payload payload, int channel = 0);
+  // `rate` (bytes/s, 0: none) caps the transfer: a sender that cannot feed its links faster.
+  void send(int dst, Payload payload, int channel = 0, double rate = 0);
   Payload recv(int src, int channel = 0);
-  SendHandle isend(int dst, Payload payload, int channel = 0);
+  SendHandle isend(int dst, Payload payload, int channel = 0, double rate = 0);
   RecvHandle irecv(int src, int channel = 0);
   // Posts the receive and the send together and waits for both (no deadlock in rings/exchanges).
   Payload sendrecv(int dst, Payload payload, int src, int channel = 0);

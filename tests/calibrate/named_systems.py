@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Named systems against published nccl-tests (and RCCL-tests) all-reduce runs, without calibration:
+for each run below, `aggsim compare` of `platform: {system: NAME, nodes: N}` with the published log
+(tests/data/calibration; sources in tests/data/README.md), every size from 1 GiB. Writes
+tests/data/calibration/validation/systems.csv, which platforms/README.md renders
+(tests/bench/render.py) and tests/calibrate/test_named_systems_published.cpp recomputes row by row.
+NCCL settings on a log's launch line (NCCL_MIN_CTAS, NCCL_ALGO, ...) are followed, as `compare`
+follows them.
+    tests/calibrate/named_systems.py [BUILD_DIR]
+"""
+import csv, os, subprocess, sys, tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DATA = os.path.join(ROOT, "tests/data/calibration")
+OUT = os.path.join(DATA, "validation/systems.csv")
+GIB = 1 << 30
+
+# (system, nodes, ranks, log): the log is DATA/<log>_all_reduce.log.
+RUNS = [
+    ("dgx_h100", 1, 8, "h100_q2ndr_1node"),
+    ("dgx_h100", 1, 8, "voltagepark_h100_1node"),
+    ("dgx_h100", 2, 16, "xe9680_h100_2node"),
+    ("dgx_h100", 2, 16, "h100_ib400_2node"),
+    ("dgx_h100", 2, 16, "h100_ib400_ring_ctas24_2node"),
+    ("dgx_h100", 4, 32, "xe9680_h100_4node"),
+    ("dgx_h100", 4, 32, "h100_ib400_4node"),
+    ("dgx_h100", 4, 32, "voltagepark_h100_4node"),
+    ("dgx_h100", 8, 64, "h100_ib400_8node"),
+    ("dgx_h100", 8, 64, "h100_ib400_ctas24_8node"),
+    ("gb200_nvl72", 18, 72, "coreweave_gb200_nvl72_1rack"),
+    ("mi300x", 1, 8, "amd_mi300x_1node"),
+    ("mi300x", 2, 16, "amd_mi300x_2node"),
+    ("mi325x", 1, 8, "amd_mi325x_1node"),
+    ("mi325x", 2, 16, "amd_mi325x_2node"),
+    ("mi325x", 4, 32, "amd_mi325x_4node"),
+    ("mi325x", 8, 64, "amd_mi325x_8node"),
+]
+
+
+def busbw(nbytes, seconds, ranks):
+    """nccl-tests' all-reduce bus bandwidth, GB/s."""
+    return nbytes / seconds / 1e9 * 2 * (ranks - 1) / ranks
+
+
+def compare(aggsim, system, nodes, ranks, log):
+    path = os.path.join(DATA, f"{log}_all_reduce.log")
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "s.yaml"), "w") as f:
+            f.write(f"name: {system}\nranks: {ranks}\nsteps: 1\nplatform: {{system: {system}, nodes: {nodes}}}\n"
+                    "model: {size: 1MB, math: off}\nalgorithm: {name: nccl_allreduce}\n")
+        args = [aggsim, "compare", "s.yaml", path, "--csv", "c.csv"]
+        with open(path) as f:
+            if " Rank " not in f.read():  # no rank lines: the shape comes from the row
+                args += ["--shape", f"{path}={ranks}x{nodes}"]
+        subprocess.run(args, cwd=d, check=True, stdout=subprocess.DEVNULL)
+        with open(os.path.join(d, "c.csv")) as f:
+            return [r for r in csv.DictReader(f) if int(r["bytes"]) >= GIB]
+
+
+def main():
+    build = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build")
+    aggsim = os.path.abspath(os.path.join(build, "aggsim"))
+    rows = []
+    for system, nodes, ranks, log in RUNS:
+        for r in compare(aggsim, system, nodes, ranks, log):
+            nbytes = int(r["bytes"])
+            measured = busbw(nbytes, float(r["measured_s"]), ranks)
+            simulated = busbw(nbytes, float(r["simulated_s"]), ranks)
+            rows.append([system, nodes, log, f"{nbytes // (1 << 20)} MiB", f"{measured:.1f}", f"{simulated:.1f}",
+                         f"{100 * (simulated / measured - 1):+.1f} %", r["choice"], ranks])
+    with open(OUT, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["system", "nodes", "log", "size", "measured_busbw_gb_s", "simulated_busbw_gb_s", "error", "choice",
+                    "ranks"])
+        w.writerows(rows)
+    print(f"wrote {OUT}: {len(rows)} rows")
+
+
+if __name__ == "__main__":
+    main()
