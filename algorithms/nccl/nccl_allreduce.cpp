@@ -6,6 +6,8 @@
 // promises: algorithms/nccl/README.md.
 #include <fmt/format.h>
 
+#include <xbt/config.hpp>
+
 #include <memory>
 #include <string>
 
@@ -96,6 +98,13 @@ NcclOptions nccl_options(const Params& params) {
 
 // The GPU generation the ranks' hosts declare (platform.gpu, host property aggsim_gpu); Hopper when
 // they declare none. Ranks on GPUs of different generations are refused: NCCL tunes for one.
+bool nccl_streams_merge(bool calibration_factors, bool one_group) {
+  namespace cfg = simgrid::config;
+  return !calibration_factors && one_group && cfg::get_value<std::string>("network/model") == "CM02" &&
+         !cfg::get_value<bool>("network/crosstraffic") && cfg::get_value<double>("network/TCP-gamma") >= 1e15 &&
+         cfg::is_default("network/bandwidth-factor");
+}
+
 GpuArch platform_arch(const std::vector<sg4::Host*>& hosts) {
   std::optional<GpuArch> arch;
   for (const sg4::Host* h : hosts) {
@@ -176,6 +185,13 @@ std::vector<ParamSpec> nccl_param_specs() {
                 "flow: each channel edge one stream (fast); chunk: every piece a message (the reference, "
                 "small runs)")
           .one_of({"flow", "chunk"}),
+      ParamSpec("streams", ParamKind::choice, "auto",
+                "movement flow: per_channel = one stream per channel edge (the reference); per_pair = one "
+                "stream per pair of members carrying its channels' bytes, far fewer transfers at scale, the "
+                "same times up to rounding where the network grants every stream its paced rate; auto = "
+                "per_pair there (network alpha_beta, no calibration factors, one data-parallel group), "
+                "else per_channel")
+          .one_of({"auto", "per_channel", "per_pair"}),
       ParamSpec("gpu", ParamKind::choice, "",
                 "GPU generation, for NCCL's per-channel caps, LL128 and NVLS (hopper, blackwell); cdna3 "
                 "follows RCCL (default: the platform's platform.gpu, else hopper)")
@@ -235,6 +251,11 @@ AlgorithmInfo nccl_allreduce_entry() {
           platform_arch({hosts.begin(), hosts.begin() + std::min<std::size_t>(hosts.size(), cfg.world)});
     }
     resolved.nvls_reduces_op = nccl_nvls_reduces(cfg.op);
+    const std::string streams = cfg.params.text("streams");
+    resolved.merge_unless_traced = streams == "auto";
+    resolved.merge_streams = streams == "per_pair" ||
+                             (streams == "auto" && nccl_streams_merge(static_cast<bool>(cfg.bandwidth_factor()),
+                                                                      cfg.hosts()->size() == members.size()));
     if (resolved.collective == NcclCollective::reduce_scatter && resolved.algorithm == NcclAlgorithm::nvls &&
         !resolved.nvls_reduces_op)
       throw ParamError("nccl_algorithm", fmt::format("nvls: NCCL's switch reduces fp32 by sum only, and op is {} "

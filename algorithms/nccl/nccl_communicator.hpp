@@ -49,6 +49,10 @@ struct NcclOptions {
   WireDtype dtype = WireDtype::fp32;  // the buffers' element type (nccl_op.hpp): what is sent and reduced
   Movement movement = Movement::flow;
   GpuArch arch = GpuArch::hopper;
+  // Flow level: one stream per pair of members instead of one per channel edge (`streams: per_pair`;
+  // `auto` resolves it with nccl_streams_merge, where the network grants every stream its paced rate).
+  bool merge_streams = false;
+  bool merge_unless_traced = false;  // `auto`: a traced run shows each channel's stream
 };
 
 // What a call does, the same on every member.
@@ -124,8 +128,9 @@ class NcclCommunicator {
   // The network's bandwidth factor for `bytes` over a hop of class `cls`.
   double rate_factor(LinkClass cls, double bytes) const;
   double piece_time(double bytes, double rate, LinkClass cls) const;
+  void merge_streams(Meeting& m) const;
   void plan_streams(Meeting& m, const NcclCallPlan& plan, const Geometry& g,
-                    std::uint64_t wire_elements) const;
+                    std::uint64_t wire_elements, bool traced) const;
 
   NcclView view_;
   NcclOptions options_;
