@@ -6,6 +6,8 @@
 // promises: algorithms/nccl/README.md.
 #include <fmt/format.h>
 
+#include <xbt/config.hpp>
+
 #include <memory>
 #include <string>
 
@@ -103,6 +105,13 @@ NcclOptions nccl_options(const Params& params) {
 
 // The GPU generation the ranks' hosts declare (platform.gpu, host property aggsim_gpu); Hopper when
 // they declare none. Ranks on GPUs of different generations are refused: NCCL tunes for one.
+bool nccl_streams_merge(bool calibration_factors, bool one_group) {
+  namespace cfg = simgrid::config;
+  return !calibration_factors && one_group && cfg::get_value<std::string>("network/model") == "CM02" &&
+         !cfg::get_value<bool>("network/crosstraffic") && cfg::get_value<double>("network/TCP-gamma") >= 1e15 &&
+         cfg::is_default("network/bandwidth-factor");
+}
+
 GpuArch platform_arch(const std::vector<sg4::Host*>& hosts) {
   std::optional<GpuArch> arch;
   for (const sg4::Host* h : hosts) {
@@ -209,6 +218,13 @@ std::vector<ParamSpec> nccl_param_specs() {
                 "flow: each channel edge one stream (fast); chunk: every piece a message (the reference, "
                 "small runs)")
           .one_of({"flow", "chunk"}),
+      ParamSpec("streams", ParamKind::choice, "auto",
+                "movement flow: per_channel = one stream per channel edge (the reference); per_pair = one "
+                "stream per pair of members carrying its channels' bytes, far fewer transfers at scale, the "
+                "same times up to rounding where the network grants every stream its paced rate; auto = "
+                "per_pair there (network alpha_beta, no calibration factors, one data-parallel group), "
+                "else per_channel")
+          .one_of({"auto", "per_channel", "per_pair"}),
       ParamSpec("gpu", ParamKind::choice, "",
                 "GPU generation, for NCCL's per-channel caps, LL128 and NVLS (hopper, blackwell); cdna3 "
                 "follows RCCL (default: the platform's platform.gpu, else hopper)")
@@ -269,6 +285,11 @@ AlgorithmInfo nccl_allreduce_entry() {
     }
     resolved.nvls_reduces_op = nccl_nvls_reduces(cfg.op);
     resolved.pat_reduces_op = pat_reduces(cfg.op);
+    const std::string streams = cfg.params.text("streams");
+    resolved.merge_unless_traced = streams == "auto";
+    resolved.merge_streams = streams == "per_pair" ||
+                             (streams == "auto" && nccl_streams_merge(static_cast<bool>(cfg.bandwidth_factor()),
+                                                                      cfg.hosts()->size() == members.size()));
     auto comm = std::make_shared<NcclCommunicator>(members, *cfg.hosts(), resolved,
                                                    protocol_costs_of(cfg.calibration), cfg.bandwidth_factor());
     check_nccl_platform(resolved, comm->view());

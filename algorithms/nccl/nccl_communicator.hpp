@@ -56,6 +56,10 @@ struct NcclOptions {
   WireDtype dtype = WireDtype::fp32;  // the buffers' element type (nccl_op.hpp): what is sent and reduced
   Movement movement = Movement::flow;
   GpuArch arch = GpuArch::hopper;
+  // Flow level: one stream per pair of members instead of one per channel edge (`streams: per_pair`;
+  // `auto` resolves it with nccl_streams_merge, where the network grants every stream its paced rate).
+  bool merge_streams = false;
+  bool merge_unless_traced = false;  // `auto`: a traced run shows each channel's stream
 };
 
 // What a call does, the same on every member.
@@ -110,7 +114,9 @@ class NcclCommunicator {
   // Flow level (nccl_flow_engine.cpp).
   void run_flow(Comm& comm, int me, Gradient& grad, Meeting& m, const NcclCallPlan& plan, const ReduceOp& op,
                 int world);
-  void plan_streams(Meeting& m, const NcclCallPlan& plan, const Geometry& g, std::uint64_t wire_elements) const;
+  void plan_streams(Meeting& m, const NcclCallPlan& plan, const Geometry& g, std::uint64_t wire_elements,
+                    bool traced) const;
+  void merge_streams(Meeting& m) const;
   // Chunk level (nccl_chunk_engine.cpp).
   void run_chunks(Comm& comm, int me, Gradient& grad, const NcclCallPlan& plan, const ReduceOp& op,
                   int world);

@@ -18,7 +18,7 @@ namespace aggsim {
 // Every stream of a call (what each channel edge carries in all, as the algorithm lays them out),
 // and the pace.
 void NcclCommunicator::plan_streams(Meeting& m, const NcclCallPlan& plan, const Geometry& g,
-                                    std::uint64_t wire_elements) const {
+                                    std::uint64_t wire_elements, bool traced) const {
   const NcclAlgorithm a = plan.choice.algorithm;
   const Protocol proto = plan.choice.protocol;
   const int p = view_.size();
@@ -61,6 +61,34 @@ void NcclCommunicator::plan_streams(Meeting& m, const NcclCallPlan& plan, const 
   if (busiest)
     XBT_VERB("%zu streams, busiest link %s: %.9g s for %.0f bytes", m.streams.size(), busiest->get_cname(),
              m.pace_time, load[busiest]);
+  if (options_.merge_streams && !(options_.merge_unless_traced && traced)) merge_streams(m);
+}
+
+// The channels' streams between one pair of members start together on one route at one pace, so
+// one stream carrying all their bytes at the sum of their rates stands for them (rates the network
+// grants in full end each at the same moment; see merge_streams in README).
+void NcclCommunicator::merge_streams(Meeting& m) const {
+  std::unordered_map<std::uint64_t, std::size_t> first;  // (from, to) -> index in merged
+  std::vector<Meeting::Stream> merged;
+  const auto p = static_cast<std::uint64_t>(view_.size());
+  for (const auto& st : m.streams) {
+    const std::uint64_t key = static_cast<std::uint64_t>(st.from) * p + static_cast<std::uint64_t>(st.to);
+    const auto [it, fresh] = first.emplace(key, merged.size());
+    if (fresh) {
+      merged.push_back(st);
+      continue;
+    }
+    auto& into = merged[it->second];
+    into.wire_bytes += st.wire_bytes;
+    into.merged += st.merged;
+  }
+  m.streams = std::move(merged);
+  m.out.assign(static_cast<std::size_t>(view_.size()), {});
+  m.in.assign(static_cast<std::size_t>(view_.size()), {});
+  for (std::size_t i = 0; i < m.streams.size(); ++i) {
+    m.out[static_cast<std::size_t>(m.streams[i].from)].push_back(i);
+    m.in[static_cast<std::size_t>(m.streams[i].to)].push_back(i);
+  }
 }
 
 void NcclCommunicator::run_flow(Comm& comm, int me, Gradient& grad, Meeting& m, const NcclCallPlan& plan,
@@ -82,7 +110,7 @@ void NcclCommunicator::run_flow(Comm& comm, int me, Gradient& grad, Meeting& m, 
     m.last_end = start;
   }
   comm.pause_until(start);
-  if (m.streams.empty() && m.out.empty()) plan_streams(m, plan, g, grad.wire_elements);
+  if (m.streams.empty() && m.out.empty()) plan_streams(m, plan, g, grad.wire_elements, comm.tracer() != nullptr);
   // Each member receives its incoming streams and sends its outgoing ones.
   std::vector<SendHandle> sends;
   std::vector<RecvHandle> receives;
@@ -94,7 +122,7 @@ void NcclCommunicator::run_flow(Comm& comm, int me, Gradient& grad, Meeting& m, 
   for (std::size_t i : m.out[static_cast<std::size_t>(me)]) {
     const auto& st = m.streams[i];
     const double rate = m.pace_time > 0 ? static_cast<double>(st.wire_bytes) / m.pace_time : 0;
-    sends.push_back(comm.start_stream(view_.rank_of(st.to), st.wire_bytes, tag + st.channel, rate));
+    sends.push_back(comm.start_stream(view_.rank_of(st.to), st.wire_bytes, tag + st.channel, rate, st.merged));
     m.last_hop = std::max(m.last_hop, costs_.hop(view_.hop_class(st.from, st.to), proto));
   }
   for (auto& r : receives) {

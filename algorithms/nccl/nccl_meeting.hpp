@@ -27,6 +27,7 @@ struct NcclCommunicator::Meeting {
     int from = 0, to = 0, channel = 0;
     std::uint64_t wire_bytes = 0;
     double load_scale = 1;  // NVLS: what its bytes cost the link, over the bytes (1 / nvls_efficiency)
+    int merged = 1;         // the channels' streams of this pair it carries (merge_streams)
   };
   std::vector<Stream> streams;
   std::vector<std::vector<std::size_t>> out, in;  // by member: indices into streams

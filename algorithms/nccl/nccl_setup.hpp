@@ -13,4 +13,12 @@ namespace aggsim {
 // they declare none. Throws ParamError("gpu") when they declare two.
 GpuArch platform_arch(const std::vector<sg4::Host*>& hosts);
 
+// Whether `streams: auto` merges each pair's channel streams into one: only where SimGrid grants
+// every stream its paced rate in full, so that a merged stream ends when its channels' would (up to
+// rounding): the alpha_beta network (CM02, no reverse traffic, a TCP window that bounds nothing, no
+// bandwidth factor), no calibration factor tables (they depend on the message size), and no other
+// group's calls on the links (`one_group`). Under LV08 a link's 0.97 share is below the streams' pace
+// and max-min sharing splits it by stream: merged streams would change the times.
+bool nccl_streams_merge(bool calibration_factors, bool one_group);
+
 }  // namespace aggsim

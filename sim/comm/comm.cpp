@@ -227,16 +227,16 @@ SendHandle Comm::isend(int dst, Payload payload, int channel, double rate) {
   return post_send(dst, std::move(payload), channel, rate, false);
 }
 
-SendHandle Comm::start_stream(int dst, std::uint64_t bytes, int channel, double rate) {
+SendHandle Comm::start_stream(int dst, std::uint64_t bytes, int channel, double rate, int messages) {
   Payload size_only;
   size_only.wire_bytes = bytes;
-  return post_send(dst, std::move(size_only), channel, rate, true);
+  return post_send(dst, std::move(size_only), channel, rate, true, messages);
 }
 
-SendHandle Comm::post_send(int dst, Payload payload, int channel, double rate, bool stream) {
+SendHandle Comm::post_send(int dst, Payload payload, int channel, double rate, bool stream, int messages) {
   const std::uint64_t bytes = payload.wire_bytes;
   add_saturating(counters_.bytes_sent, bytes);
-  add_saturating(counters_.messages_sent, 1);
+  add_saturating(counters_.messages_sent, static_cast<std::uint64_t>(messages));
   note_post(1, dst, channel, bytes);
   if (local_) {
     check_peer(dst);

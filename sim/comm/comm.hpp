@@ -167,8 +167,9 @@ class Comm {
 
   // A flow-level stream: one message of `bytes` (no data) standing for a pipeline's pieces on one
   // channel edge, shown as a stream in the trace; `rate` (bytes/s, 0: none) caps it, as a pipeline
-  // runs no edge faster than its slowest. `dst` receives it with accept_stream.
-  SendHandle start_stream(int dst, std::uint64_t bytes, int channel, double rate = 0);
+  // runs no edge faster than its slowest. `dst` receives it with accept_stream. A stream standing
+  // for `messages` streams of one route (merged) counts as that many messages sent.
+  SendHandle start_stream(int dst, std::uint64_t bytes, int channel, double rate = 0, int messages = 1);
   RecvHandle accept_stream(int src, int channel);
   // Simulated time passes (a pipeline's fill, a call's base latency), except in a replayed step,
   // whose times come from the record.
@@ -237,7 +238,7 @@ class Comm {
   friend class RecvHandle;
   friend class SendHandle;
   void note_transfer(double start, double end) const;
-  SendHandle post_send(int dst, Payload payload, int channel, double rate, bool stream);
+  SendHandle post_send(int dst, Payload payload, int channel, double rate, bool stream, int messages = 1);
   RecvHandle post_receive(int src, int channel, bool stream);
   void check_peer(int peer) const;
   void note_post(std::uint64_t kind, int peer, int channel, std::uint64_t bytes) const;

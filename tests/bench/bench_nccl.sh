@@ -13,6 +13,8 @@
 #                  DGX H100 nodes: 8 GPUs on an NVSwitch (450 GB/s per direction, NVLS), 8 NICs of
 #                  400 Gb/s (rails), a non-blocking fat tree (rows go to OUT)
 #   rails_study:N  the ResNet-50 study above on those N nodes (rows go to OUT)
+#   system_study:N the ResNet-50 study above on N nodes of the named system dgx_h100
+#                  (`platform: {system: dgx_h100, nodes: N}`, its own fat tree; rows go to OUT)
 # Environment: CASES ("step:4096 step:16384 study:4096 study:16384"), REPEAT (3), STEPS (100),
 # OUT (tests/bench/results/nccl.csv; the rails cases: tests/bench/results/scale_65536.csv).
 set -euo pipefail
@@ -50,7 +52,7 @@ YAML
 for c in $cases; do
   kind=${c%%:*}
   ranks=${c#*:}
-  case $kind in rails_*) out=${OUT:-tests/bench/results/scale_65536.csv} ;; *) out=${OUT:-tests/bench/results/nccl.csv} ;; esac
+  case $kind in rails_* | system_*) out=${OUT:-tests/bench/results/scale_65536.csv} ;; *) out=${OUT:-tests/bench/results/nccl.csv} ;; esac
   [ -f "$out" ] || echo "case,ranks,cpu_s,peak_rss_mb,sim_time_s,messages,machine,date,commit,command" >"$out"
   case $kind in
     step)
@@ -92,6 +94,10 @@ YAML
     rails_study)
       nodes=$ranks ranks=$((nodes * 8))
       study_yaml "$ranks" "$(rails_platform "$nodes")" >"$work/s.yaml"
+      ;;
+    system_study)
+      nodes=$ranks ranks=$((nodes * 8))
+      study_yaml "$ranks" "{system: dgx_h100, nodes: $nodes, speed: 100Tf}" >"$work/s.yaml"
       ;;
     *) echo "unknown case $c" >&2; exit 2 ;;
   esac
