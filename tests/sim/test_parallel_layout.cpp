@@ -322,7 +322,7 @@ ranks: {}
 steps: 12
 platform: {{topology: cluster, nodes: {}, bandwidth: 10Gbps, latency: 1us, speed: 10Tf}}
 network: alpha_beta
-model: {{size: 4MB, batch: 16}}
+model: {{size: 4MB}}
 algorithm: {{{}}}
 workload: {{problem: mlp, dim: 16, hidden: 32, classes: 4, batch: 16, lr: 0.05, momentum: 0.9, eval_every: 3}}
 {}
@@ -381,11 +381,11 @@ TEST_CASE("a parallel layout that does not divide the ranks is refused at its ke
   check_refused("ranks: 12\nplatform: {topology: cluster, nodes: 12}\nmodel: {layers: four.yaml, math: off}\n"
                 "parallel: {pipeline: 6}\n",
                 {"bad.yaml:4:", "parallel.pipeline", "6 pipeline stages need a layer each", "has 4"},
-                {{"four.yaml", "layers:\n  - {name: a, shape: [4, 4]}\n  - {name: b, shape: [4, 4]}\n"
+                {{"four.yaml", "name: four\nsource: four layers\nlayers:\n  - {name: a, shape: [4, 4]}\n  - {name: b, shape: [4, 4]}\n"
                                "  - {name: c, shape: [4, 4]}\n  - {name: d, shape: [4, 4]}\n"}});
   // The math plane: a slice of the proxy vector for every group; sharded groups not yet.
   check_refused("ranks: 12\nplatform: {topology: cluster, nodes: 12}\nmodel: {proxy_dim: 4}\n"
-                "parallel: {tensor: 2, pipeline: 3}\n",
+                "parallel: {tensor: 2, pipeline: 3}\nalgorithm: {name: ring_allreduce}\n",
                 {"bad.yaml:4:", "parallel", "6 data-parallel groups", "proxy_dim"});
   check_refused("ranks: 12\nplatform: {topology: cluster, nodes: 12}\nalgorithm: {name: fsdp}\n"
                 "parallel: {tensor: 2}\n",
