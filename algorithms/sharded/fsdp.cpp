@@ -157,7 +157,8 @@ class Fsdp final : public Aggregator {
   }
 
   void note_unit(const RankContext& ctx, const Gradient& grad) {
-    if (ctx.rank != 0 || ctx.step != 0) return;
+    // One rank's units: the first data-parallel group's first rank under a parallel layout.
+    if (ctx.comm->global_rank(ctx.rank) != 0 || ctx.step != 0) return;
     std::lock_guard<std::mutex> guard(observed_->lock);
     observed_->elements.push_back(grad.wire_elements);
   }

@@ -18,8 +18,8 @@ namespace {
 // DDP's schedule: a second actor aggregates the buckets while the backward pass goes on. mlbench's
 // (overlap: false) aggregates its tensors one after another after the backward pass, in the rank's
 // own actor.
-bool pipelined(const RunShared& run) {
-  return !run.sharding && run.plan.overlap && run.plan.buckets.size() > 1;
+bool pipelined(const RankState& st, const RunShared& run) {
+  return !run.sharding && st.plan->step.overlap && st.plan->step.buckets.size() > 1;
 }
 
 // Whether bucket b of a pipelined step is handed over by a release of `ready` (compute_step) that
@@ -36,12 +36,12 @@ void aggregate_step(RankState& st, const RunShared& run, int step) {
   const CommCounters c0 = st.comm.counters();
   st.compression = {};
   // The plan's count: the compute actor fills st.buckets only on the steps that aggregate.
-  for (std::size_t b = 0; b < run.plan.buckets.size(); ++b) {
-    if (pipelined(run) && has_own_release(st, b)) st.ready->acquire();
+  for (std::size_t b = 0; b < st.plan->step.buckets.size(); ++b) {
+    if (pipelined(st, run) && has_own_release(st, b)) st.ready->acquire();
     if (b == 0) {
       rec.agg_start = sg4::Engine::get_clock();
       XBT_VERB("rank %d step %d: aggregation starts (%zu bucket(s))", st.ctx.rank, step,
-               run.plan.buckets.size());
+               st.plan->step.buckets.size());
     }
     CollectiveChoice choice;  // the algorithm may say how it ran the call
     st.ctx.choice = &choice;
@@ -54,7 +54,7 @@ void aggregate_step(RankState& st, const RunShared& run, int step) {
         hidden_part(call_start, call_end, rec.start, st.computing == step ? call_end : rec.compute_end,
                     run.log.window_start(step));
     st.ctx.choice = nullptr;
-    run.calls.report(step, static_cast<int>(b), st.comm.take_call_window(), choice);
+    run.calls.report(step, st.plan->first_call + static_cast<int>(b), st.comm.take_call_window(), choice);
   }
   rec.agg_end = sg4::Engine::get_clock();
   run.log.aggregation_ended(step, rec.agg_end);
@@ -69,10 +69,10 @@ void aggregate_step(RankState& st, const RunShared& run, int step) {
 void compute_step(RankState& st, const RunShared& run, int step, bool communicates) {
   const double scale =
       static_cast<double>(run.scenario.model.batch) * run.compute.slowdown(st.ctx.rank, step);
-  st.ctx.compute(run.plan.forward_flops * scale);
-  for (std::size_t b = 0; b < run.plan.buckets.size(); ++b) {
-    st.ctx.compute(run.plan.buckets[b].backward_flops * scale);
-    if (pipelined(run) && communicates && has_own_release(st, b)) st.ready->release();
+  st.ctx.compute(st.plan->step.forward_flops * scale);
+  for (std::size_t b = 0; b < st.plan->step.buckets.size(); ++b) {
+    st.ctx.compute(st.plan->step.buckets[b].backward_flops * scale);
+    if (pipelined(st, run) && communicates && has_own_release(st, b)) st.ready->release();
   }
 }
 
@@ -117,22 +117,21 @@ void run_compute(RankState& st, const RunShared& run) {
     if (measured) run.math->report_input(st.ctx.rank, step, values);
     const Eigen::VectorXf before = run.hooks.after_aggregate && communicates ? values : Eigen::VectorXf();
     const Eigen::Index size = values.size();
-    if (communicates) cut_into_buckets(st, run, values);
+    if (communicates) cut_into_buckets(st, values);
     st.computing = step;
     compute_step(st, run, step, communicates);
     rec.compute_end = sg4::Engine::get_clock();
     st.computing = -1;
     if (!communicates)
       skip_aggregation(st, run, step);
-    else if (pipelined(run))
+    else if (pipelined(st, run))
       st.done->acquire();
     else
       aggregate_step(st, run, step);
     if (repeats >= 0) run.replay->end_replayed(st.ctx.rank, step, repeats, st.comm);
-    if (communicates) {
-      join_buckets(st, run, size, values);
-      if (run.hooks.after_aggregate) run.hooks.after_aggregate(st.ctx.rank, step, before, values);
-    }
+    if (communicates) join_buckets(st, size, values);
+    if (run.replicas) run.replicas->assemble(st.data_rank, step, st.plan->proxy, values);
+    if (communicates && run.hooks.after_aggregate) run.hooks.after_aggregate(st.ctx.rank, step, before, values);
     if (measured) {
       // A local step reports too (rank_spread); it compressed nothing.
       run.math->report_result(st.ctx.rank, step, values, st.compression_of_step[step]);
@@ -143,7 +142,7 @@ void run_compute(RankState& st, const RunShared& run) {
     XBT_VERB("rank %d: step %d ends", st.ctx.rank, step);
     run.steps_done.rank_finished(step);
   }
-  if (!pipelined(run)) finish_aggregators(st);
+  if (!pipelined(st, run)) finish_aggregators(st);
 }
 
 void run_communication(RankState& st, const RunShared& run) {
@@ -170,7 +169,7 @@ Eigen::VectorXf local_values(RankState& st, const RunShared& run, int step) {
   const Scenario& sc = run.scenario;
   if (!st.trainer) {
     if (!sc.model.math) return Eigen::VectorXf();
-    return synthetic_gradient(sc.seed, st.ctx.rank, step, sc.model.proxy_dim);
+    return synthetic_gradient(sc.seed, st.data_rank, step, sc.model.proxy_dim);
   }
   Eigen::VectorXf g = st.trainer->gradient(step);
   // A diverging training: no compressor or reduction is given inf or NaN (top-k looped for ever on
@@ -187,10 +186,11 @@ Eigen::VectorXf local_values(RankState& st, const RunShared& run, int step) {
 // The buckets take copies of their segments of `values`, which gives up its storage while they are
 // aggregated; join_buckets rebuilds it from the buckets, which tile it, and empties them. So a rank
 // holds one copy of its gradient at a time, not two (at thousands of ranks, a vector a rank less).
-void cut_into_buckets(RankState& st, const RunShared& run, Eigen::VectorXf& values) {
-  st.buckets.resize(run.plan.buckets.size());
-  for (std::size_t b = 0; b < run.plan.buckets.size(); ++b) {
-    const Bucket& plan = run.plan.buckets[b];
+// Under a parallel layout the buckets tile the rank's slice only, and `values` keeps the rest.
+void cut_into_buckets(RankState& st, Eigen::VectorXf& values) {
+  st.buckets.resize(st.plan->step.buckets.size());
+  for (std::size_t b = 0; b < st.plan->step.buckets.size(); ++b) {
+    const Bucket& plan = st.plan->step.buckets[b];
     Gradient& g = st.buckets[b];
     g.values = values.size() ? Eigen::VectorXf(values.segment(plan.proxy.begin, plan.proxy.count))
                              : Eigen::VectorXf();
@@ -199,21 +199,22 @@ void cut_into_buckets(RankState& st, const RunShared& run, Eigen::VectorXf& valu
     g.wire_shape = plan.wire_shape;
     g.proxy_layout = values.size() ? plan.proxy_layout : WireLayout{};
   }
-  values.resize(0);
+  if (st.plan->proxy.count == values.size()) values.resize(0);
 }
 
-void join_buckets(RankState& st, const RunShared& run, Eigen::Index size, Eigen::VectorXf& values) {
+void join_buckets(RankState& st, Eigen::Index size, Eigen::VectorXf& values) {
   if (size == 0) return;
-  values.resize(size);
+  if (values.size() == 0) values.resize(size);
   Eigen::Index covered = 0;
-  for (std::size_t b = 0; b < run.plan.buckets.size(); ++b) {
-    const Range& r = run.plan.buckets[b].proxy;
+  for (std::size_t b = 0; b < st.plan->step.buckets.size(); ++b) {
+    const Range& r = st.plan->step.buckets[b].proxy;
     values.segment(r.begin, r.count) = st.buckets[b].values;
     st.buckets[b].values.resize(0);
     covered += r.count;
   }
-  if (covered != size)
-    throw std::logic_error(fmt::format("the step plan's buckets cover {} of {} values", covered, size));
+  if (covered != st.plan->proxy.count)
+    throw std::logic_error(fmt::format("the step plan's buckets cover {} of the {} values of its part", covered,
+                                       st.plan->proxy.count));
 }
 
 void start_rank(RankState& st, const RunShared& run) {
@@ -226,7 +227,7 @@ void start_rank(RankState& st, const RunShared& run) {
   }
   sg4::Actor::create(fmt::format("rank-{}", st.ctx.rank), st.ctx.host,
                      [raw, shared] { run_compute(*raw, *shared); });
-  if (pipelined(run))
+  if (pipelined(st, run))
     sg4::Actor::create(fmt::format("rank-{}-comm", st.ctx.rank), st.ctx.host,
                        [raw, shared] { run_communication(*raw, *shared); });
 }

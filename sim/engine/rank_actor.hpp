@@ -16,6 +16,8 @@
 
 #include "sim/api/aggregator.hpp"
 #include "sim/engine/collective_log.hpp"
+#include "sim/engine/parallel_layout.hpp"
+#include "sim/engine/replica_sync.hpp"
 #include "sim/engine/replay.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/workload/compute_model.hpp"
@@ -27,7 +29,7 @@ namespace aggsim {
 // Read-only for the ranks, except the log and the evaluator they fill in.
 struct RunShared {
   const Scenario& scenario;
-  StepPlan plan;
+  std::vector<GroupPlan> plans;  // one per data-parallel group (sim/engine/parallel_layout.hpp)
   ComputeModel compute;
   const Workload* workload = nullptr;  // null: synthetic gradients, aggregation only
   Evaluator* evaluator = nullptr;
@@ -39,6 +41,8 @@ struct RunShared {
   ReplayBook* replay = nullptr;  // null: every step simulated
   // Sharded data parallelism's schedule (sim/engine/sharded_step.hpp); empty: DDP's.
   std::optional<ParameterSharding> sharding = {};
+  // A parallel layout's model replicas, which meet after each step; null without a layout.
+  ReplicaSync* replicas = nullptr;
 };
 
 struct RankState {
@@ -60,6 +64,11 @@ struct RankState {
   // The nodes of the rank's data-parallel group (parallel layouts, sim/engine/parallel_layout.hpp);
   // null: the rank's group is the whole run.
   const RankLayout* group_layout = nullptr;
+  // The rank's data-parallel group's plan (its stage's share of the layers, its slice of the proxy
+  // vector), and its data rank: whose data it trains on, and under a parallel layout its model
+  // replica (the rank's own number without a layout).
+  const GroupPlan* plan = nullptr;
+  int data_rank = 0;
   // `comm` numbers the ranks of the rank's data-parallel group (the whole run unless a parallel
   // layout cuts it into groups); ctx.rank stays the rank's global number.
   RankState(int group_rank, int group_size) : comm(group_rank, group_size) {}
@@ -73,8 +82,8 @@ RankContext algorithm_context(const RankState& st);
 Eigen::VectorXf local_values(RankState& st, const RunShared& run, int step);
 // The buckets take copies of their segments of `values`, which gives up its storage while they are
 // aggregated; join_buckets rebuilds it from the buckets and empties them.
-void cut_into_buckets(RankState& st, const RunShared& run, Eigen::VectorXf& values);
-void join_buckets(RankState& st, const RunShared& run, Eigen::Index size, Eigen::VectorXf& values);
+void cut_into_buckets(RankState& st, Eigen::VectorXf& values);
+void join_buckets(RankState& st, Eigen::Index size, Eigen::VectorXf& values);
 
 // Starts the rank's actor(s) on its host.
 void start_rank(RankState& st, const RunShared& run);

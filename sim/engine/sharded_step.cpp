@@ -17,7 +17,7 @@ class ShardedStep {
   ShardedStep(RankState& st, const RunShared& run, int step)
       : st_(st), run_(run), sharding_(*run.sharding), step_(step), rec_(run.log.at(st.ctx.rank, step)),
         scale_(static_cast<double>(run.scenario.model.batch) * run.compute.slowdown(st.ctx.rank, step)),
-        units_(static_cast<int>(run.plan.buckets.size())) {}
+        units_(static_cast<int>(st.plan->step.buckets.size())) {}
 
   // Units in forward order are the plan's buckets from last to first (buckets follow the backward pass).
   void forward_pass() {
@@ -26,7 +26,7 @@ class ShardedStep {
     if (gathers) gather(forward_unit(0), kind);
     for (int i = 0; i < units_; ++i) {
       const int next = i + 1 < units_ ? forward_unit(i + 1) : -1;
-      overlapped(run_.plan.buckets[static_cast<std::size_t>(forward_unit(i))].forward_flops, [&] {
+      overlapped(st_.plan->step.buckets[static_cast<std::size_t>(forward_unit(i))].forward_flops, [&] {
         if (gathers && sharding_.prefetch && next >= 0) gather(next, kind);
       });
       if (gathers && !sharding_.prefetch && next >= 0) gather(next, kind);
@@ -41,7 +41,7 @@ class ShardedStep {
     const ShardedCall kind = ShardedCall::backward_gather;
     if (gathers) gather(0, kind);
     for (int b = 0; b < units_; ++b) {
-      overlapped(run_.plan.buckets[static_cast<std::size_t>(b)].backward_flops, [&] {
+      overlapped(st_.plan->step.buckets[static_cast<std::size_t>(b)].backward_flops, [&] {
         if (b > 0) reduce(b - 1);
         if (gathers && sharding_.prefetch && b + 1 < units_) gather(b + 1, kind);
       });
@@ -65,7 +65,7 @@ class ShardedStep {
  private:
   int forward_unit(int i) const { return units_ - 1 - i; }
   // The call's slot in collectives.csv (ShardedCall).
-  int slot(ShardedCall kind, int b) const { return static_cast<int>(kind) * units_ + b; }
+  int slot(ShardedCall kind, int b) const { return st_.plan->first_call + static_cast<int>(kind) * units_ + b; }
 
   // Runs `flops` of compute on the host while `comms` runs in this actor; returns when both are done.
   template <class Comms>
@@ -92,7 +92,7 @@ class ShardedStep {
 
   // A gather of unit b's parameters: the rank's weights (its own shard up to date) when it trains.
   void gather(int b, ShardedCall kind) {
-    const Bucket& plan = run_.plan.buckets[static_cast<std::size_t>(b)];
+    const Bucket& plan = st_.plan->step.buckets[static_cast<std::size_t>(b)];
     Gradient params;
     params.wire_elements = plan.wire_elements;
     params.wire_shape = plan.wire_shape;
@@ -136,7 +136,7 @@ class ShardedStep {
     const double end = sg4::Engine::get_clock();
     // Gathers inside the passes (a gather at the step's end is after the compute, in the exposed
     // aggregation already).
-    const Span span{start, end, logged_slot >= units_ && logged_slot < slot(ShardedCall::step_end_gather, 0)};
+    const Span span{start, end, logged_slot >= slot(ShardedCall::reduce, units_) && logged_slot < slot(ShardedCall::step_end_gather, 0)};
     if (overlapping_)
       during_compute_.push_back(span);
     else
@@ -188,10 +188,10 @@ void sharded_step(RankState& st, const RunShared& run, int step) {
   Eigen::VectorXf values = local_values(st, run, step);
   const Eigen::Index size = values.size();
   const Eigen::VectorXf before = run.hooks.after_aggregate ? values : Eigen::VectorXf();
-  cut_into_buckets(st, run, values);
+  cut_into_buckets(st, values);
   pass.backward_pass();
   st.computing = -1;
-  join_buckets(st, run, size, values);
+  join_buckets(st, size, values);
   // The rank's reduced shard of every unit, the rest zero.
   if (run.hooks.after_aggregate) run.hooks.after_aggregate(st.ctx.rank, step, before, values);
   if (st.trainer) st.trainer->step(values);  // the rank's own shard is updated; the rest is re-gathered
@@ -202,6 +202,10 @@ void sharded_step(RankState& st, const RunShared& run, int step) {
   rec.bytes_sent = st.comm.counters().bytes_sent - c0.bytes_sent;
   rec.messages_sent = st.comm.counters().messages_sent - c0.messages_sent;
   if (run.replay) run.replay->finish(st.ctx.rank, step, repeats, st.comm);
+  if (run.replicas) {  // the math plane is refused under a layout here: the replica only meets
+    Eigen::VectorXf timing_only;
+    run.replicas->assemble(st.data_rank, step, st.plan->proxy, timing_only);
+  }
   run.steps_done.rank_finished(step);
 }
 

@@ -211,6 +211,15 @@ std::vector<LayerSpec> modeled_layers(const ModelSpec& model) {
   return {flat};
 }
 
+// Each data-parallel group's plan; a layout the model cannot be cut into is refused at its key.
+std::vector<GroupPlan> plans_or_refusal(const Scenario& sc, const PlanRecipe& recipe) {
+  try {
+    return group_plans(sc.parallel, modeled_layers(sc.model), recipe);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: parallel: {}", sc.where("parallel"), e.what()));
+  }
+}
+
 Bucketing bucketing(const AlgorithmSpec& spec) {
   if (spec.granularity == Granularity::model) return Bucketing::whole_model;
   return spec.overlap ? Bucketing::by_size : Bucketing::per_tensor;
@@ -232,9 +241,14 @@ std::unique_ptr<MathLog> make_math_log(const Scenario& sc, const AlgorithmRun& a
   // A sharded rank holds only its shard of the result: its math is checked on the weights it
   // gathers (agg_error and rank_spread stay empty).
   if (!sc.model.math || algorithm.sharding) return nullptr;
+  // Under a parallel layout the ranks of a model replica train on the same data: the exact
+  // reduction is over the first data-parallel group's ranks, one a replica.
   std::vector<bool> contributes(static_cast<std::size_t>(sc.ranks), true);
-  if (algorithm.contributes)
-    for (int r = 0; r < sc.ranks; ++r) contributes[static_cast<std::size_t>(r)] = algorithm.contributes(r);
+  for (int r = 0; r < sc.ranks; ++r) {
+    const DataParallelPlace place = data_parallel_place(sc.parallel, sc.ranks, r);
+    contributes[static_cast<std::size_t>(r)] =
+        place.group == 0 && (!algorithm.contributes || algorithm.contributes(place.data_rank));
+  }
   const auto n = std::count(contributes.begin(), contributes.end(), true);
   ExactReduction rule;
   switch (sc.algorithm.op.kind) {
@@ -440,6 +454,8 @@ std::vector<std::unique_ptr<RankState>> start_ranks(const Scenario& sc, const Pr
     auto st = std::make_unique<RankState>(place.data_rank, place.group_size);
     st->comm.number_as(place.first_rank, place.stride);
     if (sc.parallel.groups() > 1) st->group_layout = &prepared.group_layout;
+    st->plan = &run.plans[static_cast<std::size_t>(place.group)];
+    st->data_rank = place.data_rank;
     st->ctx.rank = r;
     st->ctx.world = sc.ranks;
     st->ctx.comm = &st->comm;
@@ -450,10 +466,10 @@ std::vector<std::unique_ptr<RankState>> start_ranks(const Scenario& sc, const Pr
     st->ctx.layout = &prepared.layout;
     st->ctx.seed = sc.seed;
     if (math) st->ctx.compression = &st->compression;
-    for (std::size_t b = 0; b < run.plan.buckets.size(); ++b)
+    for (std::size_t b = 0; b < st->plan->step.buckets.size(); ++b)
       st->aggregators.push_back(
           make_aggregator(prepared.algorithm, *sc.compression.transport, prepared.config));
-    if (run.workload) st->trainer = std::make_unique<RankTrainer>(*run.workload, r);
+    if (run.workload) st->trainer = std::make_unique<RankTrainer>(*run.workload, place.data_rank);
     start_rank(*st, run);
     ranks.push_back(std::move(st));
   }
@@ -533,22 +549,31 @@ SimulationResult simulate_here(const Scenario& sc, const std::vector<std::string
   const std::unique_ptr<MathLog> math_log = make_math_log(sc, prepared.algorithm);
   // Sharded data parallelism's units are its buckets, of at least `unit` bytes each.
   const auto& sharding = prepared.algorithm.sharding;
-  StepPlan plan =
-      make_step_plan(tensor_share(modeled_layers(sc.model), sc.parallel.tensor),
-                     sharding ? Bucketing::by_size : bucketing(sc.algorithm),
-                     sharding ? sharding->unit_bytes : sc.algorithm.bucket_bytes,
-                     training.workload ? training.workload->problem->tensors() : std::vector<TensorInfo>{},
-                     sc.model.proxy_dim);
-  result.calls = CollectiveLog(static_cast<int>(plan.buckets.size()) * (sharding ? kShardedCallKinds : 1));
-  result.call_sizes = sharding ? sharded_call_sizes(plan, *sharding) : call_sizes(plan, prepared.config);
+  PlanRecipe recipe;
+  recipe.bucketing = sharding ? Bucketing::by_size : bucketing(sc.algorithm);
+  recipe.bucket_bytes = sharding ? sharding->unit_bytes : sc.algorithm.bucket_bytes;
+  recipe.calls_per_bucket = sharding ? kShardedCallKinds : 1;
+  if (training.workload) recipe.proxy_tensors = training.workload->problem->tensors();
+  recipe.proxy_dim = sc.model.proxy_dim;
+  std::vector<GroupPlan> plans = plans_or_refusal(sc, recipe);
   result.rank_group = rank_group(sc.ranks, prepared.algorithm, result.group_size);
-  if (sc.parallel.groups() > 1) {  // the first group's ranks: the others run the same calls at once
-    result.rank_group = first_group_ranks(sc.parallel, sc.ranks);
-    result.group_size = prepared.config.world;
+  if (sc.parallel.groups() > 1) result.group_size = prepared.config.world;
+  for (int stage = 0; stage < sc.parallel.pipeline; ++stage) {  // a stage's tensor ranks share its calls
+    const int group = stage * sc.parallel.tensor;
+    const StepPlan& step = plans[static_cast<std::size_t>(group)].step;
+    for (CallSize& size : sharding ? sharded_call_sizes(step, *sharding) : call_sizes(step, prepared.config)) {
+      if (sc.parallel.groups() > 1) size.rank_group = group_ranks(sc.parallel, sc.ranks, group);
+      result.call_sizes.push_back(std::move(size));
+    }
   }
+  result.calls = CollectiveLog(static_cast<int>(result.call_sizes.size()));
+  std::unique_ptr<ReplicaSync> replicas;
+  if (sc.parallel.groups() > 1)
+    replicas = std::make_unique<ReplicaSync>(sc.ranks / sc.parallel.groups(), sc.parallel.groups(),
+                                             sc.model.math ? sc.model.proxy_dim : 0);
   ReplayBook replay(result.log, result.calls, sc.algorithm.every, replay_refusal(sc, prepared.algorithm));
   const RunShared run{sc,
-                      std::move(plan),
+                      std::move(plans),
                       ComputeModel(sc.compute.speed, sc.compute.straggler, sc.seed),
                       training.workload.get(),
                       training.evaluator.get(),
@@ -558,11 +583,12 @@ SimulationResult simulate_here(const Scenario& sc, const std::vector<std::string
                       math_log.get(),
                       steps_done,
                       &replay,
-                      sharding};
+                      sharding,
+                      replicas.get()};
   const auto ranks =
       start_ranks(sc, prepared, run, tracer.get(), replay.refusal().empty(), math_log != nullptr);
-  XBT_VERB("%d ranks, %d steps, %zu bucket(s) per step: simulation starts", sc.ranks, sc.steps,
-           run.plan.buckets.size());
+  XBT_VERB("%d ranks, %d steps, %zu call(s) per step: simulation starts", sc.ranks, sc.steps,
+           result.call_sizes.size());
   if (hooks.on_start) hooks.on_start(prepared.platform_description, prepared.link_classes);
   run_engine(sc, engine, hooks, steps_done, ranks);
   XBT_VERB("simulation ends at %g s", sg4::Engine::get_clock());

@@ -47,6 +47,9 @@ struct CallSize {
   std::optional<CollectiveKind> collective = {};
   int group_size = 0;
   std::string unit = {};
+  // Under a parallel layout, the ranks of the first data-parallel group that runs this call (its
+  // pipeline stage's tensor rank 0); empty: the run's rank_group.
+  std::string rank_group = {};
 };
 
 struct SimulationResult {

@@ -29,7 +29,9 @@ const OutputTable& collectives_table() {
            "the ranks whose gradients the call reduces, as ranges (`0-15`): every rank for all-reduces, "
            "all-gather and hierarchical schemes (their intra- and inter-node phases are inside the one "
            "call) and for decentralized schemes (each rank averages with its neighbours only); the "
-           "workers for a parameter server with `placement: dedicated` (`2-15` with servers 0 and 1)"},
+           "workers for a parameter server with `placement: dedicated` (`2-15` with servers 0 and 1); under a "
+           "`parallel` layout, the first data-parallel group that runs the call (its pipeline stage's tensor rank "
+           "0: `0,8,16,24` with tensor 8), whose peers run the same call at once"},
           {"collective", "",
            "what the call runs: `all_reduce`, `all_gather`, `reduce_scatter`, `broadcast` (nccl-tests' "
            "collectives, whose bus factors `busbw_GBps` uses), `parameter_server` (push to servers and pull "

@@ -128,7 +128,7 @@ std::string collectives_csv(const Scenario& sc, const SimulationResult& result) 
       const CallBandwidth own = size.collective ? call_bandwidth(*size.collective, bw.call.algorithm, size.group_size) : bw;
       csv.cell("step", fmt::format("{}", s))
           .cell("bucket", fmt::format("{}", b))
-          .cell("rank_group", result.rank_group)
+          .cell("rank_group", size.rank_group.empty() ? result.rank_group : size.rank_group)
           .cell("collective", collective_kind_name(own.call.collective))
           .cell("algorithm", bw.call.algorithm)
           .cell("nccl_algorithm", r.choice.nccl_algorithm)

@@ -106,7 +106,9 @@ std::vector<ParamSpec> parallel_param_specs() {
                     "group; tensor-parallel traffic itself is not simulated")
               .between(1, 1 << 22),
           ParamSpec("pipeline", ParamKind::integer, "1",
-                    "pipeline stages; only 1 so far (stages of their own layers are not simulated yet)")
+                    "pipeline stages (Megatron-LM's order: the slowest index); the layer table is cut into "
+                    "contiguous stages of near-equal parameters, each aggregated by its own data-parallel groups "
+                    "at once; pipeline-parallel traffic and the pipeline's bubble are not simulated")
               .between(1, 1 << 22)};
 }
 

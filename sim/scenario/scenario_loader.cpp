@@ -547,6 +547,11 @@ void check_sharded_schedule(YamlMap& top, const Scenario& sc, const AlgorithmRun
   if (sc.algorithm.apply_to == ApplyTo::weights)
     refuse("apply_to", "it reduces gradients (leave apply_to at gradients)");
   if (sc.algorithm.every > 1) refuse("every", "every step aggregates (leave every at 1)");
+  if (sc.parallel.groups() > 1 && sc.model.math)
+    value_at_key(top.value(), "parallel")
+        .fail(fmt::format("{} under a parallel layout runs with model.math: off only (the math plane of sharded "
+                          "groups, each holding a shard of its slice, is not modelled yet)",
+                          sc.algorithm.name));
   if (const YamlValue alg = top.value().child("algorithm"); alg.is_map() && alg.node()["bucket"])
     refuse("bucket", "its units are set by its own key `unit`, not by DDP's buckets");
 }
@@ -582,8 +587,8 @@ void check_algorithm_pairing(YamlMap& top, Scenario& sc) {
   }
 }
 
-// parallel.*: the layout must cut the ranks into equal data-parallel groups, and each group reduces
-// apart from the others, which the math plane's single reduction over all ranks does not model.
+// parallel.*: the layout must cut the ranks into equal data-parallel groups and the layer table into
+// its pipeline stages (a layer at least each; a model known only by its size is cut evenly).
 void read_parallel(YamlMap& top, Scenario& sc) {
   const auto v = top.get("parallel");
   if (!v) return;
@@ -595,19 +600,25 @@ void read_parallel(YamlMap& top, Scenario& sc) {
   sc.parallel.tensor = static_cast<int>(p.integer("tensor"));
   sc.parallel.pipeline = static_cast<int>(p.integer("pipeline"));
   const auto at = [&](const char* key) { return map.get(key) ? *map.get(key) : *v; };
-  if (sc.parallel.pipeline > 1)
-    at("pipeline").fail(
-        fmt::format("{} stages: pipeline stages are not simulated yet (use pipeline: 1)", sc.parallel.pipeline));
   if (sc.ranks % sc.parallel.groups() != 0)
-    at("tensor").fail(fmt::format("tensor {} x pipeline {} does not divide the {} ranks into equal "
-                                  "data-parallel groups (ranks must be a multiple of {})",
-                                  sc.parallel.tensor, sc.parallel.pipeline, sc.ranks, sc.parallel.groups()));
-  if (sc.parallel.groups() > 1 && (sc.model.math || top.get("workload")))
-    at("tensor").fail(fmt::format("a parallel layout's {} data-parallel groups each reduce their own part, "
-                                  "which the math plane does not model: set model.math: off and leave "
-                                  "workload out",
-                                  sc.parallel.groups()));
+    at(map.get("tensor") ? "tensor" : "pipeline")
+        .fail(fmt::format("tensor {} x pipeline {} does not divide the {} ranks into equal data-parallel groups "
+                          "(ranks must be a multiple of {})",
+                          sc.parallel.tensor, sc.parallel.pipeline, sc.ranks, sc.parallel.groups()));
+  if (const auto layers = static_cast<int>(sc.model.layers.size()); layers > 0 && sc.parallel.pipeline > layers)
+    at("pipeline").fail(fmt::format("{} pipeline stages need a layer each, and the model's layer table has {}",
+                                    sc.parallel.pipeline, layers));
   sc.key_locations["parallel"] = v->location();
+}
+
+// With the math plane on, each data-parallel group aggregates a slice of the proxy parameter vector
+// (the workload's, known once the training is read): there must be one for each.
+void check_parallel_slices(YamlMap& top, const Scenario& sc) {
+  if (!sc.model.math || sc.model.proxy_dim >= sc.parallel.groups()) return;
+  value_at_key(top.value(), "parallel")
+      .fail(fmt::format("{} data-parallel groups each aggregate a slice of the math plane's {} parameters: use "
+                        "a larger model.proxy_dim or workload (or model.math: off)",
+                        sc.parallel.groups(), sc.model.proxy_dim));
 }
 
 // engine.* and output.*: both sections' keys (and defaults) are their specs'.
@@ -648,6 +659,7 @@ Scenario read_scenario(const YAML::Node& doc, std::shared_ptr<YamlSource> source
   read_compression_section(top, sc);
   check_algorithm_pairing(top, sc);
   read_training(top, sc);
+  check_parallel_slices(top, sc);
   check_math_memory(top, sc);
   check_step_memory(top, sc);
   read_run_settings(top, sc);
