@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "algorithms/msccl/schedule.hpp"
+#include "algorithms/transport/slot_connection.hpp"
 #include "sim/api/partition.hpp"
 
 namespace aggsim {
@@ -17,79 +18,11 @@ namespace {
 // Apart from every other message between the same ranks (NCCL's use 1 << 20 + channel).
 constexpr int kMscclTag = 3 << 20;
 
-// One connection's receiving end for one call: receives posted ahead (as many as the sender may
-// have in flight), each message usable `delay` after its bytes arrived. Releasing a message frees
-// its slot for the sender, as the runtime's receiver does once it has consumed it.
-class Inbox {
- public:
-  Inbox(Comm& comm, int peer, int channel, int window, std::int64_t expected, double delay,
-        sg4::SemaphorePtr slots)
-      : comm_(comm),
-        peer_(peer),
-        channel_(channel),
-        expected_(expected),
-        delay_(delay),
-        slots_(std::move(slots)) {
-    for (int i = 0; i < window; ++i) post();
-  }
-  Payload take() {
-    double arrived = 0;
-    Payload p = window_.front().wait(&arrived);
-    window_.pop_front();
-    post();
-    comm_.pause_until(arrived + delay_);
-    return p;
-  }
-  void release() { slots_->release(); }
-
- private:
-  void post() {
-    if (posted_ >= expected_) return;
-    window_.push_back(comm_.irecv(peer_, channel_));
-    ++posted_;
-  }
-  Comm& comm_;
-  int peer_, channel_;
-  std::int64_t expected_, posted_ = 0;
-  double delay_;
-  sg4::SemaphorePtr slots_;
-  std::deque<RecvHandle> window_;
-};
-
-// One connection's sending end: a message waits for a free slot of the connection, then a sender
-// actor on the rank's host moves the messages one after another (transfers carry no latency of
-// their own: the Inbox charges it), so the threadblock goes on meanwhile.
-class Outbox {
- public:
-  Outbox(Comm& comm, sg4::Host* host, int peer, int channel, sg4::SemaphorePtr slots, const std::string& name)
-      : comm_(comm), slots_(std::move(slots)), ready_(sg4::Semaphore::create(0)) {
-    sender_ = sg4::Actor::create(name, host, [this, peer, channel] {
-      for (;;) {
-        ready_->acquire();
-        if (queue_.empty()) break;  // closed
-        Payload p = std::move(queue_.front());
-        queue_.pop_front();
-        comm_.send(peer, std::move(p), channel);
-      }
-    });
-  }
-  void put(Payload p) {
-    slots_->acquire();
-    queue_.push_back(std::move(p));
-    ready_->release();
-  }
-  // Waits until every message has left.
-  void flush() {
-    ready_->release();
-    sender_->join();
-  }
-
- private:
-  Comm& comm_;
-  sg4::SemaphorePtr slots_, ready_;
-  std::deque<Payload> queue_;
-  sg4::ActorPtr sender_;
-};
+// One connection for one call (algorithms/transport/slot_connection.hpp): the receiving end frees
+// a slot once it has consumed a message (release), as the runtime's receiver does; the sending end
+// waits for a free slot.
+using Inbox = SlotInbox;
+using Outbox = SlotOutbox;
 
 // Chunk data travels as one vector of the chunks' values back to back; `indices` holds their sizes.
 void pack(Payload& out, const Eigen::VectorXf& chunk) {
