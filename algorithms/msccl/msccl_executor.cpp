@@ -18,12 +18,6 @@ namespace {
 // Apart from every other message between the same ranks (NCCL's use 1 << 20 + channel).
 constexpr int kMscclTag = 3 << 20;
 
-// One connection for one call (algorithms/transport/slot_connection.hpp): the receiving end frees
-// a slot once it has consumed a message (release), as the runtime's receiver does; the sending end
-// waits for a free slot.
-using Inbox = SlotInbox;
-using Outbox = SlotOutbox;
-
 // Chunk data travels as one vector of the chunks' values back to back; `indices` holds their sizes.
 void pack(Payload& out, const Eigen::VectorXf& chunk) {
   const Eigen::Index at = out.values.size();
@@ -93,7 +87,7 @@ struct MscclExecutor::RankCall {
   void wait_for_dependency(const MscclStep& st, std::int64_t loop);
   void apply_local(const MscclStep& st);  // copy or reduce between this rank's own chunks
   void transfer(const MscclThreadblock& tb, const MscclStep& st, std::int64_t loop, bool data,
-                double efficiency, Inbox* in, Outbox* out);
+                double efficiency, SlotInbox* in, SlotOutbox* out);
   void step_done(const MscclThreadblock& tb, const MscclStep& st, double start, const std::string& lane);
 };
 
@@ -170,7 +164,7 @@ void MscclExecutor::RankCall::apply_local(const MscclStep& st) {
 // A transfer step in runtime calls of at most `max_call` chunks, each call in the protocol's
 // slices; the chunks' values ride on the first slice when `data`.
 void MscclExecutor::RankCall::transfer(const MscclThreadblock& tb, const MscclStep& st, std::int64_t loop,
-                                       bool data, double efficiency, Inbox* in, Outbox* out) {
+                                       bool data, double efficiency, SlotInbox* in, SlotOutbox* out) {
   const bool receives = msccl_step_receives(st.type), sends = msccl_step_sends(st.type);
   const int slices = pipe.slices;
   const int calls = (st.count + max_call - 1) / max_call;
@@ -334,14 +328,14 @@ void MscclExecutor::run_threadblock(RankCall& call, const MscclThreadblock& tb) 
   for (const MscclStep& st : tb.steps)
     if (msccl_step_receives(st.type)) expected += (st.count + call.max_call - 1) / call.max_call;
   expected *= call.loops * slices;
-  std::unique_ptr<Inbox> in;
-  std::unique_ptr<Outbox> out;
+  std::unique_ptr<SlotInbox> in;
+  std::unique_ptr<SlotOutbox> out;
   if (tb.recv_peer >= 0)
-    in = std::make_unique<Inbox>(*call.comm, tb.recv_peer, kMscclTag + tb.channel, call.pipe.slots, expected,
+    in = std::make_unique<SlotInbox>(*call.comm, tb.recv_peer, kMscclTag + tb.channel, call.pipe.slots, expected,
                                  arrival_delay(tb.recv_peer, call.rank, proto),
                                  link(prog, call.id, tb.recv_peer, call.rank, tb.channel).slots);
   if (tb.send_peer >= 0)
-    out = std::make_unique<Outbox>(*call.comm, call.host, tb.send_peer, kMscclTag + tb.channel,
+    out = std::make_unique<SlotOutbox>(*call.comm, call.host, tb.send_peer, kMscclTag + tb.channel,
                                    link(prog, call.id, call.rank, tb.send_peer, tb.channel).slots,
                                    fmt::format("msccl-{}-tb{}-send", call.rank, tb.id));
   const std::string lane =
