@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "algorithms/msccl/schedule.hpp"
+#include "algorithms/transport/slot_connection.hpp"
 #include "sim/api/partition.hpp"
 
 namespace aggsim {
@@ -16,80 +17,6 @@ namespace {
 
 // Apart from every other message between the same ranks (NCCL's use 1 << 20 + channel).
 constexpr int kMscclTag = 3 << 20;
-
-// One connection's receiving end for one call: receives posted ahead (as many as the sender may
-// have in flight), each message usable `delay` after its bytes arrived. Releasing a message frees
-// its slot for the sender, as the runtime's receiver does once it has consumed it.
-class Inbox {
- public:
-  Inbox(Comm& comm, int peer, int channel, int window, std::int64_t expected, double delay,
-        sg4::SemaphorePtr slots)
-      : comm_(comm),
-        peer_(peer),
-        channel_(channel),
-        expected_(expected),
-        delay_(delay),
-        slots_(std::move(slots)) {
-    for (int i = 0; i < window; ++i) post();
-  }
-  Payload take() {
-    double arrived = 0;
-    Payload p = window_.front().wait(&arrived);
-    window_.pop_front();
-    post();
-    comm_.pause_until(arrived + delay_);
-    return p;
-  }
-  void release() { slots_->release(); }
-
- private:
-  void post() {
-    if (posted_ >= expected_) return;
-    window_.push_back(comm_.irecv(peer_, channel_));
-    ++posted_;
-  }
-  Comm& comm_;
-  int peer_, channel_;
-  std::int64_t expected_, posted_ = 0;
-  double delay_;
-  sg4::SemaphorePtr slots_;
-  std::deque<RecvHandle> window_;
-};
-
-// One connection's sending end: a message waits for a free slot of the connection, then a sender
-// actor on the rank's host moves the messages one after another (transfers carry no latency of
-// their own: the Inbox charges it), so the threadblock goes on meanwhile.
-class Outbox {
- public:
-  Outbox(Comm& comm, sg4::Host* host, int peer, int channel, sg4::SemaphorePtr slots, const std::string& name)
-      : comm_(comm), slots_(std::move(slots)), ready_(sg4::Semaphore::create(0)) {
-    sender_ = sg4::Actor::create(name, host, [this, peer, channel] {
-      for (;;) {
-        ready_->acquire();
-        if (queue_.empty()) break;  // closed
-        Payload p = std::move(queue_.front());
-        queue_.pop_front();
-        comm_.send(peer, std::move(p), channel);
-      }
-    });
-  }
-  void put(Payload p) {
-    slots_->acquire();
-    queue_.push_back(std::move(p));
-    ready_->release();
-  }
-  // Waits until every message has left.
-  void flush() {
-    ready_->release();
-    sender_->join();
-  }
-
- private:
-  Comm& comm_;
-  sg4::SemaphorePtr slots_, ready_;
-  std::deque<Payload> queue_;
-  sg4::ActorPtr sender_;
-};
 
 // Chunk data travels as one vector of the chunks' values back to back; `indices` holds their sizes.
 void pack(Payload& out, const Eigen::VectorXf& chunk) {
@@ -160,7 +87,7 @@ struct MscclExecutor::RankCall {
   void wait_for_dependency(const MscclStep& st, std::int64_t loop);
   void apply_local(const MscclStep& st);  // copy or reduce between this rank's own chunks
   void transfer(const MscclThreadblock& tb, const MscclStep& st, std::int64_t loop, bool data,
-                double efficiency, Inbox* in, Outbox* out);
+                double efficiency, SlotInbox* in, SlotOutbox* out);
   void step_done(const MscclThreadblock& tb, const MscclStep& st, double start, const std::string& lane);
 };
 
@@ -237,7 +164,7 @@ void MscclExecutor::RankCall::apply_local(const MscclStep& st) {
 // A transfer step in runtime calls of at most `max_call` chunks, each call in the protocol's
 // slices; the chunks' values ride on the first slice when `data`.
 void MscclExecutor::RankCall::transfer(const MscclThreadblock& tb, const MscclStep& st, std::int64_t loop,
-                                       bool data, double efficiency, Inbox* in, Outbox* out) {
+                                       bool data, double efficiency, SlotInbox* in, SlotOutbox* out) {
   const bool receives = msccl_step_receives(st.type), sends = msccl_step_sends(st.type);
   const int slices = pipe.slices;
   const int calls = (st.count + max_call - 1) / max_call;
@@ -401,14 +328,14 @@ void MscclExecutor::run_threadblock(RankCall& call, const MscclThreadblock& tb) 
   for (const MscclStep& st : tb.steps)
     if (msccl_step_receives(st.type)) expected += (st.count + call.max_call - 1) / call.max_call;
   expected *= call.loops * slices;
-  std::unique_ptr<Inbox> in;
-  std::unique_ptr<Outbox> out;
+  std::unique_ptr<SlotInbox> in;
+  std::unique_ptr<SlotOutbox> out;
   if (tb.recv_peer >= 0)
-    in = std::make_unique<Inbox>(*call.comm, tb.recv_peer, kMscclTag + tb.channel, call.pipe.slots, expected,
+    in = std::make_unique<SlotInbox>(*call.comm, tb.recv_peer, kMscclTag + tb.channel, call.pipe.slots, expected,
                                  arrival_delay(tb.recv_peer, call.rank, proto),
                                  link(prog, call.id, tb.recv_peer, call.rank, tb.channel).slots);
   if (tb.send_peer >= 0)
-    out = std::make_unique<Outbox>(*call.comm, call.host, tb.send_peer, kMscclTag + tb.channel,
+    out = std::make_unique<SlotOutbox>(*call.comm, call.host, tb.send_peer, kMscclTag + tb.channel,
                                    link(prog, call.id, call.rank, tb.send_peer, tb.channel).slots,
                                    fmt::format("msccl-{}-tb{}-send", call.rank, tb.id));
   const std::string lane =

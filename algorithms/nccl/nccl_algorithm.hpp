@@ -124,6 +124,7 @@ struct NcclContext {
 // One NCCL algorithm's geometry and flow-level timing, on one communicator.
 class NcclAlgorithmModel {
  public:
+  using Geometry = NcclGeometry;
   explicit NcclAlgorithmModel(const NcclContext& context)
       : view_(context.view),
         options_(context.options),
@@ -158,6 +159,19 @@ class NcclAlgorithmModel {
 // The result of one all-reduce in NCCL's order (nccl_reduce), for one algorithm.
 using NcclReduce = Eigen::VectorXf (*)(const NcclView& view, const NcclCallPlan& plan,
                                        const std::vector<const Eigen::VectorXf*>& inputs, const NcclOp& op);
+
+// The result over each channel's share (balanced pieces of the vector, one per channel), as
+// `reduce_channel(c, r)` computes channel c's over the range r of the vector.
+template <class ReduceChannel>
+Eigen::VectorXf nccl_reduce_per_channel(std::int64_t n, int channels, ReduceChannel reduce_channel) {
+  Eigen::VectorXf out(n);
+  const Pieces per_channel{n, 0, channels};
+  for (int c = 0; c < channels; ++c) {
+    const Range r = per_channel.proxy_range(c);
+    if (r.count > 0) out.segment(r.begin, r.count) = reduce_channel(c, r);
+  }
+  return out;
+}
 
 // One row of the table of NCCL algorithms (nccl_algorithms.cpp).
 struct NcclAlgorithmRow {

@@ -113,15 +113,9 @@ std::unique_ptr<NcclAlgorithmModel> make_nvls_algorithm(const NcclContext& conte
 // The switch adds the node's GPUs in local order.
 Eigen::VectorXf nccl_nvls_reduce(const NcclView& view, const NcclCallPlan& plan,
                                  const std::vector<const Eigen::VectorXf*>& inputs, const NcclOp& op) {
-  const int channels = plan.choice.channels;
-  Eigen::VectorXf out(inputs.front()->size());
-  const Pieces per_channel{inputs.front()->size(), 0, channels};
-  for (int c = 0; c < channels; ++c) {
-    const Range r = per_channel.proxy_range(c);
-    if (r.count == 0) continue;
-    out.segment(r.begin, r.count) = nccl_nvls_node_sums(view, r, inputs, op)[0];
-  }
-  return out;
+  return nccl_reduce_per_channel(inputs.front()->size(), plan.choice.channels, [&](int, const Range& r) {
+    return nccl_nvls_node_sums(view, r, inputs, op)[0];
+  });
 }
 
 }  // namespace aggsim

@@ -9,7 +9,6 @@ namespace aggsim {
 class NvlsAlgorithm : public NcclAlgorithmModel {
  public:
   using NcclAlgorithmModel::NcclAlgorithmModel;
-  using Geometry = NcclGeometry;
 
   void build(NcclGeometryBuilder& b, int channels) const override;
   // NVLS's chain: the first piece's way through (the fill), to which the streams' time for the

@@ -66,12 +66,8 @@ std::unique_ptr<NcclAlgorithmModel> make_nvls_tree_algorithm(const NcclContext& 
 Eigen::VectorXf nccl_nvls_tree_reduce(const NcclView& view, const NcclCallPlan& plan,
                                       const std::vector<const Eigen::VectorXf*>& inputs, const NcclOp& op) {
   const int channels = plan.choice.channels;
-  Eigen::VectorXf out(inputs.front()->size());
-  const Pieces per_channel{inputs.front()->size(), 0, channels};
   const auto trees = double_binary_tree(view.nodes());
-  for (int c = 0; c < channels; ++c) {
-    const Range r = per_channel.proxy_range(c);
-    if (r.count == 0) continue;
+  return nccl_reduce_per_channel(inputs.front()->size(), channels, [&](int c, const Range& r) {
     const std::vector<Eigen::VectorXf> node_sum = nccl_nvls_node_sums(view, r, inputs, op);
     const NodeTree& t = trees[c < std::max(1, channels / 2) ? 0 : 1];
     std::function<Eigen::VectorXf(int)> up = [&](int nd) {
@@ -81,9 +77,8 @@ Eigen::VectorXf nccl_nvls_tree_reduce(const NcclView& view, const NcclCallPlan& 
       return acc;
     };
     const int root = static_cast<int>(std::find(t.parent.begin(), t.parent.end(), -1) - t.parent.begin());
-    out.segment(r.begin, r.count) = up(root);
-  }
-  return out;
+    return up(root);
+  });
 }
 
 }  // namespace aggsim

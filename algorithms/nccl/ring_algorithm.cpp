@@ -35,7 +35,6 @@ double longest_run(const std::vector<double>& w, int hops, const std::vector<int
 class RingAlgorithm : public NcclAlgorithmModel {
  public:
   using NcclAlgorithmModel::NcclAlgorithmModel;
-  using Geometry = NcclGeometry;
 
   void build(NcclGeometryBuilder& b, int channels) const override {
     Geometry& g = b.geometry();

@@ -17,7 +17,6 @@ namespace {
 class TreeAlgorithm : public NcclAlgorithmModel {
  public:
   using NcclAlgorithmModel::NcclAlgorithmModel;
-  using Geometry = NcclGeometry;
 
   void build(NcclGeometryBuilder& b, int channels) const override {
     Geometry& g = b.geometry();
@@ -128,26 +127,17 @@ std::unique_ptr<NcclAlgorithmModel> make_tree_algorithm(const NcclContext& conte
 Eigen::VectorXf nccl_tree_reduce(const NcclView& view, const NcclCallPlan& plan,
                                  const std::vector<const Eigen::VectorXf*>& inputs, const NcclOp& op) {
   const int channels = plan.choice.channels;
-  const std::int64_t n = inputs.front()->size();
-  Eigen::VectorXf out(n);
-  const auto x = [&](int member) -> const Eigen::VectorXf& {
-    return *inputs[static_cast<std::size_t>(member)];
-  };
-  const Pieces per_channel{n, 0, channels};
-  for (int c = 0; c < channels; ++c) {
-    const Range r = per_channel.proxy_range(c);
-    if (r.count == 0) continue;
+  return nccl_reduce_per_channel(inputs.front()->size(), channels, [&](int c, const Range& r) {
     std::function<Eigen::VectorXf(int)> up = [&](int m) {
       Eigen::VectorXf acc(r.count);
-      op.load(acc, x(m).segment(r.begin, r.count));
+      op.load(acc, inputs[static_cast<std::size_t>(m)]->segment(r.begin, r.count));
       for (int child : view.tree_links(c, channels, m).children) op.combine(acc, up(child));
       return acc;
     };
     int root = 0;
     while (view.tree_links(c, channels, root).parent >= 0) root = view.tree_links(c, channels, root).parent;
-    out.segment(r.begin, r.count) = up(root);
-  }
-  return out;
+    return up(root);
+  });
 }
 
 }  // namespace aggsim
