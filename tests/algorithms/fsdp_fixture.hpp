@@ -3,7 +3,10 @@
 // the ranks' weights and losses or the bytes and times of each step.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <utility>
 #include <map>
 #include <sstream>
 #include <string>
@@ -128,6 +131,21 @@ inline Traffic traffic(const std::string& yaml) {
     (tag == "B" ? t.bytes : tag == "T" ? t.step_times : t.exposed_gathers).push_back(v);
   }
   return t;
+}
+
+// The largest difference between two runs' weights, and the largest weight of `reference`.
+inline std::pair<double, double> weight_gap(const Trained& run, const Trained& reference) {
+  double largest = 0, scale = 0;
+  for (const auto& [step, ranks] : reference.weights)
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      const auto& mine = run.weights.at(step).at(r);
+      REQUIRE(mine.size() == ranks[r].size());
+      for (std::size_t i = 0; i < mine.size(); ++i) {
+        largest = std::max(largest, static_cast<double>(std::abs(mine[i] - ranks[r][i])));
+        scale = std::max(scale, static_cast<double>(std::abs(ranks[r][i])));
+      }
+    }
+  return {largest, scale};
 }
 
 inline const std::vector<std::string> kShardings = {"full", "grad_op", "optimizer", "hybrid"};

@@ -67,16 +67,7 @@ TEST_CASE("fsdp trains the MLP to DDP's weights and losses under every sharding"
     const Trained fsdp = train(mlp_scenario(4, "name: fsdp, sharding: " + sharding + extra));
     REQUIRE(fsdp.weights.size() == ddp.weights.size());
     REQUIRE(fsdp.losses.size() == ddp.losses.size());
-    double largest = 0, scale = 0;
-    for (const auto& [step, ranks] : ddp.weights)
-      for (std::size_t r = 0; r < ranks.size(); ++r) {
-        const auto& mine = fsdp.weights.at(step).at(r);
-        REQUIRE(mine.size() == ranks[r].size());
-        for (std::size_t i = 0; i < mine.size(); ++i) {
-          largest = std::max(largest, static_cast<double>(std::abs(mine[i] - ranks[r][i])));
-          scale = std::max(scale, static_cast<double>(std::abs(ranks[r][i])));
-        }
-      }
+    const auto [largest, scale] = weight_gap(fsdp, ddp);
     if (sharding == "hybrid") {
       CHECK(largest <= 4 * 4 * std::ldexp(1.0, -23) * scale);
       for (std::size_t i = 0; i < ddp.losses.size(); ++i)

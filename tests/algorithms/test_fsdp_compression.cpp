@@ -21,21 +21,6 @@ using namespace aggsim::test::fsdp;
 
 namespace {
 
-// The largest difference between two runs' weights, and the largest weight of `reference`.
-std::pair<double, double> weight_gap(const Trained& run, const Trained& reference) {
-  double largest = 0, scale = 0;
-  for (const auto& [step, ranks] : reference.weights)
-    for (std::size_t r = 0; r < ranks.size(); ++r) {
-      const auto& mine = run.weights.at(step).at(r);
-      REQUIRE(mine.size() == ranks[r].size());
-      for (std::size_t i = 0; i < mine.size(); ++i) {
-        largest = std::max(largest, static_cast<double>(std::abs(mine[i] - ranks[r][i])));
-        scale = std::max(scale, static_cast<double>(std::abs(ranks[r][i])));
-      }
-    }
-  return {largest, scale};
-}
-
 // Shared-seed random-k keeping half of each shard: what the ranks' reduced shards make together.
 struct HalfKept {
   long kept = 0, size = 0, owned_twice = 0;

@@ -2,7 +2,7 @@
 // dependency chain) against the chunk-level reference (every piece a message, NCCL's slots per
 // connection, a hop latency per piece): the step times differ by less than kBound on every case,
 // across platforms, sizes (uneven ones included), algorithms and protocols
-// (algorithms/nccl/README.md, "Flow level against chunk level").
+// (algorithms/nccl/FLOW_VS_CHUNK.md).
 #include <fmt/format.h>
 
 #include <catch2/catch.hpp>
