@@ -217,16 +217,7 @@ TEST_CASE("fsdp over NCCL trains the MLP to DDP's losses, the same bits at flow 
     REQUIRE(flow.weights.size() == ddp.weights.size());
     CHECK(chunk.weights == flow.weights);
     CHECK(chunk.losses == flow.losses);
-    double largest = 0, scale = 0;
-    for (const auto& [step, ranks] : ddp.weights)
-      for (std::size_t r = 0; r < ranks.size(); ++r) {
-        const auto& mine = flow.weights.at(step).at(r);
-        REQUIRE(mine.size() == ranks[r].size());
-        for (std::size_t i = 0; i < mine.size(); ++i) {
-          largest = std::max(largest, static_cast<double>(std::abs(mine[i] - ranks[r][i])));
-          scale = std::max(scale, static_cast<double>(std::abs(ranks[r][i])));
-        }
-      }
+    const auto [largest, scale] = weight_gap(flow, ddp);
     CHECK(largest <= 4 * 4 * std::ldexp(1.0, -23) * scale);
     REQUIRE(flow.losses.size() == ddp.losses.size());
     for (std::size_t i = 0; i < ddp.losses.size(); ++i) CHECK(flow.losses[i] == Approx(ddp.losses[i]).epsilon(1e-5));
