@@ -35,6 +35,10 @@ double NvlsAlgorithm::nvls_fill(const NcclCallPlan& plan, const Geometry& g) con
            costs_.hop(e.cls, proto);
   };
   const double piece = plan.data_bytes / (static_cast<double>(c_count) * plan.loops);
+  // An all-reduce's per-call cost grows with NCCL's NVLS heads (kNvlsHeadCallSeconds).
+  const double heads_cost = options_.collective == NcclCollective::all_reduce
+                                ? view_.system(c_count, options_.arch).nvls_heads * costs_.nvls_head_latency_s
+                                : 0;
   double worst = 0;
   for (int c = 0; c < c_count; ++c) {
     double up = 0, down = 0;
@@ -58,7 +62,7 @@ double NvlsAlgorithm::nvls_fill(const NcclCallPlan& plan, const Geometry& g) con
       if (e.from != e.to)
         intra =
             std::max(intra, piece_time(costs_.wire_bytes(per_port, proto), e.first_rate, e.cls) + e.latency);
-    worst = std::max(worst, costs_.nvls_hop_latency_s + intra + up + down);
+    worst = std::max(worst, costs_.nvls_hop_latency_s + heads_cost + intra + up + down);
   }
   return worst;
 }

@@ -72,6 +72,7 @@ ProtocolCosts ProtocolCosts::nccl_defaults() {
                        {0.0, 0.0, 0.0},
                        {0.0, 0.0, 8.0 * us}}};
   c.nvls_hop_latency_s = 25.0 * us;  // hwLat[NVLink][NVLS][Simple]
+  c.nvls_head_latency_s = kNvlsHeadCallSeconds;
   c.nvls_efficiency = kHopperNvlsEfficiency;
   return c;
 }
@@ -79,7 +80,8 @@ ProtocolCosts ProtocolCosts::nccl_defaults() {
 bool NcclProtocolParameters::same_as(const ModelParameters& other) const {
   const ProtocolCosts* o = fitted_protocol_costs(&other);
   return o && o->hop_latency_s == costs.hop_latency_s && o->efficiency == costs.efficiency &&
-         o->base_latency_s == costs.base_latency_s && o->nvls_hop_latency_s == costs.nvls_hop_latency_s && o->nvls_efficiency == costs.nvls_efficiency;
+         o->base_latency_s == costs.base_latency_s && o->nvls_hop_latency_s == costs.nvls_hop_latency_s &&
+         o->nvls_head_latency_s == costs.nvls_head_latency_s && o->nvls_efficiency == costs.nvls_efficiency;
 }
 
 const ProtocolCosts* fitted_protocol_costs(const ModelParameters* model) {

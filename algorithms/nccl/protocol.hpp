@@ -76,6 +76,18 @@ inline constexpr double kHopperNvlsEfficiency = 0.85 * 20.6 / 25.0;
 // Blackwell's follows NCCL's NVLS graph on the platform (nccl_blackwell_nvls_port_share,
 // algorithms/nccl/nccl_tuning.hpp).
 
+// What an NVLS or NVLS-Tree all-reduce call costs beyond its rate, for each of NCCL's NVLS heads
+// (a GPU per NVLS channel of the node: 8 on an 8-GPU node, at most NCCL_MAX_NVLS_ARITY, 32, so 32
+// on an NVL72 rack). NCCL's tuning prices an NVLS call at one latency whatever its heads (hwLat's
+// 25 us, NCCL 2.21.5 to 2.30.7), but the published NVLS runs take t = a + S / B with an `a` that
+// grows with the heads. The value is a calibration on the four DGX H100 runs of tests/data
+// (h100_q2ndr_1node, voltagepark_h100_1node, xe9680_h100_2node, h100_ib400_2node: 8 heads each):
+// their out-of-place times from 512 MiB exceed the model's own by 0.12 - 0.15 ms a call, 17 us a
+// head on average (tests/algorithms/test_nccl_nvls.cpp recomputes it from the logs). It predicts
+// 0.57 ms on one GB200 NVL72 rack, whose run (coreweave/nccl-tests#43, NCCL 2.25.1) shows 0.58 ms.
+// Reduce-scatter and all-gather, which no published NVLS run here measures, keep NCCL's 25 us.
+inline constexpr double kNvlsHeadCallSeconds = 17.1e-6;
+
 // What one channel of an H100 moves over one network connection, each way: 20 GB/s. A channel is
 // one CTA (one SM) whose network traffic goes through its own buffer slots and the proxy thread, so
 // NICs fed by few channels run below their rate. NCCL gives a node two channels per NIC across nodes
@@ -99,6 +111,8 @@ struct ProtocolCosts {
   std::array<std::array<double, 3>, 5> base_latency_s{};
   // Per-hop latency of NVLS's switch operations inside a node and across nodes (Simple only).
   double nvls_hop_latency_s = 0;
+  // An NVLS or NVLS-Tree all-reduce call's cost for each NVLS head (kNvlsHeadCallSeconds).
+  double nvls_head_latency_s = 0;
   // Share of a GPU's NVLink port rate that NVLS's switch operations (multimem reduce, multicast)
   // reach (kHopperNvlsEfficiency by default); a calibration fits it where NVLS ran.
   double nvls_efficiency = 1;

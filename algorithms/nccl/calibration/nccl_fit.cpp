@@ -145,6 +145,7 @@ AppliedModel apply_nccl_params(const NcclParamValues& x) {
   for (auto& row : c.base_latency_s)
     for (double& b : row) b *= at(NcclParam::base);
   c.nvls_hop_latency_s = d.nvls_hop_latency_s * at(NcclParam::base);
+  c.nvls_head_latency_s = d.nvls_head_latency_s * at(NcclParam::base);
   c.efficiency[static_cast<int>(Protocol::ll)] = 1 / at(NcclParam::efficiency_ll);
   c.efficiency[static_cast<int>(Protocol::ll128)] = 1 / at(NcclParam::efficiency_ll128);
   c.nvls_efficiency = 1 / at(NcclParam::bandwidth_nvls);

@@ -31,6 +31,7 @@ std::shared_ptr<const ModelParameters> read_nccl_section(SectionReader& map, std
     for (auto& row : c.base_latency_s)
       for (double& b : row) b *= *scale;
     c.nvls_hop_latency_s *= *scale;
+    c.nvls_head_latency_s *= *scale;
   }
   if (auto ids = map.words("identified", "parameter names")) identified.insert(identified.end(), ids->begin(), ids->end());
   map.finish();
