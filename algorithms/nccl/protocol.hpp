@@ -82,7 +82,7 @@ inline constexpr double kHopperNvlsEfficiency = 0.85 * 20.6 / 25.0;
 // 25 us, NCCL 2.21.5 to 2.30.7), but the published NVLS runs take t = a + S / B with an `a` that
 // grows with the heads. The value is a calibration on the four DGX H100 runs of tests/data
 // (h100_q2ndr_1node, voltagepark_h100_1node, xe9680_h100_2node, h100_ib400_2node: 8 heads each):
-// their out-of-place times from 512 MiB exceed the model's own by 0.12 - 0.15 ms a call, 17 us a
+// their out-of-place times from 512 MiB exceed the model's own by 0.13 - 0.15 ms a call, 17 us a
 // head on average (tests/algorithms/test_nccl_nvls.cpp recomputes it from the logs). It predicts
 // 0.57 ms on one GB200 NVL72 rack, whose run (coreweave/nccl-tests#43, NCCL 2.25.1) shows 0.58 ms.
 // Reduce-scatter and all-gather, which no published NVLS run here measures, keep NCCL's 25 us.
