@@ -167,7 +167,8 @@ compute: {reduce_speed: 0}
 TEST_CASE("a parameter the data push to a bound of the model is reported and warned about",
           "[calibrate][nccl][cli]") {
   // The published two-node XE9680 log: to follow its smallest sizes (25 us from 16 B) the fit takes
-  // the base latency to its bound, a 50th of NCCL's, which every prediction then carries.
+  // LL's hop latency inside a node to its bound, a 50th of NCCL's, which every prediction on LL then
+  // carries.
   const fs::path data = fs::path(AGGSIM_SOURCE_DIR) / "tests" / "data" / "calibration";
   const auto dir = fresh_dir("ncal-bound");
   const auto r = run_aggsim({"calibrate", (data / "nccl" / "xe9680_h100.yaml").string(),
@@ -175,10 +176,10 @@ TEST_CASE("a parameter the data push to a bound of the model is reported and war
                             dir);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  CHECK(r.err.find("aggsim: warning: base_latency is held at a bound of the model (0.02)") !=
+  CHECK(r.err.find("aggsim: warning: hop_latency.intra.ll is held at a bound of the model (0.02)") !=
         std::string::npos);
   const std::string report = read_file(dir / "fit.report.txt");
-  CHECK(report.find("base_latency                       0.02 (NCCL: 1) fitted, at a bound") !=
+  CHECK(report.find("hop_latency.intra.ll               0.02 (NCCL: 1) fitted, at a bound") !=
         std::string::npos);
   CHECK(report.find("held at a bound of the model (the data ask for more than it allows):\n- ") !=
         std::string::npos);
