@@ -15,6 +15,7 @@
 #include "nccl_fixture.hpp"
 #include "support/cli.hpp"
 #include "support/csv.hpp"
+#include "support/published_compare.hpp"
 #include "support/refusal.hpp"
 
 using namespace aggsim;
@@ -78,26 +79,13 @@ struct CallCost {
   double measured = 0, simulated = 0;
 };
 CallCost call_cost(const std::string& system, int nodes, int ranks, const std::string& log) {
-  const auto dir = fresh_dir("nvls-call-cost");
-  write_file(dir / "s.yaml",
-             fmt::format("name: {}\nranks: {}\nsteps: 1\nplatform: {{system: {}, nodes: {}}}\n"
-                         "model: {{size: 1MB, math: off}}\nalgorithm: {{name: nccl_allreduce}}\n",
-                         system, ranks, system, nodes));
-  const std::string file = std::string(AGGSIM_SOURCE_DIR) + "/tests/data/calibration/" + log + "_all_reduce.log";
-  std::vector<std::string> args = {"compare", "s.yaml", file, "--csv", "c.csv"};
-  if (read_file(file).find(" Rank ") == std::string::npos)
-    args.insert(args.end(), {"--shape", fmt::format("{}={}x{}", file, ranks, nodes)});
-  const auto r = run_aggsim(args, dir);
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
   std::vector<double> bytes, measured, simulated;
-  for (const auto& row : read_csv_rows(read_file(dir / "c.csv"))) {
+  for (const auto& row : compare_system_with_log(system, nodes, ranks, log)) {
     if (std::stod(row.at("bytes")) < (512 << 20)) continue;
     bytes.push_back(std::stod(row.at("bytes")));
     measured.push_back(std::stod(row.at("measured_s")));
     simulated.push_back(std::stod(row.at("simulated_s")));
   }
-  fs::remove_all(dir);
   REQUIRE(bytes.size() >= 3);
   const auto intercept = [&](const std::vector<double>& t) {
     const double n = static_cast<double>(bytes.size());

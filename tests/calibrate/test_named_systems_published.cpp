@@ -15,6 +15,7 @@
 
 #include "support/cli.hpp"
 #include "support/csv.hpp"
+#include "support/published_compare.hpp"
 
 using namespace aggsim::test;
 namespace fs = std::filesystem;
@@ -35,27 +36,13 @@ struct Busbw {
 };
 std::map<std::string, Busbw> compared(const std::string& system, int nodes, int ranks,
                                       const std::string& log) {
-  const auto dir = fresh_dir("system-published");
-  write_file(dir / "s.yaml",
-             fmt::format("name: {}\nranks: {}\nsteps: 1\nplatform: {{system: {}, nodes: {}}}\n"
-                         "model: {{size: 1MB, math: off}}\nalgorithm: {{name: nccl_allreduce}}\n",
-                         system, ranks, system, nodes));
-  const std::string file = (kData / (log + "_all_reduce.log")).string();
-  std::vector<std::string> args = {"compare", "s.yaml", file, "--csv", "c.csv"};
-  // A log without its "Rank N ... on HOST" lines gets its shape from the row.
-  if (read_file(file).find(" Rank ") == std::string::npos)
-    args.insert(args.end(), {"--shape", fmt::format("{}={}x{}", file, ranks, nodes)});
-  const auto r = run_aggsim(args, dir);
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
   std::map<std::string, Busbw> out;
-  for (const auto& row : read_csv_rows(read_file(dir / "c.csv"))) {
+  for (const auto& row : compare_system_with_log(system, nodes, ranks, log)) {
     const double bytes = std::stod(row.at("bytes"));
     if (bytes < (1 << 30)) continue;
     out[fmt::format("{} MiB", bytes / (1 << 20))] = {busbw(bytes, std::stod(row.at("measured_s")), ranks),
                                                      busbw(bytes, std::stod(row.at("simulated_s")), ranks)};
   }
-  fs::remove_all(dir);
   return out;
 }
 
