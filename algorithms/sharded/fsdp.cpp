@@ -101,6 +101,13 @@ class Fsdp final : public Aggregator {
     ring_allgather(*ctx.comm, layout_.shard_group(ctx.rank), params, layout_.param_dtype);
   }
 
+  // The ring's reduce-scatter leaves rank i of a group chunk (i + 1) mod n, compressed or not.
+  Range owned_shard(const RankContext& ctx, std::int64_t values) const override {
+    if (nccl_) return nccl_->owned_shard(ctx, values);
+    const Group group = layout_.shard_group(ctx.rank);
+    return chunk_range(values, group.size(), ring_owned_chunk(group.me, group.size()));
+  }
+
  private:
   // `shard`, the rank's reduced (not finalized) shard of its group: finalized, in `dtype`; for hybrid
   // first all-reduced across the groups (a ring reduce-scatter, the finalize, a ring all-gather).
