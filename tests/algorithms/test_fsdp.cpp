@@ -64,18 +64,7 @@ TEST_CASE("fsdp trains the MLP to DDP's weights and losses under every sharding"
   for (const std::string& sharding : kShardings) {
     INFO("sharding " << sharding);
     const std::string extra = sharding == "hybrid" ? ", shard_group: 2" : "";
-    const Trained fsdp = train(mlp_scenario(4, "name: fsdp, sharding: " + sharding + extra));
-    REQUIRE(fsdp.weights.size() == ddp.weights.size());
-    REQUIRE(fsdp.losses.size() == ddp.losses.size());
-    const auto [largest, scale] = weight_gap(fsdp, ddp);
-    if (sharding == "hybrid") {
-      CHECK(largest <= 4 * 4 * std::ldexp(1.0, -23) * scale);
-      for (std::size_t i = 0; i < ddp.losses.size(); ++i)
-        CHECK(fsdp.losses[i] == Approx(ddp.losses[i]).epsilon(1e-5));
-    } else {
-      CHECK(largest == 0.0);
-      CHECK(fsdp.losses == ddp.losses);
-    }
+    check_as_ddp(train(mlp_scenario(4, "name: fsdp, sharding: " + sharding + extra)), ddp, sharding);
   }
 }
 
@@ -314,16 +303,7 @@ TEST_CASE("fsdp under a parallel layout trains the MLP to DDP's weights under th
       INFO(parallel << ", sharding " << sharding);
       const std::string extra = sharding == "hybrid" ? ", shard_group: 2" : "";
       const Trained fsdp = train(mlp_scenario(8, "name: fsdp, sharding: " + sharding + extra, parallel));
-      REQUIRE(fsdp.weights.size() == ddp.weights.size());
-      REQUIRE(fsdp.losses.size() == ddp.losses.size());
-      const auto [largest, scale] = weight_gap(fsdp, ddp);
-      if (sharding == "hybrid") {
-        CHECK(largest <= 4 * 4 * std::ldexp(1.0, -23) * scale);
-        for (std::size_t i = 0; i < ddp.losses.size(); ++i) CHECK(fsdp.losses[i] == Approx(ddp.losses[i]).epsilon(1e-5));
-      } else {
-        CHECK(largest == 0.0);
-        CHECK(fsdp.losses == ddp.losses);
-      }
+      check_as_ddp(fsdp, ddp, sharding);
       for (const auto& [step, ranks] : fsdp.weights)
         for (const auto& w : ranks) CHECK(w == ranks.front());
     }

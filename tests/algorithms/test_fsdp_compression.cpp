@@ -96,16 +96,7 @@ TEST_CASE("fsdp with fp16 compression trains the MLP to DDP's bits with fp16 com
   for (const std::string& sharding : kShardings) {
     INFO("sharding " << sharding);
     const std::string extra = sharding == "hybrid" ? ", shard_group: 2" : "";
-    const Trained fsdp = train(mlp_scenario(4, "name: fsdp, sharding: " + sharding + extra, compression));
-    REQUIRE(fsdp.weights.size() == ddp.weights.size());
-    REQUIRE(fsdp.losses.size() == ddp.losses.size());
-    const auto [largest, scale] = weight_gap(fsdp, ddp);
-    if (sharding == "hybrid") {
-      CHECK(largest <= 4 * 4 * std::ldexp(1.0, -23) * scale);
-    } else {
-      CHECK(largest == 0.0);
-      CHECK(fsdp.losses == ddp.losses);
-    }
+    check_as_ddp(train(mlp_scenario(4, "name: fsdp, sharding: " + sharding + extra, compression)), ddp, sharding);
   }
 }
 
