@@ -39,9 +39,11 @@ class ReplicaSync {
   // k+1's part while slower ranks may still read step k's vector (step k+2's cannot start before
   // every rank has passed step k+1's barrier, after its read).
   std::vector<std::array<Eigen::VectorXf, 2>> vectors_;
-  // Sharded groups: the world's updated weights, by step parity (a rank writes step k+2's shard
-  // only after every rank has read step k's: its reduce-scatter of step k+2 needs every group
-  // member's step k+2, which began after its replica's meeting of step k+1).
+  // Sharded groups: the world's updated weights, by step parity. A rank writes step k+2's shard only
+  // after every rank that reads it has read step k's (before its backward pass of step k+1): the
+  // writer's reduce-scatter of step k+2 (hybrid: and all-reduce across the groups) needs its
+  // groups' members in step k+2, past their replicas' meetings of step k+1, whose ranks' own
+  // reduce-scatters of step k+1 needed each reader's.
   std::array<Eigen::VectorXf, 2> weights_;
 };
 

@@ -177,9 +177,10 @@ void report_weights(RankState& st, const RunShared& run, int step) {
 // Under a parallel layout the rank updates its shard of its slice only; the trainer's gradient needs
 // the whole model. Its updated shards go to the replica sync after the update, and the rest of the
 // model (the other slices, as their shards' owners hold them in fp32) is taken from there once every
-// rank of the world has updated: after this rank's first gather of the next step (which needs
-// every member of its group past its replica's meeting, where every rank of that replica had
-// updated), or after the step's meeting when the step gathers at its end.
+// shard of the world is updated: after this rank's first gather of the next step (which needs
+// every member of its shard group past its replica's meeting, where every rank of that replica had
+// updated; hybrid's other groups hold the same shards, all-reduced), or after the step's meeting
+// when the step gathers at its end (the replica's gathers needed their groups' updates).
 void keep_updated_shards(RankState& st, const RunShared& run, int step) {
   if (!run.replicas || !st.trainer) return;
   const RankContext ctx = algorithm_context(st);
