@@ -81,8 +81,8 @@ class Fsdp final : public Aggregator {
   // the rank keeps its reduced shard and zeroes the rest, which it does not own.
   void aggregate(RankContext& ctx, Gradient& grad) override {
     note_unit(ctx, grad);
-    if (nccl_) return nccl_->aggregate(ctx, grad);
     if (compressor_) return aggregate_compressed(ctx, grad);
+    if (nccl_) return nccl_->aggregate(ctx, grad);
     const Group group = layout_.shard_group(ctx.rank);
     const WireDtype dtype = layout_.reduce_dtype;
     ring_reduce_scatter(*ctx.comm, group, grad, op_, dtype);
@@ -99,6 +99,13 @@ class Fsdp final : public Aggregator {
   void gather_parameters(RankContext& ctx, Gradient& params) override {
     if (nccl_) return nccl_->gather_parameters(ctx, params);
     ring_allgather(*ctx.comm, layout_.shard_group(ctx.rank), params, layout_.param_dtype);
+  }
+
+  // The ring's reduce-scatter leaves rank i of a group chunk (i + 1) mod n, compressed or not.
+  Range owned_shard(const RankContext& ctx, std::int64_t values) const override {
+    if (nccl_) return nccl_->owned_shard(ctx, values);
+    const Group group = layout_.shard_group(ctx.rank);
+    return chunk_range(values, group.size(), ring_owned_chunk(group.me, group.size()));
   }
 
  private:
@@ -118,42 +125,92 @@ class Fsdp final : public Aggregator {
     ring_allgather(*ctx.comm, replicas, shard, dtype);
   }
 
-  // Each shard of the unit compressed as a tensor of its own, the payloads back to back so that the
-  // ring's chunk c carries shard c's encoding (summable: every rank's has the same structure, so
-  // the ring adds their values); the owner decodes its reduced shard.
+  // Each shard of the unit compressed as a tensor of its own (summable: every rank's has the same
+  // structure, so the reduce-scatter adds their values) and carried so that shard c's encoding is the
+  // collective's chunk c; the owner decodes its reduced shard.
   void aggregate_compressed(RankContext& ctx, Gradient& grad) {
     const Group group = layout_.shard_group(ctx.rank);
-    const int n = group.size(), owner_chunk = ring_owned_chunk(group.me, n);
+    const int n = group.size(), owner = nccl_ ? group.me : ring_owned_chunk(group.me, n);
     std::vector<Payload> payloads;
-    RingChunks chunks;
-    std::int64_t values = 0, wire = 0;
     for (int c = 0; c < n; ++c) {
-      const TensorDesc t = shard_tensor(grad.values.size(), grad.wire_shape, n, c);
       const Range part = chunk_range(grad.values.size(), n, c);
-      payloads.push_back(compress_on_rank(ctx, *compressor_, grad.values.segment(part.begin, part.count), t));
-      const auto size = payloads.back().values.size();
-      const auto elements = static_cast<std::int64_t>(carried_elements(payloads.back().wire_bytes));
-      chunks.push_back({{values, size}, {wire, elements}});
+      payloads.push_back(compress_on_rank(ctx, *compressor_, grad.values.segment(part.begin, part.count),
+                                          shard_tensor(grad.values.size(), grad.wire_shape, n, c)));
+    }
+    CarriedShards carried = nccl_ ? in_equal_slots(payloads) : back_to_back(payloads);
+    Eigen::VectorXf reduced = nccl_ ? reduce_on_nccl(ctx, carried, owner) : reduce_on_ring(ctx, carried, group);
+    Payload& own = payloads[static_cast<std::size_t>(owner)];
+    own.values = std::move(reduced);
+    const TensorDesc t = shard_tensor(grad.values.size(), grad.wire_shape, n, owner);
+    charge_decode(ctx, *compressor_, t);
+    const Eigen::VectorXf decoded = compressor_->decompress(own, t);
+    const Range part = chunk_range(grad.values.size(), n, owner);
+    grad.values.setZero();
+    if (part.count > 0) grad.values.segment(part.begin, part.count) = decoded;
+  }
+
+  // The n encodings as one flat gradient (ceil(bytes / 4) fp32 elements each on the wire), and where
+  // each lies in it.
+  struct CarriedShards {
+    Gradient gradient;
+    RingChunks chunks;
+  };
+
+  // The message ring: back to back, each chunk its encoding's size.
+  static CarriedShards back_to_back(const std::vector<Payload>& payloads) {
+    CarriedShards carried;
+    std::int64_t values = 0, wire = 0;
+    for (const Payload& p : payloads) {
+      const auto size = static_cast<std::int64_t>(p.values.size());
+      const auto elements = static_cast<std::int64_t>(carried_elements(p.wire_bytes));
+      carried.chunks.push_back({{values, size}, {wire, elements}});
       values += size;
       wire += elements;
     }
-    Eigen::VectorXf carried_values(values);
-    for (int c = 0; c < n; ++c)
-      carried_values.segment(chunks[c].proxy.begin, chunks[c].proxy.count) = payloads[c].values;
-    Gradient carried = flat_gradient(std::move(carried_values), static_cast<std::uint64_t>(wire));
-    ring_reduce_scatter(*ctx.comm, group, carried, op_, WireDtype::fp32, &chunks);
-    const ChunkView& owned = chunks[static_cast<std::size_t>(owner_chunk)];
-    Gradient shard = flat_gradient(carried.values.segment(owned.proxy.begin, owned.proxy.count),
+    carried.gradient = flat_gradient(Eigen::VectorXf(values), static_cast<std::uint64_t>(wire));
+    for (std::size_t c = 0; c < payloads.size(); ++c)
+      carried.gradient.values.segment(carried.chunks[c].proxy.begin, carried.chunks[c].proxy.count) = payloads[c].values;
+    return carried;
+  }
+
+  // NCCL's reduce-scatter gives every member an equal part (recvcount): each encoding in a slot of
+  // the largest one's size, zero-padded, and the slots' padding is sent too.
+  static CarriedShards in_equal_slots(const std::vector<Payload>& payloads) {
+    std::int64_t slot_values = 0;
+    std::uint64_t slot_wire = 0;
+    for (const Payload& p : payloads) {
+      slot_values = std::max<std::int64_t>(slot_values, p.values.size());
+      slot_wire = std::max(slot_wire, carried_elements(p.wire_bytes));
+    }
+    const auto n = static_cast<std::int64_t>(payloads.size());
+    CarriedShards carried;
+    carried.gradient = flat_gradient(Eigen::VectorXf::Zero(n * slot_values), slot_wire * static_cast<std::uint64_t>(n));
+    for (std::int64_t c = 0; c < n; ++c) {
+      const Payload& p = payloads[static_cast<std::size_t>(c)];
+      carried.chunks.push_back({{c * slot_values, p.values.size()},
+                                {c * static_cast<std::int64_t>(slot_wire), static_cast<std::int64_t>(slot_wire)}});
+      carried.gradient.values.segment(c * slot_values, p.values.size()) = p.values;
+    }
+    return carried;
+  }
+
+  // The ring's reduce-scatter of the carried encodings; the rank's reduced chunk, finalized (hybrid:
+  // all-reduced across the groups).
+  Eigen::VectorXf reduce_on_ring(RankContext& ctx, CarriedShards& carried, const Group& group) const {
+    ring_reduce_scatter(*ctx.comm, group, carried.gradient, op_, WireDtype::fp32, &carried.chunks);
+    const ChunkView& owned = carried.chunks[static_cast<std::size_t>(ring_owned_chunk(group.me, group.size()))];
+    Gradient shard = flat_gradient(carried.gradient.values.segment(owned.proxy.begin, owned.proxy.count),
                                    static_cast<std::uint64_t>(owned.wire.count));
     reduce_across_groups(ctx, shard, WireDtype::fp32);
-    Payload& own = payloads[static_cast<std::size_t>(owner_chunk)];
-    own.values = std::move(shard.values);
-    const TensorDesc t = shard_tensor(grad.values.size(), grad.wire_shape, n, owner_chunk);
-    charge_decode(ctx, *compressor_, t);
-    const Eigen::VectorXf decoded = compressor_->decompress(own, t);
-    const Range part = chunk_range(grad.values.size(), n, owner_chunk);
-    grad.values.setZero();
-    if (part.count > 0) grad.values.segment(part.begin, part.count) = decoded;
+    return std::move(shard.values);
+  }
+
+  // NCCL's reduce-scatter (in fp32, its order and avg's pre-scaling; hybrid: its all-reduce across
+  // the groups) of the carried encodings; the rank's slot.
+  Eigen::VectorXf reduce_on_nccl(RankContext& ctx, CarriedShards& carried, int owner) const {
+    nccl_->aggregate(ctx, carried.gradient);
+    const Range mine = carried.chunks[static_cast<std::size_t>(owner)].proxy;
+    return carried.gradient.values.segment(mine.begin, mine.count);
   }
 
   void note_unit(const RankContext& ctx, const Gradient& grad) {
@@ -207,7 +264,8 @@ int shard_group_size(const AlgorithmConfig& cfg, FsdpSharding sharding) {
   return static_cast<int>(g);
 }
 
-// Whether the scenario's compressor rides the ring's reduce-scatters (shard by shard); throws
+// Whether the scenario's compressor rides the reduce-scatters (shard by shard, on the ring or
+// NCCL's communicator); throws
 // ParamError at the key for a compressor or a setting that cannot.
 bool carried_compression(const AlgorithmConfig& cfg) {
   if (!cfg.compressor || cfg.compressor->name == "none") return false;
@@ -227,13 +285,6 @@ bool carried_compression(const AlgorithmConfig& cfg) {
                     "it: fp16, randomk with shared_seed: true (or use algorithm 'allgather' or "
                     "'parameter_server' for {})",
                     name, name));
-  if (fsdp_param_or(cfg.params, "collectives", "ring") == "nccl")
-    throw ParamError(
-        "collectives",
-        fmt::format("collectives: nccl runs NCCL's dense reduce-scatter, which carries no compressed "
-                    "payloads; compression {} rides the message-level ring (leave collectives out), and "
-                    "16-bit gradients over NCCL are reduce_dtype: bf16 | fp16",
-                    name));
   if (cfg.params.text("reduce_dtype") != "fp32")
     throw ParamError("reduce_dtype",
                      fmt::format("reduce_dtype: {} with compression {}: the compressor sets the "
@@ -243,15 +294,20 @@ bool carried_compression(const AlgorithmConfig& cfg) {
 }
 
 // One rank's bytes of a unit's compressed reduce-scatter input on the wire (collectives.csv's
-// wire_bytes): each of the `parts` shards encoded apart, in whole fp32 elements as the ring carries it.
-std::function<std::uint64_t(const WireLayout&)> encoded_unit_bytes(const AlgorithmConfig& cfg, int parts) {
+// wire_bytes): each of the `parts` shards encoded apart, in whole fp32 elements as the ring carries
+// it; over NCCL (`equal_slots`) every shard in a slot of the largest encoding's size.
+std::function<std::uint64_t(const WireLayout&)> encoded_unit_bytes(const AlgorithmConfig& cfg, int parts,
+                                                                   bool equal_slots) {
   std::shared_ptr<const Compressor> compressor = cfg.make_compressor();
-  return [compressor, parts](const WireLayout& unit) {
-    std::uint64_t bytes = 0;
-    for (int c = 0; c < parts; ++c)
-      bytes +=
+  return [compressor, parts, equal_slots](const WireLayout& unit) {
+    std::uint64_t bytes = 0, largest = 0;
+    for (int c = 0; c < parts; ++c) {
+      const std::uint64_t shard =
           kFloatBytes * carried_elements(compressor->encoded_bytes(shard_tensor(0, unit, parts, c).wire));
-    return bytes;
+      bytes += shard;
+      largest = std::max(largest, shard);
+    }
+    return equal_slots ? largest * static_cast<std::uint64_t>(parts) : bytes;
   };
 }
 
@@ -334,7 +390,9 @@ AlgorithmInfo fsdp_entry() {
     schedule.shard_group = layout.group_size;
     schedule.param_element_bytes = wire_dtype_bytes(layout.param_dtype);
     schedule.grad_element_bytes = wire_dtype_bytes(layout.reduce_dtype);
-    if (compresses) schedule.reduce_wire_bytes = encoded_unit_bytes(cfg, layout.group_size);
+    if (compresses)
+      schedule.reduce_wire_bytes =
+          encoded_unit_bytes(cfg, layout.group_size, fsdp_param_or(cfg.params, "collectives", "ring") == "nccl");
     auto observed = std::make_shared<ObservedUnits>();
     AlgorithmRun run;
     std::function<std::unique_ptr<Aggregator>()> nccl;

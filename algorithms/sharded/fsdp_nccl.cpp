@@ -68,6 +68,10 @@ class FsdpNccl final : public Aggregator {
     if (mine.count > 0) params.values.segment(mine.begin, mine.count) = master;
   }
 
+  Range owned_shard(const RankContext& ctx, std::int64_t values) const override {
+    return nccl_shard(values, comms_->layout.group_size, ctx.rank % comms_->layout.group_size);
+  }
+
  private:
   std::shared_ptr<const FsdpNcclComms> comms_;
   ReduceOp op_;

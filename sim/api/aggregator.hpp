@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "sim/api/partition.hpp"
 #include "sim/api/rank_context.hpp"
 #include "sim/api/reduce_op.hpp"
 
@@ -111,6 +112,9 @@ class Aggregator {
   // rank's weights of which the rank keeps its own shard up to date, so that every rank holds the
   // whole bucket again. Called by every rank at the same points of the step.
   virtual void gather_parameters(RankContext& /*ctx*/, Gradient& /*params*/) {}
+  // Sharded data parallelism only: the part of a bucket of `values` proxy values whose reduced
+  // gradient aggregate() leaves this rank, the shard it updates and contributes to the gathers.
+  virtual Range owned_shard(const RankContext& /*ctx*/, std::int64_t values) const { return {0, values}; }
 };
 
 // Sharded data parallelism (FSDP, ZeRO): each rank keeps only a shard of every bucket's parameters

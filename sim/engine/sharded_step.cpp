@@ -174,6 +174,27 @@ void report_weights(RankState& st, const RunShared& run, int step) {
   if (run.evaluator && run.evaluator->due(step)) run.evaluator->contribute(step, st.ctx.rank, st.trainer->weights());
 }
 
+// Under a parallel layout the rank updates its shard of its slice only; the trainer's gradient needs
+// the whole model. Its updated shards go to the replica sync after the update, and the rest of the
+// model (the other slices, as their shards' owners hold them in fp32) is taken from there once every
+// shard of the world is updated: after this rank's first gather of the next step (which needs
+// every member of its shard group past its replica's meeting, where every rank of that replica had
+// updated; hybrid's other groups hold the same shards, all-reduced), or after the step's meeting
+// when the step gathers at its end (the replica's gathers needed their groups' updates).
+void keep_updated_shards(RankState& st, const RunShared& run, int step) {
+  if (!run.replicas || !st.trainer) return;
+  const RankContext ctx = algorithm_context(st);
+  for (std::size_t b = 0; b < st.plan->step.buckets.size(); ++b) {
+    const Range unit = st.plan->step.buckets[b].proxy;
+    const Range own = st.aggregators[b]->owned_shard(ctx, unit.count);
+    run.replicas->keep_shard(step, {unit.begin + own.begin, own.count}, st.trainer->weights());
+  }
+}
+
+void take_other_slices(RankState& st, const RunShared& run, int step) {
+  if (run.replicas && st.trainer && step >= 0) run.replicas->take_others(step, st.plan->proxy, st.trainer->weights());
+}
+
 void sharded_step(RankState& st, const RunShared& run, int step) {
   const ParameterSharding& sharding = *run.sharding;
   RankStepRecord& rec = run.log.at(st.ctx.rank, step);
@@ -183,6 +204,7 @@ void sharded_step(RankState& st, const RunShared& run, int step) {
   ShardedStep pass(st, run, step);
   st.computing = step;
   pass.forward_pass();
+  if (!sharding.after_step) take_other_slices(st, run, step - 1);
   // The forward pass gathered every unit: the previous step's update is whole on every rank.
   if (sharding.before_forward && step > 0) report_weights(st, run, step - 1);
   Eigen::VectorXf values = local_values(st, run, step);
@@ -195,16 +217,20 @@ void sharded_step(RankState& st, const RunShared& run, int step) {
   // The rank's reduced shard of every unit, the rest zero.
   if (run.hooks.after_aggregate) run.hooks.after_aggregate(st.ctx.rank, step, before, values);
   if (st.trainer) st.trainer->step(values);  // the rank's own shard is updated; the rest is re-gathered
+  keep_updated_shards(st, run, step);
   const bool last = step + 1 == run.scenario.steps;
   if (sharding.after_step || last) pass.gather_all();
   pass.close();
-  if (sharding.after_step || last) report_weights(st, run, step);
   rec.bytes_sent = st.comm.counters().bytes_sent - c0.bytes_sent;
   rec.messages_sent = st.comm.counters().messages_sent - c0.messages_sent;
   if (run.replay) run.replay->finish(st.ctx.rank, step, repeats, st.comm);
-  if (run.replicas) {  // the math plane is refused under a layout here: the replica only meets
+  if (run.replicas) {  // the replica meets; the math of its slices goes through keep / take above
     Eigen::VectorXf timing_only;
     run.replicas->assemble(st.data_rank, step, st.plan->proxy, timing_only);
+  }
+  if (sharding.after_step || last) {
+    take_other_slices(st, run, step);
+    report_weights(st, run, step);
   }
   run.steps_done.rank_finished(step);
 }

@@ -570,7 +570,7 @@ SimulationResult simulate_here(const Scenario& sc, const std::vector<std::string
   std::unique_ptr<ReplicaSync> replicas;
   if (sc.parallel.groups() > 1)
     replicas = std::make_unique<ReplicaSync>(sc.ranks / sc.parallel.groups(), sc.parallel.groups(),
-                                             sc.model.math ? sc.model.proxy_dim : 0);
+                                             sc.model.math ? sc.model.proxy_dim : 0, sharding.has_value());
   ReplayBook replay(result.log, result.calls, sc.algorithm.every, replay_refusal(sc, prepared.algorithm));
   const RunShared run{sc,
                       std::move(plans),

@@ -547,11 +547,6 @@ void check_sharded_schedule(YamlMap& top, const Scenario& sc, const AlgorithmRun
   if (sc.algorithm.apply_to == ApplyTo::weights)
     refuse("apply_to", "it reduces gradients (leave apply_to at gradients)");
   if (sc.algorithm.every > 1) refuse("every", "every step aggregates (leave every at 1)");
-  if (sc.parallel.groups() > 1 && sc.model.math)
-    value_at_key(top.value(), "parallel")
-        .fail(fmt::format("{} under a parallel layout runs with model.math: off only (the math plane of sharded "
-                          "groups, each holding a shard of its slice, is not modelled yet)",
-                          sc.algorithm.name));
   if (const YamlValue alg = top.value().child("algorithm"); alg.is_map() && alg.node()["bucket"])
     refuse("bucket", "its units are set by its own key `unit`, not by DDP's buckets");
 }

@@ -148,6 +148,22 @@ inline std::pair<double, double> weight_gap(const Trained& run, const Trained& r
   return {largest, scale};
 }
 
+// fsdp against DDP with the same units: the same weights and losses, bit for bit, where both add in
+// one order; hybrid adds in another (two rings of 2 instead of one of 4): its weights within 4 steps
+// x 4 ranks x 2^-23 of their scale, its losses within 1e-5.
+inline void check_as_ddp(const Trained& fsdp, const Trained& ddp, const std::string& sharding) {
+  REQUIRE(fsdp.weights.size() == ddp.weights.size());
+  REQUIRE(fsdp.losses.size() == ddp.losses.size());
+  const auto [largest, scale] = weight_gap(fsdp, ddp);
+  if (sharding == "hybrid") {
+    CHECK(largest <= 4 * 4 * std::ldexp(1.0, -23) * scale);
+    for (std::size_t i = 0; i < ddp.losses.size(); ++i) CHECK(fsdp.losses[i] == Approx(ddp.losses[i]).epsilon(1e-5));
+  } else {
+    CHECK(largest == 0.0);
+    CHECK(fsdp.losses == ddp.losses);
+  }
+}
+
 inline const std::vector<std::string> kShardings = {"full", "grad_op", "optimizer", "hybrid"};
 
 }  // namespace aggsim::test::fsdp

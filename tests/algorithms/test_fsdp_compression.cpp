@@ -96,16 +96,7 @@ TEST_CASE("fsdp with fp16 compression trains the MLP to DDP's bits with fp16 com
   for (const std::string& sharding : kShardings) {
     INFO("sharding " << sharding);
     const std::string extra = sharding == "hybrid" ? ", shard_group: 2" : "";
-    const Trained fsdp = train(mlp_scenario(4, "name: fsdp, sharding: " + sharding + extra, compression));
-    REQUIRE(fsdp.weights.size() == ddp.weights.size());
-    REQUIRE(fsdp.losses.size() == ddp.losses.size());
-    const auto [largest, scale] = weight_gap(fsdp, ddp);
-    if (sharding == "hybrid") {
-      CHECK(largest <= 4 * 4 * std::ldexp(1.0, -23) * scale);
-    } else {
-      CHECK(largest == 0.0);
-      CHECK(fsdp.losses == ddp.losses);
-    }
+    check_as_ddp(train(mlp_scenario(4, "name: fsdp, sharding: " + sharding + extra, compression)), ddp, sharding);
   }
 }
 
@@ -162,6 +153,72 @@ TEST_CASE("fsdp with a compressor sends the closed-form compressed bytes, collec
   }
 }
 
+TEST_CASE("fsdp over NCCL carries summable compressors, the message ring's result within rounding, the same bits "
+          "at flow and chunk level",
+          "[fsdp][compression][nccl][math]") {
+  // Each shard encoded apart as on the message ring, in equal slots; NCCL's reduce-scatter adds the
+  // ranks' encodings of a shard, which are the ring's, in NCCL's ring order (from the member after
+  // the owner round to it, with avg's float(1/4) = 1/4 applied as each input is read) where the
+  // message ring starts elsewhere: the sums differ in order only. So the weights stay within 4 steps
+  // x 4 ranks x 2^-23 of the ring's relative to their scale and the losses within 1e-5, as for dense
+  // gradients (test_fsdp.cpp); flow and chunk movement compute one order: equal bits.
+  for (const std::string compression : {"compression: {name: fp16}",
+                                        "compression: {name: randomk, ratio: 0.5, shared_seed: true}"}) {
+    for (const std::string& sharding : kShardings) {
+      INFO(compression << ", sharding " << sharding);
+      const std::string fsdp = "name: fsdp, sharding: " + sharding + (sharding == "hybrid" ? ", shard_group: 2" : "");
+      const Trained ring = train(mlp_scenario(4, fsdp, compression));
+      const Trained flow = train(mlp_scenario(4, fsdp + ", collectives: nccl", compression));
+      const Trained chunk = train(mlp_scenario(4, fsdp + ", collectives: nccl, movement: chunk", compression));
+      const Trained dense = train(mlp_scenario(4, fsdp + ", collectives: nccl"));
+      REQUIRE(ring.weights.size() == 4);
+      REQUIRE(flow.weights.size() == ring.weights.size());
+      CHECK(chunk.weights == flow.weights);
+      CHECK(chunk.losses == flow.losses);
+      CHECK(flow.weights != dense.weights);  // the compressor is in the math
+      const auto [largest, scale] = weight_gap(flow, ring);
+      CHECK(largest <= 4 * 4 * std::ldexp(1.0, -23) * scale);
+      REQUIRE(flow.losses.size() == ring.losses.size());
+      for (std::size_t i = 0; i < ring.losses.size(); ++i) CHECK(flow.losses[i] == Approx(ring.losses[i]).epsilon(1e-5));
+    }
+  }
+}
+
+TEST_CASE("fsdp over NCCL sends the closed-form compressed bytes, padding unequal shards to the largest",
+          "[fsdp][compression][nccl][formula]") {
+  // With every shard's encoding of equal size, NCCL's ring (Simple: all bytes on the wire are data)
+  // sends the message ring's closed forms (the test above): full 2(n-1)/n M + (n-1)/n C. fp16: C = M/2.
+  const double M = kModelElements * 4, C = M / 2;
+  const int n = 8;
+  for (const std::string movement : {"flow", "chunk"}) {
+    INFO("movement " << movement);
+    const Traffic t = traffic(scenario(n, 2, "name: fsdp, collectives: nccl, protocol: simple, movement: " + movement,
+                                       fmt::format("model: {{layers: {}, proxy_dim: 96}}\ncompression: {{name: fp16}}",
+                                                   layer_table())));
+    REQUIRE(t.bytes.size() == static_cast<std::size_t>(n));
+    for (double b : t.bytes) CHECK(b == 2.0 * (n - 1) / n * M + 1.0 * (n - 1) / n * C);
+  }
+  // One unit of 1003 fp32 values on 4 ranks: shards of 251, 251, 251, 250 values, fp16 encodings of
+  // 502, 502, 502, 500 bytes, carried as 126, 126, 126, 125 fp32 elements. Over all ranks a ring
+  // reduce-scatter sends every chunk n-1 times: the message ring 3 x (3 x 126 + 125) x 4 bytes, NCCL,
+  // each shard in a slot of 126 elements, 3 x 4 x 126 x 4; the gathers 3 x 1003 x 4 bytes either way.
+  const std::string one_unit = "model: {size: 4012B, proxy_dim: 64, math: off}\ncompression: {name: fp16}";
+  const auto total = [](const Traffic& t) {
+    double sum = 0;
+    for (double b : t.bytes) sum += b;
+    return sum;
+  };
+  const double gathers = 3.0 * 4012;
+  CHECK(total(traffic(scenario(4, 2, "name: fsdp, sharding: optimizer", one_unit))) ==
+        gathers + 3 * (3 * 126 + 125) * 4);
+  CHECK(total(traffic(scenario(4, 2, "name: fsdp, sharding: optimizer, collectives: nccl, protocol: simple",
+                               one_unit))) == gathers + 3 * 4 * 126 * 4);
+  const auto rows = reduce_scatter_bytes(scenario(4, 1, "name: fsdp, collectives: nccl",
+                                                  "model: {size: 4012B, proxy_dim: 64}\ncompression: {name: fp16}"));
+  REQUIRE(rows.size() == 1);
+  CHECK(rows.begin()->second == 4 * 126 * 4);
+}
+
 TEST_CASE("fsdp refuses compressors and settings its reduce-scatter cannot carry, at the key",
           "[fsdp][compression][input]") {
   const std::string model = "model: {size: 1MB}";
@@ -171,8 +228,8 @@ TEST_CASE("fsdp refuses compressors and settings its reduce-scatter cannot carry
                 {"compression", "not summable", "shared_seed"});
   check_refused(scenario(8, 1, "name: fsdp", model + "\ncompression: {name: powersgd}"),
                 {"compression", "powersgd", "P and Q", "ring_allreduce"});
-  check_refused(scenario(8, 1, "name: fsdp, collectives: nccl", model + "\ncompression: {name: fp16}"),
-                {"algorithm.collectives", "message-level ring", "reduce_dtype"});
+  check_refused(scenario(8, 1, "name: fsdp, collectives: nccl", model + "\ncompression: {name: topk, ratio: 0.01}"),
+                {"compression", "topk", "not summable"});
   check_refused(scenario(8, 1, "name: fsdp, reduce_dtype: bf16", model + "\ncompression: {name: fp16}"),
                 {"algorithm.reduce_dtype", "compression fp16"});
 }

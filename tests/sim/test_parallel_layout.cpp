@@ -383,11 +383,8 @@ TEST_CASE("a parallel layout that does not divide the ranks is refused at its ke
                 {"bad.yaml:4:", "parallel.pipeline", "6 pipeline stages need a layer each", "has 4"},
                 {{"four.yaml", "name: four\nsource: four layers\nlayers:\n  - {name: a, shape: [4, 4], forward_flops: 32}\n  - {name: b, shape: [4, 4], forward_flops: 32}\n"
                                "  - {name: c, shape: [4, 4], forward_flops: 32}\n  - {name: d, shape: [4, 4], forward_flops: 32}\n"}});
-  // The math plane: a slice of the proxy vector for every group; sharded groups not yet.
+  // The math plane: a slice of the proxy vector for every group.
   check_refused("ranks: 12\nplatform: {topology: cluster, nodes: 12}\nmodel: {proxy_dim: 4}\n"
                 "parallel: {tensor: 2, pipeline: 3}\nalgorithm: {name: ring_allreduce}\n",
                 {"bad.yaml:4:", "parallel", "6 data-parallel groups", "proxy_dim"});
-  check_refused("ranks: 12\nplatform: {topology: cluster, nodes: 12}\nalgorithm: {name: fsdp}\n"
-                "parallel: {tensor: 2}\n",
-                {"bad.yaml:4:", "parallel", "fsdp", "math: off"});
 }
