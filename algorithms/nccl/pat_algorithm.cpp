@@ -60,6 +60,14 @@ class PatAlgorithm final : public NcclAlgorithmModel {
             NcclCombine::later};
   }
 
+  // NCCL sizes PAT's chunk from each rank's part of a channel (pat_chunk_bytes).
+  double chunk_bytes(const NcclCallPlan& plan) const override {
+    return pat_chunk_bytes(options_.collective, plan.data_bytes / plan.choice.channels);
+  }
+  // Each loop moves a chunk of every member's shard on each channel.
+  double loops(const NcclCallPlan& plan) const override { return loops_per_member(plan); }
+  void start_chunks(NcclChunkCall& call) const override { start_pat_chunks(call); }
+
   // Every piece a member sends on a dimension, over all loops.
   void streams(const NcclCallPlan& plan, const NcclGeometry& g, std::int64_t w,
                const NcclStreamSink& add) const override {
@@ -85,6 +93,18 @@ class PatAlgorithm final : public NcclAlgorithmModel {
 
 std::unique_ptr<NcclAlgorithmModel> make_pat_algorithm(const NcclContext& context) {
   return std::make_unique<PatAlgorithm>(context);
+}
+
+// PAT's reduce-scatter in NCCL's steps' order, at the call's aggregation.
+Eigen::VectorXf pat_call_reduce_scatter(const NcclView& view, const NcclCallPlan& plan,
+                                        const std::vector<const Eigen::VectorXf*>& inputs, const ReduceOp& op,
+                                        int world, WireDtype dtype) {
+  return nccl_pat_reduce_scatter(pat_call_aggregation(plan, view.size()), inputs, op, world, dtype);
+}
+
+// PAT off for a reduce-scatter whose op it does not run (pat_for_op).
+NcclSystem pat_system_for_calls(NcclSystem system, const NcclOptions& options) {
+  return pat_for_op(system, options.collective, options.pat_reduces_op);
 }
 
 Eigen::VectorXf nccl_pat_reduce(const NcclView&, const NcclCallPlan&, const std::vector<const Eigen::VectorXf*>&,
