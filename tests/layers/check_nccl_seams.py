@@ -15,6 +15,8 @@ import re
 import sys
 import tempfile
 
+import checker
+
 ENUM_FILE = "algorithms/nccl/protocol.hpp"
 SEAMS = [
     "algorithms/nccl/nccl_communicator.cpp",
@@ -108,24 +110,10 @@ def self_test():
             "algorithms/nccl/nccl_chunk_engine.cpp:5: start_ring_channel names NCCL's ring",
             "algorithms/nccl/nccl_chunk_engine.cpp:5: NvlsTreeModel names NCCL's nvls_tree",
         ]
-        if namings(root) != expected:
-            print(f"self-test: expected {expected}, got {namings(root)}")
-            return 1
-    print("self-test: ok")
-    return 0
-
-
-def main(argv):
-    if argv[1:] == ["--self-test"]:
-        return self_test()
-    root = argv[1] if len(argv) > 1 else pathlib.Path(__file__).resolve().parents[2]
-    found = namings(root)
-    for line in found:
-        print(line)
-    print(f"{len(found)} algorithm name(s) outside their files" if found
-          else "NCCL seams: the communicator and engines name no algorithm")
-    return 1 if found else 0
+        return checker.self_test_result(namings(root), expected, "the names")
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(checker.run(sys.argv, namings, self_test,
+                         lambda n: f"{n} algorithm name(s) outside their files" if n
+                         else "NCCL seams: the communicator and engines name no algorithm"))
