@@ -42,8 +42,10 @@ struct NcclGeometry {
   std::vector<std::vector<Edge>> tree_up;        // [channel][member] edge to the parent (from < 0 at a root)
   std::vector<std::vector<Edge>> tree_down;      // [channel][member] edge from the parent
   std::vector<std::vector<Edge>> nvls_out;       // [channel][member] the member's switch traffic edge
-  std::vector<std::vector<Edge>> pat_out;        // [channel][member x dims + dim] PAT's edge on a dimension
-  int pat_dims = 0;
+  // An algorithm's own edges, where rings, trees and the switch do not describe it:
+  // [channel][member x edges_per_member + k] member's k-th edge (PAT: its edge on dimension k).
+  std::vector<std::vector<Edge>> own_out;
+  int edges_per_member = 0;
   // Each stream's route, by (from, to) member pair.
   std::unordered_map<std::uint64_t, std::vector<const sg4::Link*>> routes;
   const std::vector<const sg4::Link*>& route(int from, int to, int members) const {
