@@ -2,9 +2,10 @@
 // One NCCL algorithm as the model sees it (NCCL keeps its graphs per algorithm, src/graph/rings.cc
 // and trees.cc, apart from its movement per protocol, prims_*.h; aggsim does the same): the
 // algorithm's geometry (who talks to whom on each channel, at which rates), its timing hooks for
-// the flow level (the pipeline's own time and the streams a call runs) and its math (the order in
-// which NCCL reduces). The movement engines (nccl_flow_engine.cpp, nccl_chunk_engine.cpp) and the
-// communicator know an algorithm only through this interface and the table in nccl_algorithms.cpp;
+// the flow level (the pipeline's own time and the streams a call runs), its call plan (NCCL's chunk
+// and loops), its chunk-level schedule and its math (the order in which NCCL reduces). The movement
+// engines (nccl_flow_engine.cpp, nccl_chunk_engine.cpp) and the communicator know an algorithm only
+// through this interface and the table in nccl_algorithms.cpp (tests/layers/check_nccl_seams.py);
 // README.md ("Adding an NCCL algorithm") says how to add one.
 #include <Eigen/Core>
 #include <cmath>
@@ -41,8 +42,10 @@ struct NcclGeometry {
   std::vector<std::vector<Edge>> tree_up;        // [channel][member] edge to the parent (from < 0 at a root)
   std::vector<std::vector<Edge>> tree_down;      // [channel][member] edge from the parent
   std::vector<std::vector<Edge>> nvls_out;       // [channel][member] the member's switch traffic edge
-  std::vector<std::vector<Edge>> pat_out;        // [channel][member x dims + dim] PAT's edge on a dimension
-  int pat_dims = 0;
+  // An algorithm's own edges, where rings, trees and the switch do not describe it:
+  // [channel][member x edges_per_member + k] member's k-th edge (PAT: its edge on dimension k).
+  std::vector<std::vector<Edge>> own_out;
+  int edges_per_member = 0;
   // Each stream's route, by (from, to) member pair.
   std::unordered_map<std::uint64_t, std::vector<const sg4::Link*>> routes;
   const std::vector<const sg4::Link*>& route(int from, int to, int members) const {
@@ -121,7 +124,10 @@ struct NcclContext {
   const BandwidthFactor& bandwidth_factor;
 };
 
-// One NCCL algorithm's geometry and flow-level timing, on one communicator.
+struct NcclChunkCall;  // nccl_chunk_call.hpp
+
+// One NCCL algorithm's geometry, flow-level timing, call plan and chunk-level schedule, on one
+// communicator.
 class NcclAlgorithmModel {
  public:
   using Geometry = NcclGeometry;
@@ -138,8 +144,25 @@ class NcclAlgorithmModel {
   // Every stream of a call: what each channel edge carries in all.
   virtual void streams(const NcclCallPlan& plan, const NcclGeometry& g, std::int64_t wire_elements,
                        const NcclStreamSink& add) const = 0;
+  // NCCL's chunk for a call, from the chunking the tuner sized (plan.chunking): the same unless the
+  // algorithm sizes its own (NCCL's calcCollChunking does for some).
+  virtual double chunk_bytes(const NcclCallPlan& plan) const { return plan.chunking.chunk_bytes; }
+  // NCCL's loops for a call of plan.chunking's chunk, unbounded and counted in a double (an int cast
+  // of a count beyond int's range is undefined): by default each loop moves a chunk per channel.
+  virtual double loops(const NcclCallPlan& plan) const {
+    return std::ceil(plan.data_bytes / plan.choice.channels / plan.chunking.chunk_bytes);
+  }
+  // Member call.me's part of a call at chunk level (movement: chunk): starts the actors that move
+  // its pieces (call.start) and leaves what the member ends with in call.result. By default the
+  // algorithm has none (a logic error: the algorithm's options refuse movement: chunk first).
+  virtual void start_chunks(NcclChunkCall& call) const;
 
  protected:
+  // Loops in which every member moves a chunk per channel (a ring's, PAT's).
+  double loops_per_member(const NcclCallPlan& plan) const {
+    return std::ceil(plan.data_bytes / (static_cast<double>(plan.choice.channels) * view_.size() *
+                                        plan.chunking.chunk_bytes));
+  }
   double rate_factor(LinkClass cls, double bytes) const {
     return nccl_rate_factor(bandwidth_factor_, cls, bytes);
   }
@@ -173,12 +196,33 @@ Eigen::VectorXf nccl_reduce_per_channel(std::int64_t n, int channels, ReduceChan
   return out;
 }
 
-// One row of the table of NCCL algorithms (nccl_algorithms.cpp).
+// A reduce-scatter's result in NCCL's order (every member's shard at its place), for one algorithm.
+using NcclReduceScatter = Eigen::VectorXf (*)(const NcclView& view, const NcclCallPlan& plan,
+                                              const std::vector<const Eigen::VectorXf*>& inputs,
+                                              const ReduceOp& op, int world, WireDtype dtype);
+
+// What NCCL's choice sees of the platform for a communicator's calls, once the algorithm has said
+// whether it runs their collective and op (NCCL turns an algorithm off for an op it cannot reduce).
+using NcclSystemForCalls = NcclSystem (*)(NcclSystem system, const NcclOptions& options);
+
+// The algorithm's own costs on a communicator, set once NCCL's system is known (a rate NCCL derives
+// from the algorithm's graph on the platform), where no calibration fitted them.
+using NcclCostsForCalls = void (*)(ProtocolCosts& costs, const NcclSystem& system, const NcclView& view,
+                                   const NcclOptions& options);
+
+// One row of the table of NCCL algorithms (nccl_algorithms.cpp). The last three may be null: no
+// reduce-scatter by the algorithm; it runs every op; it has no costs of its own to set.
 struct NcclAlgorithmRow {
   NcclAlgorithm algorithm;
   std::unique_ptr<NcclAlgorithmModel> (*make)(const NcclContext& context);
   NcclReduce reduce;
+  NcclReduceScatter reduce_scatter = nullptr;
+  NcclSystemForCalls system_for_calls = nullptr;
+  NcclCostsForCalls costs_for_calls = nullptr;
 };
+
+// Every row, in the table's order.
+const std::vector<NcclAlgorithmRow>& nccl_algorithm_rows();
 
 // The row of algorithm `a` (throws std::logic_error for an algorithm without one).
 const NcclAlgorithmRow& nccl_algorithm_row(NcclAlgorithm a);

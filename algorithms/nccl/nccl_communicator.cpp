@@ -9,8 +9,6 @@
 #include "algorithms/nccl/nccl_algorithm.hpp"
 #include "algorithms/nccl/nccl_meeting.hpp"
 #include "algorithms/nccl/nccl_op.hpp"
-#include "algorithms/nccl/nvls_shards.hpp"
-#include "algorithms/nccl/pat_schedule.hpp"
 #include "sim/core/units.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(aggsim_nccl, "aggsim's NCCL model");
@@ -28,6 +26,13 @@ int bounded_channels(const NcclOptions& o, int default_channels) {
   return channels;
 }
 
+// What NCCL's choice sees: each algorithm's rule for the communicator's collective and op applied.
+NcclSystem system_for_calls(NcclSystem system, const NcclOptions& options) {
+  for (const NcclAlgorithmRow& row : nccl_algorithm_rows())
+    if (row.system_for_calls) system = row.system_for_calls(system, options);
+  return system;
+}
+
 }  // namespace
 
 NcclCommunicator::NcclCommunicator(const std::vector<int>& members, const std::vector<sg4::Host*>& hosts,
@@ -37,15 +42,10 @@ NcclCommunicator::NcclCommunicator(const std::vector<int>& members, const std::v
       costs_(costs),
       bandwidth_factor_(std::move(bandwidth_factor)),
       channels_(options.channels.value_or(bounded_channels(options, view_.default_channels()))),
-      tuning_(pat_for_op(
-          nvls_for_op(view_.system(channels_, options.arch), options.collective, options.nvls_reduces_op),
-          options.collective, options.pat_reduces_op)),
+      tuning_(system_for_calls(view_.system(channels_, options.arch), options)),
       calls_made_(members.size(), 0) {
-  // NCCL's own NVLS rate on Blackwell, from its NVLS graph on this platform, unless a calibration
-  // fitted one.
-  if (options.arch == GpuArch::blackwell && costs_.nvls_efficiency == kHopperNvlsEfficiency &&
-      tuning_.system().nvls)
-    costs_.nvls_efficiency = nccl_blackwell_nvls_port_share(tuning_.system(), view_.intra_bandwidth() / 1e9);
+  for (const NcclAlgorithmRow& row : nccl_algorithm_rows())
+    if (row.costs_for_calls) row.costs_for_calls(costs_, tuning_.system(), view_, options_);
   if (options.arch == GpuArch::hopper) network_channel_rate_ = kHopperNetworkChannelGBps * 1e9;
 }
 
@@ -67,14 +67,9 @@ NcclCallPlan NcclCommunicator::plan(std::uint64_t wire_elements) const {
   const int c = plan.choice.channels;
   plan.chunking =
       nccl_chunking(tuning_.system(), plan.choice.algorithm, plan.choice.protocol, plan.data_bytes, c);
-  // PAT: chunks of each rank's part of a channel (pat_schedule.hpp).
-  if (plan.choice.algorithm == NcclAlgorithm::pat)
-    plan.chunking.chunk_bytes = pat_chunk_bytes(options_.collective, plan.data_bytes / c);
-  // Counted in a double: an int cast of a count beyond int's range is undefined.
-  const bool per_member = plan.choice.algorithm == NcclAlgorithm::ring || plan.choice.algorithm == NcclAlgorithm::pat;
-  const double loops =
-      per_member ? std::ceil(plan.data_bytes / (static_cast<double>(c) * view_.size() * plan.chunking.chunk_bytes))
-                 : std::ceil(plan.data_bytes / c / plan.chunking.chunk_bytes);
+  const NcclAlgorithmModel& model = algorithm(plan.choice.algorithm);
+  plan.chunking.chunk_bytes = model.chunk_bytes(plan);
+  const double loops = model.loops(plan);
   plan.loops = static_cast<int>(std::clamp(loops, 1.0, static_cast<double>(kNcclMaxLoops) + 1));
   return plan;
 }
@@ -105,9 +100,7 @@ void NcclCommunicator::leave(std::uint64_t id) {
   if (it != meetings_.end() && ++it->second->left == view_.size()) meetings_.erase(it);
 }
 
-// Pieces cross a link together when their channels' rings look alike from their senders on (the
-// same classes of hop at the same routes' latencies and bandwidths after them): so two channels
-// leaving a node through one NIC at the same ring position share it, while a GPU's link, which
+// Made at first use: a communicator builds only the algorithms its calls run.
 const NcclAlgorithmModel& NcclCommunicator::algorithm(NcclAlgorithm a) const {
   auto& slot = algorithms_[a];
   if (!slot) slot = nccl_algorithm_row(a).make(NcclContext{view_, options_, costs_, bandwidth_factor_});

@@ -117,18 +117,9 @@ class NcclCommunicator {
   void plan_streams(Meeting& m, const NcclCallPlan& plan, const Geometry& g, std::uint64_t wire_elements,
                     bool traced) const;
   void merge_streams(Meeting& m) const;
-  // Chunk level (nccl_chunk_engine.cpp).
+  // Chunk level (nccl_chunk_engine.cpp): the algorithm's schedule (NcclAlgorithmModel::start_chunks).
   void run_chunks(Comm& comm, int me, Gradient& grad, const NcclCallPlan& plan, const ReduceOp& op,
                   int world);
-  struct ChunkRun;
-  simgrid::s4u::ActorPtr start_ring_channel(ChunkRun& run, int c);
-  std::pair<simgrid::s4u::ActorPtr, simgrid::s4u::ActorPtr> start_tree_channel(ChunkRun& run, int c);
-  // Reduce-scatter and all-gather at chunk level (ring_shards.cpp).
-  void run_ring_shard_chunks(Comm& comm, int me, Gradient& grad, const NcclCallPlan& plan, const ReduceOp& op,
-                             int world);
-  // PAT's reduce-scatter and all-gather at chunk level (pat_call.cpp).
-  void run_pat_chunks(Comm& comm, int me, Gradient& grad, const NcclCallPlan& plan, const ReduceOp& op, int world);
-  double arrival_delay(int from, int to, Protocol proto) const;
   // The network's bandwidth factor for `bytes` over a hop of class `cls`.
   double rate_factor(LinkClass cls, double bytes) const;
   // What one channel can move from member `from` to `to` (bytes/s): across the network its GPU's

@@ -8,8 +8,7 @@
 
 #include "algorithms/nccl/nccl_algorithm.hpp"
 #include "algorithms/nccl/nccl_meeting.hpp"
-#include "algorithms/nccl/nvls_shards.hpp"
-#include "algorithms/nccl/ring_shards.hpp"
+#include "algorithms/nccl/nccl_shards.hpp"
 
 XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(aggsim_nccl);
 

@@ -122,4 +122,24 @@ Eigen::VectorXf nccl_nvls_reduce(const NcclView& view, const NcclCallPlan& plan,
   });
 }
 
+// NVLS's reduce-scatter runs inside one node (nvls_shards.hpp): the switch adds its GPUs in local order.
+Eigen::VectorXf nvls_call_reduce_scatter(const NcclView& view, const NcclCallPlan&,
+                                         const std::vector<const Eigen::VectorXf*>& inputs, const ReduceOp& op,
+                                         int world, WireDtype dtype) {
+  return nccl_nvls_reduce_scatter(view.node_members(0), inputs, op, world, dtype);
+}
+
+// NVLS (and with it NVLS-Tree) off for an op and type the switch does not reduce (nvls_for_op).
+NcclSystem nvls_system_for_calls(NcclSystem system, const NcclOptions& options) {
+  return nvls_for_op(system, options.collective, options.nvls_reduces_op);
+}
+
+// NCCL's own NVLS rate on Blackwell, from its NVLS graph on this platform, unless a calibration
+// fitted one.
+void nvls_costs_for_calls(ProtocolCosts& costs, const NcclSystem& system, const NcclView& view,
+                          const NcclOptions& options) {
+  if (options.arch == GpuArch::blackwell && costs.nvls_efficiency == kHopperNvlsEfficiency && system.nvls)
+    costs.nvls_efficiency = nccl_blackwell_nvls_port_share(system, view.intra_bandwidth() / 1e9);
+}
+
 }  // namespace aggsim

@@ -21,13 +21,14 @@ class PatAlgorithm final : public NcclAlgorithmModel {
   void build(NcclGeometryBuilder& b, int channels) const override {
     NcclGeometry& g = b.geometry();
     const int p = view_.size();
-    while ((1 << g.pat_dims) < p) ++g.pat_dims;
-    g.pat_out.assign(static_cast<std::size_t>(channels),
-                     std::vector<NcclGeometry::Edge>(static_cast<std::size_t>(p * g.pat_dims)));
-    for (int d = 0; d < g.pat_dims; ++d, ++b.phase)
+    while ((1 << g.edges_per_member) < p) ++g.edges_per_member;
+    g.own_out.assign(static_cast<std::size_t>(channels),
+                     std::vector<NcclGeometry::Edge>(static_cast<std::size_t>(p * g.edges_per_member)));
+    for (int d = 0; d < g.edges_per_member; ++d, ++b.phase)
       for (int m = 0; m < p; ++m)
         for (int c = 0; c < channels; ++c) {
-          auto& e = g.pat_out[static_cast<std::size_t>(c)][static_cast<std::size_t>(m * g.pat_dims + d)];
+          auto& e =
+              g.own_out[static_cast<std::size_t>(c)][static_cast<std::size_t>(m * g.edges_per_member + d)];
           e = {m, pat_peer(options_.collective, m, d, true, p)};
           b.add(e);
         }
@@ -40,7 +41,7 @@ class PatAlgorithm final : public NcclAlgorithmModel {
     const auto w = static_cast<std::int64_t>(std::llround(plan.data_bytes / 4));
     const double piece = plan.data_bytes / (static_cast<double>(p) * channels * loops);
     const auto hop = [&](int member, int dim) {
-      const auto& e = g.pat_out[0][static_cast<std::size_t>(member * g.pat_dims + dim)];
+      const auto& e = g.own_out[0][static_cast<std::size_t>(member * g.edges_per_member + dim)];
       const double factor = rate_factor(e.cls, piece);
       const auto& route = g.route(e.from, e.to, p);
       PatHop h{1 / (e.first_rate * factor), e.latency + costs_.hop(e.cls, Protocol::simple)};
@@ -60,6 +61,14 @@ class PatAlgorithm final : public NcclAlgorithmModel {
             NcclCombine::later};
   }
 
+  // NCCL sizes PAT's chunk from each rank's part of a channel (pat_chunk_bytes).
+  double chunk_bytes(const NcclCallPlan& plan) const override {
+    return pat_chunk_bytes(options_.collective, plan.data_bytes / plan.choice.channels);
+  }
+  // Each loop moves a chunk of every member's shard on each channel.
+  double loops(const NcclCallPlan& plan) const override { return loops_per_member(plan); }
+  void start_chunks(NcclChunkCall& call) const override { start_pat_chunks(call); }
+
   // Every piece a member sends on a dimension, over all loops.
   void streams(const NcclCallPlan& plan, const NcclGeometry& g, std::int64_t w,
                const NcclStreamSink& add) const override {
@@ -67,14 +76,16 @@ class PatAlgorithm final : public NcclAlgorithmModel {
     const auto steps = pat_steps(options_.collective, p, pat_call_aggregation(plan, p));
     for (int c = 0; c < channels; ++c)
       for (int m = 0; m < p; ++m) {
-        std::vector<double> per_dim(static_cast<std::size_t>(g.pat_dims), 0);
+        std::vector<double> per_dim(static_cast<std::size_t>(g.edges_per_member), 0);
         for (int l = 0; l < plan.loops; ++l)
           for (const PatStep& s : steps)
             if (s.send_dim >= 0)
               per_dim[static_cast<std::size_t>(s.send_dim)] +=
-                  4.0 * static_cast<double>(pat_piece(w, p, (m + s.node) % p, channels, plan.loops, c, l).count);
-        for (int d = 0; d < g.pat_dims; ++d) {
-          const auto& e = g.pat_out[static_cast<std::size_t>(c)][static_cast<std::size_t>(m * g.pat_dims + d)];
+                  4.0 *
+                  static_cast<double>(pat_piece(w, p, (m + s.node) % p, channels, plan.loops, c, l).count);
+        for (int d = 0; d < g.edges_per_member; ++d) {
+          const auto& e =
+              g.own_out[static_cast<std::size_t>(c)][static_cast<std::size_t>(m * g.edges_per_member + d)];
           add(e.from, e.to, per_dim[static_cast<std::size_t>(d)], c, 1);
         }
       }
@@ -87,8 +98,20 @@ std::unique_ptr<NcclAlgorithmModel> make_pat_algorithm(const NcclContext& contex
   return std::make_unique<PatAlgorithm>(context);
 }
 
-Eigen::VectorXf nccl_pat_reduce(const NcclView&, const NcclCallPlan&, const std::vector<const Eigen::VectorXf*>&,
-                                const NcclOp&) {
+// PAT's reduce-scatter in NCCL's steps' order, at the call's aggregation.
+Eigen::VectorXf pat_call_reduce_scatter(const NcclView& view, const NcclCallPlan& plan,
+                                        const std::vector<const Eigen::VectorXf*>& inputs, const ReduceOp& op,
+                                        int world, WireDtype dtype) {
+  return nccl_pat_reduce_scatter(pat_call_aggregation(plan, view.size()), inputs, op, world, dtype);
+}
+
+// PAT off for a reduce-scatter whose op it does not run (pat_for_op).
+NcclSystem pat_system_for_calls(NcclSystem system, const NcclOptions& options) {
+  return pat_for_op(system, options.collective, options.pat_reduces_op);
+}
+
+Eigen::VectorXf nccl_pat_reduce(const NcclView&, const NcclCallPlan&,
+                                const std::vector<const Eigen::VectorXf*>&, const NcclOp&) {
   throw std::logic_error("NCCL runs no all-reduce by PAT");
 }
 

@@ -7,7 +7,9 @@
 #include <tuple>
 
 #include "algorithms/nccl/nccl_algorithm.hpp"
+#include "algorithms/nccl/nccl_chunk_call.hpp"
 #include "algorithms/nccl/pipeline_time.hpp"
+#include "algorithms/nccl/ring_shards.hpp"
 
 namespace aggsim {
 
@@ -30,6 +32,59 @@ double longest_run(const std::vector<double>& w, int hops, const std::vector<int
   else
     for (int s : starts) run(s);
   return best;
+}
+
+// Channel c's ring at chunk level: reduce-scatter then all-gather, slice by slice, NCCL's pieces in
+// ring order.
+void start_ring_channel(NcclChunkCall& run, int c) {
+  const int me = run.me;
+  run.start(fmt::format("nccl-{}-ch{}", run.view.rank_of(me), c), [&run, c, me] {
+    const int p = run.p, channels = run.channels, slices = run.plan.chunking.slices_per_chunk;
+    const int loops = run.plan.loops;
+    const std::int64_t parts = static_cast<std::int64_t>(loops) * channels * p;
+    const auto& ring = run.g.rings[static_cast<std::size_t>(c)];
+    const int q = run.g.position[static_cast<std::size_t>(c)][static_cast<std::size_t>(me)];
+    const int prev = ring[static_cast<std::size_t>((q + p - 1) % p)],
+              next = ring[static_cast<std::size_t>((q + 1) % p)];
+    const std::int64_t expected = static_cast<std::int64_t>(loops) * 2 * (p - 1) * slices;
+    nccl_chunk::Inbox in(run.comm, run.view.rank_of(prev), run.tag + c, run.slots, expected,
+                         run.arrival_delay(prev, me));
+    nccl_chunk::Outbox out(run.comm, run.view.host_of(me), run.view.rank_of(next), run.tag + c, run.slots,
+                           run.channel_rate(me, next));
+    const bool math = run.math;
+    const Eigen::VectorXf& x = run.x;
+    for (int l = 0; l < loops; ++l) {
+      // Slice j of piece k of this loop's channel share, on both planes.
+      auto slice = [&](int k, int j) {
+        const std::int64_t piece = (static_cast<std::int64_t>(l) * channels + c) * p + ((k % p) + p) % p;
+        const Range pr = chunk_range(run.n, parts, piece), wr = chunk_range(run.w, parts, piece);
+        const Range ps = chunk_range(pr.count, slices, j), ws = chunk_range(wr.count, slices, j);
+        return std::pair<Range, std::int64_t>{Range{pr.begin + ps.begin, ps.count}, ws.count};
+      };
+      for (int j = 0; j < slices; ++j) {  // step 0: send my input's piece q - 1
+        const auto [r, wires] = slice(q - 1, j);
+        out.put(run.payload(math ? run.own(r) : Eigen::VectorXf(), wires));
+      }
+      for (int s = 2; s <= p; ++s)  // add my input and pass on, piece q - s; at s = p, piece q ends here
+        for (int j = 0; j < slices; ++j) {
+          const auto [r, wires] = slice(q - s, j);
+          Payload got = in.take();
+          if (math) {
+            run.op.add_input(got.values, x.segment(r.begin, r.count));
+            if (s == p) run.result.segment(r.begin, r.count) = got.values;
+          }
+          out.put(run.payload(std::move(got.values), wires));
+        }
+      for (int s = 1; s <= p - 1; ++s)  // pass the results on, keeping each; the last one stops here
+        for (int j = 0; j < slices; ++j) {
+          const auto [r, wires] = slice(q - s, j);
+          Payload got = in.take();
+          if (math) run.result.segment(r.begin, r.count) = got.values;
+          if (s < p - 1) out.put(run.payload(std::move(got.values), wires));
+        }
+    }
+    out.flush();
+  });
 }
 
 class RingAlgorithm : public NcclAlgorithmModel {
@@ -75,6 +130,16 @@ class RingAlgorithm : public NcclAlgorithmModel {
   }
 
   // The pieces each member sends on, over every loop.
+  // Each loop moves a chunk of every member's piece on each channel.
+  double loops(const NcclCallPlan& plan) const override { return loops_per_member(plan); }
+
+  // Each channel's ring; a reduce-scatter's or an all-gather's shards go round it (ring_shards.cpp).
+  void start_chunks(NcclChunkCall& call) const override {
+    if (call.collective == NcclCollective::reduce_scatter || call.collective == NcclCollective::all_gather)
+      return start_ring_shard_chunks(call);
+    for (int c = 0; c < call.channels; ++c) start_ring_channel(call, c);
+  }
+
   void streams(const NcclCallPlan& plan, const Geometry& g, std::int64_t w,
                const NcclStreamSink& add) const override {
     const int channels = plan.choice.channels, p = view_.size();

@@ -13,15 +13,11 @@
 #include <vector>
 
 #include "algorithms/nccl/nccl_communicator.hpp"
+#include "algorithms/nccl/nccl_shards.hpp"
 #include "sim/api/partition.hpp"
 #include "sim/api/reduce_op.hpp"
 
 namespace aggsim {
-
-// Member m's shard of a vector of n elements shared by `members` members (balanced, as chunk_range).
-inline Range nccl_shard(std::int64_t n, int members, int m) {
-  return chunk_range(n, members, m);
-}
 
 // The piece of member `owner`'s shard that loop `loop` of channel `channel` moves, out of `loops`
 // loops of `channels` channels, on a vector of n elements shared by `members` members.
@@ -34,16 +30,8 @@ Eigen::VectorXf nccl_ring_reduce_scatter(const std::vector<std::vector<int>>& ri
                                          const std::vector<const Eigen::VectorXf*>& inputs, const ReduceOp& op,
                                          int world, WireDtype dtype = WireDtype::fp32);
 
-// The gathered vector: member m's own shard of its input at the place of shard m, as `dtype` holds it.
-Eigen::VectorXf nccl_all_gather(const std::vector<const Eigen::VectorXf*>& inputs,
-                                WireDtype dtype = WireDtype::fp32);
-
-// The result of a reduce-scatter (every shard) or an all-gather call as the communicator plans it.
-Eigen::VectorXf nccl_shard_collective(const NcclView& view, const NcclCallPlan& plan, NcclCollective collective,
-                                      const std::vector<const Eigen::VectorXf*>& inputs, const ReduceOp& op,
-                                      int world, WireDtype dtype);
-
-// Zeroes all but member m's shard of `values` (what a reduce-scatter leaves the member).
-void keep_shard(Eigen::VectorXf& values, int members, int m);
+// Member call.me's part of a ring reduce-scatter or all-gather at chunk level (nccl_chunk_call.hpp).
+struct NcclChunkCall;
+void start_ring_shard_chunks(NcclChunkCall& call);
 
 }  // namespace aggsim

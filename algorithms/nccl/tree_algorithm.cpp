@@ -8,11 +8,79 @@
 #include <tuple>
 
 #include "algorithms/nccl/nccl_algorithm.hpp"
+#include "algorithms/nccl/nccl_chunk_call.hpp"
 #include "algorithms/nccl/pipeline_time.hpp"
 
 namespace aggsim {
 
 namespace {
+
+// Channel c's tree at chunk level: one actor reduces the pieces up to the root, another passes the
+// results down.
+void start_tree_channel(NcclChunkCall& run, int c) {
+  const int me = run.me, pieces = run.plan.loops, tag = run.tag, slots = run.slots;
+  const NcclTreeLinks links = run.g.tree[static_cast<std::size_t>(c)][static_cast<std::size_t>(me)];
+  const Range cp = chunk_range(run.n, run.channels, c), cw = chunk_range(run.w, run.channels, c);
+  auto piece = [cp, cw, pieces](int j) {
+    const Range pr = chunk_range(cp.count, pieces, j), wr = chunk_range(cw.count, pieces, j);
+    return std::pair<Range, std::int64_t>{Range{cp.begin + pr.begin, pr.count}, wr.count};
+  };
+  auto finals = sg4::Semaphore::create(0);  // pieces the root has finished, for its down actor
+  run.start(fmt::format("nccl-{}-up{}", run.view.rank_of(me), c),
+            [&run, c, me, tag, slots, pieces, links, piece, finals] {
+              const bool math = run.math;
+              std::vector<std::unique_ptr<nccl_chunk::Inbox>> children;
+              for (int child : links.children)
+                children.push_back(std::make_unique<nccl_chunk::Inbox>(
+                    run.comm, run.view.rank_of(child), tag + c, slots, pieces, run.arrival_delay(child, me)));
+              std::unique_ptr<nccl_chunk::Outbox> parent;
+              if (links.parent >= 0)
+                parent = std::make_unique<nccl_chunk::Outbox>(run.comm, run.view.host_of(me),
+                                                              run.view.rank_of(links.parent), tag + c, slots,
+                                                              run.channel_rate(me, links.parent));
+              for (int j = 0; j < pieces; ++j) {
+                const auto [r, wires] = piece(j);
+                Eigen::VectorXf acc = math ? run.own(r) : Eigen::VectorXf();
+                for (auto& child : children) {
+                  Payload got = child->take();
+                  if (math) run.op.combine(acc, got.values);
+                }
+                if (parent) {
+                  parent->put(run.payload(std::move(acc), wires));
+                } else {
+                  if (math) run.result.segment(r.begin, r.count) = acc;
+                  finals->release();
+                }
+              }
+              if (parent) parent->flush();
+            });
+  run.start(fmt::format("nccl-{}-down{}", run.view.rank_of(me), c), [&run, c, me, tag, slots, pieces, links,
+                                                                     piece, finals] {
+    const bool math = run.math;
+    std::unique_ptr<nccl_chunk::Inbox> parent;
+    if (links.parent >= 0)
+      parent = std::make_unique<nccl_chunk::Inbox>(run.comm, run.view.rank_of(links.parent), tag + c, slots,
+                                                   pieces, run.arrival_delay(links.parent, me));
+    std::vector<std::unique_ptr<nccl_chunk::Outbox>> children;
+    for (int child : links.children)
+      children.push_back(std::make_unique<nccl_chunk::Outbox>(run.comm, run.view.host_of(me),
+                                                              run.view.rank_of(child), tag + c, slots,
+                                                              run.channel_rate(me, child)));
+    for (int j = 0; j < pieces; ++j) {
+      const auto [r, wires] = piece(j);
+      Eigen::VectorXf value;
+      if (parent) {
+        value = parent->take().values;
+        if (math) run.result.segment(r.begin, r.count) = value;
+      } else {
+        finals->acquire();
+        if (math) value = run.result.segment(r.begin, r.count);
+      }
+      for (auto& child : children) child->put(run.payload(value, wires));
+    }
+    for (auto& child : children) child->flush();
+  });
+}
 
 class TreeAlgorithm : public NcclAlgorithmModel {
  public:
@@ -37,6 +105,10 @@ class TreeAlgorithm : public NcclAlgorithmModel {
 
   NcclChain chain_time(const NcclCallPlan& plan, const Geometry& g) const override {
     return {tree_time(plan, g), NcclCombine::pipeline};
+  }
+
+  void start_chunks(NcclChunkCall& call) const override {
+    for (int c = 0; c < call.channels; ++c) start_tree_channel(call, c);
   }
 
   // Every piece up and down each tree edge.

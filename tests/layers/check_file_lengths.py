@@ -11,6 +11,8 @@ import pathlib
 import sys
 import tempfile
 
+import checker
+
 # (folder, most lines a file under it may have)
 LIMITS = [("algorithms/nccl", 500)]
 
@@ -45,22 +47,8 @@ def self_test():
         found = long_files(root)
         expected = ["algorithms/nccl/calibration/long.cpp: 501 lines, more than 500; "
                     "split it at a seam (one algorithm or one engine per file)"]
-        if found != expected:
-            print(f"self-test: expected the long file to be reported, got {found}")
-            return 1
-    print("self-test: ok")
-    return 0
-
-
-def main(argv):
-    if argv[1:] == ["--self-test"]:
-        return self_test()
-    root = argv[1] if len(argv) > 1 else "."
-    found = long_files(root)
-    for line in found:
-        print(line)
-    return 1 if found else 0
+    return checker.self_test_result(found, expected, "the long file")
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(checker.run(sys.argv, long_files, self_test))

@@ -11,6 +11,8 @@ import re
 import sys
 import tempfile
 
+import checker
+
 LAYERS = [
     ("core", "sim/core/"),            # errors, params, units, random streams, string helpers
     ("metrics", "sim/metrics/"),      # step log, trace recorder, link usage
@@ -74,23 +76,12 @@ def self_test():
             return 1
         (root / "sim/core/bad.hpp").write_text('#pragma once\n#include "sim/engine/run.hpp"\n')
         found = upward_includes(root)
-        if found != ["sim/core/bad.hpp:2: layer core includes sim/engine/run.hpp (layer engine, above it)"]:
-            print(f"self-test: expected the upward include to be reported, got {found}")
-            return 1
-    print("self-test: ok")
-    return 0
-
-
-def main(argv):
-    if argv[1:] == ["--self-test"]:
-        return self_test()
-    root = argv[1] if len(argv) > 1 else pathlib.Path(__file__).resolve().parents[2]
-    found = upward_includes(root)
-    for line in found:
-        print(line)
-    print(f"{len(found)} include(s) against the layer order" if found else "layers: no include runs upward")
-    return 1 if found else 0
+    return checker.self_test_result(
+        found, ["sim/core/bad.hpp:2: layer core includes sim/engine/run.hpp (layer engine, above it)"],
+        "the upward include")
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(checker.run(sys.argv, upward_includes, self_test,
+                         lambda n: f"{n} include(s) against the layer order" if n
+                         else "layers: no include runs upward"))
