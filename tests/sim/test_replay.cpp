@@ -54,6 +54,20 @@ void check_summary(const nlohmann::json& full, const nlohmann::json& replayed) {
   check_same_summary(full, replayed, {"steps_replayed", "replay_refused"});
 }
 
+// Runs `yaml` in full and with replay: no refusal, and the replayed run's figures within the
+// README's bound of the full simulation's. Returns the steps replayed.
+int replayed_as_full(const std::string& name, const std::string& yaml) {
+  const auto dir = fresh_dir(name);
+  const auto full = run(dir, "full", yaml + "engine: {replay: false}\n");
+  const auto replayed = run(dir, "replayed", yaml);
+  const auto a = nlohmann::json::parse(read_file(full / "summary.json"));
+  const auto b = nlohmann::json::parse(read_file(replayed / "summary.json"));
+  CHECK(b["replay_refused"].is_null());
+  check_summary(a, b);
+  check_steps(full, replayed, a["sim_time_s"].get<double>());
+  return b["steps_replayed"].get<int>();
+}
+
 }  // namespace
 
 TEST_CASE("Replayed steps give a full simulation's figures across algorithms, compressors and workloads",
@@ -150,21 +164,13 @@ TEST_CASE("Replayed sharded steps (fsdp) give a full simulation's figures over g
     seen.insert(sharding + "/" + collectives);
     {
       INFO(std::to_string(i) + ": " + alg + (four_nodes ? "16 ranks" : "8 ranks") + (math ? ", math" : ""));
-      const auto dir = fresh_dir("replay-fsdp");
-      const auto full = run(dir, "full", yaml + "engine: {replay: false}\n");
-      const auto replayed = run(dir, "replayed", yaml);
-      const auto a = nlohmann::json::parse(read_file(full / "summary.json"));
-      const auto b = nlohmann::json::parse(read_file(replayed / "summary.json"));
-      CHECK(b["replay_refused"].is_null());
       // At most three steps simulated before replay starts, and the last one (its closing gather).
       // NCCL's calls begin when every rank has called, so steps start on an idle network; over the
       // message-level ring a rank may start the next step's gathers while a far rank's last
       // reduce-scatter still runs, and such runs are simulated in full.
-      const int steps_replayed = b["steps_replayed"].get<int>();
+      const int steps_replayed = replayed_as_full("replay-fsdp", yaml);
       if (collectives == "nccl") CHECK(steps_replayed >= 4);
       if (collectives == "ring" && steps_replayed >= 4) ++ring_replayed;
-      check_summary(a, b);
-      check_steps(full, replayed, a["sim_time_s"].get<double>());
     }
   }
   CHECK(seen.size() == 8);
@@ -191,15 +197,7 @@ TEST_CASE("Replayed steps of a parallel layout's groups give a full simulation's
       std::string yaml = scenario(c.alg + "parallel: {tensor: 2, pipeline: 2}\n", 9, c.math);
       yaml.replace(yaml.find("ranks: 8"), 8, "ranks: 16");
       yaml.replace(yaml.find("nodes: 2"), 8, "nodes: 4");
-      const auto dir = fresh_dir("replay-layout");
-      const auto full = run(dir, "full", yaml + "engine: {replay: false}\n");
-      const auto replayed = run(dir, "replayed", yaml);
-      const auto a = nlohmann::json::parse(read_file(full / "summary.json"));
-      const auto b = nlohmann::json::parse(read_file(replayed / "summary.json"));
-      CHECK(b["replay_refused"].is_null());
-      CHECK(b["steps_replayed"].get<int>() >= 4);
-      check_summary(a, b);
-      check_steps(full, replayed, a["sim_time_s"].get<double>());
+      CHECK(replayed_as_full("replay-layout", yaml) >= 4);
     }
   }
 }
