@@ -140,36 +140,47 @@ class RingAlgorithm : public NcclAlgorithmModel {
     for (int c = 0; c < call.channels; ++c) start_ring_channel(call, c);
   }
 
+  // The pieces each member sends on, over every loop. A loop's pieces are sized once for all the
+  // members (summing them per member made a call's plan quadratic in the ranks).
   void streams(const NcclCallPlan& plan, const Geometry& g, std::int64_t w,
                const NcclStreamSink& add) const override {
     const int channels = plan.choice.channels, p = view_.size();
     const Pieces pieces{0, w, static_cast<std::int64_t>(plan.loops) * channels * p};
-    for (int c = 0; c < channels; ++c)
-      for (int q = 0; q < p; ++q) {
-        const auto& e = g.ring_out[static_cast<std::size_t>(c)][static_cast<std::size_t>(q)];
-        double bytes = 0;
-        for (int l = 0; l < plan.loops; ++l) {
-          const std::int64_t base = (static_cast<std::int64_t>(l) * channels + c) * p;
-          auto chunk = [&](int k) { return pieces.data_bytes(base + ((k % p) + p) % p); };
-          double all = 0;
-          for (int k = 0; k < p; ++k) all += chunk(k);
+    const auto at = [p](int k) { return static_cast<std::size_t>(k % p); };
+    std::vector<double> chunk(static_cast<std::size_t>(p)), bytes(static_cast<std::size_t>(p));
+    for (int c = 0; c < channels; ++c) {
+      std::fill(bytes.begin(), bytes.end(), 0.0);
+      for (int l = 0; l < plan.loops; ++l) {
+        const std::int64_t base = (static_cast<std::int64_t>(l) * channels + c) * p;
+        double all = 0;
+        for (int k = 0; k < p; ++k) {
+          chunk[static_cast<std::size_t>(k)] = pieces.data_bytes(base + k);
+          all += chunk[static_cast<std::size_t>(k)];
+        }
+        for (int q = 0; q < p; ++q) {
+          double& b = bytes[static_cast<std::size_t>(q)];
           switch (options_.collective) {
             case NcclCollective::all_reduce:
-              bytes += 2 * all - chunk(q) - chunk(q + 1);
+              b += 2 * all - chunk[at(q)] - chunk[at(q + 1)];
               break;
             case NcclCollective::all_gather:
-              bytes += all - chunk(q + 1);
+              b += all - chunk[at(q + 1)];
               break;
             case NcclCollective::reduce_scatter:
-              bytes += all - chunk(q);
+              b += all - chunk[at(q)];
               break;
             case NcclCollective::broadcast:
-              if (e.to != 0) bytes += all;  // the chain from the root (member 0) stops before it
+              // The chain from the root (member 0) stops before it.
+              if (g.ring_out[static_cast<std::size_t>(c)][static_cast<std::size_t>(q)].to != 0) b += all;
               break;
           }
         }
-        add(e.from, e.to, bytes, c, 1);
       }
+      for (int q = 0; q < p; ++q) {
+        const auto& e = g.ring_out[static_cast<std::size_t>(c)][static_cast<std::size_t>(q)];
+        add(e.from, e.to, bytes[static_cast<std::size_t>(q)], c, 1);
+      }
+    }
   }
 
  private:

@@ -414,8 +414,8 @@ AlgorithmInfo fsdp_entry() {
     };
     run.sharding = schedule;
     run.summary_fields = [layout, schedule, observed] { return memory_fields(layout, schedule, *observed); };
-    run.replay_refusal =
-        "its steps gather and reduce unit by unit around the compute, which replay does not record";
+    // Every rank's step is the same collectives around the same compute (sim/engine/replay.hpp).
+    run.replay_refusal = run.pieces_pay_latency ? "movement: chunk interleaves its channels' pieces by timing" : "";
     return run;
   };
   return info;

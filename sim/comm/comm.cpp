@@ -92,7 +92,7 @@ bool SendHandle::done() const {
 
 Payload RecvHandle::wait(double* arrived) {
   if (local_) {
-    Payload received = local_->receive(key_, seq_, owner_->rank());
+    Payload received = local_->receive(key_, seq_, owner_->global_rank(owner_->rank()));
     local_ = nullptr;
     if (arrived) *arrived = sg4::Engine::get_clock();
     return received;
@@ -240,7 +240,9 @@ SendHandle Comm::post_send(int dst, Payload payload, int channel, double rate, b
   note_post(1, dst, channel, bytes);
   if (local_) {
     check_peer(dst);
-    local_->send(LocalNetwork::key(rank_, dst, channel), dst, std::move(payload));
+    // Global ranks: a parallel layout's groups replay over one in-process network.
+    local_->send(LocalNetwork::key(global_rank(rank_), global_rank(dst), channel), global_rank(dst),
+                 std::move(payload));
     return SendHandle();
   }
   // First: a bad peer throws before the payload is pooled. The entry is read before the transfer
@@ -283,7 +285,7 @@ RecvHandle Comm::post_receive(int src, int channel, bool stream) {
   note_post(2, src, channel, 0);
   if (local_) {
     check_peer(src);
-    const LocalNetwork::Key key = LocalNetwork::key(src, rank_, channel);
+    const LocalNetwork::Key key = LocalNetwork::key(global_rank(src), global_rank(rank_), channel);
     return RecvHandle(local_, key, local_->post_receive(key), this);
   }
   Payload** slot = slots_.acquire();

@@ -128,7 +128,7 @@ void run_compute(RankState& st, const RunShared& run) {
       st.done->acquire();
     else
       aggregate_step(st, run, step);
-    if (repeats >= 0) run.replay->end_replayed(st.ctx.rank, step, repeats, st.comm);
+    if (repeats >= 0) run.replay->end_replayed(st.ctx.rank, step, repeats, st.comm, st.plan->first_call);
     if (communicates) join_buckets(st, size, values);
     if (run.replicas) run.replicas->assemble(st.data_rank, step, st.plan->proxy, values);
     if (communicates && run.hooks.after_aggregate) run.hooks.after_aggregate(st.ctx.rank, step, before, values);

@@ -34,7 +34,8 @@ int ReplayBook::begin(int rank, int step, Comm& comm) {
   return repeats;
 }
 
-void ReplayBook::end_replayed(int rank, int step, int repeats, Comm& comm) {
+void ReplayBook::end_replayed(int rank, int step, int repeats, Comm& comm, int first_slot,
+                              const std::vector<int>* call_slots) {
   const StepTape tape = comm.take_tape();
   comm.replay_over(nullptr, nullptr);
   const RankStepRecord& was = log_.at(rank, repeats);
@@ -47,9 +48,12 @@ void ReplayBook::end_replayed(int rank, int step, int repeats, Comm& comm) {
   rec.agg_start = rec.start + (was.agg_start - was.start);
   rec.agg_end = rec.start + (was.agg_end - was.start);
   rec.hidden_comm = was.hidden_comm;  // its calls ran as the recorded step's did
+  rec.exposed_gather = was.exposed_gather;
   const auto& windows = simulated_.at(repeats).tapes[static_cast<std::size_t>(rank)].calls;
+  if (call_slots && call_slots->size() != windows.size()) diverged(rank, step, repeats, "made another number of calls");
   for (std::size_t b = 0; b < windows.size(); ++b)
-    calls_.add_window(step, static_cast<int>(b), windows[b].shifted(rec.start - was.start));
+    calls_.add_window(step, call_slots ? (*call_slots)[b] : first_slot + static_cast<int>(b),
+                      windows[b].shifted(rec.start - was.start));
   // Its last message was sent by a rank that started this step before the recorded end.
   if (sg4::Engine::get_clock() > rec.agg_end + simulated_.at(repeats).tolerance)
     diverged(rank, step, repeats, "received its last message after its recorded end");
@@ -140,7 +144,8 @@ bool ReplayBook::same_step(int a, int b) const {
     if (!near(x.start - first_a, y.start - first_b) ||
         !near(x.compute_end - x.start, y.compute_end - y.start) ||
         !near(x.agg_start - x.start, y.agg_start - y.start) ||
-        !near(x.agg_end - x.start, y.agg_end - y.start))
+        !near(x.agg_end - x.start, y.agg_end - y.start) || !near(x.hidden_comm, y.hidden_comm) ||
+        !near(x.exposed_gather, y.exposed_gather))
       return false;
     if (x.bytes_sent != y.bytes_sent || x.messages_sent != y.messages_sent) return false;
     const StepTape& ta = ra.tapes[static_cast<std::size_t>(r)];

@@ -40,8 +40,10 @@ class ReplayBook {
   // rank's Comm to deliver in-process while it replays.
   int begin(int rank, int step, Comm& comm);
   // A replayed rank's aggregation is done: checks its transfers against the record, sets its times
-  // from the record and sleeps until its recorded end.
-  void end_replayed(int rank, int step, int repeats, Comm& comm);
+  // from the record and sleeps until its recorded end. `call_slots`: the collectives.csv slot of
+  // each call the rank made, in call order (null: call b is slot first_slot + b).
+  void end_replayed(int rank, int step, int repeats, Comm& comm, int first_slot,
+                    const std::vector<int>* call_slots = nullptr);
   // The rank has finished the step.
   void finish(int rank, int step, int repeats, Comm& comm);
 

@@ -57,6 +57,9 @@ class ShardedStep {
     for (int i = 0; i < units_; ++i) gather(forward_unit(i), ShardedCall::step_end_gather);
   }
 
+  // The collectives.csv slot of each call made so far, in call order.
+  const std::vector<int>& call_slots() const { return slots_; }
+
   void close() {
     if (!started_) rec_.agg_start = rec_.agg_end = sg4::Engine::get_clock();
     run_.log.aggregation_ended(step_, rec_.agg_end);
@@ -74,7 +77,8 @@ class ShardedStep {
     sg4::ExecPtr exec;
     if (flops > 0) {
       st_.comm.note_work(flops);
-      exec = sg4::this_actor::exec_async(flops);
+      // A replayed step takes its timing, compute included, from the step it repeats.
+      if (!st_.comm.replaying()) exec = sg4::this_actor::exec_async(flops);
     }
     overlapping_ = exec != nullptr;
     comms();
@@ -133,6 +137,7 @@ class ShardedStep {
     st_.ctx.choice = nullptr;
     const TransferWindow window = st_.comm.take_call_window();
     run_.calls.report(step_, logged_slot, window, choice);
+    slots_.push_back(logged_slot);
     const double end = sg4::Engine::get_clock();
     // Gathers inside the passes (a gather at the step's end is after the compute, in the exposed
     // aggregation already).
@@ -164,6 +169,7 @@ class ShardedStep {
   std::vector<Span> during_compute_;  // those calls' spans
   double compute_end_ = 0;
   bool started_ = false;
+  std::vector<int> slots_;
 };
 
 // Whole weights are available (after the forward pass's gathers, or a gather of every unit): the
@@ -200,7 +206,10 @@ void sharded_step(RankState& st, const RunShared& run, int step) {
   RankStepRecord& rec = run.log.at(st.ctx.rank, step);
   rec.start = sg4::Engine::get_clock();
   const CommCounters c0 = st.comm.counters();
-  const int repeats = run.replay ? run.replay->begin(st.ctx.rank, step, st.comm) : -1;
+  const bool last = step + 1 == run.scenario.steps;
+  // The last step's closing gather (a full state dict) makes it unlike the steps before: simulated.
+  const bool like_others = sharding.after_step || !last;
+  const int repeats = run.replay && like_others ? run.replay->begin(st.ctx.rank, step, st.comm) : -1;
   ShardedStep pass(st, run, step);
   st.computing = step;
   pass.forward_pass();
@@ -218,11 +227,11 @@ void sharded_step(RankState& st, const RunShared& run, int step) {
   if (run.hooks.after_aggregate) run.hooks.after_aggregate(st.ctx.rank, step, before, values);
   if (st.trainer) st.trainer->step(values);  // the rank's own shard is updated; the rest is re-gathered
   keep_updated_shards(st, run, step);
-  const bool last = step + 1 == run.scenario.steps;
   if (sharding.after_step || last) pass.gather_all();
-  pass.close();
   rec.bytes_sent = st.comm.counters().bytes_sent - c0.bytes_sent;
   rec.messages_sent = st.comm.counters().messages_sent - c0.messages_sent;
+  if (repeats >= 0) run.replay->end_replayed(st.ctx.rank, step, repeats, st.comm, 0, &pass.call_slots());
+  pass.close();
   if (run.replay) run.replay->finish(st.ctx.rank, step, repeats, st.comm);
   if (run.replicas) {  // the replica meets; the math of its slices goes through keep / take above
     Eigen::VectorXf timing_only;

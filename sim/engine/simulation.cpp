@@ -277,7 +277,6 @@ std::string replay_refusal(const Scenario& sc, const AlgorithmRun& algorithm) {
   if (sc.network == NetworkPreset::ns3) return "network: ns3 keeps transport state from step to step";
   if (sc.compute.straggler.kind != StragglerKind::none)
     return "compute.straggler: compute times change from step to step";
-  if (sc.parallel.groups() > 1) return "parallel: replay records one group of ranks, not several at once";
   if (!algorithm.replay_refusal.empty())
     return fmt::format("{}: {}", sc.algorithm.name, algorithm.replay_refusal);
   if (sc.compression.entry->sizes_depend_on_data)

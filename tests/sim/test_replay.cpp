@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -37,6 +38,8 @@ std::string scenario(const std::string& extra, int steps = 10, bool math = true)
          extra;
 }
 
+const std::vector<std::string> kFsdpShardings = {"full", "grad_op", "optimizer", "hybrid"};
+
 fs::path run(const fs::path& dir, const std::string& name, const std::string& yaml) {
   return run_named(dir, name, yaml);
 }
@@ -49,6 +52,20 @@ void check_steps(const fs::path& full, const fs::path& replayed, double sim_time
 
 void check_summary(const nlohmann::json& full, const nlohmann::json& replayed) {
   check_same_summary(full, replayed, {"steps_replayed", "replay_refused"});
+}
+
+// Runs `yaml` in full and with replay: no refusal, and the replayed run's figures within the
+// README's bound of the full simulation's. Returns the steps replayed.
+int replayed_as_full(const std::string& name, const std::string& yaml) {
+  const auto dir = fresh_dir(name);
+  const auto full = run(dir, "full", yaml + "engine: {replay: false}\n");
+  const auto replayed = run(dir, "replayed", yaml);
+  const auto a = nlohmann::json::parse(read_file(full / "summary.json"));
+  const auto b = nlohmann::json::parse(read_file(replayed / "summary.json"));
+  CHECK(b["replay_refused"].is_null());
+  check_summary(a, b);
+  check_steps(full, replayed, a["sim_time_s"].get<double>());
+  return b["steps_replayed"].get<int>();
 }
 
 }  // namespace
@@ -111,6 +128,76 @@ TEST_CASE("Replayed steps give a full simulation's figures across algorithms, co
       CHECK(b["steps_replayed"].get<int>() >= c.min_replayed);
       check_summary(a, b);
       check_steps(full, replayed, a["sim_time_s"].get<double>());
+    }
+  }
+}
+
+TEST_CASE("Replayed sharded steps (fsdp) give a full simulation's figures over generated cases",
+          "[replay][fsdp]") {
+  // Drawn from a fixed seed: sharding, prefetch, unit size, wire precision, message-level ring or
+  // NCCL's collectives, the math plane, a compressor riding the ring's reduce-scatters, and the
+  // platform (two or four nodes of four GPUs).
+  std::mt19937 draw(49);
+  const auto pick = [&draw](const std::vector<std::string>& of) {
+    return of[std::uniform_int_distribution<std::size_t>(0, of.size() - 1)(draw)];
+  };
+  std::set<std::string> seen;  // every sharding and both collectives are drawn
+  int ring_replayed = 0;        // ring cases whose steps started on an idle network
+  for (int i = 0; i < 12; ++i) {
+    // The first eight cover every sharding with both collectives; the rest are drawn.
+    const std::string sharding = i < 8 ? kFsdpShardings[static_cast<std::size_t>(i % 4)] : pick(kFsdpShardings);
+    const std::string collectives = i < 8 ? (i < 4 ? "ring" : "nccl") : pick({"ring", "nccl"});
+    const bool math = pick({"on", "off"}) == "on";
+    std::string alg = "algorithm: {name: fsdp, sharding: " + sharding + ", collectives: " + collectives +
+                      ", prefetch: " + pick({"true", "false"}) + ", unit: " + pick({"0", "4MB", "25MB"}) +
+                      ", param_dtype: " + pick({"fp32", "bf16"}) + ", reduce_dtype: " + pick({"fp32", "fp16"}) +
+                      "}\n";
+    if (collectives == "ring" && math && pick({"dense", "randomk"}) == "randomk")
+      alg += "compression: {name: randomk, ratio: 0.5, shared_seed: true}\n";
+    std::string yaml = scenario(alg, 9, math);
+    const bool four_nodes = pick({"2", "4"}) == "4";
+    if (four_nodes) {
+      const auto at = yaml.find("ranks: 8");
+      yaml.replace(at, 8, "ranks: 16");
+      yaml.replace(yaml.find("nodes: 2"), 8, "nodes: 4");
+    }
+    seen.insert(sharding + "/" + collectives);
+    {
+      INFO(std::to_string(i) + ": " + alg + (four_nodes ? "16 ranks" : "8 ranks") + (math ? ", math" : ""));
+      // At most three steps simulated before replay starts, and the last one (its closing gather).
+      // NCCL's calls begin when every rank has called, so steps start on an idle network; over the
+      // message-level ring a rank may start the next step's gathers while a far rank's last
+      // reduce-scatter still runs, and such runs are simulated in full.
+      const int steps_replayed = replayed_as_full("replay-fsdp", yaml);
+      if (collectives == "nccl") CHECK(steps_replayed >= 4);
+      if (collectives == "ring" && steps_replayed >= 4) ++ring_replayed;
+    }
+  }
+  CHECK(seen.size() == 8);
+  CHECK(ring_replayed >= 2);
+}
+
+TEST_CASE("Replayed steps of a parallel layout's groups give a full simulation's figures",
+          "[replay][parallel]") {
+  // Four nodes of four GPUs as tensor 2 x pipeline 2 x data 4: four groups aggregate at once, each
+  // over the in-process network by global ranks while replayed.
+  struct Case {
+    const char* what;
+    std::string alg;
+    bool math;
+  };
+  const std::vector<Case> cases = {
+      {"ring, math on", "algorithm: {name: ring_allreduce, granularity: layer, bucket: 25MB}\n", true},
+      {"NCCL's model", "algorithm: {name: nccl_allreduce, granularity: layer, bucket: 25MB}\n", false},
+      {"fsdp over NCCL", "algorithm: {name: fsdp, sharding: full, collectives: nccl, unit: 4MB}\n", false},
+      {"fsdp hybrid, ring", "algorithm: {name: fsdp, sharding: hybrid, shard_group: 2}\n", false},
+  };
+  for (const Case& c : cases) {
+    SECTION(c.what) {
+      std::string yaml = scenario(c.alg + "parallel: {tensor: 2, pipeline: 2}\n", 9, c.math);
+      yaml.replace(yaml.find("ranks: 8"), 8, "ranks: 16");
+      yaml.replace(yaml.find("nodes: 2"), 8, "nodes: 4");
+      CHECK(replayed_as_full("replay-layout", yaml) >= 4);
     }
   }
 }
