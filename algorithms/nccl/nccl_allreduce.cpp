@@ -70,6 +70,7 @@ NcclOptions nccl_options(const Params& params) {
                            NcclCollective::reduce_scatter, NcclCollective::broadcast})
     if (collective == nccl_collective_name(c)) o.collective = c;
   o.movement = params.text("movement") == "chunk" ? Movement::chunk : Movement::flow;
+  o.reuse_flow_plans = params.text("flow_plans") == "reuse";
   // Empty: the platform's GPU, read once the platform is built (platform_arch).
   if (params.has("gpu") && !params.text("gpu").empty()) o.arch = kGpuNames.parse(params.text("gpu"), "gpu");
   const bool nvls_family = o.algorithm && is_nvls(*o.algorithm);
@@ -225,6 +226,11 @@ std::vector<ParamSpec> nccl_param_specs() {
                 "per_pair there (network alpha_beta, no calibration factors, one data-parallel group), "
                 "else per_channel")
           .one_of({"auto", "per_channel", "per_pair"}),
+      ParamSpec("flow_plans", ParamKind::choice, "reuse",
+                "movement flow: reuse = calls of one size (a bucket every step) share the first one's "
+                "streams and times, the same numbers bit for bit; per_call = each call works them out "
+                "again (the reference)")
+          .one_of({"reuse", "per_call"}),
       ParamSpec("gpu", ParamKind::choice, "",
                 "GPU generation, for NCCL's per-channel caps, LL128 and NVLS (hopper, blackwell); cdna3 "
                 "follows RCCL (default: the platform's platform.gpu, else hopper)")

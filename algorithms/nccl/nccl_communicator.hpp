@@ -60,6 +60,9 @@ struct NcclOptions {
   // `auto` resolves it with nccl_streams_merge, where the network grants every stream its paced rate).
   bool merge_streams = false;
   bool merge_unless_traced = false;  // `auto`: a traced run shows each channel's stream
+  // Flow level: calls of one size reuse the first one's streams and times (`flow_plans: reuse`)
+  // instead of working them out again (`flow_plans: per_call`, the reference); the same numbers.
+  bool reuse_flow_plans = true;
 };
 
 // What a call does, the same on every member.
@@ -102,7 +105,8 @@ class NcclCommunicator {
   const std::map<std::string, int>& calls() const { return calls_; }
 
  private:
-  struct Meeting;  // nccl_meeting.hpp
+  struct Meeting;   // nccl_meeting.hpp
+  struct FlowPlan;  // nccl_meeting.hpp
   using Geometry = NcclGeometry;
   using Combine = NcclCombine;
   using Chain = NcclChain;
@@ -114,9 +118,12 @@ class NcclCommunicator {
   // Flow level (nccl_flow_engine.cpp).
   void run_flow(Comm& comm, int me, Gradient& grad, Meeting& m, const NcclCallPlan& plan, const ReduceOp& op,
                 int world);
-  void plan_streams(Meeting& m, const NcclCallPlan& plan, const Geometry& g, std::uint64_t wire_elements,
+  // The flow plan of a call of `wire_elements` (made once per size with reuse_flow_plans).
+  std::shared_ptr<const FlowPlan> flow_plan(const NcclCallPlan& plan, NcclAlgorithm a, int channels,
+                                            std::uint64_t wire_elements, bool traced);
+  void plan_streams(FlowPlan& f, const NcclCallPlan& plan, const Geometry& g, std::uint64_t wire_elements,
                     bool traced) const;
-  void merge_streams(Meeting& m) const;
+  void merge_streams(FlowPlan& f) const;
   // Chunk level (nccl_chunk_engine.cpp): the algorithm's schedule (NcclAlgorithmModel::start_chunks).
   void run_chunks(Comm& comm, int me, Gradient& grad, const NcclCallPlan& plan, const ReduceOp& op,
                   int world);
@@ -138,6 +145,7 @@ class NcclCommunicator {
   mutable std::map<NcclAlgorithm, std::unique_ptr<NcclAlgorithmModel>> algorithms_;
   std::map<std::pair<int, int>, std::unique_ptr<Geometry>> geometries_;  // by algorithm, channels
   std::map<std::string, int> calls_;
+  std::map<std::pair<std::uint64_t, bool>, std::shared_ptr<const FlowPlan>> flow_plans_;  // by size, traced
 };
 
 // The result of one all-reduce in NCCL's order, from every member's input (flow level's math,

@@ -16,7 +16,7 @@ namespace aggsim {
 
 // Every stream of a call (what each channel edge carries in all, as the algorithm lays them out),
 // and the pace.
-void NcclCommunicator::plan_streams(Meeting& m, const NcclCallPlan& plan, const Geometry& g,
+void NcclCommunicator::plan_streams(FlowPlan& m, const NcclCallPlan& plan, const Geometry& g,
                                     std::uint64_t wire_elements, bool traced) const {
   const NcclAlgorithm a = plan.choice.algorithm;
   const Protocol proto = plan.choice.protocol;
@@ -66,9 +66,9 @@ void NcclCommunicator::plan_streams(Meeting& m, const NcclCallPlan& plan, const 
 // The channels' streams between one pair of members start together on one route at one pace, so
 // one stream carrying all their bytes at the sum of their rates stands for them (rates the network
 // grants in full end each at the same moment; see merge_streams in README).
-void NcclCommunicator::merge_streams(Meeting& m) const {
+void NcclCommunicator::merge_streams(FlowPlan& m) const {
   std::unordered_map<std::uint64_t, std::size_t> first;  // (from, to) -> index in merged
-  std::vector<Meeting::Stream> merged;
+  std::vector<FlowPlan::Stream> merged;
   const auto p = static_cast<std::uint64_t>(view_.size());
   for (const auto& st : m.streams) {
     const std::uint64_t key = static_cast<std::uint64_t>(st.from) * p + static_cast<std::uint64_t>(st.to);
@@ -90,6 +90,25 @@ void NcclCommunicator::merge_streams(Meeting& m) const {
   }
 }
 
+std::shared_ptr<const NcclCommunicator::FlowPlan> NcclCommunicator::flow_plan(const NcclCallPlan& plan,
+                                                                            NcclAlgorithm a, int channels,
+                                                                            std::uint64_t wire_elements,
+                                                                            bool traced) {
+  std::shared_ptr<const FlowPlan>* slot = nullptr;
+  if (options_.reuse_flow_plans) {
+    slot = &flow_plans_[{wire_elements, traced}];
+    if (*slot) return *slot;
+  }
+  auto f = std::make_shared<FlowPlan>();
+  const Geometry& g = geometry(a, channels);
+  const Chain chain = algorithm(a).chain_time(plan, g);
+  f->chain = chain.time;
+  f->combine = chain.combine;
+  plan_streams(*f, plan, g, wire_elements, traced);
+  if (slot) *slot = f;
+  return f;
+}
+
 void NcclCommunicator::run_flow(Comm& comm, int me, Gradient& grad, Meeting& m, const NcclCallPlan& plan,
                                 const ReduceOp& op, int world) {
   const NcclAlgorithm a = plan.choice.algorithm;
@@ -100,27 +119,23 @@ void NcclCommunicator::run_flow(Comm& comm, int me, Gradient& grad, Meeting& m, 
   // the one after the streams, which the reduction needs, stays.
   if (!comm.replaying()) m.barrier->wait();
   const double start = sg4::Engine::get_clock() + costs_.base(a, proto);
-  const Geometry& g = geometry(a, channels);
-  if (!m.planned) {
-    m.planned = true;
-    const Chain chain = algorithm(a).chain_time(plan, g);
-    m.chain = chain.time;
-    m.combine = chain.combine;
+  if (!m.flow) {
+    m.flow = flow_plan(plan, a, channels, grad.wire_elements, comm.tracer() != nullptr);
     m.last_end = start;
   }
+  const FlowPlan& f = *m.flow;
   comm.pause_until(start);
-  if (m.streams.empty() && m.out.empty()) plan_streams(m, plan, g, grad.wire_elements, comm.tracer() != nullptr);
   // Each member receives its incoming streams and sends its outgoing ones.
   std::vector<SendHandle> sends;
   std::vector<RecvHandle> receives;
   const int tag = 1 << 20;  // streams' channel numbers, apart from any message of the rank
-  for (std::size_t i : m.in[static_cast<std::size_t>(me)]) {
-    const auto& st = m.streams[i];
+  for (std::size_t i : f.in[static_cast<std::size_t>(me)]) {
+    const auto& st = f.streams[i];
     receives.push_back(comm.accept_stream(view_.rank_of(st.from), tag + st.channel));
   }
-  for (std::size_t i : m.out[static_cast<std::size_t>(me)]) {
-    const auto& st = m.streams[i];
-    const double rate = m.pace_time > 0 ? static_cast<double>(st.wire_bytes) / m.pace_time : 0;
+  for (std::size_t i : f.out[static_cast<std::size_t>(me)]) {
+    const auto& st = f.streams[i];
+    const double rate = f.pace_time > 0 ? static_cast<double>(st.wire_bytes) / f.pace_time : 0;
     sends.push_back(comm.start_stream(view_.rank_of(st.to), st.wire_bytes, tag + st.channel, rate, st.merged));
     m.last_hop = std::max(m.last_hop, costs_.hop(view_.hop_class(st.from, st.to), proto));
   }
@@ -134,20 +149,20 @@ void NcclCommunicator::run_flow(Comm& comm, int me, Gradient& grad, Meeting& m, 
   const double streams_end = m.last_end + m.last_hop;
   if (me == 0)
     XBT_VERB("%s/%s, %d channels, %d loops: start %.9g, chain %.9g, streams end %.9g (+%.3g)",
-             nccl_algorithm_name(a), protocol_name(proto), channels, plan.loops, start, m.chain, m.last_end,
+             nccl_algorithm_name(a), protocol_name(proto), channels, plan.loops, start, f.chain, m.last_end,
              m.last_hop);
   // The streams' time beyond their pace: what other traffic took from them.
-  const double busy = std::max(m.pace_time, m.last_end - start - m.stream_latency);
+  const double busy = std::max(f.pace_time, m.last_end - start - f.stream_latency);
   const double rest = 1 - 1.0 / plan.loops;  // the pieces after the first
-  switch (m.combine) {
+  switch (f.combine) {
     case Combine::later:  // every edge busy from the start: whichever ends later
-      comm.pause_until(std::max(start + m.chain, streams_end));
+      comm.pause_until(std::max(start + f.chain, streams_end));
       break;
     case Combine::pipeline:  // the pipeline's own time, slowed as much as other traffic slowed its streams
-      comm.pause_until(std::max(start + m.chain + (busy - m.pace_time) * rest, streams_end));
+      comm.pause_until(std::max(start + f.chain + (busy - f.pace_time) * rest, streams_end));
       break;
     case Combine::additive:  // the first piece's way, then the others at the busiest link's pace
-      comm.pause_until(std::max(start + m.chain + busy * rest, streams_end));
+      comm.pause_until(std::max(start + f.chain + busy * rest, streams_end));
       break;
   }
   if (options_.collective == NcclCollective::broadcast || grad.values.size() == 0) return;

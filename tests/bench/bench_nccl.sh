@@ -14,9 +14,12 @@
 #                  400 Gb/s (rails), a non-blocking fat tree (rows go to OUT)
 #   rails_study:N  the ResNet-50 study above on those N nodes (rows go to OUT)
 #   system_study:N the ResNet-50 study above on N nodes of the named system dgx_h100
-#                  (`platform: {system: dgx_h100, nodes: N}`, its own fat tree; rows go to OUT)
+#                  (`platform: {system: dgx_h100, nodes: N}`, its own fat tree) under the network
+#                  model a scenario of that system gets by default (NETWORK, `auto`: its InfiniBand
+#                  links as latency + size/bandwidth; the other studies run lv08); rows go to OUT
 # Environment: CASES ("step:4096 step:16384 study:4096 study:16384"), REPEAT (3), STEPS (100),
-# OUT (tests/bench/results/nccl.csv; the rails cases: tests/bench/results/scale_65536.csv).
+# OUT (tests/bench/results/nccl.csv; the rails cases: tests/bench/results/scale_65536.csv),
+# NETWORK (system_study's network model: auto).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
@@ -34,14 +37,14 @@ rails_platform() {
   echo "{topology: fat_tree, nodes: $1, gpus_per_node: 8, nvswitch: true, intra_bandwidth: 450GBps," \
     "nics_per_node: 8, nic_bandwidth: 400Gbps, bandwidth: 400Gbps, latency: 1us, speed: 100Tf}"
 }
-study_yaml() {  # ranks, platform
+study_yaml() {  # ranks, platform, network model (lv08)
   cat <<YAML
 name: resnet50_study
 seed: 1
 ranks: $1
 steps: $steps
 platform: $2
-network: lv08
+network: ${3:-lv08}
 model: {layers: $PWD/scenarios/models/resnet50.yaml, batch: 32}
 algorithm: {name: nccl_allreduce, granularity: layer, bucket: 25MB}
 workload: {problem: mlp, dim: 64, hidden: 128, classes: 10, batch: 32, lr: 0.05}
@@ -54,6 +57,7 @@ for c in $cases; do
   ranks=${c#*:}
   case $kind in rails_* | system_*) out=${OUT:-tests/bench/results/scale_65536.csv} ;; *) out=${OUT:-tests/bench/results/nccl.csv} ;; esac
   [ -f "$out" ] || echo "case,ranks,cpu_s,peak_rss_mb,sim_time_s,messages,machine,date,commit,command" >"$out"
+  env_used= label=$kind
   case $kind in
     step)
       cat >"$work/cluster.xml" <<XML
@@ -97,7 +101,9 @@ YAML
       ;;
     system_study)
       nodes=$ranks ranks=$((nodes * 8))
-      study_yaml "$ranks" "{system: dgx_h100, nodes: $nodes, speed: 100Tf}" >"$work/s.yaml"
+      study_yaml "$ranks" "{system: dgx_h100, nodes: $nodes, speed: 100Tf}" "${NETWORK:-auto}" >"$work/s.yaml"
+      env_used="NETWORK=${NETWORK:-auto} "
+      [ "${NETWORK:-auto}" = auto ] || label="system_study (network ${NETWORK})"
       ;;
     *) echo "unknown case $c" >&2; exit 2 ;;
   esac
@@ -110,5 +116,5 @@ YAML
     if [ -z "$best" ] || awk -v a="$cpu" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$cpu best_rss=$rss_kb; fi
   done
   read -r sim messages < <(python3 -c "import json; s = json.load(open('$work/run/summary.json')); print('%.9g' % s['sim_time_s'], s['messages'])")
-  echo "$kind,$ranks,$best,$((best_rss / 1024)),$sim,$messages,\"$machine\",$date,$commit,\"CASES=$c REPEAT=$repeat STEPS=$steps tests/bench/bench_nccl.sh\"" | tee -a "$out"
+  echo "\"$label\",$ranks,$best,$((best_rss / 1024)),$sim,$messages,\"$machine\",$date,$commit,\"${env_used}CASES=$c REPEAT=$repeat STEPS=$steps tests/bench/bench_nccl.sh\"" | tee -a "$out"
 done
