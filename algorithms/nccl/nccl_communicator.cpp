@@ -28,6 +28,12 @@ int bounded_channels(const NcclOptions& o, int default_channels) {
   return channels;
 }
 
+// NCCL_NVLS_ENABLE=0 leaves NCCL's tuning no NVLS (nor NVLS-Tree, which needs it) on any node.
+NcclSystem nvls_if_enabled(NcclSystem system, bool enabled) {
+  if (!enabled) system.nvls = false;
+  return system;
+}
+
 }  // namespace
 
 NcclCommunicator::NcclCommunicator(const std::vector<int>& members, const std::vector<sg4::Host*>& hosts,
@@ -38,7 +44,8 @@ NcclCommunicator::NcclCommunicator(const std::vector<int>& members, const std::v
       bandwidth_factor_(std::move(bandwidth_factor)),
       channels_(options.channels.value_or(bounded_channels(options, view_.default_channels()))),
       tuning_(pat_for_op(
-          nvls_for_op(view_.system(channels_, options.arch), options.collective, options.nvls_reduces_op),
+          nvls_for_op(nvls_if_enabled(view_.system(channels_, options.arch), options.nvls_enabled),
+                      options.collective, options.nvls_reduces_op),
           options.collective, options.pat_reduces_op)),
       calls_made_(members.size(), 0) {
   // NCCL's own NVLS rate on Blackwell, from its NVLS graph on this platform, unless a calibration
