@@ -54,13 +54,13 @@ def busbw(nbytes, seconds, ranks):
     return nbytes / seconds / 1e9 * 2 * (ranks - 1) / ranks
 
 
-def compare(aggsim, system, nodes, ranks, log, algorithm="auto"):
+def compare(aggsim, system, nodes, ranks, log, algorithm="auto", nvls="on"):
     path = os.path.join(DATA, f"{log}_all_reduce.log")
     with tempfile.TemporaryDirectory() as d:
         with open(os.path.join(d, "s.yaml"), "w") as f:
             f.write(f"name: {system}\nranks: {ranks}\nsteps: 1\nplatform: {{system: {system}, nodes: {nodes}}}\n"
                     "model: {size: 1MB, math: off}\n"
-                    f"algorithm: {{name: nccl_allreduce, nccl_algorithm: {algorithm}}}\n")
+                    f"algorithm: {{name: nccl_allreduce, nccl_algorithm: {algorithm}, nvls: {nvls}}}\n")
         args = [aggsim, "compare", "s.yaml", path, "--csv", "c.csv"]
         with open(path) as f:
             if " Rank " not in f.read():  # no rank lines: the shape comes from the row
@@ -91,27 +91,29 @@ def main():
 
 
 def write_missed(aggsim):
-    """MISSED's runs: measured busbw beside the model's under NCCL's choice and each forced algorithm."""
+    """MISSED's runs: measured busbw beside the model's under NCCL's choice, NCCL's choice with NVLS off
+    (NCCL_NVLS_ENABLE=0, the example jobs' setting) and each forced algorithm."""
     algorithms = sorted({a for *_, algs in MISSED for a in algs})
     rows = []
     for system, nodes, ranks, log, algs in MISSED:
         by_algorithm = {a: compare(aggsim, system, nodes, ranks, log, a) for a in ["auto"] + algs}
+        by_algorithm["nvls_off"] = compare(aggsim, system, nodes, ranks, log, nvls="off")
         for i, r in enumerate(by_algorithm["auto"]):
             nbytes = int(r["bytes"])
             measured = busbw(nbytes, float(r["measured_s"]), ranks)
             row = [system, nodes, log, f"{nbytes // (1 << 20)} MiB", f"{measured:.1f}"]
-            for a in ["auto"] + algorithms:
+            for a in ["auto", "nvls_off"] + algorithms:
                 if a not in by_algorithm:
                     row.append("")
                     continue
                 simulated = busbw(nbytes, float(by_algorithm[a][i]["simulated_s"]), ranks)
                 row.append(f"{simulated:.1f} ({100 * (simulated / measured - 1):+.0f} %)")
-            row.append(r["choice"])
+            row += [r["choice"], by_algorithm["nvls_off"][i]["choice"]]
             rows.append(row)
     with open(MISSED_OUT, "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
-        w.writerow(["system", "nodes", "log", "size", "measured_busbw_gb_s", "nccl_choice_gb_s"] +
-                   [f"{a}_gb_s" for a in algorithms] + ["choice"])
+        w.writerow(["system", "nodes", "log", "size", "measured_busbw_gb_s", "nccl_choice_gb_s",
+                    "nvls_off_gb_s"] + [f"{a}_gb_s" for a in algorithms] + ["choice", "nvls_off_choice"])
         w.writerows(rows)
     print(f"wrote {MISSED_OUT}: {len(rows)} rows")
 
