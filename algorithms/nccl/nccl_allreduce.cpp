@@ -74,6 +74,10 @@ NcclOptions nccl_options(const Params& params) {
   // Empty: the platform's GPU, read once the platform is built (platform_arch).
   if (params.has("gpu") && !params.text("gpu").empty()) o.arch = kGpuNames.parse(params.text("gpu"), "gpu");
   const bool nvls_family = o.algorithm && is_nvls(*o.algorithm);
+  o.nvls_enabled = !(params.has("nvls") && params.text("nvls") == "off");
+  if (nvls_family && !o.nvls_enabled)
+    throw ParamError("nvls", fmt::format("off: NCCL_NVLS_ENABLE=0 turns NVLS off, and nccl_algorithm forces {}",
+                                         nccl_algorithm_name(*o.algorithm)));
   if (o.algorithm && o.protocol && !nccl_protocol_runs(*o.algorithm, *o.protocol))
     throw ParamError("protocol", fmt::format("{}: NCCL runs {} with the simple protocol only",
                                              protocol_name(*o.protocol), nccl_algorithm_name(*o.algorithm)));
@@ -231,6 +235,10 @@ std::vector<ParamSpec> nccl_param_specs() {
                 "streams and times, the same numbers bit for bit; per_call = each call works them out "
                 "again (the reference)")
           .one_of({"reuse", "per_call"}),
+      ParamSpec("nvls", ParamKind::choice, "on",
+                "NVLS (NCCL_NVLS_ENABLE): on = NCCL may run NVLS and NVLS-Tree where the switch reduces; off = "
+                "neither, as NCCL_NVLS_ENABLE=0 (NCCL chooses among ring and tree)")
+          .one_of({"on", "off"}),
       ParamSpec("gpu", ParamKind::choice, "",
                 "GPU generation, for NCCL's per-channel caps, LL128 and NVLS (hopper, blackwell); cdna3 "
                 "follows RCCL (default: the platform's platform.gpu, else hopper)")

@@ -51,6 +51,8 @@ struct NcclOptions {
   // Whether NVLS reduces the call's op and type (nccl_nvls_reduces); NCCL's choice runs an all-reduce
   // or a reduce-scatter by NVLS (or NVLS-Tree) only when it does.
   bool nvls_reduces_op = true;
+  // NCCL_NVLS_ENABLE (algorithm.nvls): off, NCCL runs neither NVLS nor NVLS-Tree and chooses among the rest.
+  bool nvls_enabled = true;
   // Whether PAT's reduce-scatter runs the call's op (pat_reduces): not avg, which NCCL pre-multiplies.
   bool pat_reduces_op = true;
   WireDtype dtype = WireDtype::fp32;  // the buffers' element type (nccl_op.hpp): what is sent and reduced

@@ -168,6 +168,28 @@ TEST_CASE("NCCL's choice on one and two H100 nodes, two A100 nodes and a 72-GPU 
   fs::remove_all(dir);
 }
 
+// NCCL_NVLS_ENABLE=0 (algorithm.nvls: off) leaves NCCL neither NVLS nor NVLS-Tree: at 1 GiB its next
+// best is ring/Simple on one H100 node (4232 us against NVLS's 4051, the estimates above) and on two
+// (4080 us at the NICs' 213.3 GB/s algbw), and on the 72-GPU domain (2844 us against NVLS's 2038).
+TEST_CASE("nvls: off leaves NCCL's choice without NVLS and NVLS-Tree and refuses forcing them",
+          "[nccl][tuning][nvls]") {
+  const auto dir = fresh_dir("nvls-off");
+  const auto off = [](std::string yaml) {
+    const std::string key = "name: nccl_allreduce,";
+    return yaml.replace(yaml.find(key), key.size(), key + " nvls: off,");
+  };
+  CHECK(choice_of(dir, scenario(kH100Node, 8, "hopper", "1GiB")) == "nvls/simple");
+  CHECK(choice_of(dir, off(scenario(kH100Node, 8, "hopper", "1GiB"))) == "ring/simple");
+  CHECK(choice_of(dir, scenario(kH100TwoNodes, 16, "hopper", "1GiB")) == "nvls_tree/simple");
+  CHECK(choice_of(dir, off(scenario(kH100TwoNodes, 16, "hopper", "1GiB"))) == "ring/simple");
+  CHECK(choice_of(dir, off(scenario(kDomain72, 72, "hopper", "1GiB"))) == "ring/simple");
+  fs::remove_all(dir);
+  const std::string forced = "ranks: 8\nplatform: " + kH100Node +
+                             "\nmodel: {size: 1MB}\nalgorithm: {name: nccl_allreduce, gpu: hopper, "
+                             "nccl_algorithm: nvls, nvls: off}\n";
+  check_refused(forced, {"bad.yaml:4:", "algorithm.nvls: off: NCCL_NVLS_ENABLE=0 turns NVLS off", "forces nvls"});
+}
+
 TEST_CASE("NVLS moves at the rate published H100 runs reach, on one node and on two",
           "[nccl][nvls][validation]") {
   const auto dir = fresh_dir("nvls-rate");
