@@ -26,12 +26,6 @@ int bounded_channels(const NcclOptions& o, int default_channels) {
   return channels;
 }
 
-// NCCL_NVLS_ENABLE=0 leaves NCCL's tuning no NVLS (nor NVLS-Tree, which needs it) on any node.
-NcclSystem nvls_if_enabled(NcclSystem system, bool enabled) {
-  if (!enabled) system.nvls = false;
-  return system;
-}
-
 // What NCCL's choice sees: each algorithm's rule for the communicator's collective and op applied.
 NcclSystem system_for_calls(NcclSystem system, const NcclOptions& options) {
   for (const NcclAlgorithmRow& row : nccl_algorithm_rows())
@@ -48,7 +42,7 @@ NcclCommunicator::NcclCommunicator(const std::vector<int>& members, const std::v
       costs_(costs),
       bandwidth_factor_(std::move(bandwidth_factor)),
       channels_(options.channels.value_or(bounded_channels(options, view_.default_channels()))),
-      tuning_(system_for_calls(nvls_if_enabled(view_.system(channels_, options.arch), options.nvls_enabled), options)),
+      tuning_(system_for_calls(view_.system(channels_, options.arch), options)),
       calls_made_(members.size(), 0) {
   for (const NcclAlgorithmRow& row : nccl_algorithm_rows())
     if (row.costs_for_calls) row.costs_for_calls(costs_, tuning_.system(), view_, options_);

@@ -129,8 +129,10 @@ Eigen::VectorXf nvls_call_reduce_scatter(const NcclView& view, const NcclCallPla
   return nccl_nvls_reduce_scatter(view.node_members(0), inputs, op, world, dtype);
 }
 
-// NVLS (and with it NVLS-Tree) off for an op and type the switch does not reduce (nvls_for_op).
+// NVLS (and with it NVLS-Tree) off for an op and type the switch does not reduce (nvls_for_op), and
+// on every node with NCCL_NVLS_ENABLE=0 (`nvls: off`).
 NcclSystem nvls_system_for_calls(NcclSystem system, const NcclOptions& options) {
+  if (!options.nvls_enabled) system.nvls = false;
   return nvls_for_op(system, options.collective, options.nvls_reduces_op);
 }
 
