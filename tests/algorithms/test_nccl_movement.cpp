@@ -41,6 +41,11 @@ void check_cases(const std::vector<Case>& cases) {
   }
 }
 
+// Two HGX H100 nodes (the h100_ib400 calibration scenario's platform).
+const std::string kH100Pair =
+    "{topology: cluster, nodes: 2, gpus_per_node: 8, intra_bandwidth: 450GBps, intra_latency: 0.5us, nvswitch: "
+    "true, nics_per_node: 8, nic_bandwidth: 400Gbps, bandwidth: 400Gbps, latency: 1us, fabric: infiniband}";
+
 const std::string kCluster = "{topology: cluster, nodes: 8, bandwidth: 100Gbps, latency: 1us}";
 const std::string kRails =
     "{topology: cluster, nodes: 2, gpus_per_node: 4, nics_per_node: 4, nic_bandwidth: 100Gbps, bandwidth: "
@@ -81,4 +86,17 @@ TEST_CASE("flow and chunk movement agree on a fat tree, a torus, an uneven size 
        "10Gbps}]}",
        8, "16MiB", "nccl_algorithm: ring, protocol: simple"},
   });
+}
+
+// Ring LL128 on two 8-GPU nodes with 6 to 12 channels, at the sizes where its flow level ran up to 15 %
+// fast before a Hopper channel's network rate bounded it (tests/bench/nccl_movement.py ll128_2x8 sweeps
+// 4-16 channels; 16 channels at 16 MiB still miss, algorithms/nccl/FLOW_MISSES.md).
+TEST_CASE("flow and chunk movement agree on an LL128 ring over two 8-GPU nodes with many channels",
+          "[nccl][movement]") {
+  std::vector<Case> cases;
+  for (const std::string channels : {"6", "8", "12"})
+    for (const std::string size : {"4MiB", "8MiB"})
+      cases.push_back(
+          {kH100Pair, 16, size, "gpu: hopper, nccl_algorithm: ring, protocol: ll128, channels: " + channels});
+  check_cases(cases);
 }

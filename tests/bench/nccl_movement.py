@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Flow-level against chunk-level movement of nccl_allreduce, case by case.
 
-Two sets of cases, each a one-step all-reduce run at both movements:
+Three sets of cases, each a one-step all-reduce run at both movements:
   fixed      the named cases of tests/algorithms/test_nccl_movement.cpp;
+  ll128_2x8  NCCL's ring with LL128 on 2 nodes of 8 H100s (the h100_ib400 calibration scenario's
+             shape), 4-16 channels forced, 1-64 MiB;
   generated  seeded random platforms (cluster, fat tree, torus, dragonfly, a shipped XML file; 1, 2,
              4 or 8 NICs a node; 0-2 slow NICs or links; 2-32 nodes of 1-8 GPUs), NCCL's ring and
              tree with LL, LL128 and Simple, sizes 8 B - 256 MiB (log-uniform), NCCL's channels.
@@ -12,11 +14,12 @@ of each run. A case whose chunk-level run would move more than --budget messages
 (the reference sends every piece: O(channels x ranks^2) messages).
 
     tests/bench/nccl_movement.py fixed [--build DIR]
+    tests/bench/nccl_movement.py ll128_2x8 [--build DIR]
     tests/bench/nccl_movement.py generated [--seed S] [--cases N] [--budget M] [--build DIR]
-                                 [--out CSV] [--bound B] [--tree-bound B]
+                                 [--out CSV] [--bound B] [--tree-bound B] [--only 3,17]
     tests/bench/nccl_movement.py summary      (re-derive the summaries from the generated CSV)
 
-Writes tests/bench/results/nccl_movement.csv (fixed) or nccl_movement_generated.csv (generated;
+Writes tests/bench/results/nccl_movement.csv (fixed), nccl_movement_ll128_2x8.csv (ll128_2x8) or nccl_movement_generated.csv (generated;
 --out elsewhere), replacing the file, with machine, date, commit and command on every row. With
 --bound, exits 1 when a case differs by more than B or its math differs (ctest runs a few cheap
 cases so).
@@ -183,9 +186,9 @@ def run_generated(args, aggsim):
     command = "tests/bench/nccl_movement.py " + " ".join(sys.argv[1:])
     rows, failures, index, drawn = [], [], 0, 0
     with tempfile.TemporaryDirectory() as work:
-        while len(rows) < args.cases:
+        while index < args.cases:
             drawn += 1
-            case = draw_case(rng, drawn, work, choices[len(rows) % len(choices)])
+            case = draw_case(rng, drawn, work, choices[index % len(choices)])
             case["collective"] = args.collective
             algorithm = f"nccl_algorithm: {case['algorithm']}, protocol: {case['protocol']}"
             if gathering:
@@ -198,6 +201,9 @@ def run_generated(args, aggsim):
                                                      not gathering), "flow")
             channels = int(call["channels"])
             if chunk_messages(case, channels) > args.budget:
+                continue
+            if args.only and index + 1 not in args.only:  # drawn as in the full run, not compared
+                index += 1
                 continue
             chunk, _, chunk_cpu = run(aggsim, work,
                                       scenario_text(case["platform"], case["ranks"], size, algorithm, "chunk",
@@ -285,9 +291,38 @@ def run_fixed(args, aggsim):
     return 0
 
 
+# Two HGX H100 nodes (tests/data/calibration/nccl/h100_ib400.yaml's platform).
+H100_2X8 = ("{topology: cluster, nodes: 2, gpus_per_node: 8, intra_bandwidth: 450GBps, intra_latency: 0.5us, "
+            "nvswitch: true, nics_per_node: 8, nic_bandwidth: 400Gbps, bandwidth: 400Gbps, latency: 1us, "
+            "fabric: infiniband}")
+
+
+def run_ll128_2x8(args, aggsim):
+    """Ring LL128 on two 8-GPU H100 nodes, by channels and size: where a ring's steps are held up by
+    its GPU links' sharing among channels (algorithms/nccl/FLOW_MISSES.md)."""
+    machine, date, commit = context()
+    rows = []
+    command = "tests/bench/nccl_movement.py ll128_2x8"
+    with tempfile.TemporaryDirectory() as work:
+        for channels in (4, 6, 8, 12, 16):
+            for size in ("1MiB", "4MiB", "8MiB", "16MiB", "64MiB"):
+                algorithm = f"gpu: hopper, nccl_algorithm: ring, protocol: ll128, channels: {channels}"
+                flow, _, _ = run(aggsim, work, scenario_text(H100_2X8, 16, size, algorithm, "flow", False), "f")
+                chunk, _, _ = run(aggsim, work, scenario_text(H100_2X8, 16, size, algorithm, "chunk", False), "c")
+                f, c = flow["sim_time_s"], chunk["sim_time_s"]
+                rows.append([channels, size, f"{f:.9g}", f"{c:.9g}", f"{(f - c) / c:+.4f}", machine, date, commit,
+                             command])
+                print(*rows[-1][:5], flush=True)
+    with open(os.path.join(RESULTS, "nccl_movement_ll128_2x8.csv"), "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["channels", "size", "flow_s", "chunk_s", "rel_diff", "machine", "date", "commit", "command"])
+        w.writerows(rows)
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("set", choices=["fixed", "generated", "summary"])
+    parser.add_argument("set", choices=["fixed", "generated", "summary", "ll128_2x8"])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--cases", type=int, default=300)
@@ -299,6 +334,9 @@ def main():
     parser.add_argument("--algorithm", default="ring", choices=["ring", "pat"],
                         help="reduce_scatter and all_gather: NCCL's ring (every protocol in turn) or PAT (one "
                              "GPU a node)")
+    parser.add_argument("--only", type=lambda v: {int(x) for x in v.split(",")},
+                        help="compare only these cases (comma-separated numbers) of the seeded run; the others "
+                             "are drawn (and run at flow level) as in the full run but not compared")
     parser.add_argument("--tree-bound", type=float, help="the bound for tree cases (default: --bound)")
     args = parser.parse_args()
     aggsim = os.path.abspath(os.path.join(args.build, "aggsim"))
@@ -306,6 +344,8 @@ def main():
         summarize(os.path.join(RESULTS, "nccl_movement_generated.csv"),
                   os.path.join(RESULTS, "nccl_movement_generated_summary.csv"))
         sys.exit(0)
+    if args.set == "ll128_2x8":
+        sys.exit(run_ll128_2x8(args, aggsim))
     sys.exit(run_generated(args, aggsim) if args.set == "generated" else run_fixed(args, aggsim))
 
 
