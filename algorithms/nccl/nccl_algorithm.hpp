@@ -156,11 +156,6 @@ class NcclAlgorithmModel {
   // its pieces (call.start) and leaves what the member ends with in call.result. By default the
   // algorithm has none (a logic error: the algorithm's options refuse movement: chunk first).
   virtual void start_chunks(NcclChunkCall& call) const;
-  // At flow level, a call of at most this many loops (pieces a channel) moves piece by piece as at
-  // chunk level (start_chunks), its messages paying their routes' latency in the network: where
-  // pieces of other channels and levels cross a link for part of a piece's time, which no share of
-  // a stream sees. Its cost is bounded by the threshold (messages per connection). 0: never.
-  virtual int flow_piecewise_loops() const { return 0; }
 
  protected:
   // Loops in which every member moves a chunk per channel (a ring's, PAT's).

@@ -290,7 +290,6 @@ AlgorithmInfo nccl_allreduce_entry() {
     resolved.merge_streams = streams == "per_pair" ||
                              (streams == "auto" && nccl_streams_merge(static_cast<bool>(cfg.bandwidth_factor()),
                                                                       cfg.hosts()->size() == members.size()));
-    resolved.piecewise_few_pieces = options.movement == Movement::flow;
     auto comm = std::make_shared<NcclCommunicator>(members, *cfg.hosts(), resolved,
                                                    protocol_costs_of(cfg.calibration), cfg.bandwidth_factor());
     check_nccl_platform(resolved, comm->view());
@@ -299,12 +298,10 @@ AlgorithmInfo nccl_allreduce_entry() {
       throw ParamError("model.size", why);
     // Chunk by chunk, each channel of a rank runs up to 5 actors (a tree's up and down halves and
     // their senders to the parent and two children; a ring's channel and its sender: 2).
-    // A flow-level call of few pieces a channel moves piece by piece too (moves_piecewise).
-    const bool piecewise = comm->moves_piecewise(comm->plan((cfg.model_bytes + 3) / 4));
-    if (options.movement == Movement::chunk || piecewise) {
+    if (options.movement == Movement::chunk) {
       run.extra_actors =
           static_cast<std::int64_t>(cfg.world) * std::max(comm->channels(), options.channels.value_or(1)) * 5;
-      run.extra_actors_what = "channels (a call moved piece by piece runs up to 5 actors per channel and rank)";
+      run.extra_actors_what = "channels (movement: chunk runs up to 5 actors per channel and rank; movement: flow none)";
     }
     const ReduceOp op = cfg.op;
     run.make_aggregator = [comm, op] { return std::make_unique<NcclAllreduce>(comm, op); };

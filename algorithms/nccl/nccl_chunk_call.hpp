@@ -37,9 +37,6 @@ struct NcclChunkCall {
   const Eigen::VectorXf& x;
   Eigen::VectorXf result;  // what the member ends with (zero where nothing is written)
   std::vector<sg4::ActorPtr> actors;
-  // A call moved piece by piece at flow level (flow_piecewise_loops): its messages pay their
-  // routes' latency in the network, so a receive adds only the protocol's hop cost.
-  bool network_pays_latency = false;
 
   // Starts an actor named `name` on the member's host, which the engine joins.
   void start(const std::string& name, std::function<void()> body) {
@@ -59,8 +56,7 @@ struct NcclChunkCall {
     return v;
   }
   // A piece from member `from` is usable by `to` this long after its bytes arrived: its route's
-  // latency (chunk-level transfers carry none of their own; see network_pays_latency) and the
-  // protocol's per-hop cost.
+  // latency (chunk-level transfers carry none of their own) and the protocol's per-hop cost.
   double arrival_delay(int from, int to) const;
   // What one channel can move from member `from` to `to` (bytes/s, 0: no bound of its own).
   double channel_rate(int from, int to) const {

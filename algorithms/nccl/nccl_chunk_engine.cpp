@@ -11,12 +11,10 @@
 namespace aggsim {
 
 double NcclChunkCall::arrival_delay(int from, int to) const {
-  const double hop = costs.hop(view.hop_class(from, to), proto);
-  if (network_pays_latency) return hop;
   std::vector<sg4::Link*> links;
   double latency = 0;
   view.host_of(from)->route_to(view.host_of(to), links, &latency);
-  return latency + hop;
+  return latency + costs.hop(view.hop_class(from, to), proto);
 }
 
 void NcclAlgorithmModel::start_chunks(NcclChunkCall& call) const {
@@ -51,7 +49,6 @@ void NcclCommunicator::run_chunks(Comm& comm, int me, Gradient& grad, const Nccl
                      grad.values,
                      math ? Eigen::VectorXf(Eigen::VectorXf::Zero(n)) : Eigen::VectorXf(),
                      {}};
-  call.network_pays_latency = options_.movement != Movement::chunk;
   comm.pause_until(sg4::Engine::get_clock() + costs_.base(a, proto));
   algorithm(a).start_chunks(call);
   for (auto& actor : call.actors) actor->join();

@@ -139,24 +139,11 @@ void NcclCommunicator::run(Comm& comm, int me, Gradient& grad, const ReduceOp& o
   }
   Meeting& m = join(me);
   m.inputs[static_cast<std::size_t>(me)] = &grad;
-  if (options_.movement == Movement::chunk) {
+  if (options_.movement == Movement::chunk)
     run_chunks(comm, me, grad, plan, op, world);
-  } else if (moves_piecewise(plan)) {
-    // Its pieces' posts interleave by timing, which a replayed step would not repeat: the call's
-    // number, folded into the step's record, keeps any two steps from matching (no replay).
-    comm.note_work(static_cast<double>(id + 1));
-    run_chunks(comm, me, grad, plan, op, world);
-  } else {
+  else
     run_flow(comm, me, grad, m, plan, op, world);
-  }
   leave(id);
-}
-
-bool NcclCommunicator::moves_piecewise(const NcclCallPlan& plan) const {
-  const double lanes = static_cast<double>(view_.size()) * plan.choice.channels;
-  return options_.movement == Movement::flow && options_.piecewise_few_pieces &&
-         plan.loops <= algorithm(plan.choice.algorithm).flow_piecewise_loops() && lanes <= kNcclPiecewiseLanes &&
-         lanes * plan.loops <= kNcclPiecewisePieces;
 }
 
 Eigen::VectorXf nccl_reduce(const NcclView& view, const NcclCallPlan& plan,

@@ -60,9 +60,6 @@ struct NcclOptions {
   // `auto` resolves it with nccl_streams_merge, where the network grants every stream its paced rate).
   bool merge_streams = false;
   bool merge_unless_traced = false;  // `auto`: a traced run shows each channel's stream
-  // Flow level: a call of few pieces a channel moves piece by piece (moves_piecewise), where the
-  // algorithm says so (NcclAlgorithmModel::flow_piecewise_loops).
-  bool piecewise_few_pieces = false;
 };
 
 // What a call does, the same on every member.
@@ -77,12 +74,6 @@ struct NcclCallPlan {
 // more (a size far beyond any GPU's memory) is refused where its size is known (size_refusal); plan()
 // counts at most kNcclMaxLoops + 1.
 constexpr int kNcclMaxLoops = 1 << 20;
-
-// A flow-level call moves piece by piece (NcclCommunicator::moves_piecewise) only within these:
-// members x channels (up to 5 actors each) and members x channels x loops (about half its messages),
-// so the piecewise path stays as cheap as a small chunk-level run at any scale.
-constexpr double kNcclPiecewiseLanes = 4096;
-constexpr double kNcclPiecewisePieces = 1 << 17;
 
 class NcclCommunicator {
  public:
@@ -106,11 +97,6 @@ class NcclCommunicator {
   // avg's divisor. `choice` (may be null)
   // receives the call's algorithm, protocol and channels.
   void run(Comm& comm, int me, Gradient& grad, const ReduceOp& op, int world, CollectiveChoice* choice);
-
-  // Whether a flow-level call of this plan moves piece by piece, as at chunk level: at most the
-  // algorithm's flow_piecewise_loops pieces a channel, within kNcclPiecewiseLanes and
-  // kNcclPiecewisePieces (the options' piecewise_few_pieces on). Such a call's step is never replayed.
-  bool moves_piecewise(const NcclCallPlan& plan) const;
 
   // Calls made so far per algorithm x protocol (summary.json), counted once per call.
   const std::map<std::string, int>& calls() const { return calls_; }

@@ -11,10 +11,6 @@ namespace aggsim {
 
 namespace {
 
-// Loops (each a piece from every member to every other, p (p - 1) messages a channel) up to which
-// a flow-level call moves piece by piece (flow_piecewise_loops; FLOW_MISSES.md).
-constexpr int kPatPiecewiseLoops = 4;
-
 class PatAlgorithm final : public NcclAlgorithmModel {
  public:
   using NcclAlgorithmModel::NcclAlgorithmModel;
@@ -72,9 +68,6 @@ class PatAlgorithm final : public NcclAlgorithmModel {
   // Each loop moves a chunk of every member's shard on each channel.
   double loops(const NcclCallPlan& plan) const override { return loops_per_member(plan); }
   void start_chunks(NcclChunkCall& call) const override { start_pat_chunks(call); }
-  // A call of a few loops moves piece by piece at flow level: every member's piece of a loop is on
-  // the network at once with the others', which the dimension's streams share unevenly.
-  int flow_piecewise_loops() const override { return kPatPiecewiseLoops; }
 
   // Every piece a member sends on a dimension, over all loops.
   void streams(const NcclCallPlan& plan, const NcclGeometry& g, std::int64_t w,
