@@ -7,6 +7,9 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
+#include <random>
+#include <sstream>
 
 #include "support/reduction_check.hpp"
 
@@ -99,4 +102,105 @@ TEST_CASE("flow and chunk movement agree on an LL128 ring over two 8-GPU nodes w
       cases.push_back(
           {kH100Pair, 16, size, "gpu: hopper, nccl_algorithm: ring, protocol: ll128, channels: " + channels});
   check_cases(cases);
+}
+
+namespace {
+
+// One run's step time, messages and a hash of every rank's result vector (math on: all-reduce).
+struct Outcome {
+  double time = 0;
+  std::uint64_t messages = 0, result_hash = 0;
+};
+
+Outcome outcome_of(const std::string& yaml) {
+  const std::string text = run_isolated([&] {
+    const Scenario sc = load_scenario_text(yaml, "test.yaml");
+    const Captured run = simulate_capturing(sc);
+    std::uint64_t hash = 0xcbf29ce484222325ULL;
+    for (const auto& [step, outs] : run.after)
+      for (const Eigen::VectorXf& v : outs)
+        for (Eigen::Index i = 0; i < v.size(); ++i) {
+          std::uint32_t bits = 0;
+          std::memcpy(&bits, &v[i], sizeof bits);
+          hash = (hash ^ bits) * 0x100000001b3ULL;
+        }
+    return fmt::format("{} {} {}", summarize_steps(run.result.log).at(0).step_time_s, run.result.messages_sent,
+                       hash);
+  });
+  std::istringstream in(text);
+  Outcome o;
+  if (!(in >> o.time >> o.messages >> o.result_hash)) throw std::runtime_error("no outcome: " + text);
+  return o;
+}
+
+// A generated case: a random small platform, an algorithm x protocol (x collective for PAT), a size.
+struct Drawn {
+  std::string platform, size, algorithm;
+  int ranks = 0;
+  bool math = false;
+};
+
+Drawn draw(std::mt19937& rng, const std::string& algorithm, const std::string& protocol, bool pat_gather) {
+  auto pick = [&rng](int lo, int hi) { return lo + static_cast<int>(rng() % static_cast<unsigned>(hi - lo + 1)); };
+  const char* topologies[] = {"cluster", "fat_tree", "torus", "dragonfly"};
+  const char* bandwidths[] = {"25Gbps", "100Gbps", "400Gbps"};
+  const bool pat = algorithm == "pat";
+  const int nodes = pick(2, pat ? 12 : 8), gpus = pat ? 1 : pick(1, 4);
+  const int nics = gpus > 1 ? pick(1, 2) : 1;
+  std::string platform = fmt::format("{{topology: {}, nodes: {}, bandwidth: {}, latency: {}us",
+                                     topologies[pick(0, 3)], nodes, bandwidths[pick(0, 2)], pick(1, 5));
+  if (gpus > 1) platform += fmt::format(", gpus_per_node: {}, intra_bandwidth: 300GBps, nics_per_node: {}", gpus, nics);
+  if (pick(0, 2) == 0)  // a node whose link into the fabric is 4x slower
+    platform += fmt::format(", overrides: [{{nodes: {}, bandwidth: 10Gbps}}]", pick(0, nodes - 1));
+  platform += "}";
+  // 8 B - 16 MiB, log-uniform, whole floats.
+  const double bytes = std::pow(2.0, 3 + 21 * static_cast<double>(rng() % 100000) / 100000.0);
+  std::string settings = fmt::format("nccl_algorithm: {}, protocol: {}", algorithm, protocol);
+  if (pat) settings += fmt::format(", op: sum, collective: {}", pat_gather ? "all_gather" : "reduce_scatter");
+  return {platform, fmt::format("{}B", std::max<std::int64_t>(4, static_cast<std::int64_t>(bytes) / 4 * 4)), settings,
+          nodes * gpus, !pat};
+}
+
+// Flow against chunk on `count` seeded cases of each protocol: within `bound`, and the same vectors.
+void check_generated(std::uint32_t seed, const std::string& algorithm, int count, double bound) {
+  std::mt19937 rng(seed);
+  const bool pat = algorithm == "pat";
+  const std::vector<std::string> protocols = pat ? std::vector<std::string>{"simple"}
+                                                 : std::vector<std::string>{"ll", "ll128", "simple"};
+  for (int i = 0; i < count; ++i) {
+    const std::string& protocol = protocols[static_cast<std::size_t>(i) % protocols.size()];
+    const Drawn d = draw(rng, algorithm, protocol, i % 2 == 1);
+    auto yaml = [&d](const std::string& movement) {
+      return fmt::format(
+          "name: movement\nranks: {}\nsteps: 1\nplatform: {}\nmodel: {}\n"
+          "algorithm: {{name: nccl_allreduce, {}, movement: {}}}\n",
+          d.ranks, d.platform,
+          d.math ? fmt::format("{{size: {}, math: on, proxy_dim: 257}}", d.size) : fmt::format("{{size: {}, math: off}}", d.size),
+          d.algorithm, movement);
+    };
+    const Outcome flow = outcome_of(yaml("flow")), chunk = outcome_of(yaml("chunk"));
+    INFO("case " << i << ": " << d.platform << " " << d.ranks << " ranks, " << d.size << ", " << d.algorithm
+                 << ": flow " << flow.time << " s, chunk " << chunk.time << " s");
+    CHECK(std::abs(flow.time - chunk.time) <= bound * chunk.time);
+    CHECK(flow.result_hash == chunk.result_hash);
+  }
+}
+
+}  // namespace
+
+// The generated comparison (tests/bench/nccl_movement.py generated runs 300 such cases): random small
+// platforms (four topologies, 1-4 GPUs and 1-2 NICs a node, a slow node link in a third of them), sizes
+// 8 B - 16 MiB, every protocol; 12 cases each of ring, tree and PAT (reduce-scatter and all-gather).
+// Rings hold 5 %; trees and PAT with a few pieces a channel do not yet (algorithms/nccl/FLOW_MISSES.md:
+// up to 18.4 % and 9.2 % on the benchmark's 300 cases; here one case of each, 7 % and 9 %), so they
+// are held to the bounds measured so far.
+constexpr double kTreeBound = 0.20, kPatBound = 0.15;
+TEST_CASE("flow and chunk movement agree on generated ring cases", "[nccl][movement][generated]") {
+  check_generated(47, "ring", 12, kBound);
+}
+TEST_CASE("flow and chunk movement agree on generated tree cases", "[nccl][movement][generated]") {
+  check_generated(48, "tree", 12, kTreeBound);
+}
+TEST_CASE("flow and chunk movement agree on generated PAT cases", "[nccl][movement][generated]") {
+  check_generated(49, "pat", 12, kPatBound);
 }
