@@ -16,6 +16,7 @@
 #include "sim/engine/simulation.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 #include "support/cli.hpp"
+#include "support/csv.hpp"
 #include "support/isolated.hpp"
 
 namespace aggsim::test::fsdp {
@@ -165,5 +166,21 @@ inline void check_as_ddp(const Trained& fsdp, const Trained& ddp, const std::str
 }
 
 inline const std::vector<std::string> kShardings = {"full", "grad_op", "optimizer", "hybrid"};
+
+// collectives.csv of one `aggsim run` of `yaml` (which must succeed): its header line and its rows by
+// column name.
+struct CollectivesCsv {
+  std::string header;
+  std::vector<std::map<std::string, std::string>> rows;
+};
+inline CollectivesCsv run_collectives_csv(const std::string& yaml, const std::string& dir_tag) {
+  const auto dir = fresh_dir(dir_tag);
+  write_file(dir / "s.yaml", yaml);
+  const auto r = run_aggsim({"run", "s.yaml", "--out", "out", "-q"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string text = read_file(dir / "out" / "collectives.csv");
+  return {text.substr(0, text.find('\n')), read_csv_rows(text)};
+}
 
 }  // namespace aggsim::test::fsdp

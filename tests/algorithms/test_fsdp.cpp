@@ -233,28 +233,19 @@ TEST_CASE("fsdp refuses NCCL's keys on the message ring, at the key", "[fsdp][nc
 }
 
 TEST_CASE("fsdp over NCCL names NCCL's choice on every call of collectives.csv", "[fsdp][nccl][outputs]") {
-  const auto dir = fresh_dir("fsdp-nccl-outputs");
-  write_file(dir / "s.yaml", scenario(8, 1, "name: fsdp, collectives: nccl, sharding: hybrid, shard_group: 4",
-                                      fmt::format("model: {{layers: {}, proxy_dim: 96}}", layer_table())));
-  const auto r = run_aggsim({"run", "s.yaml", "--out", "out", "-q"}, dir);
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  std::istringstream lines(read_file(dir / "out" / "collectives.csv"));
-  std::string header;
-  std::getline(lines, header);
-  REQUIRE(header.rfind("step,bucket,rank_group,collective,algorithm,nccl_algorithm,protocol,channels,", 0) == 0);
-  int rows = 0;
-  for (std::string line; std::getline(lines, line); ++rows) {
-    std::vector<std::string> cells;
-    std::istringstream cell_stream(line);
-    for (std::string c; std::getline(cell_stream, c, ',');) cells.push_back(c);
-    REQUIRE(cells.size() > 8);
-    INFO(line);
-    CHECK(cells[5] == "ring");  // one GPU a node: NCCL's ring for reduce-scatter and all-gather
-    CHECK(!cells[6].empty());
-    CHECK(std::stoi(cells[7]) >= 1);
+  const CollectivesCsv csv = run_collectives_csv(
+      scenario(8, 1, "name: fsdp, collectives: nccl, sharding: hybrid, shard_group: 4",
+               fmt::format("model: {{layers: {}, proxy_dim: 96}}", layer_table())),
+      "fsdp-nccl-outputs");
+  REQUIRE(csv.header.rfind("step,bucket,rank_group,collective,algorithm,nccl_algorithm,protocol,channels,", 0) == 0);
+  for (const auto& row : csv.rows) {
+    REQUIRE(row.size() > 8);
+    INFO(row.at("step") << " " << row.at("collective") << " " << row.at("unit"));
+    CHECK(row.at("nccl_algorithm") == "ring");  // one GPU a node: NCCL's ring for reduce-scatter and all-gather
+    CHECK(!row.at("protocol").empty());
+    CHECK(std::stoi(row.at("channels")) >= 1);
   }
-  CHECK(rows == 3 * 4);  // three units: a reduce-scatter, two gathers and the last step's gather each
+  CHECK(csv.rows.size() == 3 * 4);  // three units: a reduce-scatter, two gathers and the last step's gather each
 }
 
 TEST_CASE("fsdp over NCCL in bf16 sends and reduces bf16 values, the same bits at flow and chunk level",

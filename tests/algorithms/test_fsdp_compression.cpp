@@ -59,22 +59,13 @@ HalfKept half_kept(const std::string& yaml) {
 
 // Each reduce_scatter row's wire_bytes in step 0 of collectives.csv, by unit.
 std::map<std::string, double> reduce_scatter_bytes(const std::string& yaml) {
-  const auto dir = fresh_dir("fsdp-compressed-outputs");
-  write_file(dir / "s.yaml", yaml);
-  const auto r = run_aggsim({"run", "s.yaml", "--out", "out", "-q"}, dir);
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  std::istringstream lines(read_file(dir / "out" / "collectives.csv"));
-  std::string header;
-  std::getline(lines, header);
-  REQUIRE(header.find(",wire_bytes,") != std::string::npos);
+  const CollectivesCsv csv = run_collectives_csv(yaml, "fsdp-compressed-outputs");
+  REQUIRE(csv.header.find(",wire_bytes,") != std::string::npos);
   std::map<std::string, double> bytes;
-  for (std::string line; std::getline(lines, line);) {
-    std::vector<std::string> cells;
-    std::istringstream cell_stream(line);
-    for (std::string c; std::getline(cell_stream, c, ',');) cells.push_back(c);
-    REQUIRE(cells.size() > 10);
-    if (cells[0] == "0" && cells[3] == "reduce_scatter") bytes[cells.back()] += std::stod(cells[9]);
+  for (const auto& row : csv.rows) {
+    REQUIRE(row.size() > 10);
+    if (row.at("step") == "0" && row.at("collective") == "reduce_scatter")
+      bytes[row.at("unit")] += std::stod(row.at("wire_bytes"));
   }
   return bytes;
 }
