@@ -11,10 +11,12 @@ namespace aggsim {
 namespace {
 
 // Each stream's share of its narrowest link, among all the call's streams (rate) and among those of
-// its phase (first_rate), at most what its channel moves over the network (`network_cap`, 0: none).
+// its phase (first_rate), at most its share of what one channel moves (`channel_cap`, 0: none;
+// `cap_share` per edge, 0: not bound by it).
 template <class Edge>
 void set_rates(const std::vector<Edge*>& edges, const std::vector<std::vector<sg4::Link*>>& routes,
-               const std::vector<int>& phases, int last_phase, double network_cap) {
+               const std::vector<int>& phases, int last_phase, double channel_cap,
+               const std::vector<double>& cap_share) {
   std::unordered_map<const sg4::Link*, int> load;
   std::vector<std::unordered_map<const sg4::Link*, int>> phase_load(static_cast<std::size_t>(last_phase + 1));
   for (std::size_t i = 0; i < routes.size(); ++i)
@@ -28,9 +30,9 @@ void set_rates(const std::vector<Edge*>& edges, const std::vector<std::vector<sg
       rate = std::min(rate, l->get_bandwidth() / load[l]);
       first = std::min(first, l->get_bandwidth() / phase_load[static_cast<std::size_t>(phases[i])][l]);
     }
-    if (network_cap > 0 && edges[i]->cls == LinkClass::network) {
-      rate = std::min(rate, network_cap);
-      first = std::min(first, network_cap);
+    if (channel_cap > 0 && cap_share[i] > 0) {
+      rate = std::min(rate, channel_cap * cap_share[i]);
+      first = std::min(first, channel_cap * cap_share[i]);
     }
     edges[i]->rate = rate;
     edges[i]->first_rate = first;
@@ -69,6 +71,12 @@ std::map<std::pair<int, int>, std::vector<std::pair<int, int>>> tree_levels(cons
 
 }  // namespace
 
+double tree_send_share(const NcclGeometry& g, int channel, int member, bool up) {
+  if (up) return 1;
+  const auto children = g.tree[static_cast<std::size_t>(channel)][static_cast<std::size_t>(member)].children.size();
+  return 1.0 / static_cast<double>(std::max<std::size_t>(1, children));
+}
+
 void NcclGeometryBuilder::add(NcclGeometry::Edge& e) {
   const int p = view_.size();
   std::vector<sg4::Link*> links;
@@ -81,18 +89,25 @@ void NcclGeometryBuilder::add(NcclGeometry::Edge& e) {
             static_cast<std::uint64_t>(e.to)] = std::vector<const sg4::Link*>(links.begin(), links.end());
   routes_.push_back(std::move(links));
   phases_.push_back(phase);
+  cap_share_.push_back(e.cls == LinkClass::network ? 1.0 : 0.0);
 }
 
 void NcclGeometryBuilder::add_tree_edges() {
   for (const auto& [at, edges_at] : tree_levels(g_, view_.size())) {
     auto& list = at.first == 0 ? g_.tree_up : g_.tree_down;
-    for (const auto& [c, x] : edges_at) add(list[static_cast<std::size_t>(c)][static_cast<std::size_t>(x)]);
+    for (const auto& [c, x] : edges_at) {
+      auto& e = list[static_cast<std::size_t>(c)][static_cast<std::size_t>(x)];
+      add(e);
+      // A tree channel's sends out of a member, over NVLink as over the network, are its rate: up
+      // to the parent, or shared by the copies it passes down to its children (tree_send_share).
+      cap_share_.back() = tree_send_share(g_, c, e.from, at.first == 0);
+    }
     ++phase;
   }
 }
 
 void NcclGeometryBuilder::finish() {
-  set_rates(edges_, routes_, phases_, phase, network_cap_);
+  set_rates(edges_, routes_, phases_, phase, network_cap_, cap_share_);
 }
 
 }  // namespace aggsim

@@ -58,7 +58,8 @@ struct NcclGeometry {
 // phase move a pipeline's first piece together), then sets each edge's rates (finish).
 class NcclGeometryBuilder {
  public:
-  // `network_cap`: what one channel moves over a network connection (bytes/s, 0: no bound).
+  // `network_cap`: what one channel moves over a network connection, and out of a member along a
+  // tree (bytes/s, 0: no bound).
   NcclGeometryBuilder(NcclGeometry& g, const NcclView& view, double network_cap = 0)
       : g_(g), view_(view), network_cap_(network_cap) {}
   NcclGeometry& geometry() { return g_; }
@@ -78,7 +79,14 @@ class NcclGeometryBuilder {
   std::vector<NcclGeometry::Edge*> edges_;
   std::vector<std::vector<sg4::Link*>> routes_;
   std::vector<int> phases_;
+  std::vector<double> cap_share_;  // per edge: its share of the channel's rate (0: not bound by it)
 };
+
+// NCCL's tree kernel (runTreeSplit, src/device/all_reduce.h) sends a channel's pieces up with one
+// half of its threads and down with the other, which writes each piece once for every child: the
+// share of the channel's rate (NcclCommunicator::channel_rate) an edge of the tree gets when
+// `member` sends `up` to its parent, or down to one of its children.
+double tree_send_share(const NcclGeometry& g, int channel, int member, bool up);
 
 // How a call's streams and its pipeline's own time make its time.
 enum class NcclCombine { later, pipeline, additive };

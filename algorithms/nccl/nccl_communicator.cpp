@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 #include "algorithms/nccl/nccl_algorithm.hpp"
 #include "algorithms/nccl/nccl_meeting.hpp"
@@ -41,16 +42,40 @@ NcclCommunicator::NcclCommunicator(const std::vector<int>& members, const std::v
       options_(options),
       costs_(costs),
       bandwidth_factor_(std::move(bandwidth_factor)),
-      channels_(options.channels.value_or(bounded_channels(options, view_.default_channels()))),
+      channels_(options.channels.value_or(bounded_channels(options, view_.default_channels(options.arch)))),
       tuning_(system_for_calls(view_.system(channels_, options.arch), options)),
       calls_made_(members.size(), 0) {
   for (const NcclAlgorithmRow& row : nccl_algorithm_rows())
     if (row.costs_for_calls) row.costs_for_calls(costs_, tuning_.system(), view_, options_);
-  if (options.arch == GpuArch::hopper) network_channel_rate_ = kHopperNetworkChannelGBps * 1e9;
+  // Blackwell's nodes carry the same ConnectX-7 NICs and NCCL transport (kHopperNetworkChannelGBps).
+  if (options.arch == GpuArch::hopper || options.arch == GpuArch::blackwell)
+    network_channel_rate_ = kHopperNetworkChannelGBps * 1e9;
 }
 
 double NcclCommunicator::channel_rate(int from, int to) const {
   return view_.hop_class(from, to) == LinkClass::network ? network_channel_rate_ : 0;
+}
+
+double NcclCommunicator::channel_pace_time(const FlowPlan& m, const Geometry& g) const {
+  if (network_channel_rate_ <= 0) return 0;
+  // Bytes each channel sends at its rate: a network stream on its own; a tree's streams out of a
+  // member together, up (to its parent) and down (to its children) apart (tree_send_share).
+  std::map<std::tuple<int, int, int>, double> sent;  // by (member, channel, 0 up / 1 down / 2 + stream)
+  for (std::size_t i = 0; i < m.streams.size(); ++i) {
+    const auto& st = m.streams[i];
+    const auto c = static_cast<std::size_t>(st.channel);
+    const bool tree = c < g.tree.size();
+    const bool up = tree && g.tree[c][static_cast<std::size_t>(st.from)].parent == st.to;
+    const bool down = tree && g.tree[c][static_cast<std::size_t>(st.to)].parent == st.from;
+    const auto bytes = static_cast<double>(st.wire_bytes);
+    if (up || down)
+      sent[{st.from, st.channel, up ? 0 : 1}] += bytes;
+    else if (view_.hop_class(st.from, st.to) == LinkClass::network)
+      sent[{st.from, st.channel, 2 + static_cast<int>(i)}] += bytes;
+  }
+  double pace = 0;
+  for (const auto& [key, bytes] : sent) pace = std::max(pace, bytes / network_channel_rate_);
+  return pace;
 }
 
 NcclCommunicator::~NcclCommunicator() = default;

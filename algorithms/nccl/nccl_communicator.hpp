@@ -134,6 +134,9 @@ class NcclCommunicator {
   // What one channel can move from member `from` to `to` (bytes/s): across the network its GPU's
   // per-channel rate (kHopperNetworkChannelGBps), else no bound of its own (0).
   double channel_rate(int from, int to) const;
+  // The longest any member takes to send what one channel sends of `m` at channel_rate: its
+  // network streams, and a tree's streams up and down (tree_send_share).
+  double channel_pace_time(const FlowPlan& m, const Geometry& g) const;
 
   NcclView view_;
   NcclOptions options_;

@@ -51,12 +51,12 @@ void NcclCommunicator::plan_streams(FlowPlan& m, const NcclCallPlan& plan, const
       m.pace_time = bytes / link->get_bandwidth();
       busiest = link;
     }
-  // A stream is one channel's connection: no faster than the channel moves (channel_rate).
-  for (const auto& st : m.streams)
-    if (const double cap = channel_rate(st.from, st.to); cap > 0 && st.wire_bytes / cap > m.pace_time) {
-      m.pace_time = static_cast<double>(st.wire_bytes) / cap;
-      busiest = nullptr;
-    }
+  // A channel moves no more than its rate (channel_rate): per network stream, and out of a member
+  // along a tree (tree_send_share).
+  if (const double pace = channel_pace_time(m, g); pace > m.pace_time) {
+    m.pace_time = pace;
+    busiest = nullptr;
+  }
   if (busiest)
     XBT_VERB("%zu streams, busiest link %s: %.9g s for %.0f bytes", m.streams.size(), busiest->get_cname(),
              m.pace_time, load[busiest]);

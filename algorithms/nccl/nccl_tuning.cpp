@@ -30,16 +30,18 @@ constexpr double kTreeNetLat2234[3] = {5.0, 8.5, 14.0};
 constexpr double kPatBandwidthShare = 0.85;
 constexpr int kNvlink = 0, kPci = 1, kNet = 2;
 // Per-generation caps, rows volta, ampere, hopper, blackwell; columns [1 node, 2 nodes, more]. The
-// Blackwell rows are NCCL 2.30.7's (src/graph/tuning.cc ncclTunerConstantsDefaults; the other rows
-// are unchanged since 2.21.5). LL bandwidth caps: [GPU generation on one node, CPU vendor (Intel)
-// beyond].
+// Blackwell rows are NCCL 2.26.2's, twice Hopper's (src/graph/tuning.cc; the version of the published
+// GB200 NVL72 runs, tests/data/README.md; NCCL 2.28.3 lowered them to LL128 ring 40, tree
+// 55.6 / 31.67 / 20, tree 70 / 42.8 / 24); the other rows are unchanged since 2.21.5. LL bandwidth
+// caps: [GPU generation on one node, CPU vendor (Intel) beyond].
 constexpr double kLlMaxBw[4][3] = {
     {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}};
-constexpr double kPerChMaxRingLL128Bw[4][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}, {40, 40, 40}};
+constexpr double kPerChMaxRingLL128Bw[4][3] = {
+    {20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}, {2 * 36.7, 2 * 36.7, 2 * 36.7}};
 constexpr double kPerChMaxTreeLL128Bw[4][3] = {
-    {20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
+    {20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}, {2 * 36.7, 2 * 36.7, 2 * 29.0}};
 constexpr double kPerChMaxTreeBw[4][3] = {
-    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {2 * 38.7, 2 * 41.4, 2 * 36.0}};
 // RCCL's base latencies (ROCm/rccl src/graph/tuning.cc, tree and ring alike), LL / LL128 / Simple.
 constexpr double kRcclBaseLat[3] = {12.0, 12.0, 17.0};
 // RCCL 2.21.5's (ROCm 6.3) tuning model 5, which its topology models of 8-GPU MI300X nodes select
@@ -165,6 +167,20 @@ double nccl_nvlink_GBps(GpuArch arch, double link_GBps) {
   return link_GBps * (arch == GpuArch::hopper ? 20.6 : 20.0) / 25.0;
 }
 
+DomainGraph nccl_domain_graph(double nvlink_GBps, int nics, double nic_GBps) {
+  // 2.26.2's sm100SpeedArrayInter is sm90's (kSm90SpeedInter); 2.30.7's starts higher.
+  DomainGraph best;
+  for (double speed : kSm90SpeedInter) {
+    if (speed > nic_GBps) continue;  // above the NIC's path (maxBw): not tried
+    if (best.channels > 0 && speed / best.speed <= .49) break;
+    const int per_nic = static_cast<int>(std::floor(nic_GBps / speed));
+    const int channels = std::min({kNcclMaxChannels, nics * per_nic, static_cast<int>(std::floor(nvlink_GBps / speed))});
+    if (channels * speed > best.channels * best.speed) best = {channels, speed};
+    if (best.channels * best.speed >= nvlink_GBps) break;
+  }
+  return best;
+}
+
 int nccl_nvls_channels(GpuArch arch, int nodes) {
   // src/transport/nvls.cc (NCCL 2.30.7): 16 on sm90; on sm100 32 across nodes, 24 inside one.
   if (arch == GpuArch::blackwell) return nodes > 1 ? 32 : 24;
@@ -275,7 +291,10 @@ NcclTuning::NcclTuning(const NcclSystem& s) : system_(s) {
         // tree's bandwidth. Across nodes it is what NCCL's own estimates show (NVIDIA/nccl#1453: tree
         // LL at 20.4 x 0.85 GB/s on 3 nodes of H100, and NVLS-Tree chosen over tree/LL128 at 512 KiB);
         // without it the model's choice flapped from NVLS-Tree back to tree between 64 and 256 MiB.
-        if (a == NcclAlgorithm::tree && sm90_or_later(s.arch) && nodes > 1) bus *= .85;
+        // Not where NCCL found its balanced tree (2.26.2 applies the discount only then,
+        // comm->maxTreePattern): across NVLink domains of several trays, whose graph fills the
+        // GPUs' NVLink (nccl_domain_graph).
+        if (a == NcclAlgorithm::tree && sm90_or_later(s.arch) && nodes > 1 && !s.domain_graph) bus *= .85;
         const double ratio = a == NcclAlgorithm::ring ? static_cast<double>(ranks) / nsteps
                              : nvls_family            ? (rules_2234 ? 1.0 : 5.0 / 6.0)
                                                       : .5;

@@ -47,6 +47,7 @@ struct NcclSystem {
   int nvls_heads = 0;
   double nvls_bw_intra = 0, nvls_bw_inter = 0;
   NicPath gpu_nic_path = NicPath::pxb;  // the farthest GPU-NIC path of the communicator (typeInter)
+  bool domain_graph = false;            // the ring and tree graph are nccl_domain_graph's
   // PAT may run this call (pat_for_op): NCCL 2.23.4 runs it with one GPU per node (nodes == ranks),
   // not on RCCL, and not for a reduce-scatter whose op NCCL pre-multiplies (avg).
   bool pat = true;
@@ -71,6 +72,20 @@ struct NvlsGraph {
 // one NIC's (0 on one node).
 NvlsGraph nccl_nvls_graph(int gpus_per_node, int nodes, int nics_per_node, double nvlink_GBps, double nic_GBps,
                           GpuArch arch = GpuArch::hopper);
+// NCCL 2.26.2's ring and tree graph across nodes whose NVLink clique spans trays (multi-node NVLink:
+// src/graph/topo.cc fuses the clique's topologies, so all its trays' NICs are in one graph):
+// channels at one speed of its search (sm100SpeedArrayInter, from 48 GB/s down), each on a NIC
+// (floor(NIC / speed) channels a NIC) and each through every GPU, so at most NVLink / speed of them;
+// the search keeps the most channels x speed and stops once they fill a GPU's NVLink (search.cc
+// ncclTopoCompute). On an NVL72 rack: 15 channels of 48 GB/s (720 GB/s of NVLink), 15 of its 72
+// NICs. It does not duplicate them (ncclTopoDupChannels: Blackwell, under 50 GB/s, over 4 channels);
+// the communicator runs them twice (connect.cc): 30 channels. `nvlink_GBps`: a GPU's NVLink rate
+// as NCCL's topology counts it (nccl_nvlink_GBps).
+struct DomainGraph {
+  int channels = 0;
+  double speed = 0;  // GB/s per channel
+};
+DomainGraph nccl_domain_graph(double nvlink_GBps, int nics, double nic_GBps);
 // NVLS's CTAs (comm->nvlsChannels): 16 on Hopper, on Blackwell 32 across nodes and 24 inside one.
 int nccl_nvls_channels(GpuArch arch, int nodes);
 // The share of a GPU's NVLink port rate (`port_GBps`, each way) that NCCL's tuning credits NVLS with

@@ -126,6 +126,9 @@ NcclView::NcclView(const std::vector<int>& members, const std::vector<sg4::Host*
       gpu_nic_path_ = std::max(gpu_nic_path_, facts.gpu_nic_path);
     }
     nics_ = std::max(nics_, static_cast<int>(nics.size()));
+    std::set<std::string> trays;
+    for (const auto& nic : nics) trays.insert(nic.first);
+    if (trays.size() > 1) spans_trays_ = true;
     if (nm.size() > 1 && intra_bw_ == 0)
       intra_bw_ =
           narrowest_link(hosts_[static_cast<std::size_t>(nm[0])], hosts_[static_cast<std::size_t>(nm[1])]);
@@ -150,7 +153,14 @@ double NcclView::intra_total_bandwidth() const {
   return mesh_ ? intra_bw_ * mesh_ring_count() : intra_bw_;
 }
 
-int NcclView::default_channels() const {
+DomainGraph NcclView::domain_graph(GpuArch arch) const {
+  if (!spans_trays_ || nodes() < 2) return {};
+  return nccl_domain_graph(nccl_nvlink_GBps(arch, intra_bw_ / 1e9), nics_, nic_bw_ / 1e9);
+}
+
+int NcclView::default_channels(GpuArch arch) const {
+  // Across NVLink domains that span trays: NCCL's graph for the fused clique, run twice.
+  if (const DomainGraph d = domain_graph(arch); d.channels > 0) return std::clamp(2 * d.channels, 2, kNcclMaxChannels);
   // On a mesh every ring gets as many channels (else its links would carry more than the others'):
   // between nodes about two per NIC, on one node as many as fit.
   const int rings = mesh_ring_count();
@@ -177,7 +187,10 @@ NcclSystem NcclView::system(int channels, GpuArch arch) const {
   // rings NCCL duplicates.
   s.graph_channels =
       nodes() > 1 ? nics_ * std::max(1, static_cast<int>(std::floor(nic_bw_ / 1e9 / kNcclMaxChannelGBps)))
-                  : std::max(1, default_channels() / 2);
+                  : std::max(1, default_channels(arch) / 2);
+  const DomainGraph domain = domain_graph(arch);
+  if (domain.channels > 0) s.graph_channels = domain.channels;
+  s.domain_graph = domain.channels > 0;
   s.nvls_channels = std::min(nccl_nvls_channels(arch, nodes()), kNcclMaxChannels);
   s.nvls = nccl_nvls_supported(arch, nvswitch_, smallest_node_);
   if (s.nvls) {
@@ -188,7 +201,8 @@ NcclSystem NcclView::system(int channels, GpuArch arch) const {
     s.nvls_bw_inter = g.bw_inter;
   }
   s.gpu_nic_path = gpu_nic_path_;
-  const double inter_total = nics_ * nic_bw_ / 1e9;
+  // Across NVLink domains NCCL's graph carries its channels at its speed, not every NIC's rate.
+  const double inter_total = domain.channels > 0 ? domain.channels * domain.speed : nics_ * nic_bw_ / 1e9;
   const double intra_total = intra_bw_ > 0 ? intra_total_bandwidth() / 1e9 : inter_total;
   s.bw_intra = intra_total / s.channels;
   s.bw_inter = (nodes() > 1 ? inter_total : intra_total) / s.channels;

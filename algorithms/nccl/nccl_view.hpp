@@ -74,7 +74,10 @@ class NcclView {
   // channel (NCCL's per-channel NVLink speeds), doubled; on xGMI mesh nodes a multiple of the mesh
   // rings, between nodes about two per NIC (14 for 8 GPUs and 8 NICs), on one node as many as 32
   // allow (28 for 8 GPUs, as RCCL's model of the MI300X node lists); at most kNcclMaxChannels.
-  int default_channels() const;
+  int default_channels(GpuArch arch = GpuArch::hopper) const;
+  // NCCL's ring and tree graph when the nodes are NVLink domains of several trays (nccl_domain_graph),
+  // else no channels.
+  DomainGraph domain_graph(GpuArch arch) const;
   // NCCL's topology figures for a communicator of `channels` channels.
   NcclSystem system(int channels, GpuArch arch) const;
 
@@ -95,6 +98,7 @@ class NcclView {
   std::array<NodeTree, 2> trees_;
   int largest_node_ = 1, smallest_node_ = 1;
   bool intra_nvlink_ = true, nvswitch_ = false, mesh_ = false;
+  bool spans_trays_ = false;  // a node is an NVLink domain of several trays, each with its NICs
   NicPath gpu_nic_path_ = NicPath::pxb;
   int nics_ = 1;
   double intra_bw_ = 0, nic_bw_ = 0;

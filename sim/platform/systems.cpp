@@ -14,11 +14,15 @@ std::vector<std::pair<std::string, std::string>> eight_gpu_node(const char* gpu,
 }
 
 // A rack of 18 compute trays of 4 GPUs in one NVLink domain, each tray with 4 NICs (one per GPU): the
-// GB200 and GB300 NVL72. `nodes` counts trays, as Slurm and NCCL do.
-std::vector<std::pair<std::string, std::string>> nvl72_tray(const char* nic) {
-  return {{"gpus_per_node", "4"}, {"gpu", "blackwell"},   {"intra_bandwidth", "900GBps"},
-          {"nvswitch", "true"},   {"nvlink_domain", "18"}, {"nics_per_node", "4"},
-          {"nic_bandwidth", nic}, {"bandwidth", nic}};
+// GB200 and GB300 NVL72. `nodes` counts trays, as Slurm and NCCL do. `extra`: keys of one system.
+std::vector<std::pair<std::string, std::string>> nvl72_tray(
+    const char* nic, std::vector<std::pair<std::string, std::string>> extra = {}) {
+  std::vector<std::pair<std::string, std::string>> keys = {
+      {"gpus_per_node", "4"}, {"gpu", "blackwell"},   {"intra_bandwidth", "900GBps"},
+      {"nvswitch", "true"},   {"nvlink_domain", "18"}, {"nics_per_node", "4"},
+      {"nic_bandwidth", nic}, {"bandwidth", nic}};
+  keys.insert(keys.end(), extra.begin(), extra.end());
+  return keys;
 }
 
 // An AMD Instinct platform of 8 OAM GPUs in a full xGMI mesh (7 links each, one per peer), each GPU
@@ -88,11 +92,16 @@ std::vector<SystemInfo> make_systems() {
       {"gb200_nvl72",
        "NVIDIA GB200 NVL72: racks of 18 trays x 4 B200 in one NVLink 5 domain with NVLS, 4 x 400 Gb/s "
        "InfiniBand a tray; nodes counts trays (a multiple of 18)",
-       nvl72_tray("400Gbps"),
+       nvl72_tray("400Gbps", {{"gpu_nic_path", "phb"}}),
        "infiniband",
        {"NVIDIA DGX GB200 User Guide, Hardware: 72-GPU NVL domains of 18 compute trays (2 Grace CPUs, 4 "
         "Blackwell GPUs each) and 9 NVLink switch trays; a compute tray's cluster network is 4 x ConnectX-7 "
         "single-port 400G OSFP; https://docs.nvidia.com/dgx/dgxgb200-user-guide/hardware.html",
+        "The NICs hang off the Grace CPUs, which the GPUs reach over NVLink-C2C: NCCL's path from a GPU to "
+        "its NIC is PHB (NCCL User Guide, NCCL_NET_GDR_C2C: \"a NIC attached to a CPU (i.e. distance PHB) "
+        "where the CPU is connected to the GPU via a C2C interconnect\"; src/graph/paths.cc, NCCL 2.26.2), "
+        "so NCCL 2.25 and 2.26 keep LL128 inside a rack only (src/graph/tuning.cc: up to PXN); "
+        "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-net-gdr-c2c",
         "NVIDIA GB200 NVL72: 1.8 TB/s NVLink 5 per GPU (both directions), 130 TB/s over the 72 GPUs; "
         "https://www.nvidia.com/en-us/data-center/gb200-nvl72/",
         "NCCL 2.30.7 fuses the trays of one NVLink clique into one topology and counts the clique as one "
