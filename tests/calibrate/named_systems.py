@@ -18,7 +18,9 @@ DATA = os.path.join(ROOT, "tests/data/calibration")
 OUT = os.path.join(DATA, "validation/systems.csv")
 GIB = 1 << 30
 
-# (system, nodes, ranks, log): the log is DATA/<log>_all_reduce.log.
+# (system, nodes, ranks, log[, settings]): the log is DATA/<log>_all_reduce.log; settings, the NCCL
+# environment the run's source states beside it and its log does not print, as scenario keys of
+# nccl_allreduce (tests/data/README.md: the twenty-rack run's job had NCCL_NVLS_ENABLE=0).
 RUNS = [
     ("dgx_h100", 1, 8, "h100_q2ndr_1node"),
     ("dgx_h100", 1, 8, "voltagepark_h100_1node"),
@@ -31,6 +33,7 @@ RUNS = [
     ("dgx_h100", 8, 64, "h100_ib400_8node"),
     ("dgx_h100", 8, 64, "h100_ib400_ctas24_8node"),
     ("gb200_nvl72", 18, 72, "coreweave_gb200_nvl72_1rack"),
+    ("gb200_nvl72", 360, 1440, "coreweave_gb200_nvl72_20rack", "nvls: off"),
     ("mi300x", 1, 8, "amd_mi300x_1node"),
     ("mi300x", 2, 16, "amd_mi300x_2node"),
     ("mi325x", 1, 8, "amd_mi325x_1node"),
@@ -44,7 +47,6 @@ RUNS = [
 # (system, nodes, ranks, log, algorithms NCCL could have run).
 MISSED = [
     ("gb200_nvl72", 36, 144, "coreweave_gb200_nvl72_2rack", ["nvls_tree", "ring", "tree"]),
-    ("gb200_nvl72", 360, 1440, "coreweave_gb200_nvl72_20rack", ["nvls_tree", "ring", "tree"]),
 ]
 MISSED_OUT = os.path.join(DATA, "validation/systems_missed.csv")
 
@@ -54,13 +56,14 @@ def busbw(nbytes, seconds, ranks):
     return nbytes / seconds / 1e9 * 2 * (ranks - 1) / ranks
 
 
-def compare(aggsim, system, nodes, ranks, log, algorithm="auto", nvls="on"):
+def compare(aggsim, system, nodes, ranks, log, algorithm="auto", nvls="on", settings=""):
     path = os.path.join(DATA, f"{log}_all_reduce.log")
     with tempfile.TemporaryDirectory() as d:
         with open(os.path.join(d, "s.yaml"), "w") as f:
             f.write(f"name: {system}\nranks: {ranks}\nsteps: 1\nplatform: {{system: {system}, nodes: {nodes}}}\n"
                     "model: {size: 1MB, math: off}\n"
-                    f"algorithm: {{name: nccl_allreduce, nccl_algorithm: {algorithm}, nvls: {nvls}}}\n")
+                    f"algorithm: {{name: nccl_allreduce, nccl_algorithm: {algorithm}, "
+                    f"{settings if settings else f'nvls: {nvls}'}}}\n")
         args = [aggsim, "compare", "s.yaml", path, "--csv", "c.csv"]
         with open(path) as f:
             if " Rank " not in f.read():  # no rank lines: the shape comes from the row
@@ -74,17 +77,18 @@ def main():
     build = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build")
     aggsim = os.path.abspath(os.path.join(build, "aggsim"))
     rows = []
-    for system, nodes, ranks, log in RUNS:
-        for r in compare(aggsim, system, nodes, ranks, log):
+    for system, nodes, ranks, log, *settings in RUNS:
+        settings = settings[0] if settings else ""
+        for r in compare(aggsim, system, nodes, ranks, log, settings=settings):
             nbytes = int(r["bytes"])
             measured = busbw(nbytes, float(r["measured_s"]), ranks)
             simulated = busbw(nbytes, float(r["simulated_s"]), ranks)
             rows.append([system, nodes, log, f"{nbytes // (1 << 20)} MiB", f"{measured:.1f}", f"{simulated:.1f}",
-                         f"{100 * (simulated / measured - 1):+.1f} %", r["choice"], ranks])
+                         f"{100 * (simulated / measured - 1):+.1f} %", r["choice"], settings, ranks])
     with open(OUT, "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["system", "nodes", "log", "size", "measured_busbw_gb_s", "simulated_busbw_gb_s", "error", "choice",
-                    "ranks"])
+                    "settings", "ranks"])
         w.writerows(rows)
     print(f"wrote {OUT}: {len(rows)} rows")
     write_missed(aggsim)

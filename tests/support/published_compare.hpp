@@ -14,15 +14,17 @@
 namespace aggsim::test {
 
 // The compare CSV's rows (bytes, measured_s, simulated_s, ...) of `platform: {system: SYSTEM, nodes:
-// NODES}` with `ranks` ranks of nccl_allreduce against tests/data/calibration/LOG_all_reduce.log.
+// NODES}` with `ranks` ranks of nccl_allreduce against tests/data/calibration/LOG_all_reduce.log;
+// `settings`: more keys of nccl_allreduce ("nvls: off"), the run's NCCL environment.
 inline std::vector<std::map<std::string, std::string>> compare_system_with_log(const std::string& system,
                                                                              int nodes, int ranks,
-                                                                             const std::string& log) {
+                                                                             const std::string& log,
+                                                                             const std::string& settings = "") {
   const auto dir = fresh_dir("system-published");
   write_file(dir / "s.yaml",
              fmt::format("name: {}\nranks: {}\nsteps: 1\nplatform: {{system: {}, nodes: {}}}\n"
-                         "model: {{size: 1MB, math: off}}\nalgorithm: {{name: nccl_allreduce}}\n",
-                         system, ranks, system, nodes));
+                         "model: {{size: 1MB, math: off}}\nalgorithm: {{name: nccl_allreduce{}}}\n",
+                         system, ranks, system, nodes, settings.empty() ? "" : ", " + settings));
   const std::string file = std::string(AGGSIM_SOURCE_DIR) + "/tests/data/calibration/" + log + "_all_reduce.log";
   std::vector<std::string> args = {"compare", "s.yaml", file, "--csv", "c.csv"};
   // A log without its "Rank N ... on HOST" lines gets its shape from the row.
