@@ -71,6 +71,14 @@ std::map<std::pair<int, int>, std::vector<std::pair<int, int>>> tree_levels(cons
 
 }  // namespace
 
+int nccl_send_group(const NcclGeometry& g, int channel, int from, int to) {
+  const auto c = static_cast<std::size_t>(channel);
+  if (c >= g.tree.size()) return -1;
+  if (g.tree[c][static_cast<std::size_t>(from)].parent == to) return 0;
+  if (g.tree[c][static_cast<std::size_t>(to)].parent == from) return 1;
+  return -1;
+}
+
 double tree_send_share(const NcclGeometry& g, int channel, int member, bool up) {
   if (up) return 1;
   const auto children = g.tree[static_cast<std::size_t>(channel)][static_cast<std::size_t>(member)].children.size();

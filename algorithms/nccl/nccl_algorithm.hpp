@@ -87,6 +87,9 @@ class NcclGeometryBuilder {
 // share of the channel's rate (NcclCommunicator::channel_rate) an edge of the tree gets when
 // `member` sends `up` to its parent, or down to one of its children.
 double tree_send_share(const NcclGeometry& g, int channel, int member, bool up);
+// Which of a channel's sends share its rate at flow level: a tree edge from `from` to `to` on
+// `channel` is in its sender's up (0) or down (1) group, any other edge in none (-1).
+int nccl_send_group(const NcclGeometry& g, int channel, int from, int to);
 
 // How a call's streams and its pipeline's own time make its time.
 enum class NcclCombine { later, pipeline, additive };

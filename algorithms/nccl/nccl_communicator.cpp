@@ -58,18 +58,15 @@ double NcclCommunicator::channel_rate(int from, int to) const {
 
 double NcclCommunicator::channel_pace_time(const FlowPlan& m, const Geometry& g) const {
   if (network_channel_rate_ <= 0) return 0;
-  // Bytes each channel sends at its rate: a network stream on its own; a tree's streams out of a
-  // member together, up (to its parent) and down (to its children) apart (tree_send_share).
-  std::map<std::tuple<int, int, int>, double> sent;  // by (member, channel, 0 up / 1 down / 2 + stream)
+  // Bytes each channel sends at its rate: its sends that share it together (nccl_send_group), any
+  // other network stream on its own.
+  std::map<std::tuple<int, int, int>, double> sent;  // by (member, channel, group or 2 + stream)
   for (std::size_t i = 0; i < m.streams.size(); ++i) {
     const auto& st = m.streams[i];
-    const auto c = static_cast<std::size_t>(st.channel);
-    const bool tree = c < g.tree.size();
-    const bool up = tree && g.tree[c][static_cast<std::size_t>(st.from)].parent == st.to;
-    const bool down = tree && g.tree[c][static_cast<std::size_t>(st.to)].parent == st.from;
+    const int group = nccl_send_group(g, st.channel, st.from, st.to);
     const auto bytes = static_cast<double>(st.wire_bytes);
-    if (up || down)
-      sent[{st.from, st.channel, up ? 0 : 1}] += bytes;
+    if (group >= 0)
+      sent[{st.from, st.channel, group}] += bytes;
     else if (view_.hop_class(st.from, st.to) == LinkClass::network)
       sent[{st.from, st.channel, 2 + static_cast<int>(i)}] += bytes;
   }

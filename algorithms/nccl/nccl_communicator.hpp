@@ -135,7 +135,7 @@ class NcclCommunicator {
   // per-channel rate (kHopperNetworkChannelGBps), else no bound of its own (0).
   double channel_rate(int from, int to) const;
   // The longest any member takes to send what one channel sends of `m` at channel_rate: its
-  // network streams, and a tree's streams up and down (tree_send_share).
+  // network streams, and the sends that share its rate (nccl_send_group).
   double channel_pace_time(const FlowPlan& m, const Geometry& g) const;
 
   NcclView view_;

@@ -16,7 +16,8 @@ namespace aggsim {
 namespace {
 
 // Channel c's tree at chunk level: one actor reduces the pieces up to the root, another passes the
-// results down.
+// results down, each sending at the channel's rate, the down one shared by its children
+// (tree_send_share).
 void start_tree_channel(NcclChunkCall& run, int c) {
   const int me = run.me, pieces = run.plan.loops, tag = run.tag, slots = run.slots;
   const NcclTreeLinks links = run.g.tree[static_cast<std::size_t>(c)][static_cast<std::size_t>(me)];
@@ -37,7 +38,7 @@ void start_tree_channel(NcclChunkCall& run, int c) {
               if (links.parent >= 0)
                 parent = std::make_unique<nccl_chunk::Outbox>(run.comm, run.view.host_of(me),
                                                               run.view.rank_of(links.parent), tag + c, slots,
-                                                              run.channel_rate(me, links.parent));
+                                                              run.network_channel_rate);
               for (int j = 0; j < pieces; ++j) {
                 const auto [r, wires] = piece(j);
                 Eigen::VectorXf acc = math ? run.own(r) : Eigen::VectorXf();
@@ -63,9 +64,9 @@ void start_tree_channel(NcclChunkCall& run, int c) {
                                                    pieces, run.arrival_delay(links.parent, me));
     std::vector<std::unique_ptr<nccl_chunk::Outbox>> children;
     for (int child : links.children)
-      children.push_back(std::make_unique<nccl_chunk::Outbox>(run.comm, run.view.host_of(me),
-                                                              run.view.rank_of(child), tag + c, slots,
-                                                              run.channel_rate(me, child)));
+      children.push_back(std::make_unique<nccl_chunk::Outbox>(
+          run.comm, run.view.host_of(me), run.view.rank_of(child), tag + c, slots,
+          run.network_channel_rate / static_cast<double>(links.children.size())));
     for (int j = 0; j < pieces; ++j) {
       const auto [r, wires] = piece(j);
       Eigen::VectorXf value;
