@@ -196,20 +196,42 @@ std::unique_ptr<NcclAlgorithmModel> make_tree_algorithm(const NcclContext& conte
   return std::make_unique<TreeAlgorithm>(context);
 }
 
-// Up each channel's tree: each member adds its children's partial results to its own input.
+// Up each channel's tree: each member adds its children's partial results to its own input, in
+// their order. Walked depth first with one buffer per depth, not by recursion over a vector per
+// member: the same operations in the same order, without two allocations per member and channel.
 Eigen::VectorXf nccl_tree_reduce(const NcclView& view, const NcclCallPlan& plan,
                                  const std::vector<const Eigen::VectorXf*>& inputs, const NcclOp& op) {
   const int channels = plan.choice.channels;
+  std::vector<NcclTreeLinks> links(inputs.size());
+  std::vector<Eigen::VectorXf> partial;  // by depth: the partial result of the member there
+  struct Visit {
+    int member;
+    std::size_t next_child;
+  };
+  std::vector<Visit> path;
   return nccl_reduce_per_channel(inputs.front()->size(), channels, [&](int c, const Range& r) {
-    std::function<Eigen::VectorXf(int)> up = [&](int m) {
-      Eigen::VectorXf acc(r.count);
-      op.load(acc, inputs[static_cast<std::size_t>(m)]->segment(r.begin, r.count));
-      for (int child : view.tree_links(c, channels, m).children) op.combine(acc, up(child));
-      return acc;
-    };
+    for (std::size_t m = 0; m < links.size(); ++m) links[m] = view.tree_links(c, channels, static_cast<int>(m));
     int root = 0;
-    while (view.tree_links(c, channels, root).parent >= 0) root = view.tree_links(c, channels, root).parent;
-    return up(root);
+    while (links[static_cast<std::size_t>(root)].parent >= 0) root = links[static_cast<std::size_t>(root)].parent;
+    const auto enter = [&](int m) {
+      if (partial.size() <= path.size()) partial.emplace_back();
+      Eigen::VectorXf& acc = partial[path.size()];
+      acc.resize(r.count);
+      op.load(acc, inputs[static_cast<std::size_t>(m)]->segment(r.begin, r.count));
+      path.push_back({m, 0});
+    };
+    enter(root);
+    while (!path.empty()) {
+      const std::size_t depth = path.size() - 1;
+      const std::vector<int>& children = links[static_cast<std::size_t>(path[depth].member)].children;
+      if (path[depth].next_child < children.size()) {
+        enter(children[path[depth].next_child++]);
+        continue;
+      }
+      if (depth > 0) op.combine(partial[depth - 1], partial[depth]);
+      path.pop_back();
+    }
+    return Eigen::VectorXf(partial[0]);
   });
 }
 

@@ -91,6 +91,11 @@ bool SendHandle::done() const {
 }
 
 Payload RecvHandle::wait(double* arrived) {
+  if (settled_) {
+    settled_ = false;
+    if (arrived) *arrived = sg4::Engine::get_clock();
+    return Payload();
+  }
   if (local_) {
     Payload received = local_->receive(key_, seq_, owner_->global_rank(owner_->rank()));
     local_ = nullptr;
@@ -113,6 +118,7 @@ Payload RecvHandle::wait(double* arrived) {
 }
 
 bool RecvHandle::done() const {
+  if (settled_) return true;
   if (local_) return local_->arrived(key_, seq_);
   return comm_ != nullptr && comm_->test();
 }
@@ -238,6 +244,10 @@ SendHandle Comm::post_send(int dst, Payload payload, int channel, double rate, b
   add_saturating(counters_.bytes_sent, bytes);
   add_saturating(counters_.messages_sent, static_cast<std::uint64_t>(messages));
   note_post(1, dst, channel, bytes);
+  if (local_ && stream) {
+    check_peer(dst);
+    return SendHandle();  // nothing to deliver (start_stream)
+  }
   if (local_) {
     check_peer(dst);
     // Global ranks: a parallel layout's groups replay over one in-process network.
@@ -283,6 +293,10 @@ RecvHandle Comm::accept_stream(int src, int channel) {
 
 RecvHandle Comm::post_receive(int src, int channel, bool stream) {
   note_post(2, src, channel, 0);
+  if (local_ && stream) {
+    check_peer(src);
+    return RecvHandle::replayed_stream(this);  // nothing is delivered (start_stream)
+  }
   if (local_) {
     check_peer(src);
     const LocalNetwork::Key key = LocalNetwork::key(global_rank(src), global_rank(rank_), channel);

@@ -118,13 +118,21 @@ class RecvHandle {
   // A receive of a replayed step: message `seq` of `key` on the in-process network.
   RecvHandle(LocalNetwork* local, LocalNetwork::Key key, std::uint64_t seq, Comm* owner)
       : local_(local), key_(key), seq_(seq), owner_(owner) {}
+  // A stream of a replayed step, which carries nothing: done at once, wait() gives its size.
+  static RecvHandle replayed_stream(Comm* owner) {
+    RecvHandle h;
+    h.settled_ = true;
+    h.owner_ = owner;
+    return h;
+  }
   // `arrived` (optional) receives when the transfer ended.
   Payload wait(double* arrived = nullptr);
-  bool valid() const { return comm_ != nullptr || local_ != nullptr; }
+  bool valid() const { return comm_ != nullptr || local_ != nullptr || settled_; }
   bool done() const;  // completed, so wait() returns at once
 
  private:
   friend class Comm;
+  bool settled_ = false;  // a replayed step's stream: nothing to wait for
   LocalNetwork* local_ = nullptr;
   LocalNetwork::Key key_ = 0;
   std::uint64_t seq_ = 0;
@@ -168,7 +176,10 @@ class Comm {
   // A flow-level stream: one message of `bytes` (no data) standing for a pipeline's pieces on one
   // channel edge, shown as a stream in the trace; `rate` (bytes/s, 0: none) caps it, as a pipeline
   // runs no edge faster than its slowest. `dst` receives it with accept_stream. A stream standing
-  // for `messages` streams of one route (merged) counts as that many messages sent.
+  // for `messages` streams of one route (merged) counts as that many messages sent. In a replayed
+  // step a stream carries nothing and its time comes from the record, so it is not delivered at
+  // all: both posts enter the tape and the counters, and both handles are done at once (a stream
+  // orders nothing; whoever needs its peers' data meets them otherwise).
   SendHandle start_stream(int dst, std::uint64_t bytes, int channel, double rate = 0, int messages = 1);
   RecvHandle accept_stream(int src, int channel);
   // Simulated time passes (a pipeline's fill, a call's base latency), except in a replayed step,

@@ -30,14 +30,15 @@ bool has_own_release(const RankState& st, std::size_t b) {
   return b == 0 || !st.comm.replaying();
 }
 
-// Aggregates every bucket of this step in order, waiting for each to be released when pipelined.
+// Aggregates every bucket of this step in order, waiting for each to be released when pipelined
+// (the first one's release taken by the caller, run_communication).
 void aggregate_step(RankState& st, const RunShared& run, int step) {
   RankStepRecord& rec = run.log.at(st.ctx.rank, step);
   const CommCounters c0 = st.comm.counters();
   st.compression = {};
   // The plan's count: the compute actor fills st.buckets only on the steps that aggregate.
   for (std::size_t b = 0; b < st.plan->step.buckets.size(); ++b) {
-    if (pipelined(st, run) && has_own_release(st, b)) st.ready->acquire();
+    if (pipelined(st, run) && !st.aggregates_alone && b > 0 && has_own_release(st, b)) st.ready->acquire();
     if (b == 0) {
       rec.agg_start = sg4::Engine::get_clock();
       XBT_VERB("rank %d step %d: aggregation starts (%zu bucket(s))", st.ctx.rank, step,
@@ -72,7 +73,7 @@ void compute_step(RankState& st, const RunShared& run, int step, bool communicat
   st.ctx.compute(st.plan->step.forward_flops * scale);
   for (std::size_t b = 0; b < st.plan->step.buckets.size(); ++b) {
     st.ctx.compute(st.plan->step.buckets[b].backward_flops * scale);
-    if (pipelined(st, run) && communicates && has_own_release(st, b)) st.ready->release();
+    if (pipelined(st, run) && communicates && !st.aggregates_alone && has_own_release(st, b)) st.ready->release();
   }
 }
 
@@ -109,6 +110,12 @@ void run_compute(RankState& st, const RunShared& run) {
     rec.start = sg4::Engine::get_clock();
     // The simulated step this one repeats (replayed in-process), or -1.
     const int repeats = run.replay ? run.replay->begin(st.ctx.rank, step, st.comm) : -1;
+    if (repeats >= 0 && pipelined(st, run) && !st.aggregates_alone) {
+      st.aggregates_alone = true;
+      st.ready->release();  // the communication actor, waiting for this step's first bucket, ends
+    } else if (repeats < 0 && st.aggregates_alone) {
+      throw std::logic_error("replay: a simulated step after a replayed one");
+    }
     XBT_VERB("rank %d: step %d begins%s", st.ctx.rank, step, repeats >= 0 ? " (replayed)" : "");
     Eigen::VectorXf values = local_values(st, run, step);
     const bool communicates = run.log.communicates(step);
@@ -124,7 +131,7 @@ void run_compute(RankState& st, const RunShared& run) {
     st.computing = -1;
     if (!communicates)
       skip_aggregation(st, run, step);
-    else if (pipelined(st, run))
+    else if (pipelined(st, run) && !st.aggregates_alone)
       st.done->acquire();
     else
       aggregate_step(st, run, step);
@@ -142,12 +149,14 @@ void run_compute(RankState& st, const RunShared& run) {
     XBT_VERB("rank %d: step %d ends", st.ctx.rank, step);
     run.steps_done.rank_finished(step);
   }
-  if (!pipelined(st, run)) finish_aggregators(st);
+  if (!pipelined(st, run) || st.aggregates_alone) finish_aggregators(st);
 }
 
 void run_communication(RankState& st, const RunShared& run) {
   for (int step = 0; step < run.scenario.steps; ++step) {
     if (!run.log.communicates(step)) continue;  // the compute actor's local step
+    st.ready->acquire();  // the first bucket, or the end (aggregates_alone)
+    if (st.aggregates_alone) return;
     aggregate_step(st, run, step);
     st.done->release();
   }

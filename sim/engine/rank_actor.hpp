@@ -58,6 +58,10 @@ struct RankState {
   std::map<int, CompressionTally> compression_of_step;
   sg4::SemaphorePtr ready = sg4::Semaphore::create(0);
   sg4::SemaphorePtr done = sg4::Semaphore::create(0);
+  // Replayed steps have no backward pass to overlap: from the first one on the compute actor
+  // aggregates its buckets itself and the communication actor has ended (two SimGrid
+  // synchronisations a step fewer; the times come from the record either way).
+  bool aggregates_alone = false;
   // The step whose forward and backward pass the compute actor is in, or -1: a call that ends while
   // its step's compute goes on ran hidden behind it up to its end.
   int computing = -1;
