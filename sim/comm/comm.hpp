@@ -175,6 +175,10 @@ class Comm {
   // whose times come from the record.
   void pause_until(double when) const;
 
+  // While on, the transfers this rank posts carry no latency in the network: their receiver
+  // charges it (sim/comm/receiver_latency.hpp; only where receiver_latency::available()).
+  void charge_latency_at_receiver(bool on) { latency_at_receiver_ = on; }
+
   // Waits for all sends (e.g. a broadcast's fan-out).
   static void wait_all(std::vector<SendHandle>& sends);
   // Blocks until one of the valid handles has completed and returns its index (its wait() then
@@ -261,6 +265,7 @@ class Comm {
   std::size_t next_chosen_ = 0;
   Tracer* tracer_ = nullptr;
   double reduce_flops_per_byte_ = 0;
+  bool latency_at_receiver_ = false;
   std::vector<BoxEntry> boxes_;
   std::size_t last_send_box_ = 0, last_recv_box_ = 0;  // where box() found its last answer
   SlotPool slots_;
