@@ -321,8 +321,8 @@ AlgorithmInfo nccl_allreduce_entry() {
     // their senders to the parent and two children; a ring's channel and its sender: 2).
     // A flow-level call of few pieces a channel moves piece by piece too (moves_piecewise), its
     // pieces latency-free in the network.
-    run.some_pieces_pay_latency = resolved.piecewise_few_pieces;
-    if (options.movement == Movement::chunk || comm->may_move_piecewise()) {
+    run.some_pieces_pay_latency = comm->may_move_piecewise();
+    if (options.movement == Movement::chunk || run.some_pieces_pay_latency) {
       run.extra_actors =
           static_cast<std::int64_t>(cfg.world) * std::max(comm->channels(), options.channels.value_or(1)) * 5;
       run.extra_actors_what = "channels (a call moved piece by piece runs up to 5 actors per channel and rank)";

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <stdexcept>
+#include <string>
 
 #include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/s4u.hpp>
@@ -58,6 +59,9 @@ void install_receiver_latency(sg4::Engine& engine) {
   // 3.32's CM02 and LV08 multiply by network/latency-factor whatever the size).
   LatencyFactor base = g_latency_factor;
   if (!base) {
+    // Other models' own factors may depend on the size (SMPI's), which no callback can ask them.
+    const auto model = simgrid::config::get_value<std::string>("network/model");
+    if (model != "CM02" && model != "LV08") return;
     const double own = simgrid::config::get_value<double>("network/latency-factor");
     base = [own](double, const sg4::Host*, const sg4::Host*, const std::vector<sg4::Link*>&,
                  const std::unordered_set<sg4::NetZone*>&) { return own; };
