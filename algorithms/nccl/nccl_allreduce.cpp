@@ -238,9 +238,9 @@ std::vector<ParamSpec> nccl_param_specs() {
           .one_of({"reuse", "per_call"}),
       ParamSpec("few_pieces", ParamKind::choice, "chunk",
                 "movement flow: chunk = a call of few pieces a channel (a tree's up to 50, PAT's up to 4 "
-                "loops, within 131,072 pieces of all members and channels) moves piece by piece as "
-                "movement chunk moves it, the same times; flow = by the flow model like every other call "
-                "(algorithms/nccl/FLOW_MISSES.md)")
+                "loops, a one-loop LL128 ring of 12+ channels; within 4,096 members x channels and 262,144 "
+                "messages) moves piece by piece as movement chunk moves it, the same times; flow = by the "
+                "flow model like every other call (algorithms/nccl/FLOW_MISSES.md)")
           .one_of({"chunk", "flow"}),
       ParamSpec("nvls", ParamKind::choice, "on",
                 "NVLS (NCCL_NVLS_ENABLE): on = NCCL may run NVLS and NVLS-Tree where the switch reduces; off = "

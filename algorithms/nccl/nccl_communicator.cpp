@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <stdexcept>
 
 #include "algorithms/nccl/nccl_algorithm.hpp"
 #include "algorithms/nccl/nccl_meeting.hpp"
@@ -144,9 +145,9 @@ void NcclCommunicator::run(Comm& comm, int me, Gradient& grad, const ReduceOp& o
   if (options_.movement == Movement::chunk) {
     run_chunks(comm, me, grad, plan, op, world);
   } else if (moves_piecewise(plan) && receiver_latency::available()) {
-    // Its pieces' posts interleave by timing, which a replayed step would not repeat: the call's
-    // number, folded into the step's record, keeps any two steps from matching (no replay).
-    comm.note_work(static_cast<double>(id + 1));
+    // Its pieces' posts interleave by timing, which a replayed step would not repeat.
+    if (comm.replaying()) throw std::logic_error("a step with a call moved piece by piece was replayed");
+    comm.refuse_replay();
     // Its pieces charge their route latency where they arrive (arrival_delay), as at chunk level.
     comm.charge_latency_at_receiver(true);
     run_chunks(comm, me, grad, plan, op, world);

@@ -75,8 +75,10 @@ struct StepTape {
   // The transfer window of each aggregation call of the step, in call order (collectives.csv of a
   // replayed step is this record shifted to the replayed step's start).
   std::vector<TransferWindow> calls;
+  // The step's transfers interleave by timing (Comm::refuse_replay): no step equals it.
+  bool unrepeatable = false;
   bool same_transfers(const StepTape& o) const {
-    return posts == o.posts && work == o.work && chosen == o.chosen;
+    return !unrepeatable && !o.unrepeatable && posts == o.posts && work == o.work && chosen == o.chosen;
   }
 };
 
@@ -201,6 +203,11 @@ class Comm {
   // Work charged to the rank's host (flops) enters the record too: a step that computes otherwise
   // takes another time.
   void note_work(double flops) const;
+  // The current step cannot be replayed (its transfers interleave by timing, e.g. a call moved
+  // piece by piece): its record equals no other step's.
+  void refuse_replay() const {
+    if (recording_) tape_.unrepeatable = true;
+  }
   // The record of this rank's transfers since the last call (one step's).
   StepTape take_tape() { return std::exchange(tape_, StepTape{}); }
   // An aggregation call begins now: the window of its transfers starts empty.

@@ -93,7 +93,7 @@ TEST_CASE("flow and chunk movement agree on a fat tree, a torus, an uneven size 
 
 // Ring LL128 on two 8-GPU nodes with 6 to 16 channels, at the sizes where its flow level ran up to 15 %
 // fast before a Hopper channel's network rate bounded it, and 16 channels at 16 MiB, 12.4 % fast by
-// the flow model: a one-loop ring of 12 channels or more moves piece by piece at flow level
+// the flow model: a one-loop LL128 ring of 12 channels or more moves piece by piece at flow level
 // (tests/bench/nccl_movement.py ll128_2x8 sweeps 4-16 channels, algorithms/nccl/FLOW_MISSES.md).
 TEST_CASE("flow and chunk movement agree on an LL128 ring over two 8-GPU nodes with many channels",
           "[nccl][movement]") {

@@ -109,8 +109,8 @@ TEST_CASE("Replayed steps give a full simulation's figures across algorithms, co
       {"PowerSGD on a ring",
        "algorithm: {name: ring_allreduce, granularity: layer, bucket: 25MB}\n"
        "compression: {name: powersgd, rank: 2}\n"},
-      {"NCCL's model, algorithm and protocol chosen per call",
-       "algorithm: {name: nccl_allreduce, granularity: layer, bucket: 25MB}\n"},
+      {"NCCL's model, algorithm and protocol chosen per call (its flow model on every call)",
+       "algorithm: {name: nccl_allreduce, granularity: layer, bucket: 25MB, few_pieces: flow}\n"},
       {"sign with error feedback",
        "algorithm: {name: parameter_server, granularity: layer, bucket: 25MB}\n"
        "compression: {name: sign, error_feedback: true}\n"},
@@ -188,7 +188,8 @@ TEST_CASE("Replayed steps of a parallel layout's groups give a full simulation's
   };
   const std::vector<Case> cases = {
       {"ring, math on", "algorithm: {name: ring_allreduce, granularity: layer, bucket: 25MB}\n", true},
-      {"NCCL's model", "algorithm: {name: nccl_allreduce, granularity: layer, bucket: 25MB}\n", false},
+      {"NCCL's model", "algorithm: {name: nccl_allreduce, granularity: layer, bucket: 25MB, few_pieces: flow}\n",
+       false},
       {"fsdp over NCCL", "algorithm: {name: fsdp, sharding: full, collectives: nccl, unit: 4MB}\n", false},
       {"fsdp hybrid, ring", "algorithm: {name: fsdp, sharding: hybrid, shard_group: 2}\n", false},
   };
@@ -309,6 +310,20 @@ TEST_CASE("Runs replay cannot repeat are simulated in full and byte-identical", 
         if (fs::exists(full / file)) CHECK(read_file(full / file) == read_file(again / file));
       }
     }
+  }
+  SECTION("steps whose NCCL calls move piece by piece at flow level are all simulated") {
+    // Trees of 23 pieces a channel (few_pieces: chunk, the default): every step's pieces interleave
+    // by timing, so no step is replayed, and the run is the one without replay.
+    const auto dir = fresh_dir("replay-pieces");
+    const std::string yaml = scenario("algorithm: {name: nccl_allreduce, granularity: layer, bucket: 25MB}\n", 8);
+    const auto full = run(dir, "full", yaml + "engine: {replay: false}\n");
+    const auto again = run(dir, "again", yaml);
+    const auto b = nlohmann::json::parse(read_file(again / "summary.json"));
+    CHECK(b["steps_replayed"] == 0);
+    CHECK(b["replay_refused"].is_null());
+    CHECK(read_file(full / "steps.csv") == read_file(again / "steps.csv"));
+    CHECK(read_file(full / "collectives.csv") == read_file(again / "collectives.csv"));
+    CHECK(read_file(full / "collectives.csv").find(",tree,") != std::string::npos);
   }
   SECTION("steps that overlap are all simulated") {
     // No compute between aggregations, and ranks on the faster intra-node links end first and start
