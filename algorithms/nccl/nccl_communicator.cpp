@@ -148,6 +148,8 @@ void NcclCommunicator::run(Comm& comm, int me, Gradient& grad, const ReduceOp& o
     // Its pieces' posts interleave by timing, which a replayed step would not repeat.
     if (comm.replaying()) throw std::logic_error("a step with a call moved piece by piece was replayed");
     comm.refuse_replay();
+    // As a call of streams, it runs from the last member's arrival (run_flow's meeting).
+    m.barrier->wait();
     // Its pieces charge their route latency where they arrive (arrival_delay), as at chunk level.
     comm.charge_latency_at_receiver(true);
     run_chunks(comm, me, grad, plan, op, world);
