@@ -122,6 +122,10 @@ struct AlgorithmRun {
   // (nccl_allreduce's chunk-level reference): the run's transfers then carry no latency of their
   // own (a latency factor of 0).
   bool pieces_pay_latency = false;
+  // True when some of its transfers (Comm::charge_latency_at_receiver) charge their route latency
+  // where they arrive: the run's network then leaves it out for those alone, where it can
+  // (sim/comm/receiver_latency.hpp says whether it could).
+  bool some_pieces_pay_latency = false;
   // Set for sharded data parallelism: the step's schedule of gathers around compute and the units
   // (sim/api/aggregator.hpp); empty: the gradient is aggregated whole, bucket by bucket (DDP).
   std::optional<ParameterSharding> sharding = {};

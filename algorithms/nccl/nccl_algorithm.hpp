@@ -167,6 +167,14 @@ class NcclAlgorithmModel {
   // its pieces (call.start) and leaves what the member ends with in call.result. By default the
   // algorithm has none (a logic error: the algorithm's options refuse movement: chunk first).
   virtual void start_chunks(NcclChunkCall& call) const;
+  // At flow level, whether a call of this plan moves piece by piece as at chunk level (start_chunks,
+  // its pieces charging their routes' latency where they arrive, the same times): where this
+  // algorithm's flow model is known to leave the chunk level (FLOW_MISSES.md), pieces of other
+  // channels and levels crossing a link for part of a piece's time, which no share of a stream
+  // sees. The communicator bounds the cost (chunk_messages). By default never.
+  virtual bool flow_moves_piecewise(const NcclCallPlan&) const { return false; }
+  // The messages the chunk level sends for a call of this plan, over all members and channels.
+  virtual double chunk_messages(const NcclCallPlan&) const { return 0; }
 
  protected:
   // Loops in which every member moves a chunk per channel (a ring's, PAT's).

@@ -71,6 +71,7 @@ NcclOptions nccl_options(const Params& params) {
     if (collective == nccl_collective_name(c)) o.collective = c;
   o.movement = params.text("movement") == "chunk" ? Movement::chunk : Movement::flow;
   o.reuse_flow_plans = params.text("flow_plans") == "reuse";
+  o.piecewise_few_pieces = o.movement == Movement::flow && params.text("few_pieces") == "chunk";
   // Empty: the platform's GPU, read once the platform is built (platform_arch).
   if (params.has("gpu") && !params.text("gpu").empty()) o.arch = kGpuNames.parse(params.text("gpu"), "gpu");
   const bool nvls_family = o.algorithm && is_nvls(*o.algorithm);
@@ -235,6 +236,12 @@ std::vector<ParamSpec> nccl_param_specs() {
                 "streams and times, the same numbers bit for bit; per_call = each call works them out "
                 "again (the reference)")
           .one_of({"reuse", "per_call"}),
+      ParamSpec("few_pieces", ParamKind::choice, "chunk",
+                "movement flow: chunk = a call of few pieces a channel (a tree's up to 50, PAT's up to 4 "
+                "loops, a one-loop LL128 ring of 12+ channels; within 4,096 members x channels and 262,144 "
+                "messages) moves piece by piece as movement chunk moves it, the same times; flow = by the "
+                "flow model like every other call (algorithms/nccl/FLOW_MISSES.md)")
+          .one_of({"chunk", "flow"}),
       ParamSpec("nvls", ParamKind::choice, "on",
                 "NVLS (NCCL_NVLS_ENABLE): on = NCCL may run NVLS and NVLS-Tree where the switch reduces; off = "
                 "neither, as NCCL_NVLS_ENABLE=0 (NCCL chooses among ring and tree)")
@@ -312,10 +319,13 @@ AlgorithmInfo nccl_allreduce_entry() {
       throw ParamError("model.size", why);
     // Chunk by chunk, each channel of a rank runs up to 5 actors (a tree's up and down halves and
     // their senders to the parent and two children; a ring's channel and its sender: 2).
-    if (options.movement == Movement::chunk) {
+    // A flow-level call of few pieces a channel moves piece by piece too (moves_piecewise), its
+    // pieces latency-free in the network.
+    run.some_pieces_pay_latency = comm->may_move_piecewise();
+    if (options.movement == Movement::chunk || run.some_pieces_pay_latency) {
       run.extra_actors =
           static_cast<std::int64_t>(cfg.world) * std::max(comm->channels(), options.channels.value_or(1)) * 5;
-      run.extra_actors_what = "channels (movement: chunk runs up to 5 actors per channel and rank; movement: flow none)";
+      run.extra_actors_what = "channels (a call moved piece by piece runs up to 5 actors per channel and rank)";
     }
     const ReduceOp op = cfg.op;
     run.make_aggregator = [comm, op] { return std::make_unique<NcclAllreduce>(comm, op); };

@@ -1,10 +1,13 @@
 #include "algorithms/nccl/nccl_communicator.hpp"
 
+#include "sim/comm/receiver_latency.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <stdexcept>
 #include <tuple>
 
 #include "algorithms/nccl/nccl_algorithm.hpp"
@@ -161,11 +164,34 @@ void NcclCommunicator::run(Comm& comm, int me, Gradient& grad, const ReduceOp& o
   }
   Meeting& m = join(me);
   m.inputs[static_cast<std::size_t>(me)] = &grad;
-  if (options_.movement == Movement::chunk)
+  if (options_.movement == Movement::chunk) {
     run_chunks(comm, me, grad, plan, op, world);
-  else
+  } else if (moves_piecewise(plan) && receiver_latency::available()) {
+    // Its pieces' posts interleave by timing, which a replayed step would not repeat.
+    if (comm.replaying()) throw std::logic_error("a step with a call moved piece by piece was replayed");
+    comm.refuse_replay();
+    // As a call of streams, it runs from the last member's arrival (run_flow's meeting).
+    m.barrier->wait();
+    // Its pieces charge their route latency where they arrive (arrival_delay), as at chunk level.
+    comm.charge_latency_at_receiver(true);
+    run_chunks(comm, me, grad, plan, op, world);
+    comm.charge_latency_at_receiver(false);
+  } else {
     run_flow(comm, me, grad, m, plan, op, world);
+  }
   leave(id);
+}
+
+bool NcclCommunicator::moves_piecewise(const NcclCallPlan& plan) const {
+  const double lanes = static_cast<double>(view_.size()) * plan.choice.channels;
+  return options_.movement == Movement::flow && options_.piecewise_few_pieces &&
+         lanes <= kNcclPiecewiseLanes && algorithm(plan.choice.algorithm).flow_moves_piecewise(plan) &&
+         algorithm(plan.choice.algorithm).chunk_messages(plan) <= kNcclPiecewiseMessages;
+}
+
+bool NcclCommunicator::may_move_piecewise() const {
+  const double lanes = static_cast<double>(view_.size()) * std::max(channels(), options_.channels.value_or(1));
+  return options_.movement == Movement::flow && options_.piecewise_few_pieces && lanes <= kNcclPiecewiseLanes;
 }
 
 Eigen::VectorXf nccl_reduce(const NcclView& view, const NcclCallPlan& plan,

@@ -65,6 +65,9 @@ struct NcclOptions {
   // Flow level: calls of one size reuse the first one's streams and times (`flow_plans: reuse`)
   // instead of working them out again (`flow_plans: per_call`, the reference); the same numbers.
   bool reuse_flow_plans = true;
+  // Flow level: a call of few pieces a channel moves piece by piece (moves_piecewise), where the
+  // algorithm says so (NcclAlgorithmModel::flow_moves_piecewise; `few_pieces: chunk`).
+  bool piecewise_few_pieces = false;
 };
 
 // What a call does, the same on every member.
@@ -79,6 +82,12 @@ struct NcclCallPlan {
 // more (a size far beyond any GPU's memory) is refused where its size is known (size_refusal); plan()
 // counts at most kNcclMaxLoops + 1.
 constexpr int kNcclMaxLoops = 1 << 20;
+
+// A flow-level call moves piece by piece (NcclCommunicator::moves_piecewise) only within these:
+// members x channels (up to 5 actors each) and 262,144 messages (the algorithm's chunk_messages), so
+// the piecewise path stays as cheap as a small chunk-level run at any scale.
+constexpr double kNcclPiecewiseLanes = 4096;
+constexpr double kNcclPiecewiseMessages = 1 << 18;
 
 class NcclCommunicator {
  public:
@@ -102,6 +111,13 @@ class NcclCommunicator {
   // avg's divisor. `choice` (may be null)
   // receives the call's algorithm, protocol and channels.
   void run(Comm& comm, int me, Gradient& grad, const ReduceOp& op, int world, CollectiveChoice* choice);
+
+  // Whether a flow-level call of this plan moves piece by piece, as at chunk level: at most the
+  // algorithm's flow_moves_piecewise, within kNcclPiecewiseLanes and kNcclPiecewiseMessages (the
+  // options' piecewise_few_pieces on). Such a call's step is never replayed.
+  bool moves_piecewise(const NcclCallPlan& plan) const;
+  // Whether any call of this communicator may (the actors it may need).
+  bool may_move_piecewise() const;
 
   // Calls made so far per algorithm x protocol (summary.json), counted once per call.
   const std::map<std::string, int>& calls() const { return calls_; }

@@ -11,6 +11,10 @@ namespace aggsim {
 
 namespace {
 
+// Loops (each a piece from every member to every other, p (p - 1) messages a channel) up to which
+// a flow-level call moves piece by piece (flow_moves_piecewise; FLOW_MISSES.md).
+constexpr int kPatPiecewiseLoops = 4;
+
 class PatAlgorithm final : public NcclAlgorithmModel {
  public:
   using NcclAlgorithmModel::NcclAlgorithmModel;
@@ -68,6 +72,13 @@ class PatAlgorithm final : public NcclAlgorithmModel {
   // Each loop moves a chunk of every member's shard on each channel.
   double loops(const NcclCallPlan& plan) const override { return loops_per_member(plan); }
   void start_chunks(NcclChunkCall& call) const override { start_pat_chunks(call); }
+  // A call of a few loops moves piece by piece at flow level: every member's piece of a loop is on
+  // the network at once with the others', which the dimension's streams share unevenly.
+  bool flow_moves_piecewise(const NcclCallPlan& plan) const override { return plan.loops <= kPatPiecewiseLoops; }
+  // A piece from every member to every other a loop and channel.
+  double chunk_messages(const NcclCallPlan& plan) const override {
+    return static_cast<double>(plan.choice.channels) * view_.size() * (view_.size() - 1) * plan.loops;
+  }
 
   // Every piece a member sends on a dimension, over all loops.
   void streams(const NcclCallPlan& plan, const NcclGeometry& g, std::int64_t w,

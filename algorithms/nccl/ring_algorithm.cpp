@@ -15,6 +15,10 @@ namespace aggsim {
 
 namespace {
 
+// Channels from which a one-loop LL128 ring moves piece by piece at flow level (flow_moves_piecewise):
+// up to 12, every case of FLOW_MISSES.md's 2 x 8 GPU table is within 5 %.
+constexpr int kRingPiecewiseChannels = 12;
+
 // Largest sum of `hops` consecutive weights on a ring, over the start positions in `starts`
 // (all when empty).
 double longest_run(const std::vector<double>& w, int hops, const std::vector<int>& starts = {}) {
@@ -132,6 +136,19 @@ class RingAlgorithm : public NcclAlgorithmModel {
   // The pieces each member sends on, over every loop.
   // Each loop moves a chunk of every member's piece on each channel.
   double loops(const NcclCallPlan& plan) const override { return loops_per_member(plan); }
+  // One LL128 loop on many channels moves piece by piece at flow level: every channel sends a slice
+  // at every step, and a GPU's link carries the other channels' slices for part of a slice's time,
+  // which the phase's shares miss by up to 12 % (16 channels, FLOW_MISSES.md).
+  bool flow_moves_piecewise(const NcclCallPlan& plan) const override {
+    return plan.loops <= 1 && plan.choice.channels >= kRingPiecewiseChannels &&
+           plan.choice.protocol == Protocol::ll128 &&
+           options_.collective != NcclCollective::broadcast;  // which the chunk level does not move
+  }
+  // A slice from every member at every step of every loop and channel.
+  double chunk_messages(const NcclCallPlan& plan) const override {
+    return static_cast<double>(plan.choice.channels) * view_.size() * ring_hops(options_.collective, view_.size()) *
+           plan.chunking.slices_per_chunk * plan.loops;
+  }
 
   // Each channel's ring; a reduce-scatter's or an all-gather's shards go round it (ring_shards.cpp).
   void start_chunks(NcclChunkCall& call) const override {

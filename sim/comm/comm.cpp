@@ -1,5 +1,7 @@
 #include "sim/comm/comm.hpp"
 
+#include "sim/comm/receiver_latency.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -265,6 +267,7 @@ SendHandle Comm::post_send(int dst, Payload payload, int channel, double rate, b
       size_only(payload) ? size_only_pointer(bytes) : payload_pool().acquire(std::move(payload));
   CommSpan span{global_rank(rank_), CommDirection::send, global_rank(dst), bytes, 0, 0, channel, sequence};
   span.stream = stream;
+  if (latency_at_receiver_) receiver_latency::mark(sg4::this_actor::get_host(), static_cast<double>(bytes));
   sg4::CommPtr comm = mailbox->put_init(in_flight, bytes);
   if (rate > 0) comm->set_rate(rate);
   comm->start();

@@ -75,8 +75,10 @@ struct StepTape {
   // The transfer window of each aggregation call of the step, in call order (collectives.csv of a
   // replayed step is this record shifted to the replayed step's start).
   std::vector<TransferWindow> calls;
+  // The step's transfers interleave by timing (Comm::refuse_replay): no step equals it.
+  bool unrepeatable = false;
   bool same_transfers(const StepTape& o) const {
-    return posts == o.posts && work == o.work && chosen == o.chosen;
+    return !unrepeatable && !o.unrepeatable && posts == o.posts && work == o.work && chosen == o.chosen;
   }
 };
 
@@ -186,6 +188,10 @@ class Comm {
   // whose times come from the record.
   void pause_until(double when) const;
 
+  // While on, the transfers this rank posts carry no latency in the network: their receiver
+  // charges it (sim/comm/receiver_latency.hpp; only where receiver_latency::available()).
+  void charge_latency_at_receiver(bool on) { latency_at_receiver_ = on; }
+
   // Waits for all sends (e.g. a broadcast's fan-out).
   static void wait_all(std::vector<SendHandle>& sends);
   // Blocks until one of the valid handles has completed and returns its index (its wait() then
@@ -208,6 +214,11 @@ class Comm {
   // Work charged to the rank's host (flops) enters the record too: a step that computes otherwise
   // takes another time.
   void note_work(double flops) const;
+  // The current step cannot be replayed (its transfers interleave by timing, e.g. a call moved
+  // piece by piece): its record equals no other step's.
+  void refuse_replay() const {
+    if (recording_) tape_.unrepeatable = true;
+  }
   // The record of this rank's transfers since the last call (one step's).
   StepTape take_tape() { return std::exchange(tape_, StepTape{}); }
   // An aggregation call begins now: the window of its transfers starts empty.
@@ -272,6 +283,7 @@ class Comm {
   std::size_t next_chosen_ = 0;
   Tracer* tracer_ = nullptr;
   double reduce_flops_per_byte_ = 0;
+  bool latency_at_receiver_ = false;
   std::vector<BoxEntry> boxes_;
   std::size_t last_send_box_ = 0, last_recv_box_ = 0;  // where box() found its last answer
   SlotPool slots_;

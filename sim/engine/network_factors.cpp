@@ -2,15 +2,40 @@
 
 #include <fmt/format.h>
 
+#include <functional>
+#include <stdexcept>
+#include <string>
+
 #include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/s4u.hpp>
+#include <xbt/config.hpp>
 
+#include "sim/comm/receiver_latency.hpp"
 #include "sim/core/error.hpp"
 #include "sim/platform/platform.hpp"
 
 namespace aggsim {
 
 namespace sg4 = simgrid::s4u;
+
+namespace {
+
+using LatencyFactor = std::function<simgrid::kernel::resource::NetworkModelIntf::NetworkFactorCb>;
+// The latency factor this run installed (none: the network model's own), which
+// install_receiver_latency keeps for the transfers it does not leave latency-free.
+LatencyFactor g_latency_factor;
+
+void set_latency_factor(sg4::Engine& engine, LatencyFactor f) {
+  engine.get_netzone_root()->get_network_model()->set_lat_factor_cb(f);
+  g_latency_factor = std::move(f);
+}
+
+}  // namespace
+
+void forget_installed_factors() {
+  g_latency_factor = nullptr;
+  receiver_latency::reset();
+}
 
 void install_fabric_factors(sg4::Engine& engine) {
   auto factor = [](double node_factor) {
@@ -20,15 +45,37 @@ void install_fabric_factors(sg4::Engine& engine) {
       return same_nvlink_reach(src, dst) ? 1.0 : node_factor;
     };
   };
-  auto* model = engine.get_netzone_root()->get_network_model();
-  model->set_lat_factor_cb(factor(kLv08LatencyFactor));
-  model->set_bw_factor_cb(factor(kLv08BandwidthFactor));
+  set_latency_factor(engine, factor(kLv08LatencyFactor));
+  engine.get_netzone_root()->get_network_model()->set_bw_factor_cb(factor(kLv08BandwidthFactor));
 }
 
 void install_zero_latency(sg4::Engine& engine) {
-  engine.get_netzone_root()->get_network_model()->set_lat_factor_cb(
-      [](double, const sg4::Host*, const sg4::Host*, const std::vector<sg4::Link*>&,
-         const std::unordered_set<sg4::NetZone*>&) { return 0.0; });
+  set_latency_factor(engine, [](double, const sg4::Host*, const sg4::Host*, const std::vector<sg4::Link*>&,
+                                const std::unordered_set<sg4::NetZone*>&) { return 0.0; });
+}
+
+void install_receiver_latency(sg4::Engine& engine) {
+  // The factor every other transfer keeps: the installed callback's, or the model's own (SimGrid
+  // 3.32's CM02 and LV08 multiply by network/latency-factor whatever the size).
+  LatencyFactor base = g_latency_factor;
+  if (!base) {
+    // Other models' own factors may depend on the size (SMPI's), which no callback can ask them.
+    const auto model = simgrid::config::get_value<std::string>("network/model");
+    if (model != "CM02" && model != "LV08") return;
+    const double own = simgrid::config::get_value<double>("network/latency-factor");
+    base = [own](double, const sg4::Host*, const sg4::Host*, const std::vector<sg4::Link*>&,
+                 const std::unordered_set<sg4::NetZone*>&) { return own; };
+  }
+  try {
+    engine.get_netzone_root()->get_network_model()->set_lat_factor_cb(
+        [base](double size, const sg4::Host* src, const sg4::Host* dst, const std::vector<sg4::Link*>& links,
+               const std::unordered_set<sg4::NetZone*>& zones) {
+          return receiver_latency::take(src, size) ? 0.0 : base(size, src, dst, links, zones);
+        });
+  } catch (const std::invalid_argument&) {
+    return;  // --cfg=network/latency-factor given: SimGrid takes no callback beside it
+  }
+  receiver_latency::set_available(true);
 }
 
 std::optional<RouteFactors> route_factors(const Scenario& sc, const RunCalibration* cal, bool same_node_route) {
@@ -55,9 +102,8 @@ void install_network_factors(sg4::Engine& engine, const std::shared_ptr<const Ru
     };
   };
   try {
-    auto* model = engine.get_netzone_root()->get_network_model();
-    model->set_lat_factor_cb(factor(true));
-    model->set_bw_factor_cb(factor(false));
+    set_latency_factor(engine, factor(true));
+    engine.get_netzone_root()->get_network_model()->set_bw_factor_cb(factor(false));
   } catch (const std::invalid_argument& e) {
     throw InputError(
         fmt::format("{}: cannot apply the calibration: {} (drop --cfg=network/latency-factor or "

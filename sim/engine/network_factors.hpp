@@ -28,6 +28,15 @@ void install_fabric_factors(simgrid::s4u::Engine& engine);
 // other factors are installed: their bandwidth factors stay.
 void install_zero_latency(simgrid::s4u::Engine& engine);
 
+// Transfers a rank marks (Comm::charge_latency_at_receiver) without latency, every other one with
+// the factor installed before (or the model's own); call after the other factors. Where SimGrid
+// takes no callback (a user's --cfg=network/latency-factor) nothing changes and
+// receiver_latency::available() stays false; so on a model other than CM02 and LV08 without an
+// installed factor (their own may depend on the size).
+void install_receiver_latency(simgrid::s4u::Engine& engine);
+// A new run: no factor installed yet, no marks (call before any install_*).
+void forget_installed_factors();
+
 // The latency and bandwidth factors a transfer between two hosts gets from the scenario's network
 // (1 and 1 where the platform's values hold as written), for reports; nullopt when they depend on
 // the size (the run's calibration `cal` has factor tables) or no factor applies (ns-3 simulates

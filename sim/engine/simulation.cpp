@@ -367,6 +367,7 @@ void check_finished(const Scenario& sc, const StepsDone& steps_done) {
 
 PreparedRun::PreparedRun(const Scenario& sc, const std::vector<std::string>& simgrid_args, bool link_load)
     : engine(make_engine(sc, simgrid_args)) {
+  forget_installed_factors();
   if (link_load) enable_link_load();
   hosts = load_and_map(sc, *engine, platform_description);
   check_solver_stack(engine->get_link_count(), platform_description);
@@ -401,7 +402,10 @@ PreparedRun::PreparedRun(const Scenario& sc, const std::vector<std::string>& sim
   if (sc.prepared_at_load) loaded = sc.prepared_at_load->take_for(config);
   algorithm = loaded ? std::move(*loaded) : prepare_algorithm(sc, config);
   fit_actor_stacks(sc, algorithm, *engine, simgrid_args);
-  if (algorithm.pieces_pay_latency) install_zero_latency(*engine);
+  if (algorithm.pieces_pay_latency)
+    install_zero_latency(*engine);
+  else if (algorithm.some_pieces_pay_latency && effective_network(sc) != NetworkPreset::ns3)
+    install_receiver_latency(*engine);  // ns-3 takes no latency factor
   config.set_platform(grouped ? &group_layout : &layout, grouped ? &group_hosts : &hosts,
                       nullptr);  // the refusal holds the scenario, which may not outlive this
 }

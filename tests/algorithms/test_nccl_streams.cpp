@@ -133,8 +133,9 @@ TEST_CASE("streams: per_pair ends every call when per_channel does, up to roundi
 
 TEST_CASE("streams: auto is per_channel byte for byte under LV08 and per_pair under alpha_beta",
           "[nccl][streams]") {
-  const StreamCase lv08{"{system: dgx_h100, nodes: 2}", 16, "lv08", ", nccl_algorithm: tree, channels: 12",
-                        "100MiB"};
+  // few_pieces: flow: a tree of so few pieces a channel would otherwise move piece by piece, no streams.
+  const StreamCase lv08{"{system: dgx_h100, nodes: 2}", 16, "lv08",
+                        ", nccl_algorithm: tree, channels: 12, few_pieces: flow", "100MiB"};
   CHECK(run_case(lv08, "auto").collectives == run_case(lv08, "per_channel").collectives);
   // Under LV08 merging would change the answer (max-min sharing splits a saturated link by
   // transfer), which is why auto does not merge there.

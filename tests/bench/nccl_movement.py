@@ -212,12 +212,15 @@ def run_generated(args, aggsim):
             f, c = flow["sim_time_s"], chunk["sim_time_s"]
             rel = (f - c) / c
             math_same = gathering or all(flow[k] == chunk[k] for k in ("agg_error", "rank_spread"))
+            # How the flow level moved the call: piece by piece as the chunk level (few_pieces: chunk,
+            # the same messages) or by its streams (the flow model).
+            moved = "pieces" if flow["messages"] == chunk["messages"] else "streams"
             row = [index, args.seed, args.collective, case["label"], case["platform"].replace(work, "<tmp>"), case["ranks"],
                    case["nodes"], case["gpus"], case["nics"], case["slow"], case["algorithm"], case["protocol"],
-                   channels, case["bytes"], f"{f:.9g}", f"{c:.9g}", f"{rel:+.4f}", "" if gathering else int(math_same),
+                   channels, case["bytes"], f"{f:.9g}", f"{c:.9g}", f"{rel:+.4f}", "" if gathering else int(math_same), moved,
                    f"{flow_cpu:.2f}", f"{chunk_cpu:.2f}", machine, date, commit, command]
             rows.append(row)
-            print(*row[:18], flush=True)
+            print(*row[:19], flush=True)
             bound = args.tree_bound if case["algorithm"] == "tree" and args.tree_bound is not None else args.bound
             if bound is not None and (abs(rel) > bound or not math_same):
                 failures.append(row)
@@ -228,12 +231,12 @@ def run_generated(args, aggsim):
         w = csv.writer(fh)
         w.writerow(["case", "seed", "collective", "platform", "platform_yaml", "ranks", "nodes", "gpus_per_node", "nics",
                     "slow", "algorithm", "protocol", "channels", "bytes", "flow_s", "chunk_s", "rel_diff",
-                    "math_identical", "flow_cpu_s", "chunk_cpu_s", "machine", "date", "commit", "command"])
+                    "math_identical", "flow_moved", "flow_cpu_s", "chunk_cpu_s", "machine", "date", "commit", "command"])
         w.writerows(rows)
     if not args.out:
         summarize(out, os.path.join(RESULTS, f"nccl_movement_generated{suffix}_summary.csv"))
     for row in failures:
-        print("OUT OF BOUND:", *row[:18], file=sys.stderr)
+        print("OUT OF BOUND:", *row[:19], file=sys.stderr)
     return 1 if failures else 0
 
 
@@ -256,20 +259,20 @@ def summarize(path, out, top=10):
     with open(out, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["algorithm", "protocol", "cases", "within_5pct", "worst_rel_diff", "worst_case",
-                    "math_identical"] + context_cols)
+                    "math_identical", "moved_by_pieces"] + context_cols)
         for (alg, proto), rs in sorted(groups.items()):
             worst = max(rs, key=lambda r: abs(float(r["rel_diff"])))
             w.writerow([alg, proto, len(rs), sum(abs(float(r["rel_diff"])) <= 0.05 for r in rs), worst["rel_diff"],
-                        worst["case"], math_verdict(rs)] +
+                        worst["case"], math_verdict(rs), sum(r.get("flow_moved") == "pieces" for r in rs)] +
                        [rows[0][c] for c in context_cols])
     worst_out = out.replace("_summary.csv", "_worst.csv")
     with open(worst_out, "w", newline="") as fh:
         w = csv.writer(fh)
         cols = ["case", "platform", "ranks", "nics", "slow", "algorithm", "protocol", "channels", "bytes", "flow_s",
-                "chunk_s", "rel_diff"]
+                "chunk_s", "rel_diff", "flow_moved"]
         w.writerow(cols + context_cols)
         for r in sorted(rows, key=lambda r: -abs(float(r["rel_diff"])))[:top]:
-            w.writerow([r[c] for c in cols] + [r[c] for c in context_cols])
+            w.writerow([r.get(c, "") for c in cols] + [r[c] for c in context_cols])
 
 
 def run_fixed(args, aggsim):

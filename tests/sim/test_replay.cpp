@@ -109,8 +109,8 @@ TEST_CASE("Replayed steps give a full simulation's figures across algorithms, co
       {"PowerSGD on a ring",
        "algorithm: {name: ring_allreduce, granularity: layer, bucket: 25MB}\n"
        "compression: {name: powersgd, rank: 2}\n"},
-      {"NCCL's model, algorithm and protocol chosen per call",
-       "algorithm: {name: nccl_allreduce, granularity: layer, bucket: 25MB}\n"},
+      {"NCCL's model, algorithm and protocol chosen per call (its flow model on every call)",
+       "algorithm: {name: nccl_allreduce, granularity: layer, bucket: 25MB, few_pieces: flow}\n"},
       {"sign with error feedback",
        "algorithm: {name: parameter_server, granularity: layer, bucket: 25MB}\n"
        "compression: {name: sign, error_feedback: true}\n"},
@@ -188,7 +188,8 @@ TEST_CASE("Replayed steps of a parallel layout's groups give a full simulation's
   };
   const std::vector<Case> cases = {
       {"ring, math on", "algorithm: {name: ring_allreduce, granularity: layer, bucket: 25MB}\n", true},
-      {"NCCL's model", "algorithm: {name: nccl_allreduce, granularity: layer, bucket: 25MB}\n", false},
+      {"NCCL's model", "algorithm: {name: nccl_allreduce, granularity: layer, bucket: 25MB, few_pieces: flow}\n",
+       false},
       {"fsdp over NCCL", "algorithm: {name: fsdp, sharding: full, collectives: nccl, unit: 4MB}\n", false},
       {"fsdp hybrid, ring", "algorithm: {name: fsdp, sharding: hybrid, shard_group: 2}\n", false},
   };
@@ -310,19 +311,33 @@ TEST_CASE("Runs replay cannot repeat are simulated in full and byte-identical", 
       }
     }
   }
-  SECTION("steps that overlap are all simulated") {
-    // No compute between aggregations, and ranks on the faster intra-node links end first and start
-    // the next step's transfers while the inter-node ones still run.
-    const auto dir = fresh_dir("replay-overlap");
-    const std::string yaml =
-        "name: overlap\nranks: 8\nsteps: 6\nplatform: {topology: cluster, nodes: 2, gpus_per_node: 4}\n"
-        "model: {size: 8MB}\nalgorithm: {name: ring_allreduce}\n";
+  // Runs `yaml` without replay and with it: no step replayed, nothing refused, the same steps (and
+  // `also`, another output). Returns the folder of the run with replay.
+  auto simulated_in_full = [](const std::string& name, const std::string& yaml, const char* also) {
+    const auto dir = fresh_dir(name);
     const auto full = run(dir, "full", yaml + "engine: {replay: false}\n");
     const auto again = run(dir, "again", yaml);
     const auto b = nlohmann::json::parse(read_file(again / "summary.json"));
     CHECK(b["steps_replayed"] == 0);
     CHECK(b["replay_refused"].is_null());
-    CHECK(read_file(full / "steps.csv") == read_file(again / "steps.csv"));
+    for (const char* file : {"steps.csv", also}) CHECK(read_file(full / file) == read_file(again / file));
+    return again;
+  };
+  SECTION("steps whose NCCL calls move piece by piece at flow level are all simulated") {
+    // Trees of 23 pieces a channel (few_pieces: chunk, the default): every step's pieces interleave
+    // by timing, so no step is replayed, and the run is the one without replay.
+    const auto again = simulated_in_full(
+        "replay-pieces", scenario("algorithm: {name: nccl_allreduce, granularity: layer, bucket: 25MB}\n", 8),
+        "collectives.csv");
+    CHECK(read_file(again / "collectives.csv").find(",tree,") != std::string::npos);
+  }
+  SECTION("steps that overlap are all simulated") {
+    // No compute between aggregations, and ranks on the faster intra-node links end first and start
+    // the next step's transfers while the inter-node ones still run.
+    simulated_in_full("replay-overlap",
+                      "name: overlap\nranks: 8\nsteps: 6\nplatform: {topology: cluster, nodes: 2, gpus_per_node: "
+                      "4}\nmodel: {size: 8MB}\nalgorithm: {name: ring_allreduce}\n",
+                      "steps.csv");
   }
 }
 
