@@ -227,6 +227,30 @@ const char* nccl_collective_name(NcclCollective c) {
   return "?";
 }
 
+namespace {
+
+// What NCCL's refinements of a ring's or tree's bus bandwidth (tuning.cc) read besides the protocol.
+struct BusRefinement {
+  int channels, cc, index2, nodes;
+  bool few_ranks_a_node;  // LL128 rings at under two ranks a node run at 0.7, others at 0.92
+  double ll_max_bw;
+};
+
+// NCCL's per-algorithm and per-protocol caps and efficiencies on a graph's bus bandwidth.
+double nccl_refined_bus(double bus, NcclAlgorithm a, Protocol p, const BusRefinement& r) {
+  if (a == NcclAlgorithm::ring && p == Protocol::ll) bus = std::min(r.ll_max_bw, bus * .5);
+  if (a == NcclAlgorithm::ring && p == Protocol::ll128)
+    bus = std::min(bus * (r.few_ranks_a_node ? 0.7 : 0.92), r.channels * kPerChMaxRingLL128Bw[r.cc][r.index2]);
+  if (a == NcclAlgorithm::tree) bus = std::min(bus * .92, r.channels * kPerChMaxTreeBw[r.cc][r.index2]);
+  if (a == NcclAlgorithm::tree && p == Protocol::ll) bus = std::min(bus * 1.0 / 3.8, r.ll_max_bw);
+  if (a == NcclAlgorithm::tree && p == Protocol::ll128)
+    bus = std::min(bus * (r.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
+                   r.channels * kPerChMaxTreeLL128Bw[r.cc][r.index2]);
+  return bus;
+}
+
+}  // namespace
+
 NcclTuning::NcclTuning(const NcclSystem& s) : system_(s) {
   const int nodes = std::max(1, s.nodes), ranks = std::max(1, s.ranks);
   const double ppn = static_cast<double>(ranks) / nodes;
@@ -276,16 +300,7 @@ NcclTuning::NcclTuning(const NcclSystem& s) : system_(s) {
           if (a == NcclAlgorithm::ring && p == Protocol::ll && coll == NcclCollective::broadcast && nodes == 1)
             bus *= 1.65;
         }
-        if (!rccl) {
-          if (a == NcclAlgorithm::ring && p == Protocol::ll) bus = std::min(ll_max_bw, bus * .5);
-          if (a == NcclAlgorithm::ring && p == Protocol::ll128)
-            bus = std::min(bus * (ppn < 2 && !rules_2234 ? 0.7 : 0.92), channels * kPerChMaxRingLL128Bw[cc][index2]);
-          if (a == NcclAlgorithm::tree) bus = std::min(bus * .92, channels * kPerChMaxTreeBw[cc][index2]);
-          if (a == NcclAlgorithm::tree && p == Protocol::ll) bus = std::min(bus * 1.0 / 3.8, ll_max_bw);
-          if (a == NcclAlgorithm::tree && p == Protocol::ll128)
-            bus = std::min(bus * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
-                           channels * kPerChMaxTreeLL128Bw[cc][index2]);
-        }
+        if (!rccl) bus = nccl_refined_bus(bus, a, p, {channels, cc, index2, nodes, ppn < 2 && !rules_2234, ll_max_bw});
         // On Hopper NCCL's search tries "a simpler tree" (search.cc: NCCL_TOPO_PATTERN_TREE in place of
         // the balanced one) when the balanced tree is not perfect, and tuning.cc takes 15 % off such a
         // tree's bandwidth. Across nodes it is what NCCL's own estimates show (NVIDIA/nccl#1453: tree
