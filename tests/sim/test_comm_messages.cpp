@@ -10,6 +10,7 @@
 
 #include "sim/comm/comm.hpp"
 #include "support/isolated.hpp"
+#include "support/two_hosts.hpp"
 
 using namespace aggsim;
 using namespace aggsim::test;
@@ -72,17 +73,9 @@ std::string describe(const Payload& p) {
 TEST_CASE("a received message is what was sent, with or without data", "[comm]") {
   // Tiny sizes on a fast link keep the simulated time of 2^63 bytes finite and the run short.
   const std::string received = run_isolated([] {
-    std::vector<std::string> args = {"comm", "--log=xbt_cfg.thres:warning", "--cfg=contexts/factory:raw"};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    int argc = static_cast<int>(argv.size());
-    sg4::Engine engine(&argc, argv.data());
-    auto* zone = sg4::create_full_zone("zone");
-    auto* a = zone->create_host("a", 1e9);
-    auto* b = zone->create_host("b", 1e9);
-    auto* link = zone->create_link("link", 1e30)->set_latency(0)->seal();
-    zone->add_route(a->get_netpoint(), b->get_netpoint(), nullptr, nullptr, {sg4::LinkInRoute(link)}, true);
-    zone->seal();
+    TwoHosts net = two_hosts({}, 1e30, 0);
+    sg4::Host* a = net.a;
+    sg4::Host* b = net.b;
     std::ostringstream out;
     sg4::Actor::create("sender", a, [] {
       Comm comm(0, 2);
@@ -92,7 +85,7 @@ TEST_CASE("a received message is what was sent, with or without data", "[comm]")
       Comm comm(1, 2);
       for (std::size_t i = 0; i < messages().size(); ++i) out << describe(comm.recv(0, 3)) << '\n';
     });
-    engine.run();
+    net.engine->run();
     return out.str();
   });
   std::ostringstream expected;

@@ -12,6 +12,7 @@
 #include "sim/comm/receiver_latency.hpp"
 #include "sim/engine/network_factors.hpp"
 #include "support/isolated.hpp"
+#include "support/two_hosts.hpp"
 
 using namespace aggsim;
 using namespace aggsim::test;
@@ -24,19 +25,12 @@ namespace sg4 = simgrid::s4u;
 // marking was available.
 std::string transfer_times(const std::string& extra_cfg) {
   return run_isolated([extra_cfg] {
-    std::vector<std::string> args = {"comm", "--log=xbt_cfg.thres:warning", "--cfg=contexts/factory:raw",
-                                     "--cfg=network/model:CM02"};
-    if (!extra_cfg.empty()) args.push_back(extra_cfg);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    int argc = static_cast<int>(argv.size());
-    sg4::Engine engine(&argc, argv.data());
-    auto* zone = sg4::create_full_zone("zone");
-    auto* a = zone->create_host("a", 1e9);
-    auto* b = zone->create_host("b", 1e9);
-    auto* link = zone->create_link("link", 1e9)->set_latency(1e-3)->seal();
-    zone->add_route(a->get_netpoint(), b->get_netpoint(), nullptr, nullptr, {sg4::LinkInRoute(link)}, true);
-    zone->seal();
+    std::vector<std::string> cfg = {"--cfg=network/model:CM02"};
+    if (!extra_cfg.empty()) cfg.push_back(extra_cfg);
+    TwoHosts net = two_hosts(cfg, 1e9, 1e-3);
+    sg4::Engine& engine = *net.engine;
+    sg4::Host* a = net.a;
+    sg4::Host* b = net.b;
     forget_installed_factors();
     install_receiver_latency(engine);
     std::ostringstream out;
