@@ -44,7 +44,7 @@ void start_tree_channel(NcclChunkCall& run, int c) {
               if (links.parent >= 0)
                 parent = std::make_unique<nccl_chunk::Outbox>(run.comm, run.view.host_of(me),
                                                               run.view.rank_of(links.parent), tag + c, slots,
-                                                              run.network_channel_rate);
+                                                              run.network_channel_rate * tree_send_share(run.g, c, me, true));
               for (int j = 0; j < pieces; ++j) {
                 const auto [r, wires] = piece(j);
                 Eigen::VectorXf acc = math ? run.own(r) : Eigen::VectorXf();
@@ -72,7 +72,7 @@ void start_tree_channel(NcclChunkCall& run, int c) {
     for (int child : links.children)
       children.push_back(std::make_unique<nccl_chunk::Outbox>(
           run.comm, run.view.host_of(me), run.view.rank_of(child), tag + c, slots,
-          run.network_channel_rate / static_cast<double>(links.children.size())));
+          run.network_channel_rate * tree_send_share(run.g, c, me, false)));
     for (int j = 0; j < pieces; ++j) {
       const auto [r, wires] = piece(j);
       Eigen::VectorXf value;
