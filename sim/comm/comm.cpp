@@ -246,12 +246,9 @@ SendHandle Comm::post_send(int dst, Payload payload, int channel, double rate, b
   add_saturating(counters_.bytes_sent, bytes);
   add_saturating(counters_.messages_sent, static_cast<std::uint64_t>(messages));
   note_post(1, dst, channel, bytes);
-  if (local_ && stream) {
-    check_peer(dst);
-    return SendHandle();  // nothing to deliver (start_stream)
-  }
   if (local_) {
     check_peer(dst);
+    if (stream) return SendHandle();  // nothing to deliver (start_stream)
     // Global ranks: a parallel layout's groups replay over one in-process network.
     local_->send(LocalNetwork::key(global_rank(rank_), global_rank(dst), channel), global_rank(dst),
                  std::move(payload));
@@ -296,12 +293,9 @@ RecvHandle Comm::accept_stream(int src, int channel) {
 
 RecvHandle Comm::post_receive(int src, int channel, bool stream) {
   note_post(2, src, channel, 0);
-  if (local_ && stream) {
-    check_peer(src);
-    return RecvHandle::replayed_stream(this);  // nothing is delivered (start_stream)
-  }
   if (local_) {
     check_peer(src);
+    if (stream) return RecvHandle::replayed_stream(this);  // nothing is delivered (start_stream)
     const LocalNetwork::Key key = LocalNetwork::key(global_rank(src), global_rank(rank_), channel);
     return RecvHandle(local_, key, local_->post_receive(key), this);
   }
