@@ -182,16 +182,19 @@ void NcclCommunicator::run(Comm& comm, int me, Gradient& grad, const ReduceOp& o
   leave(id);
 }
 
+bool NcclCommunicator::piecewise_within_lanes(int channels) const {
+  const double lanes = static_cast<double>(view_.size()) * channels;
+  return options_.movement == Movement::flow && options_.piecewise_few_pieces && lanes <= kNcclPiecewiseLanes;
+}
+
 bool NcclCommunicator::moves_piecewise(const NcclCallPlan& plan) const {
-  const double lanes = static_cast<double>(view_.size()) * plan.choice.channels;
-  return options_.movement == Movement::flow && options_.piecewise_few_pieces &&
-         lanes <= kNcclPiecewiseLanes && algorithm(plan.choice.algorithm).flow_moves_piecewise(plan) &&
-         algorithm(plan.choice.algorithm).chunk_messages(plan) <= kNcclPiecewiseMessages;
+  const NcclAlgorithmModel& model = algorithm(plan.choice.algorithm);
+  return piecewise_within_lanes(plan.choice.channels) && model.flow_moves_piecewise(plan) &&
+         model.chunk_messages(plan) <= kNcclPiecewiseMessages;
 }
 
 bool NcclCommunicator::may_move_piecewise() const {
-  const double lanes = static_cast<double>(view_.size()) * std::max(channels(), options_.channels.value_or(1));
-  return options_.movement == Movement::flow && options_.piecewise_few_pieces && lanes <= kNcclPiecewiseLanes;
+  return piecewise_within_lanes(std::max(channels(), options_.channels.value_or(1)));
 }
 
 Eigen::VectorXf nccl_reduce(const NcclView& view, const NcclCallPlan& plan,

@@ -153,6 +153,9 @@ class NcclCommunicator {
   // The longest any member takes to send what one channel sends of `m` at channel_rate: its
   // network streams, and the sends that share its rate (nccl_send_group).
   double channel_pace_time(const FlowPlan& m, const Geometry& g) const;
+  // Flow level with `few_pieces: chunk`, and `channels` channels on every member within
+  // kNcclPiecewiseLanes: what moves_piecewise and may_move_piecewise both need.
+  bool piecewise_within_lanes(int channels) const;
 
   NcclView view_;
   NcclOptions options_;
