@@ -73,7 +73,6 @@ constexpr double kThreadThreshold[3] = {8, 8, 64};
 constexpr int kNcclSteps = 8;
 // buffSizes: LL lines, LL128 elements, Simple 4 MiB.
 constexpr double kBuffSize[3] = {8.0 * 512 * 8 * 16, 120.0 * 640 * 8 * 8, 4194304.0};
-constexpr double kNvlsChunkSize = 128 * 1024;
 
 // The speeds NCCL's search tries for Hopper's graphs (search.cc sm90SpeedArrayIntra / Inter), GB/s
 // per channel, fastest first: inside one node, and with NICs.

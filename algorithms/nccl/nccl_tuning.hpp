@@ -147,4 +147,7 @@ NcclChunking nccl_chunking(const NcclSystem& system, NcclAlgorithm a, Protocol p
 // NCCL's maximum channels per communicator (MAXCHANNELS in 2.21.5).
 constexpr int kNcclMaxChannels = 32;
 
+// NCCL's NVLS chunk (nvlsChunkSize, 128 KiB), which calcCollChunking shrinks for small calls.
+constexpr double kNvlsChunkSize = 128 * 1024;
+
 }  // namespace aggsim

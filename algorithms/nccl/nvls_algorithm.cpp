@@ -35,9 +35,15 @@ double NvlsAlgorithm::nvls_fill(const NcclCallPlan& plan, const Geometry& g) con
            costs_.hop(e.cls, proto);
   };
   const double piece = plan.data_bytes / (static_cast<double>(c_count) * plan.loops);
-  // An all-reduce's per-call cost grows with NCCL's NVLS heads (kNvlsHeadCallSeconds).
+  // An all-reduce's per-call cost grows with NCCL's NVLS heads (kNvlsHeadCallSeconds), measured on
+  // calls whose channels carry many loops of a full chunk (kNvlsChunkSize) a head. A call whose
+  // channels carry less than one such loop pays that share of it: at 1 MiB on two H100 nodes a
+  // sixteenth, as those runs show (tests/algorithms/test_nccl_nvls.cpp).
+  const double heads = view_.system(c_count, options_.arch).nvls_heads;
+  const double full_loop = heads * kNvlsChunkSize;
   const double heads_cost = options_.collective == NcclCollective::all_reduce
-                                ? view_.system(c_count, options_.arch).nvls_heads * costs_.nvls_head_latency_s
+                                ? heads * std::min(1.0, plan.data_bytes / c_count / full_loop) *
+                                      costs_.nvls_head_latency_s
                                 : 0;
   double worst = 0;
   for (int c = 0; c < c_count; ++c) {

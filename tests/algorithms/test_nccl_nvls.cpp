@@ -255,3 +255,25 @@ TEST_CASE("NVLS's per-head call cost is the published H100 runs' and predicts th
   CHECK(rack.measured > 0.5e-3);
   CHECK(std::abs(rack.simulated / rack.measured - 1) <= 0.15);
 }
+
+// NVLS's per-head cost is a full loop's (kNvlsHeadCallSeconds, from calls of 512 MiB and more): the
+// published two-node DGX H100 runs take less than 8 heads of it (137 us) in all at 1 MiB, so a call
+// whose channels hold less than a loop pays its share. Uncalibrated, their NVLS-Tree calls of 1 to
+// 8 MiB are then within 25 % (a flat cost put them at up to 2.8 times the measured time); those of 16
+// and 32 MiB, which pay the full cost, stay up to 45 % slow: NCCL runs them on chunks of 64 KiB, half
+// its full chunk, and the runs' extra cost grows until its chunk is full, at 64 MiB.
+TEST_CASE("NVLS-Tree's small calls on two H100 nodes pay the part of a loop they fill", "[nccl][nvls][validation][published]") {
+  for (const char* log : {"xe9680_h100_2node", "h100_ib400_2node"}) {
+    int points = 0;
+    for (const auto& row : compare_system_with_log("dgx_h100", 2, 16, log)) {
+      const double bytes = std::stod(row.at("bytes")), measured = std::stod(row.at("measured_s"));
+      if (bytes < (1 << 20) || bytes > (32 << 20) || row.at("choice") != "nvls_tree/simple") continue;
+      INFO(log << " at " << bytes << " B: measured " << measured * 1e6 << " us, simulated "
+               << std::stod(row.at("simulated_s")) * 1e6);
+      if (bytes == (1 << 20)) CHECK(measured < 8 * aggsim::kNvlsHeadCallSeconds);
+      CHECK(std::fabs(std::stod(row.at("simulated_s")) / measured - 1) <= (bytes <= (8 << 20) ? 0.25 : 0.45));
+      ++points;
+    }
+    CHECK(points == 6);
+  }
+}

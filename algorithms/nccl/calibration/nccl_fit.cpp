@@ -206,7 +206,15 @@ std::vector<NcclParam> identifiable(const LinearTimes& lin, const std::vector<do
   }
   std::vector<std::size_t> order(kept.size());
   for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return effect[a] > effect[b]; });
+  // Two parameters that move every point alike (NVLS's share and the link share on a node where only
+  // NVLS runs) tie: the later of NcclParam's order, the more specific, is taken (the switch's share,
+  // not the links', which the platform gives).
+  const auto ties = [&](std::size_t a, std::size_t b) {
+    return std::fabs(effect[a] - effect[b]) <= 1e-9 * std::max(effect[a], effect[b]);
+  };
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return ties(a, b) ? kept[a] > kept[b] : effect[a] > effect[b];
+  });
   std::vector<Eigen::VectorXd> basis;
   std::vector<NcclParam> chosen;
   for (std::size_t k : order) {
