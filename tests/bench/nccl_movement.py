@@ -7,7 +7,9 @@ Three sets of cases, each a one-step all-reduce run at both movements:
              shape), 4-16 channels forced, 1-64 MiB;
   generated  seeded random platforms (cluster, fat tree, torus, dragonfly, a shipped XML file; 1, 2,
              4 or 8 NICs a node; 0-2 slow NICs or links; 2-32 nodes of 1-8 GPUs), NCCL's ring and
-             tree with LL, LL128 and Simple, sizes 8 B - 256 MiB (log-uniform), NCCL's channels.
+             tree with LL, LL128 and Simple, sizes 8 B - 256 MiB (log-uniform), NCCL's channels, on
+             each GPU generation in turn (ampere, hopper, blackwell: algorithm.gpu, whose channel counts,
+             network rate a channel and NVLink credit NCCL's model follows).
 For each case: both step times, their relative difference, whether the math plane's results
 (summary.json's agg_error and rank_spread, a small uneven proxy) are identical, and the CPU seconds
 of each run. A case whose chunk-level run would move more than --budget messages is drawn again
@@ -67,6 +69,16 @@ XML_FILES = [("platforms/cluster_16.xml", 16, 1), ("platforms/cluster_64.xml", 6
 BANDWIDTHS = [25, 100, 200, 400]  # Gb/s, a NIC or fabric link
 PROTOCOLS = ["ll", "ll128", "simple"]
 CHOICES = [(a, p) for a in ("ring", "tree") for p in PROTOCOLS]
+# The GPU generations a case runs on, in turn after every algorithm x protocol pair. Hopper is what
+# a platform declaring none runs; Ampere has no network rate a channel, Blackwell other channel counts.
+GPUS = ["ampere", "hopper", "blackwell"]
+
+
+def gpu_of(index, choices):
+    """The GPU of the index-th case (0-based), in turn, shifted by one each time every choice has run:
+    every len(GPUS) cases hold every generation, every len(choices) x len(GPUS) cases every (choice, GPU)
+    pair. A turn, not a draw, so the platforms' draws are those of a run without GPUs."""
+    return GPUS[(index + index // len(choices)) % len(GPUS)]
 
 
 def gbps(v):
@@ -190,7 +202,8 @@ def run_generated(args, aggsim):
             drawn += 1
             case = draw_case(rng, drawn, work, choices[index % len(choices)])
             case["collective"] = args.collective
-            algorithm = f"nccl_algorithm: {case['algorithm']}, protocol: {case['protocol']}"
+            case["gpu"] = gpu_of(index, choices)
+            algorithm = f"gpu: {case['gpu']}, nccl_algorithm: {case['algorithm']}, protocol: {case['protocol']}"
             if gathering:
                 algorithm += f", collective: {args.collective}"
             if case["algorithm"] == "pat":  # NCCL's PAT reduce-scatter runs no avg (its PreMulSum)
@@ -216,11 +229,11 @@ def run_generated(args, aggsim):
             # the same messages) or by its streams (the flow model).
             moved = "pieces" if flow["messages"] == chunk["messages"] else "streams"
             row = [index, args.seed, args.collective, case["label"], case["platform"].replace(work, "<tmp>"), case["ranks"],
-                   case["nodes"], case["gpus"], case["nics"], case["slow"], case["algorithm"], case["protocol"],
-                   channels, case["bytes"], f"{f:.9g}", f"{c:.9g}", f"{rel:+.4f}", "" if gathering else int(math_same), moved,
+                   case["nodes"], case["gpus"], case["nics"], case["slow"], case["gpu"], case["algorithm"],
+                   case["protocol"], channels, case["bytes"], f"{f:.9g}", f"{c:.9g}", f"{rel:+.4f}", "" if gathering else int(math_same), moved,
                    f"{flow_cpu:.2f}", f"{chunk_cpu:.2f}", machine, date, commit, command]
             rows.append(row)
-            print(*row[:19], flush=True)
+            print(*row[:20], flush=True)
             bound = args.tree_bound if case["algorithm"] == "tree" and args.tree_bound is not None else args.bound
             if bound is not None and (abs(rel) > bound or not math_same):
                 failures.append(row)
@@ -230,13 +243,13 @@ def run_generated(args, aggsim):
     with open(out, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["case", "seed", "collective", "platform", "platform_yaml", "ranks", "nodes", "gpus_per_node", "nics",
-                    "slow", "algorithm", "protocol", "channels", "bytes", "flow_s", "chunk_s", "rel_diff",
+                    "slow", "gpu", "algorithm", "protocol", "channels", "bytes", "flow_s", "chunk_s", "rel_diff",
                     "math_identical", "flow_moved", "flow_cpu_s", "chunk_cpu_s", "machine", "date", "commit", "command"])
         w.writerows(rows)
     if not args.out:
         summarize(out, os.path.join(RESULTS, f"nccl_movement_generated{suffix}_summary.csv"))
     for row in failures:
-        print("OUT OF BOUND:", *row[:19], file=sys.stderr)
+        print("OUT OF BOUND:", *row[:20], file=sys.stderr)
     return 1 if failures else 0
 
 
@@ -248,28 +261,29 @@ def math_verdict(rows):
 
 
 def summarize(path, out, top=10):
-    """Per algorithm and protocol: cases, those within 5 %, the worst difference and its case, whether
-    every case's math was identical; and the `top` worst cases. Two CSVs beside `out`."""
+    """Per algorithm, protocol and GPU generation: cases, those within 5 %, the worst difference and its
+    case, whether every case's math was identical; and the `top` worst cases. Two CSVs beside `out`."""
     with open(path, newline="") as fh:
         rows = list(csv.DictReader(fh))
     context_cols = ["machine", "date", "commit", "command"]
     groups = {}
+    gpu_order = {g: i for i, g in enumerate(GPUS)}
     for r in rows:
-        groups.setdefault((r["algorithm"], r["protocol"]), []).append(r)
+        groups.setdefault((r["algorithm"], r["protocol"], r.get("gpu", "")), []).append(r)
     with open(out, "w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["algorithm", "protocol", "cases", "within_5pct", "worst_rel_diff", "worst_case",
+        w.writerow(["algorithm", "protocol", "gpu", "cases", "within_5pct", "worst_rel_diff", "worst_case",
                     "math_identical", "moved_by_pieces"] + context_cols)
-        for (alg, proto), rs in sorted(groups.items()):
+        for (alg, proto, gpu), rs in sorted(groups.items(), key=lambda g: (g[0][:2], gpu_order.get(g[0][2], -1))):
             worst = max(rs, key=lambda r: abs(float(r["rel_diff"])))
-            w.writerow([alg, proto, len(rs), sum(abs(float(r["rel_diff"])) <= 0.05 for r in rs), worst["rel_diff"],
-                        worst["case"], math_verdict(rs), sum(r.get("flow_moved") == "pieces" for r in rs)] +
-                       [rows[0][c] for c in context_cols])
+            w.writerow([alg, proto, gpu, len(rs), sum(abs(float(r["rel_diff"])) <= 0.05 for r in rs),
+                        worst["rel_diff"], worst["case"], math_verdict(rs),
+                        sum(r.get("flow_moved") == "pieces" for r in rs)] + [rows[0][c] for c in context_cols])
     worst_out = out.replace("_summary.csv", "_worst.csv")
     with open(worst_out, "w", newline="") as fh:
         w = csv.writer(fh)
-        cols = ["case", "platform", "ranks", "nics", "slow", "algorithm", "protocol", "channels", "bytes", "flow_s",
-                "chunk_s", "rel_diff", "flow_moved"]
+        cols = ["case", "platform", "ranks", "nics", "slow", "gpu", "algorithm", "protocol", "channels", "bytes",
+                "flow_s", "chunk_s", "rel_diff", "flow_moved"]
         w.writerow(cols + context_cols)
         for r in sorted(rows, key=lambda r: -abs(float(r["rel_diff"])))[:top]:
             w.writerow([r.get(c, "") for c in cols] + [r[c] for c in context_cols])
