@@ -460,15 +460,19 @@ NcclChunking nccl_chunking(const NcclSystem& s, NcclAlgorithm a, Protocol p, dou
   if (p == Protocol::ll) chunk /= 2;
   if (p == Protocol::ll128) chunk = std::floor(chunk / 16) * 15;
   const double nc = std::max(1, channels);
+  // NVLS and NVLS-Tree size their chunk by the operations in flight, channels x NVLS heads
+  // (concurrentOps in src/enqueue.cc calcCollChunking, NCCL 2.21.5 to 2.30.7): heads, not a node's
+  // GPUs, which differ on a node of more than 32 GPUs (an NVL72 rack: 32 heads of 72) and, across
+  // nodes, where a node has fewer NICs than GPUs.
+  const int heads = s.nvls_heads > 0 ? s.nvls_heads : s.ranks / std::max(1, s.nodes);
+  const double ops = nc * std::max(1, heads);
   if (a == NcclAlgorithm::nvls) {
     chunk = kNvlsChunkSize;
-    const double ops = nc * std::max(1, s.ranks / std::max(1, s.nodes));
     if (bytes < 64 * ops * chunk && chunk > 65536) chunk = 65536;
     if (bytes < 8 * ops * chunk && chunk > 32768) chunk = 32768;
     if (bytes < 2 * ops * chunk && chunk > 16384) chunk = 16384;
   } else if (a == NcclAlgorithm::nvls_tree) {
     chunk = s.nodes >= 4 ? 65536 : kNvlsChunkSize;
-    const double ops = nc * std::max(1, s.ranks / std::max(1, s.nodes));
     if (bytes < 32 * ops * chunk && chunk > 262144) chunk = 262144;
     if (bytes < 16 * ops * chunk && chunk > 131072) chunk = 131072;
     if (bytes < 4 * ops * chunk && chunk > 65536) chunk = 65536;

@@ -132,6 +132,32 @@ TEST_CASE("NCCL's NVLS graph: its heads and speeds as NCCL 2.21.5's search finds
   CHECK_FALSE(nccl_nvls_supported(GpuArch::hopper, true, 2));
 }
 
+// NCCL sizes an NVLS or NVLS-Tree chunk by its operations in flight, channels x NVLS heads
+// (concurrentOps, src/enqueue.cc calcCollChunking, NCCL 2.21.5 to 2.30.7), from 128 KiB: NVLS halves it
+// below 64 x ops x chunk, NVLS-Tree below 4 x ops x chunk. Heads, not a node's GPUs: an NVL72 rack
+// has 32 heads of 72 GPUs, two racks of NCCL 2.25.1 29 (platforms/PUBLISHED.md).
+TEST_CASE("NVLS and NVLS-Tree chunks follow NCCL's operations in flight, channels x heads",
+          "[nccl][tuning][nvls]") {
+  const auto chunk = [](int ranks, int nodes, int heads, NcclAlgorithm a, double bytes, int channels) {
+    NcclSystem s;
+    s.ranks = ranks;
+    s.nodes = nodes;
+    s.nvls = true;
+    s.nvls_heads = heads;
+    return nccl_chunking(s, a, Protocol::simple, bytes, channels).chunk_bytes;
+  };
+  constexpr double kGiB = 1 << 30, kMiB = 1 << 20;
+  // One rack, 32 channels x 32 heads: 64 KiB below 64 x 1024 x 128 KiB = 8 GiB (by 72 GPUs: 18 GiB).
+  CHECK(chunk(72, 1, 32, NcclAlgorithm::nvls, 4 * kGiB, 32) == 65536);
+  CHECK(chunk(72, 1, 32, NcclAlgorithm::nvls, 8 * kGiB, 32) == 131072);
+  // Two racks, 32 x 29: NVLS-Tree at 128 KiB from 4 x 928 x 128 KiB = 464 MiB (by 72 GPUs: 1.125 GiB).
+  CHECK(chunk(144, 2, 29, NcclAlgorithm::nvls_tree, 1 * kGiB, 32) == 131072);
+  CHECK(chunk(144, 2, 29, NcclAlgorithm::nvls_tree, 448 * kMiB, 32) == 65536);
+  // One H100 node, 16 x 8 (heads and GPUs agree): 128 KiB from 1 GiB.
+  CHECK(chunk(8, 1, 8, NcclAlgorithm::nvls, 512 * kMiB, 16) == 65536);
+  CHECK(chunk(8, 1, 8, NcclAlgorithm::nvls, 1 * kGiB, 16) == 131072);
+}
+
 TEST_CASE("NCCL's choice on one and two H100 nodes, two A100 nodes and a 72-GPU domain", "[nccl][tuning][nvls]") {
   const auto dir = fresh_dir("nvls-choice");
   struct Case {
