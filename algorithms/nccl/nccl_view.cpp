@@ -129,9 +129,12 @@ NcclView::NcclView(const std::vector<int>& members, const std::vector<sg4::Host*
     std::set<std::string> trays;
     for (const auto& nic : nics) trays.insert(nic.first);
     if (trays.size() > 1) spans_trays_ = true;
-    if (nm.size() > 1 && intra_bw_ == 0)
-      intra_bw_ =
-          narrowest_link(hosts_[static_cast<std::size_t>(nm[0])], hosts_[static_cast<std::size_t>(nm[1])]);
+    if (nm.size() > 1 && intra_bw_ == 0) {
+      // The port's rate, which NCCL's graph search and NVLS see: the links were built at its data share.
+      const sg4::Host* first = hosts_[static_cast<std::size_t>(nm[0])];
+      nvlink_efficiency_ = host_facts(first).nvlink_efficiency;
+      intra_bw_ = narrowest_link(first, hosts_[static_cast<std::size_t>(nm[1])]) / nvlink_efficiency_;
+    }
   }
   if (node_members_.size() > 1)
     nic_bw_ = narrowest_link(hosts_[static_cast<std::size_t>(node_members_[0][0])],

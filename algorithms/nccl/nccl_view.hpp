@@ -62,7 +62,10 @@ class NcclView {
   bool nvswitch() const { return nvswitch_; }  // every node's GPUs sit on a switch that reduces
   bool xgmi_mesh() const { return mesh_; }     // the nodes' GPUs form a full xGMI mesh
   int nics_per_node() const { return nics_; }
-  double intra_bandwidth() const { return intra_bw_; }  // B/s of a GPU's path to another GPU of its node
+  // B/s of a GPU's port towards the other GPUs of its node: its NVLink signalling rate, of which its
+  // links carry nvlink_efficiency() as data (the platform's `nvlink_efficiency`).
+  double intra_bandwidth() const { return intra_bw_; }
+  double nvlink_efficiency() const { return nvlink_efficiency_; }
   // B/s one GPU sends to the others of its node over all its paths the rings use: its path's rate,
   // on a mesh the rate of one link times the mesh rings.
   double intra_total_bandwidth() const;
@@ -101,7 +104,7 @@ class NcclView {
   bool spans_trays_ = false;  // a node is an NVLink domain of several trays, each with its NICs
   NicPath gpu_nic_path_ = NicPath::pxb;
   int nics_ = 1;
-  double intra_bw_ = 0, nic_bw_ = 0;
+  double intra_bw_ = 0, nic_bw_ = 0, nvlink_efficiency_ = 1;
 };
 
 }  // namespace aggsim

@@ -143,11 +143,13 @@ NcclSystem nvls_system_for_calls(NcclSystem system, const NcclOptions& options) 
 }
 
 // NCCL's own NVLS rate on Blackwell, from its NVLS graph on this platform, unless a calibration
-// fitted one.
+// fitted one. The efficiency is a share of the port's rate; the links the switch traffic crosses
+// carry nvlink_efficiency of it, so over them it is that much larger.
 void nvls_costs_for_calls(ProtocolCosts& costs, const NcclSystem& system, const NcclView& view,
                           const NcclOptions& options) {
   if (options.arch == GpuArch::blackwell && costs.nvls_efficiency == kHopperNvlsEfficiency && system.nvls)
     costs.nvls_efficiency = nccl_blackwell_nvls_port_share(system, view.intra_bandwidth() / 1e9);
+  costs.nvls_efficiency /= view.nvlink_efficiency();
 }
 
 }  // namespace aggsim

@@ -116,7 +116,8 @@ void build_for_ns3(const NodeShape& shape, const FabricShape& fabric, const Reso
       write_gpu_properties(host, shape, i, g);
       host->seal();
       cable(zone, host->get_netpoint(), nic, name + "_link",
-            v.intra_bandwidth.value_or(shape.intra_bandwidth), v.intra_latency.value_or(shape.intra_latency));
+            shape.intra_link_rate(v.intra_bandwidth.value_or(shape.intra_bandwidth)),
+            v.intra_latency.value_or(shape.intra_latency));
     }
   }
   zone->seal();

@@ -28,6 +28,12 @@ std::vector<ParamSpec> endpoint_params(const std::string& fabric_link_help) {
                 "each GPU's link inside its node (per direction; gpus_per_node > 1); with intra_link xgmi "
                 "the GPU's own link towards its NIC (PCIe)"),
       ParamSpec("intra_latency", ParamKind::duration, "1us", "each GPU's link latency inside its node"),
+      ParamSpec("nvlink_efficiency", ParamKind::real, "1",
+                "intra_link nvlink: the share of intra_bandwidth NVLink carries as data (packet headers and "
+                "flow control take the rest); the GPUs' links are built at intra_bandwidth x "
+                "nvlink_efficiency, while NCCL's model sizes its graphs and NVLS by the port's rate. The "
+                "named NVIDIA systems set NCCL's own per-link figure (src/graph/topo.h)")
+          .between(0.05, 1),
       ParamSpec("intra_link", ParamKind::choice, "nvlink",
                 "what the GPUs of a node talk over (sets the per-hop costs of NCCL's protocols); xgmi: a "
                 "full mesh, one link of xgmi_bandwidth between every pair of GPUs and no switch (AMD "
@@ -122,6 +128,10 @@ NodeShape node_shape(const Params& p) {
   s.intra_bandwidth = p.real("intra_bandwidth");
   s.intra_latency = p.real("intra_latency");
   s.intra_link = *kIntraLinkNames.find(p.text("intra_link"));
+  s.nvlink_efficiency = p.real("nvlink_efficiency");
+  if (s.nvlink_efficiency != 1 && s.intra_link != IntraLink::nvlink)
+    throw std::invalid_argument(fmt::format(
+        "nvlink_efficiency: NVLink's data share applies to intra_link nvlink, not {}", p.text("intra_link")));
   s.nic_bandwidth = p.has("nic_bandwidth") ? p.real("nic_bandwidth") : p.real("bandwidth");
   s.has_nic = s.gpus_per_node > 1 || p.has("nic_bandwidth") || s.nics_per_node > 1;
   s.nvswitch = p.boolean("nvswitch");
@@ -144,6 +154,8 @@ void write_gpu_properties(sg4::Host* host, const NodeShape& shape, std::int64_t 
   if (shape.gpu_nic_path) host->set_property(kGpuNicPathProperty, kGpuNicPathNames.name(*shape.gpu_nic_path));
   if (shape.gpu) host->set_property(kGpuProperty, kGpuNames.name(*shape.gpu));
   if (shape.nvlink_domain > 1) host->set_property(kNvlinkDomainProperty, std::to_string(node / shape.nvlink_domain));
+  if (shape.gpus_per_node > 1 && shape.nvlink_efficiency != 1)
+    host->set_property(kNvlinkEfficiencyProperty, fmt::format("{}", shape.nvlink_efficiency));
 }
 
 std::string endpoint_host_name(const NodeShape& shape, std::int64_t node, std::int64_t gpu) {
@@ -273,9 +285,9 @@ sg4::Link* EndpointBuilder::gpu_link(sg4::NetZone* zone, const sg4::Host* host, 
                                      std::int64_t gpu) {
   const auto* values = overrides_ ? overrides_->host(node, gpu) : nullptr;
   auto* link =
-      zone->create_split_duplex_link(host->get_name() + "_link", values && values->intra_bandwidth
-                                                                     ? *values->intra_bandwidth
-                                                                     : shape_.intra_bandwidth)
+      zone->create_split_duplex_link(host->get_name() + "_link",
+                                     shape_.intra_link_rate(values && values->intra_bandwidth ? *values->intra_bandwidth
+                                                                                              : shape_.intra_bandwidth))
           ->set_latency(values && values->intra_latency ? *values->intra_latency : shape_.intra_latency);
   link->seal();
   return link;

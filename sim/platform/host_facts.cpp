@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <stdexcept>
+#include <string>
 
 #include "sim/core/error.hpp"
 
@@ -17,6 +19,18 @@ bool is_count(const std::string& value) {
   return true;
 }
 
+// A number in (0, 1], written in full ("0.824").
+bool is_share(const std::string& value) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(value, &used);
+  } catch (const std::exception&) {
+    return false;
+  }
+  return used == value.size() && v > 0 && v <= 1;
+}
+
 template <class E, std::size_t N>
 std::string choice_error(const char* id, const std::string& value, const EnumNames<E, N>& names,
                          const char* meaning) {
@@ -28,7 +42,7 @@ std::string choice_error(const char* id, const std::string& value, const EnumNam
 HostFacts parse_facts(const sg4::Host* host) {
   HostFacts f;
   for (const char* id : {kNodeProperty, kNicProperty, kIntraLinkProperty, kNvswitchProperty, kGpuNicPathProperty,
-                         kGpuProperty, kNvlinkDomainProperty}) {
+                         kGpuProperty, kNvlinkDomainProperty, kNvlinkEfficiencyProperty}) {
     const char* v = host->get_property(id);
     if (!v) continue;
     if (std::string error = host_property_error(id, v); !error.empty())
@@ -58,6 +72,8 @@ std::string host_property_error(const std::string& id, const std::string& value)
     return choice_error(kGpuNicPathProperty, value, kGpuNicPathNames,
                         "how the GPU reaches its NIC, in NCCL's path names");
   if (id == kGpuProperty) return choice_error(kGpuProperty, value, kGpuNames, "the GPU's generation");
+  if (id == kNvlinkEfficiencyProperty && !is_share(value))
+    return fmt::format("{}: value=\"{}\" must be a share of the port's rate, above 0 and at most 1", id, value);
   return "";
 }
 
@@ -70,6 +86,7 @@ void read_host_property(HostFacts& f, const std::string& id, const std::string& 
   if (id == kGpuNicPathProperty) f.gpu_nic_path = *kGpuNicPathNames.find(value);
   if (id == kGpuProperty) f.gpu = kGpuNames.find(value);
   if (id == kNvlinkDomainProperty) f.nvlink_domain = value;
+  if (id == kNvlinkEfficiencyProperty) f.nvlink_efficiency = std::stod(value);
 }
 
 const HostFacts& host_facts(const sg4::Host* host) {

@@ -35,6 +35,9 @@ constexpr const char* kGpuProperty = "aggsim_gpu";
 // Host property naming the NVLink domain of this host's node: nodes that share one names a domain
 // of several nodes whose GPUs all sit on one switch fabric (NVL72). Absent: the node is its own.
 constexpr const char* kNvlinkDomainProperty = "aggsim_nvlink_domain";
+// Host property: the share of its NVLink port's rate this GPU's NVLink links were built with (the
+// `nvlink_efficiency` key; absent: 1). NCCL's model recovers the port's rate from it.
+constexpr const char* kNvlinkEfficiencyProperty = "aggsim_nvlink_efficiency";
 // Property of the platform's root zone: the fabric between nodes, infiniband | roce | ethernet.
 constexpr const char* kFabricProperty = "aggsim_fabric";
 
@@ -46,6 +49,7 @@ struct HostFacts {
   GpuNicPath gpu_nic_path = GpuNicPath::pxb;
   std::optional<GpuGeneration> gpu;
   std::string nvlink_domain;  // empty: the node's own
+  double nvlink_efficiency = 1;
 };
 
 // Why `value` is not a valid value of the aggsim host property `id` ("" when it is, or when `id` is

@@ -80,8 +80,11 @@ struct NodeShape {
   double speed = 0;
   double bandwidth = 0;  // fabric links: the `bandwidth` key x the NICs of an endpoint (a plane each)
   double latency = 0;
-  double intra_bandwidth = 0;
+  double intra_bandwidth = 0;  // a GPU's NVLink port: its signalling rate, as the data sheets give it
   double intra_latency = 0;
+  // The share of intra_bandwidth that NVLink carries as data (intra_link nvlink): the GPUs' links
+  // are built at intra_bandwidth x nvlink_efficiency; NCCL's model still sees the port's rate.
+  double nvlink_efficiency = 1;
   double xgmi_bandwidth = 0;  // intra_link xgmi: each link between two GPUs of a node, per direction
   double nic_bandwidth = 0;  // each NIC
   bool has_nic = false;      // the node is a zone with NIC link(s) (always with several GPUs)
@@ -94,6 +97,10 @@ struct NodeShape {
   // The fabric's endpoints: one per NVLink domain (a node when the domain is one node).
   std::int64_t endpoints() const { return nodes / nvlink_domain; }
   std::int64_t gpus_per_endpoint() const { return gpus_per_node * nvlink_domain; }
+  // What a GPU's link inside its node carries, from its port rate (intra_bandwidth or an override).
+  double intra_link_rate(double port) const {
+    return intra_link == IntraLink::nvlink ? port * nvlink_efficiency : port;
+  }
 };
 
 // A generator's own fabric, decoded once with the node shape from the generator's keys

@@ -4,11 +4,26 @@ namespace aggsim {
 
 namespace {
 
+// What an NVLink of the generation carries as data, NCCL's own figure per link over the link's
+// signalling rate (kNvlinkShareSource).
+const char* nvlink_share(const std::string& gpu) {
+  if (gpu == "ampere") return "0.8";   // SM80_NVLINK_BW 20.0 of 25 GB/s
+  if (gpu == "hopper") return "0.824";  // SM90_NVLINK_BW 20.6 of 25 GB/s
+  return "0.802";                       // blackwell: SM100_NVLINK_BW 40.1 of 50 GB/s
+}
+
+const char* const kNvlinkShareSource =
+    "NVLink's data share (nvlink_efficiency), NCCL's own figure of what one NVLink carries over the link's "
+    "rate each way: src/graph/topo.h (NCCL 2.30.7) SM80_NVLINK_BW 20.0 and SM90_NVLINK_BW 20.6 GB/s per "
+    "NVLink 3 or 4 link of 25 GB/s, SM100_NVLINK_BW 40.1 per NVLink 5 link of 50; published one-node DGX "
+    "A100 all-reduce runs reach 230 - 235 GB/s busbw of the 240 it leaves (tests/data/README.md)";
+
 // The keys of a node of 8 GPUs on NVSwitch with 8 NICs (one per GPU), as the DGX and HGX boards are.
 std::vector<std::pair<std::string, std::string>> eight_gpu_node(const char* gpu, const char* nvlink,
                                                                 bool reduces, const char* nic) {
   return {{"gpus_per_node", "8"},      {"gpu", gpu},
-          {"intra_bandwidth", nvlink}, {"nvswitch", reduces ? "true" : "false"},
+          {"intra_bandwidth", nvlink}, {"nvlink_efficiency", nvlink_share(gpu)},
+          {"nvswitch", reduces ? "true" : "false"},
           {"nics_per_node", "8"},      {"nic_bandwidth", nic},
           {"bandwidth", nic}};
 }
@@ -19,6 +34,7 @@ std::vector<std::pair<std::string, std::string>> nvl72_tray(
     const char* nic, std::vector<std::pair<std::string, std::string>> extra = {}) {
   std::vector<std::pair<std::string, std::string>> keys = {
       {"gpus_per_node", "4"}, {"gpu", "blackwell"},   {"intra_bandwidth", "900GBps"},
+      {"nvlink_efficiency", nvlink_share("blackwell")},
       {"nvswitch", "true"},   {"nvlink_domain", "18"}, {"nics_per_node", "4"},
       {"nic_bandwidth", nic}, {"bandwidth", nic}};
   keys.insert(keys.end(), extra.begin(), extra.end());
@@ -64,7 +80,7 @@ std::vector<SystemInfo> make_systems() {
         "600 GB/s GPU-to-GPU bidirectional, 8 x single-port ConnectX-6 VPI 200 Gb/s HDR InfiniBand for the "
         "cluster network; https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html",
         "NVSwitch of the A100 generation forwards without reducing (NVLS needs Hopper): NCCL 2.30.7 "
-        "src/transport/nvls.cc"}},
+        "src/transport/nvls.cc", kNvlinkShareSource}},
       {"dgx_h100",
        "NVIDIA DGX H100: 8 H100 SXM5 on NVSwitch with NVLS (NVLink 4), 8 x 400 Gb/s NDR InfiniBand",
        eight_gpu_node("hopper", "450GBps", true, "400Gbps"),
@@ -72,7 +88,7 @@ std::vector<SystemInfo> make_systems() {
        {"NVIDIA DGX H100/H200 User Guide, Introduction to the NVIDIA DGX H100/H200 Systems: 8 x H100, 4 "
         "NVSwitches, 900 GB/s GPU-to-GPU bidirectional (18 NVLink 4 links), 8 x ConnectX-7 400 Gb/s "
         "InfiniBand/Ethernet on 4 OSFP ports for the compute fabric; "
-        "https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"}},
+        "https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html", kNvlinkShareSource}},
       {"hgx_h200",
        "NVIDIA HGX H200 8-GPU: 8 H200 SXM on NVSwitch with NVLS (NVLink 4), 8 x 400 Gb/s InfiniBand",
        eight_gpu_node("hopper", "450GBps", true, "400Gbps"),
@@ -80,7 +96,7 @@ std::vector<SystemInfo> make_systems() {
        {"NVIDIA H200 Tensor Core GPU data sheet: H200 SXM, NVLink 900 GB/s, HGX H200 with 4 or 8 GPUs; "
         "https://www.nvidia.com/en-us/data-center/h200/",
         "NVIDIA DGX H100/H200 User Guide (the DGX H200 is this board): 8 x ConnectX-7 400 Gb/s for the "
-        "compute fabric; https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"}},
+        "compute fabric; https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html", kNvlinkShareSource}},
       {"dgx_b200",
        "NVIDIA DGX B200: 8 B200 on NVSwitch with NVLS (NVLink 5), 8 x 400 Gb/s InfiniBand",
        eight_gpu_node("blackwell", "900GBps", true, "400Gbps"),
@@ -88,7 +104,7 @@ std::vector<SystemInfo> make_systems() {
        {"NVIDIA DGX B200 User Guide, Introduction to NVIDIA DGX B200: 8 x B200, 2 NVSwitch chips, 1.8 TB/s "
         "GPU-to-GPU bandwidth per GPU (NVLink 5, both directions), 8 x single-port ConnectX-7 VPI 400 Gb/s "
         "on 4 OSFP ports for the compute fabric; "
-        "https://docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html"}},
+        "https://docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html", kNvlinkShareSource}},
       {"gb200_nvl72",
        "NVIDIA GB200 NVL72: racks of 18 trays x 4 B200 in one NVLink 5 domain with NVLS, 4 x 400 Gb/s "
        "InfiniBand a tray; nodes counts trays (a multiple of 18)",
@@ -106,7 +122,7 @@ std::vector<SystemInfo> make_systems() {
         "https://www.nvidia.com/en-us/data-center/gb200-nvl72/",
         "NCCL 2.30.7 fuses the trays of one NVLink clique into one topology and counts the clique as one "
         "node (src/graph/topo.cc, multi-node NVLink), with 24 NVLS channels inside one domain and 32 "
-        "across domains on Blackwell (src/transport/nvls.cc)"}},
+        "across domains on Blackwell (src/transport/nvls.cc)", kNvlinkShareSource}},
       {"gb300_nvl72",
        "NVIDIA GB300 NVL72: racks of 18 trays x 4 Blackwell Ultra in one NVLink 5 domain with NVLS, 4 x "
        "800 Gb/s ConnectX-8 a tray; nodes counts trays (a multiple of 18)",
@@ -120,7 +136,7 @@ std::vector<SystemInfo> make_systems() {
         "https://www.nvidia.com/en-us/networking/products/ethernet/supernic/",
         "NVIDIA GB300 NVL72: NVLink 5, 1.8 TB/s per GPU (both directions); "
         "https://www.nvidia.com/en-us/data-center/gb300-nvl72/",
-        "Blackwell Ultra runs NCCL's Blackwell (sm100 family) constants: NCCL 2.30.7 src/graph/tuning.cc"}},
+        "Blackwell Ultra runs NCCL's Blackwell (sm100 family) constants: NCCL 2.30.7 src/graph/tuning.cc", kNvlinkShareSource}},
       {"mi300x",
        "AMD Instinct MI300X platform: 8 MI300X (CDNA 3) in a full xGMI mesh, no switch, 8 x 400 Gb/s NICs",
        instinct_node(),
