@@ -28,11 +28,11 @@ std::vector<ParamSpec> endpoint_params(const std::string& fabric_link_help) {
                 "each GPU's link inside its node (per direction; gpus_per_node > 1); with intra_link xgmi "
                 "the GPU's own link towards its NIC (PCIe)"),
       ParamSpec("intra_latency", ParamKind::duration, "1us", "each GPU's link latency inside its node"),
-      ParamSpec("nvlink_efficiency", ParamKind::real, "1",
+      ParamSpec("nvlink_efficiency", ParamKind::real, "",
                 "intra_link nvlink: the share of intra_bandwidth NVLink carries as data (packet headers and "
                 "flow control take the rest); the GPUs' links are built at intra_bandwidth x "
                 "nvlink_efficiency, while NCCL's model sizes its graphs and NVLS by the port's rate. The "
-                "named NVIDIA systems set NCCL's own per-link figure (src/graph/topo.h)")
+                "named NVIDIA systems set NCCL's own per-link figure (src/graph/topo.h); default 1")
           .between(0.05, 1),
       ParamSpec("intra_link", ParamKind::choice, "nvlink",
                 "what the GPUs of a node talk over (sets the per-hop costs of NCCL's protocols); xgmi: a "
@@ -128,7 +128,7 @@ NodeShape node_shape(const Params& p) {
   s.intra_bandwidth = p.real("intra_bandwidth");
   s.intra_latency = p.real("intra_latency");
   s.intra_link = *kIntraLinkNames.find(p.text("intra_link"));
-  s.nvlink_efficiency = p.real("nvlink_efficiency");
+  if (p.has("nvlink_efficiency")) s.nvlink_efficiency = p.real("nvlink_efficiency");
   if (s.nvlink_efficiency != 1 && s.intra_link != IntraLink::nvlink)
     throw std::invalid_argument(fmt::format(
         "nvlink_efficiency: NVLink's data share applies to intra_link nvlink, not {}", p.text("intra_link")));
