@@ -142,13 +142,25 @@ NcclSystem nvls_system_for_calls(NcclSystem system, const NcclOptions& options) 
   return nvls_for_op(system, options.collective, options.nvls_reduces_op);
 }
 
-// NCCL's own NVLS rate on Blackwell, from its NVLS graph on this platform, unless a calibration
-// fitted one. The efficiency is a share of the port's rate; the links the switch traffic crosses
-// carry nvlink_efficiency of it, so over them it is that much larger.
+// NCCL's own NVLS rate on Blackwell, unless a calibration fitted one: the share of the port that NCCL
+// 2.30.7's tuning (src/graph/tuning.cc) credits the NVLS graph of one node alone with. Across nodes
+// NCCL's graph takes the NIC's speed (src/graph/search.cc: 48 GB/s a channel with 400 Gb/s NICs,
+// against 80 inside a node of 8 B200), but the switch reduces inside each node at its own rate
+// whatever the NICs: rated by that graph two nodes of 8 B200 ran at 0.36 of the port, 510 GB/s
+// busbw, where published runs reach 690 - 720 (tests/algorithms/test_nccl_nvls.cpp).
+// The efficiency is a share of the port's rate; the links the switch traffic crosses carry
+// nvlink_efficiency of it, so over them it is that much larger.
 void nvls_costs_for_calls(ProtocolCosts& costs, const NcclSystem& system, const NcclView& view,
                           const NcclOptions& options) {
-  if (options.arch == GpuArch::blackwell && costs.nvls_efficiency == kHopperNvlsEfficiency && system.nvls)
-    costs.nvls_efficiency = nccl_blackwell_nvls_port_share(system, view.intra_bandwidth() / 1e9);
+  if (options.arch == GpuArch::blackwell && costs.nvls_efficiency == kHopperNvlsEfficiency && system.nvls) {
+    const double port_GBps = view.intra_bandwidth() / 1e9;
+    const NvlsGraph node_graph =
+        nccl_nvls_graph(view.largest_node(), 1, 0, nccl_nvlink_GBps(options.arch, port_GBps), 0, options.arch);
+    NcclSystem node = system;
+    node.nvls_heads = node_graph.heads;
+    node.nvls_bw_intra = node_graph.bw_intra;
+    costs.nvls_efficiency = nccl_blackwell_nvls_port_share(node, port_GBps);
+  }
   costs.nvls_efficiency /= view.nvlink_efficiency();
 }
 

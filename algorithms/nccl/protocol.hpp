@@ -73,8 +73,8 @@ bool nccl_protocol_runs(NcclAlgorithm a, Protocol p);
 // node of 8 H100 (450 GB/s ports) an all-reduce then reaches 490 GB/s busbw where published runs
 // measure 474 - 477 (tests/algorithms/test_nccl_nvls.cpp).
 inline constexpr double kHopperNvlsEfficiency = 0.85 * 20.6 / 25.0;
-// Blackwell's follows NCCL's NVLS graph on the platform (nccl_blackwell_nvls_port_share,
-// algorithms/nccl/nccl_tuning.hpp).
+// Blackwell's follows NCCL's NVLS graph of one node (nccl_blackwell_nvls_port_share,
+// algorithms/nccl/nccl_tuning.hpp; nvls_costs_for_calls, algorithms/nccl/nvls_algorithm.cpp).
 
 // What an NVLS or NVLS-Tree all-reduce call costs beyond its rate, for each of NCCL's NVLS heads
 // (a GPU per NVLS channel of the node: 8 on an 8-GPU node, at most NCCL_MAX_NVLS_ARITY, 32, so 32
