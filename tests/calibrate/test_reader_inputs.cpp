@@ -321,3 +321,48 @@ TEST_CASE("option --shape gives one file its ranks and nodes, and its own rank l
       parse_measurements("# OSU MPI Latency Test v7.1\n# Size Latency (us)\n8 1.5\n", "osu.txt", d),
       Catch::Contains("osu.txt:3: a point-to-point OSU test runs 2 ranks"));
 }
+
+// Posted device lists are often shortened with a line of dots (the first and last ranks shown):
+// the lines kept do not give the run's shape, so --shape must, and must cover them.
+TEST_CASE("a device list abbreviated with '...' needs --shape, which must cover its rank lines",
+          "[readers][shape]") {
+  const std::string log = data("oci_gb300_32tray_all_reduce.log");  // ranks 0, 1, "...", 126, 127
+  MeasurementDefaults d;
+  CHECK_THROWS_WITH(parse_measurements(log, "tray.log", d),
+                    Catch::Contains("tray.log:7: this device list is abbreviated ('...')") &&
+                        Catch::Contains("give --shape"));
+  d.ranks = 128;
+  d.nodes = 32;
+  d.shape_option = "--shape tray.log=128x32";
+  const auto f = parse_measurements(log, "tray.log", d);
+  REQUIRE(f.rows.size() == 16);
+  CHECK(f.rows[0].ranks == 128);
+  CHECK(f.rows[0].nodes == 32);
+  d.ranks = 100;  // below the highest rank shown, 127
+  d.shape_option = "--shape tray.log=100x32";
+  CHECK_THROWS_WITH(parse_measurements(log, "tray.log", d),
+                    Catch::Contains("tray.log:5: these abbreviated 'Rank N ... on HOST' lines give at least "
+                                    "128 ranks on 2 nodes, but --shape tray.log=100x32 says 100 on 32"));
+  d.ranks = 128;  // fewer nodes than the two hosts shown
+  d.nodes = 1;
+  d.shape_option = "--shape tray.log=128x1";
+  CHECK_THROWS_WITH(parse_measurements(log, "tray.log", d), Catch::Contains("says 128 on 1"));
+  // Without the dots the same four lines are a whole list: 4 ranks on 2 hosts.
+  std::string whole = log;
+  whole.erase(whole.find("...\n"), 4);
+  MeasurementDefaults none;
+  const auto g = parse_measurements(whole, "tray.log", none);
+  CHECK(g.rows[0].ranks == 4);
+  CHECK(g.rows[0].nodes == 2);
+  // "#  ..." and rank lines the reader does not take (no "on HOST"), as an edited post has them.
+  const std::string edited = data("gcp_a4_b200_2node_all_reduce.log");
+  CHECK_THROWS_WITH(parse_measurements(edited, "a4_all_reduce.log", none),
+                    Catch::Contains("a4_all_reduce.log:6: this device list is abbreviated"));
+  d.ranks = 16;
+  d.nodes = 2;
+  d.shape_option = "--shape a4_all_reduce.log=16x2";
+  const auto e = parse_measurements(edited, "a4_all_reduce.log", d);
+  REQUIRE(e.rows.size() == 12);
+  CHECK(e.rows[0].ranks == 16);
+  CHECK(e.rows[0].time_s == Approx(158.8e-6));  // the one time column the post kept
+}
