@@ -95,6 +95,16 @@ std::optional<RankLine> rank_line(const std::vector<std::string>& words) {
   return std::nullopt;
 }
 
+// A line of dots ("...", "#  ...", "…") inside a device list: its poster left rank lines out, so
+// the lines shown do not give the run's ranks and hosts.
+bool ellipsis_line(std::vector<std::string> words) {
+  if (!words.empty() && words[0] == "#") words.erase(words.begin());
+  if (words.size() != 1) return false;
+  std::string w = words[0];
+  w.erase(0, std::min(w.size(), w.find_first_not_of('#')));  // "#..."
+  return w == "\u2026" || (w.size() >= 3 && w.find_first_not_of('.') == std::string::npos);
+}
+
 std::string file_name_collective(const std::string& label) {
   const std::string stem = std::filesystem::path(label).stem().string();
   for (const char* name : {"all_reduce", "allreduce", "all_gather", "allgather", "reduce_scatter",
@@ -180,6 +190,7 @@ class NcclTestsReader {
       flush_pending();
       ranks_.clear();  // a new run's table follows
       hosts_seen_.clear();
+      abbreviated_where_.clear();
       in_devices_ = true;
       if (header_in_run_) ++run_, header_in_run_ = false;
       return;
@@ -195,6 +206,10 @@ class NcclTestsReader {
       for (const auto& [name, value] : nccl_settings_in_command(line)) add_setting(name, value, where);
     const auto words = split_words(line);
     if (words.empty()) return;  // NCCL's WARN lines start with an empty one: a cut row goes on
+    if (in_devices_ && ellipsis_line(words)) {
+      if (abbreviated_where_.empty()) abbreviated_where_ = where;
+      return;
+    }
     if (const auto r = rank_line(words)) {
       flush_pending();
       const auto rank = parse_integer_text<long>(r->rank);
@@ -203,7 +218,7 @@ class NcclTestsReader {
             fmt::format("{}: the rank number of this 'Rank N ... on HOST' line is beyond {}, the "
                         "most ranks aggsim simulates",
                         where, static_cast<long>(kMaxRanks)));
-      if (!in_devices_) ranks_.clear(), hosts_seen_.clear(), in_devices_ = true;
+      if (!in_devices_) ranks_.clear(), hosts_seen_.clear(), abbreviated_where_.clear(), in_devices_ = true;
       if (ranks_.empty()) rank_lines_where_ = where;
       ranks_.insert(static_cast<int>(*rank));
       hosts_seen_.insert(r->host);
@@ -252,6 +267,39 @@ class NcclTestsReader {
     if (pending_.empty()) return;
     skip_row(pending_, pending_where_);
     pending_.clear();
+  }
+
+  // The row's ranks and nodes: --shape's, checked against the rank lines; else the rank lines';
+  // else --ranks/--nodes. A list abbreviated with "..." shows only some ranks and hosts: it needs
+  // --shape, and agrees with it when its highest rank and its hosts fit in it.
+  void set_shape(Measurement& row, const std::string& where) const {
+    const int ranks = static_cast<int>(ranks_.size()), nodes = static_cast<int>(hosts_seen_.size());
+    const bool abbreviated = !abbreviated_where_.empty();
+    if (!defaults_.shape_option.empty()) {
+      row.ranks = defaults_.ranks;
+      row.nodes = defaults_.nodes;
+      const bool fits = ranks_.empty() || (abbreviated ? *ranks_.rbegin() < row.ranks && nodes <= row.nodes
+                                                       : ranks == row.ranks && nodes == row.nodes);
+      if (!fits)
+        throw InputError(fmt::format(
+            "{}: these {}'Rank N ... on HOST' lines give {}{} rank{} on {} node{}, but {} says {} on {}",
+            rank_lines_where_, abbreviated ? "abbreviated " : "", abbreviated ? "at least " : "",
+            abbreviated ? *ranks_.rbegin() + 1 : ranks, abbreviated || ranks != 1 ? "s" : "", nodes,
+            nodes == 1 ? "" : "s", defaults_.shape_option, row.ranks, row.nodes));
+    } else {
+      if (abbreviated)
+        throw InputError(fmt::format(
+            "{}: this device list is abbreviated ('...'), so its 'Rank N ... on HOST' lines do not give "
+            "the run's ranks and nodes: give --shape FILE=RANKSxNODES",
+            abbreviated_where_));
+      row.ranks = ranks_.empty() ? defaults_.ranks : ranks;
+      row.nodes = hosts_seen_.empty() ? defaults_.nodes : nodes;
+    }
+    if (row.ranks <= 0)
+      throw InputError(fmt::format(
+          "{}: no 'Rank N ... on HOST' lines before this table: give --ranks and --nodes, or --shape",
+          where));
+    if (row.nodes <= 0) row.nodes = 1;
   }
 
   void skip_row(const std::vector<std::string>& words, const std::string& where) {
@@ -304,24 +352,7 @@ class NcclTestsReader {
     }
     Measurement row;
     row.collective = collective_;
-    if (!defaults_.shape_option.empty()) {
-      row.ranks = defaults_.ranks;
-      row.nodes = defaults_.nodes;
-      const int ranks = static_cast<int>(ranks_.size()), nodes = static_cast<int>(hosts_seen_.size());
-      if (!ranks_.empty() && (ranks != row.ranks || nodes != row.nodes))
-        throw InputError(fmt::format(
-            "{}: these 'Rank N ... on HOST' lines give {} rank{} on {} node{}, but {} says {} on {}",
-            rank_lines_where_, ranks, ranks == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s",
-            defaults_.shape_option, row.ranks, row.nodes));
-    } else {
-      row.ranks = ranks_.empty() ? defaults_.ranks : static_cast<int>(ranks_.size());
-      row.nodes = hosts_seen_.empty() ? defaults_.nodes : static_cast<int>(hosts_seen_.size());
-    }
-    if (row.ranks <= 0)
-      throw InputError(fmt::format(
-          "{}: no 'Rank N ... on HOST' lines before this table: give --ranks and --nodes, or --shape",
-          where));
-    if (row.nodes <= 0) row.nodes = 1;
+    set_shape(row, where);
     row.bytes = static_cast<std::uint64_t>(size);
     row.time_s = time_us * 1e-6;
     row.source = where;
@@ -474,6 +505,7 @@ class NcclTestsReader {
   std::set<int> ranks_;
   std::set<std::string> hosts_seen_;
   std::string rank_lines_where_;
+  std::string abbreviated_where_;  // the "..." line of the current device list, if any
   bool in_devices_ = false;
   Header header_;
   bool label_in_place_only_ = false;

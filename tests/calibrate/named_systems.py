@@ -2,13 +2,20 @@
 """Named systems against published nccl-tests (and RCCL-tests) all-reduce runs, without calibration:
 for each run below, `aggsim compare` of `platform: {system: NAME, nodes: N}` with the published log
 (tests/data/calibration; sources in tests/data/README.md), every size from 1 GiB. Writes
-tests/data/calibration/validation/systems.csv, which platforms/README.md renders
+tests/data/calibration/validation/systems.csv, which platforms/PUBLISHED.md renders
 (tests/bench/render.py) and tests/calibrate/test_named_systems_published.cpp recomputes row by row.
 NCCL settings on a log's launch line (NCCL_MIN_CTAS, NCCL_ALGO, ...) are followed, as `compare`
-follows them.
+follows them. A run's other settings, as its source states them, go in as scenario keys: of
+nccl_allreduce (`algorithm`, the `settings` column: the NCCL environment its log does not print)
+and of the platform beside `system` (`platform`, the `platform_settings` column: where the machine
+differs from the named system's defaults, e.g. Oracle's GB300 trays with 8 x 400 Gb/s RoCE NICs
+and racks of 16 trays). Every log is given its shape (`--shape LOG=RANKSxNODES`): logs without rank
+lines need it, and so do device lists their posters shortened with "..."; `compare` checks that the
+rank lines a log does show agree with it.
 Runs the model misses by more than that (MISSED below) go to validation/systems_missed.csv instead,
 with the model under NCCL's own choice and under each algorithm NCCL could have run (rendered in
-platforms/PUBLISHED.md; not checked by the test).
+platforms/PUBLISHED.md; not checked by the test). Both lists are recomputed from the build: when the
+model changes, rerun this and move runs between RUNS and MISSED.
     tests/calibrate/named_systems.py [BUILD_DIR]
 """
 import csv, os, subprocess, sys, tempfile
@@ -18,9 +25,19 @@ DATA = os.path.join(ROOT, "tests/data/calibration")
 OUT = os.path.join(DATA, "validation/systems.csv")
 GIB = 1 << 30
 
-# (system, nodes, ranks, log[, settings]): the log is DATA/<log>_all_reduce.log; settings, the NCCL
-# environment the run's source states beside it and its log does not print, as scenario keys of
-# nccl_allreduce (tests/data/README.md: the twenty-rack run's job had NCCL_NVLS_ENABLE=0).
+# Platform keys of runs on machines built otherwise than the named system (tests/data/README.md).
+# Oracle's BM.GPU.GB300.4 trays: 8 x 400 Gb/s RoCE NICs (not 4 x 800 Gb/s); the one-rack run used 16
+# trays and the two-rack run 32, so a rack of 16 trays is one NVLink domain (smaller runs: one domain).
+OCI_GB300 = "nics_per_node: 8, nic_bandwidth: 400Gbps, bandwidth: 400Gbps, fabric: roce, nvlink_domain: {}"
+# Oracle's BM.GPU4.8: 8 x A100 40GB and 16 x 100 Gb/s RoCE NICs, two beside each GPU, which NCCL
+# drives together; the model joins a GPU to one NIC (GPU g to NIC g mod nics_per_node), so the named
+# system's 8 x 200 Gb/s stand for them (the same rate a GPU), over RoCE.
+OCI_A100 = "fabric: roce"
+
+# (system, nodes, ranks, log[, settings]): the log is DATA/<log>_all_reduce.log; settings, a dict of
+# scenario keys as its source states them: "algorithm", keys of nccl_allreduce (the NCCL environment
+# the log does not print; tests/data/README.md: the twenty-rack run's job had NCCL_NVLS_ENABLE=0),
+# and "platform", keys beside `system`.
 RUNS = [
     ("dgx_h100", 1, 8, "h100_q2ndr_1node"),
     ("dgx_h100", 1, 8, "voltagepark_h100_1node"),
@@ -33,20 +50,31 @@ RUNS = [
     ("dgx_h100", 8, 64, "h100_ib400_8node"),
     ("dgx_h100", 8, 64, "h100_ib400_ctas24_8node"),
     ("gb200_nvl72", 18, 72, "coreweave_gb200_nvl72_1rack"),
-    ("gb200_nvl72", 360, 1440, "coreweave_gb200_nvl72_20rack", "nvls: off"),
+    ("gb200_nvl72", 360, 1440, "coreweave_gb200_nvl72_20rack", {"algorithm": "nvls: off"}),
     ("mi300x", 1, 8, "amd_mi300x_1node"),
     ("mi300x", 2, 16, "amd_mi300x_2node"),
     ("mi325x", 1, 8, "amd_mi325x_1node"),
     ("mi325x", 2, 16, "amd_mi325x_2node"),
     ("mi325x", 4, 32, "amd_mi325x_4node"),
     ("mi325x", 8, 64, "amd_mi325x_8node"),
+    ("hgx_h200", 1, 8, "azure_h200_1node", {"algorithm": "min_channels: 32"}),
+    ("hgx_h200", 1, 8, "azure_h200_nhc_1node"),
+    ("hgx_h200", 2, 16, "h200_roce400_2node", {"platform": "fabric: roce"}),
+    ("gb300_nvl72", 2, 8, "oci_gb300_2tray", {"platform": OCI_GB300.format(2)}),
+    ("gb300_nvl72", 16, 64, "oci_gb300_16tray", {"platform": OCI_GB300.format(16)}),
+    ("dgx_b200", 1, 8, "gcp_a4_b200_1node"),
+    ("dgx_a100", 2, 16, "oci_a100_2node", {"platform": OCI_A100}),
 ]
 
 
 # Runs the model does not yet predict within 15 % from 1 GiB (platforms/PUBLISHED.md says why):
-# (system, nodes, ranks, log, algorithms NCCL could have run).
+# (system, nodes, ranks, log, algorithms NCCL could have run[, settings as in RUNS]).
 MISSED = [
     ("gb200_nvl72", 36, 144, "coreweave_gb200_nvl72_2rack", ["nvls_tree", "ring", "tree"]),
+    ("gb300_nvl72", 32, 128, "oci_gb300_32tray", ["nvls_tree", "ring", "tree"], {"platform": OCI_GB300.format(16)}),
+    ("gb300_nvl72", 1, 4, "oci_gb300_1tray", ["nvls", "ring", "tree"], {"platform": OCI_GB300.format(1)}),
+    ("dgx_a100", 1, 8, "oci_a100_1node", ["ring", "tree"]),
+    ("dgx_b200", 2, 16, "gcp_a4_b200_2node", ["nvls_tree", "ring", "tree"]),
 ]
 MISSED_OUT = os.path.join(DATA, "validation/systems_missed.csv")
 
@@ -56,18 +84,20 @@ def busbw(nbytes, seconds, ranks):
     return nbytes / seconds / 1e9 * 2 * (ranks - 1) / ranks
 
 
-def compare(aggsim, system, nodes, ranks, log, algorithm="auto", nvls="on", settings=""):
+def compare(aggsim, system, nodes, ranks, log, algorithm="auto", nvls="on", settings=None):
+    """`aggsim compare`'s rows from 1 GiB; settings: {"algorithm": keys, "platform": keys} (RUNS)."""
+    settings = settings or {}
     path = os.path.join(DATA, f"{log}_all_reduce.log")
+    platform = settings.get("platform", "")
     with tempfile.TemporaryDirectory() as d:
         with open(os.path.join(d, "s.yaml"), "w") as f:
-            f.write(f"name: {system}\nranks: {ranks}\nsteps: 1\nplatform: {{system: {system}, nodes: {nodes}}}\n"
+            f.write(f"name: {system}\nranks: {ranks}\nsteps: 1\n"
+                    f"platform: {{system: {system}, nodes: {nodes}{', ' + platform if platform else ''}}}\n"
                     "model: {size: 1MB, math: off}\n"
                     f"algorithm: {{name: nccl_allreduce, nccl_algorithm: {algorithm}, "
-                    f"{settings if settings else f'nvls: {nvls}'}}}\n")
-        args = [aggsim, "compare", "s.yaml", path, "--csv", "c.csv"]
-        with open(path) as f:
-            if " Rank " not in f.read():  # no rank lines: the shape comes from the row
-                args += ["--shape", f"{path}={ranks}x{nodes}"]
+                    f"{settings.get('algorithm') or f'nvls: {nvls}'}}}\n")
+        # The shape always: compare checks it against the rank lines the log shows.
+        args = [aggsim, "compare", "s.yaml", path, "--csv", "c.csv", "--shape", f"{path}={ranks}x{nodes}"]
         subprocess.run(args, cwd=d, check=True, stdout=subprocess.DEVNULL)
         with open(os.path.join(d, "c.csv")) as f:
             return [r for r in csv.DictReader(f) if int(r["bytes"]) >= GIB]
@@ -78,17 +108,18 @@ def main():
     aggsim = os.path.abspath(os.path.join(build, "aggsim"))
     rows = []
     for system, nodes, ranks, log, *settings in RUNS:
-        settings = settings[0] if settings else ""
+        settings = settings[0] if settings else {}
         for r in compare(aggsim, system, nodes, ranks, log, settings=settings):
             nbytes = int(r["bytes"])
             measured = busbw(nbytes, float(r["measured_s"]), ranks)
             simulated = busbw(nbytes, float(r["simulated_s"]), ranks)
             rows.append([system, nodes, log, f"{nbytes // (1 << 20)} MiB", f"{measured:.1f}", f"{simulated:.1f}",
-                         f"{100 * (simulated / measured - 1):+.1f} %", r["choice"], settings, ranks])
+                         f"{100 * (simulated / measured - 1):+.1f} %", r["choice"], settings.get("algorithm", ""),
+                         ranks, settings.get("platform", "")])
     with open(OUT, "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["system", "nodes", "log", "size", "measured_busbw_gb_s", "simulated_busbw_gb_s", "error", "choice",
-                    "settings", "ranks"])
+                    "settings", "ranks", "platform_settings"])
         w.writerows(rows)
     print(f"wrote {OUT}: {len(rows)} rows")
     write_missed(aggsim)
@@ -97,11 +128,13 @@ def main():
 def write_missed(aggsim):
     """MISSED's runs: measured busbw beside the model's under NCCL's choice, NCCL's choice with NVLS off
     (NCCL_NVLS_ENABLE=0, the example jobs' setting) and each forced algorithm."""
-    algorithms = sorted({a for *_, algs in MISSED for a in algs})
+    algorithms = sorted({a for run in MISSED for a in run[4]})
     rows = []
-    for system, nodes, ranks, log, algs in MISSED:
-        by_algorithm = {a: compare(aggsim, system, nodes, ranks, log, a) for a in ["auto"] + algs}
-        by_algorithm["nvls_off"] = compare(aggsim, system, nodes, ranks, log, nvls="off")
+    for system, nodes, ranks, log, algs, *settings in MISSED:
+        settings = settings[0] if settings else {}
+        by_algorithm = {a: compare(aggsim, system, nodes, ranks, log, a, settings=settings) for a in ["auto"] + algs}
+        by_algorithm["nvls_off"] = compare(aggsim, system, nodes, ranks, log, nvls="off",
+                                           settings={"platform": settings.get("platform", "")})
         for i, r in enumerate(by_algorithm["auto"]):
             nbytes = int(r["bytes"])
             measured = busbw(nbytes, float(r["measured_s"]), ranks)
@@ -112,12 +145,13 @@ def write_missed(aggsim):
                     continue
                 simulated = busbw(nbytes, float(by_algorithm[a][i]["simulated_s"]), ranks)
                 row.append(f"{simulated:.1f} ({100 * (simulated / measured - 1):+.0f} %)")
-            row += [r["choice"], by_algorithm["nvls_off"][i]["choice"]]
+            row += [r["choice"], by_algorithm["nvls_off"][i]["choice"], settings.get("platform", "")]
             rows.append(row)
     with open(MISSED_OUT, "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["system", "nodes", "log", "size", "measured_busbw_gb_s", "nccl_choice_gb_s",
-                    "nvls_off_gb_s"] + [f"{a}_gb_s" for a in algorithms] + ["choice", "nvls_off_choice"])
+                    "nvls_off_gb_s"] + [f"{a}_gb_s" for a in algorithms] + ["choice", "nvls_off_choice",
+                                                                             "platform_settings"])
         w.writerows(rows)
     print(f"wrote {MISSED_OUT}: {len(rows)} rows")
 

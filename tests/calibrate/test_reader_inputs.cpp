@@ -1,6 +1,8 @@
 // The inputs people have: Slurm-labelled logs, rows cut by NCCL's per-call lines, tables with only
 // their in-place columns, logs that do not name their collective or shape (--collective, --shape),
 // and NCCL's tuning and init lines matched to the rows.
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <sstream>
@@ -320,4 +322,47 @@ TEST_CASE("option --shape gives one file its ranks and nodes, and its own rank l
   CHECK_THROWS_WITH(
       parse_measurements("# OSU MPI Latency Test v7.1\n# Size Latency (us)\n8 1.5\n", "osu.txt", d),
       Catch::Contains("osu.txt:3: a point-to-point OSU test runs 2 ranks"));
+}
+
+// Posted device lists are often shortened with a line of dots (the first and last ranks shown):
+// the lines kept do not give the run's shape, so --shape must, and must cover them.
+TEST_CASE("a device list abbreviated with '...' needs --shape, which must cover its rank lines",
+          "[readers][shape]") {
+  // --shape FILE=RANKSxNODES as the command line gives it.
+  const auto shaped = [](const std::string& file, int ranks, int nodes) {
+    MeasurementDefaults d;
+    d.ranks = ranks;
+    d.nodes = nodes;
+    d.shape_option = fmt::format("--shape {}={}x{}", file, ranks, nodes);
+    return d;
+  };
+  const std::string log = data("oci_gb300_32tray_all_reduce.log");  // ranks 0, 1, "...", 126, 127
+  const MeasurementDefaults none;
+  CHECK_THROWS_WITH(parse_measurements(log, "tray.log", none),
+                    Catch::Contains("tray.log:7: this device list is abbreviated ('...')") &&
+                        Catch::Contains("give --shape"));
+  const auto f = parse_measurements(log, "tray.log", shaped("tray.log", 128, 32));
+  REQUIRE(f.rows.size() == 16);
+  CHECK(f.rows[0].ranks == 128);
+  CHECK(f.rows[0].nodes == 32);
+  // Fewer ranks than the highest shown (127) or fewer nodes than the two hosts shown.
+  CHECK_THROWS_WITH(parse_measurements(log, "tray.log", shaped("tray.log", 100, 32)),
+                    Catch::Contains("tray.log:5: these abbreviated 'Rank N ... on HOST' lines give at least "
+                                    "128 ranks on 2 nodes, but --shape tray.log=100x32 says 100 on 32"));
+  CHECK_THROWS_WITH(parse_measurements(log, "tray.log", shaped("tray.log", 128, 1)),
+                    Catch::Contains("says 128 on 1"));
+  // Without the dots the same four lines are a whole list: 4 ranks on 2 hosts.
+  std::string whole = log;
+  whole.erase(whole.find("...\n"), 4);
+  const auto g = parse_measurements(whole, "tray.log", none);
+  CHECK(g.rows[0].ranks == 4);
+  CHECK(g.rows[0].nodes == 2);
+  // "#  ..." and rank lines the reader does not take (no "on HOST"), as an edited post has them.
+  const std::string edited = data("gcp_a4_b200_2node_all_reduce.log");
+  CHECK_THROWS_WITH(parse_measurements(edited, "a4_all_reduce.log", none),
+                    Catch::Contains("a4_all_reduce.log:6: this device list is abbreviated"));
+  const auto e = parse_measurements(edited, "a4_all_reduce.log", shaped("a4_all_reduce.log", 16, 2));
+  REQUIRE(e.rows.size() == 12);
+  CHECK(e.rows[0].ranks == 16);
+  CHECK(e.rows[0].time_s == Approx(158.8e-6));  // the one time column the post kept
 }
