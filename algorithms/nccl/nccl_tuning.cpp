@@ -160,10 +160,8 @@ bool nccl_nvls_supported(GpuArch arch, bool nvswitch, int smallest_node_gpus) {
 }
 
 double nccl_nvlink_GBps(GpuArch arch, double link_GBps) {
-  // topo.h: SM70_NVLINK_BW and SM80_NVLINK_BW 20, SM90_NVLINK_BW 20.6, per link of 25 GB/s; NCCL 2.30.7's
-  // SM100_NVLINK_BW 40.1 per link of 50 GB/s (NVLink 5).
-  if (arch == GpuArch::blackwell) return link_GBps * 40.1 / 50.0;
-  return link_GBps * (arch == GpuArch::hopper ? 20.6 : 20.0) / 25.0;
+  const NvlinkFigure f = nccl_nvlink_figure(arch);
+  return link_GBps * f.nccl_GBps / f.link_GBps;
 }
 
 DomainGraph nccl_domain_graph(double nvlink_GBps, int nics, double nic_GBps) {
@@ -186,10 +184,10 @@ int nccl_nvls_channels(GpuArch arch, int nodes) {
   return 16;
 }
 
-double nccl_blackwell_nvls_port_share(const NcclSystem& s, double port_GBps) {
+double nccl_blackwell_nvls_port_share(const NvlsGraph& g, double port_GBps) {
   constexpr double kBlackwellNvlsEfficiency = 0.74;  // tuning.cc nvlsEfficiency, NCCL 2.30.7
-  if (s.nvls_heads < 1 || port_GBps <= 0) return 0;
-  return kBlackwellNvlsEfficiency * (s.nvls_heads + 1) * s.nvls_bw_intra / port_GBps;
+  if (g.heads < 1 || port_GBps <= 0) return 0;
+  return kBlackwellNvlsEfficiency * (g.heads + 1) * g.bw_intra / port_GBps;
 }
 
 NvlsGraph nccl_nvls_graph(int gpus_per_node, int nodes, int nics_per_node, double nvlink_GBps,

@@ -93,7 +93,7 @@ int nccl_nvls_channels(GpuArch arch, int nodes);
 // channels at the graph's speed. On one node of 8 B200 that is 80 GB/s a channel, 0.59 of the port;
 // on an NVL72 rack NCCL_MAX_NVLS_ARITY keeps 32 heads of 72 GPUs and 33 channels must fit one port,
 // so 20 GB/s a channel, 0.54. (Hopper keeps kHopperNvlsEfficiency, which this rule meets within 3 %.)
-double nccl_blackwell_nvls_port_share(const NcclSystem& system, double port_GBps);
+double nccl_blackwell_nvls_port_share(const NvlsGraph& graph, double port_GBps);
 // Whether the GPU's NVSwitch can reduce and multicast its memory (NVLS): Hopper and Blackwell.
 bool nccl_gpu_multicast(GpuArch arch);
 // A GPU's NVLink rate as NCCL's topology counts it: Hopper's 25 GB/s links at SM90_NVLINK_BW, 20.6.

@@ -156,10 +156,7 @@ void nvls_costs_for_calls(ProtocolCosts& costs, const NcclSystem& system, const 
     const double port_GBps = view.intra_bandwidth() / 1e9;
     const NvlsGraph node_graph =
         nccl_nvls_graph(view.largest_node(), 1, 0, nccl_nvlink_GBps(options.arch, port_GBps), 0, options.arch);
-    NcclSystem node = system;
-    node.nvls_heads = node_graph.heads;
-    node.nvls_bw_intra = node_graph.bw_intra;
-    costs.nvls_efficiency = nccl_blackwell_nvls_port_share(node, port_GBps);
+    costs.nvls_efficiency = nccl_blackwell_nvls_port_share(node_graph, port_GBps);
   }
   costs.nvls_efficiency /= view.nvlink_efficiency();
 }

@@ -64,6 +64,18 @@ inline constexpr EnumNames<IntraLink, 3> kIntraLinkNames{{"nvlink", "pcie", "xgm
 enum class GpuGeneration { volta, ampere, hopper, blackwell, cdna3 };
 inline constexpr EnumNames<GpuGeneration, 5> kGpuNames{{"volta", "ampere", "hopper", "blackwell", "cdna3"}};
 
+// What one NVLink of the generation carries each way as NCCL's topology counts it, over the link's
+// rate (src/graph/topo.h, NCCL 2.30.7): SM70_NVLINK_BW and SM80_NVLINK_BW 20 and SM90_NVLINK_BW 20.6 GB/s
+// of a 25 GB/s link, SM100_NVLINK_BW 40.1 of a 50 GB/s NVLink 5 link. NCCL's graphs (nccl_nvlink_GBps)
+// and the named systems' `nvlink_efficiency` both read it.
+struct NvlinkFigure {
+  double nccl_GBps, link_GBps;
+};
+inline constexpr NvlinkFigure nccl_nvlink_figure(GpuGeneration g) {
+  if (g == GpuGeneration::blackwell) return {40.1, 50.0};
+  return {g == GpuGeneration::hopper ? 20.6 : 20.0, 25.0};
+}
+
 // How a GPU reaches its NIC, in NCCL's path names, nearest first: through PCIe switches (pix, pxb),
 // through another GPU of the node (pxn), through the CPU (phb, sys).
 enum class GpuNicPath { pix, pxb, pxn, phb, sys };

@@ -1,15 +1,18 @@
 #include "sim/platform/systems.hpp"
 
+#include <fmt/format.h>
+
+#include "sim/platform/platform_spec.hpp"
+
 namespace aggsim {
 
 namespace {
 
 // What an NVLink of the generation carries as data, NCCL's own figure per link over the link's
-// signalling rate (kNvlinkShareSource).
-const char* nvlink_share(const std::string& gpu) {
-  if (gpu == "ampere") return "0.8";   // SM80_NVLINK_BW 20.0 of 25 GB/s
-  if (gpu == "hopper") return "0.824";  // SM90_NVLINK_BW 20.6 of 25 GB/s
-  return "0.802";                       // blackwell: SM100_NVLINK_BW 40.1 of 50 GB/s
+// signalling rate (nccl_nvlink_figure, kNvlinkShareSource): 0.8, 0.824, 0.802.
+std::string nvlink_share(const char* gpu) {
+  const NvlinkFigure f = nccl_nvlink_figure(*kGpuNames.find(gpu));
+  return fmt::format("{:.4g}", f.nccl_GBps / f.link_GBps);
 }
 
 const char* const kNvlinkShareSource =

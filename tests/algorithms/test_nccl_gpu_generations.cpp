@@ -123,15 +123,9 @@ TEST_CASE("Blackwell NVLS runs at the rate NCCL's tuning gives its NVLS graph: 8
   // meets it: exactly on 8 GPUs, within 4 % on 72 (NCCL's (nChannels - 1) / nChannels and
   // nRanks / (nRanks - 1) terms, and its 32 heads' extra shard of 1/32 where the model's is 1/72).
   const auto share_of = [](int gpus) {
-    NcclSystem s;
-    s.ranks = gpus;
-    s.nodes = 1;
-    s.arch = GpuArch::blackwell;
     const NvlsGraph g =
         nccl_nvls_graph(gpus, 1, 0, nccl_nvlink_GBps(GpuArch::blackwell, 900), 0, GpuArch::blackwell);
-    s.nvls_heads = g.heads;
-    s.nvls_bw_intra = g.bw_intra;
-    return nccl_blackwell_nvls_port_share(s, 900);
+    return nccl_blackwell_nvls_port_share(g, 900);
   };
   const auto nccl_algbw = [](int gpus, int heads, double speed) {
     return heads * speed * 0.74 * (heads - 1.0) / heads * 2 * gpus / (2.0 * (gpus - 1));
