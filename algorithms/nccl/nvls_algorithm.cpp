@@ -39,10 +39,12 @@ double NvlsAlgorithm::nvls_fill(const NcclCallPlan& plan, const Geometry& g) con
   // calls whose channels carry many loops of a full chunk (kNvlsChunkSize) a head. A call whose
   // channels carry less than one such loop pays that share of it: at 1 MiB on two H100 nodes a
   // sixteenth, as those runs show (tests/algorithms/test_nccl_nvls.cpp).
+  // Across NVLink domains of several trays NVLS-Tree pays it twice (kNvlsTreeAcrossDomainsShare).
   const double heads = view_.system(c_count, options_.arch).nvls_heads;
   const double full_loop = heads * kNvlsChunkSize;
+  const double head_passes = view_.nodes() > 1 && view_.nodes_span_trays() ? 2 : 1;
   const double heads_cost = options_.collective == NcclCollective::all_reduce
-                                ? heads * std::min(1.0, plan.data_bytes / c_count / full_loop) *
+                                ? head_passes * heads * std::min(1.0, plan.data_bytes / c_count / full_loop) *
                                       costs_.nvls_head_latency_s
                                 : 0;
   double worst = 0;
@@ -152,12 +154,15 @@ NcclSystem nvls_system_for_calls(NcclSystem system, const NcclOptions& options) 
 // nvlink_efficiency of it, so over them it is that much larger.
 void nvls_costs_for_calls(ProtocolCosts& costs, const NcclSystem& system, const NcclView& view,
                           const NcclOptions& options) {
-  if (options.arch == GpuArch::blackwell && costs.nvls_efficiency == kHopperNvlsEfficiency && system.nvls) {
+  const bool calibrated = costs.nvls_efficiency != kHopperNvlsEfficiency;
+  if (options.arch == GpuArch::blackwell && !calibrated && system.nvls) {
     const double port_GBps = view.intra_bandwidth() / 1e9;
     const NvlsGraph node_graph =
         nccl_nvls_graph(view.largest_node(), 1, 0, nccl_nvlink_GBps(options.arch, port_GBps), 0, options.arch);
     costs.nvls_efficiency = nccl_blackwell_nvls_port_share(node_graph, port_GBps);
   }
+  // Across NVLink domains of several trays NVLS runs as NVLS-Tree, at a share of the switch's rate.
+  if (!calibrated && view.nodes() > 1 && view.nodes_span_trays()) costs.nvls_efficiency *= kNvlsTreeAcrossDomainsShare;
   costs.nvls_efficiency /= view.nvlink_efficiency();
 }
 

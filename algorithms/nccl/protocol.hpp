@@ -88,6 +88,16 @@ inline constexpr double kHopperNvlsEfficiency = 0.85 * 20.6 / 25.0;
 // Reduce-scatter and all-gather, which no published NVLS run here measures, keep NCCL's 25 us.
 inline constexpr double kNvlsHeadCallSeconds = 17.1e-6;
 
+// NVLS-Tree across NVLink domains of several trays (multi-node NVLink: NVL72 racks joined by their
+// NICs) is slower than NVLS inside one, for a reason NCCL's source does not show (platforms/PUBLISHED.md).
+// Two published runs of two racks (coreweave's GB200, NCCL 2.25.1 over InfiniBand; Oracle's GB300,
+// NCCL 2.28.7 over RoCE) cost 0.454 and 0.457 ms a call more than one rack of each, 14 us for each of
+// their 32 NVLS heads: the model has them pay kNvlsHeadCallSeconds a head once more. And they move
+// more slowly than the switch's NVLS rate: this share of it, fitted to coreweave's two racks
+// (out-of-place times from 512 MiB, t = a + S / B) and checked against Oracle's
+// (tests/algorithms/test_nccl_nvls.cpp).
+inline constexpr double kNvlsTreeAcrossDomainsShare = 0.877;
+
 // What one channel of an H100 moves over one network connection, each way: 20 GB/s. A channel is
 // one CTA (one SM) whose network traffic goes through its own buffer slots and the proxy thread, so
 // NICs fed by few channels run below their rate. NCCL gives a node two channels per NIC across nodes

@@ -74,22 +74,24 @@ double published_busbw(const std::string& log, std::uint64_t bytes) {
   return 0;
 }
 
-// The per-call cost `a` of t = a + S / B, least squares over a published all-reduce log's
-// out-of-place rows from 512 MiB (measured) and over the model's times for them (simulated), by
-// `aggsim compare` of `platform: {system: SYSTEM, nodes: NODES}`.
+// The per-call cost `a` and the rate `B` (bytes a second) of t = a + S / B, least squares over a
+// published all-reduce log's out-of-place rows from 512 MiB (measured) and over the model's times for
+// them (simulated), by `aggsim compare` of `platform: {system: SYSTEM, nodes: NODES, PLATFORM}`.
 struct CallCost {
   double measured = 0, simulated = 0;
+  double measured_rate = 0, simulated_rate = 0;
 };
-CallCost call_cost(const std::string& system, int nodes, int ranks, const std::string& log) {
+CallCost call_cost(const std::string& system, int nodes, int ranks, const std::string& log,
+                   const std::string& platform = "") {
   std::vector<double> bytes, measured, simulated;
-  for (const auto& row : compare_system_with_log(system, nodes, ranks, log)) {
+  for (const auto& row : compare_system_with_log(system, nodes, ranks, log, "", platform)) {
     if (std::stod(row.at("bytes")) < (512 << 20)) continue;
     bytes.push_back(std::stod(row.at("bytes")));
     measured.push_back(std::stod(row.at("measured_s")));
     simulated.push_back(std::stod(row.at("simulated_s")));
   }
   REQUIRE(bytes.size() >= 3);
-  const auto intercept = [&](const std::vector<double>& t) {
+  const auto fit = [&](const std::vector<double>& t) {  // {intercept, slope}
     const double n = static_cast<double>(bytes.size());
     double sx = 0, st = 0, sxx = 0, sxt = 0;
     for (std::size_t i = 0; i < bytes.size(); ++i) {
@@ -99,9 +101,11 @@ CallCost call_cost(const std::string& system, int nodes, int ranks, const std::s
       sxt += bytes[i] * t[i];
     }
     const double slope = (n * sxt - sx * st) / (n * sxx - sx * sx);
-    return (st - slope * sx) / n;
+    return std::pair{(st - slope * sx) / n, slope};
   };
-  return {intercept(measured), intercept(simulated)};
+  const auto [a_measured, s_measured] = fit(measured);
+  const auto [a_simulated, s_simulated] = fit(simulated);
+  return {a_measured, a_simulated, 1 / s_measured, 1 / s_simulated};
 }
 
 // An NVLS graph as heads, intra- and inter-node speed, for comparisons.
@@ -282,6 +286,58 @@ TEST_CASE("NVLS's per-head call cost is the published H100 runs' and predicts th
   INFO("GB200 NVL72 rack: measured " << rack.measured * 1e6 << " us a call, simulated " << rack.simulated * 1e6);
   CHECK(rack.measured > 0.5e-3);
   CHECK(std::abs(rack.simulated / rack.measured - 1) <= 0.15);
+}
+
+// NVLS-Tree across NVLink domains of several trays (kNvlsTreeAcrossDomainsShare): two published
+// runs of two NVL72 racks, coreweave's GB200 (NCCL 2.25.1, InfiniBand, GPUDirect RDMA off) and
+// Oracle's GB300 (NCCL 2.28.7, RoCE, 8 NICs a tray, racks of 16 trays, GPUDirect over C2C), each beside
+// one rack of its own. Both two-rack runs cost more a call than their one rack, by about
+// kNvlsHeadCallSeconds for each of the 32 heads, which the model has them pay once more; and both move
+// more slowly. The share of the switch's rate is fitted to coreweave's two racks alone; Oracle's,
+// held out, checks it.
+TEST_CASE("NVLS-Tree across NVL72 racks: the share fitted to GB200's two racks predicts GB300's",
+          "[nccl][nvls][nvlink_domain][validation][published]") {
+  const std::string oci =
+      "nics_per_node: 8, nic_bandwidth: 400Gbps, bandwidth: 400Gbps, fabric: roce, nvlink_domain: 16";
+  const CallCost gb200_rack = call_cost("gb200_nvl72", 18, 72, "coreweave_gb200_nvl72_1rack");
+  const CallCost gb200_racks = call_cost("gb200_nvl72", 36, 144, "coreweave_gb200_nvl72_2rack");
+  const CallCost gb300_rack = call_cost("gb300_nvl72", 16, 64, "oci_gb300_16tray", oci);
+  const CallCost gb300_racks = call_cost("gb300_nvl72", 32, 128, "oci_gb300_32tray", oci);
+  for (const auto& [name, one, two] :
+       {std::tuple{"GB200", gb200_rack, gb200_racks}, std::tuple{"GB300", gb300_rack, gb300_racks}}) {
+    INFO(name << ": one rack a = " << one.measured * 1e3 << " ms, B = " << one.measured_rate / 1e9
+              << " GB/s; two racks a = " << two.measured * 1e3 << " ms (model " << two.simulated * 1e3
+              << "), B = " << two.measured_rate / 1e9 << " GB/s (model " << two.simulated_rate / 1e9 << ")");
+    CHECK(two.measured_rate < one.measured_rate);
+    const double extra_a_head = (two.measured - one.measured) / 32;
+    CHECK(extra_a_head == Approx(aggsim::kNvlsHeadCallSeconds).epsilon(0.25));
+    CHECK(two.simulated == Approx(two.measured).epsilon(0.15));
+  }
+  // The model's two-rack rate is the switch's times the share: the share that gives coreweave's rate.
+  const double fitted =
+      aggsim::kNvlsTreeAcrossDomainsShare * gb200_racks.measured_rate / gb200_racks.simulated_rate;
+  CHECK(aggsim::kNvlsTreeAcrossDomainsShare == Approx(fitted).margin(0.005));
+  // Held out: Oracle's two GB300 racks (its rows from 1 GiB: test_named_systems_published.cpp).
+  CHECK(gb300_racks.simulated_rate == Approx(gb300_racks.measured_rate).epsilon(0.15));
+
+  // platforms/PUBLISHED.md shows these fits from nvls_call_fits.csv (tests/calibrate/named_systems.py).
+  std::map<std::string, std::map<std::string, std::string>> shown;
+  for (const auto& row : read_csv_rows(read_file(std::string(AGGSIM_SOURCE_DIR) +
+                                                 "/tests/data/calibration/validation/nvls_call_fits.csv")))
+    shown[row.at("log")] = row;
+  for (const auto& [log, ranks, fit] : {std::tuple{"coreweave_gb200_nvl72_1rack", 72, gb200_rack},
+                                        std::tuple{"coreweave_gb200_nvl72_2rack", 144, gb200_racks},
+                                        std::tuple{"oci_gb300_16tray", 64, gb300_rack},
+                                        std::tuple{"oci_gb300_32tray", 128, gb300_racks}}) {
+    INFO(log);
+    REQUIRE(shown.count(log) == 1);
+    const auto& row = shown[log];
+    const double bus = 2.0 * (ranks - 1) / ranks / 1e9;
+    CHECK(std::stod(row.at("measured_a_ms")) == Approx(fit.measured * 1e3).margin(0.0006));
+    CHECK(std::stod(row.at("model_a_ms")) == Approx(fit.simulated * 1e3).margin(0.0006));
+    CHECK(std::stod(row.at("measured_busbw_gb_s")) == Approx(fit.measured_rate * bus).margin(0.06));
+    CHECK(std::stod(row.at("model_busbw_gb_s")) == Approx(fit.simulated_rate * bus).margin(0.06));
+  }
 }
 
 // NVLS's per-head cost is a full loop's (kNvlsHeadCallSeconds, from calls of 512 MiB and more): the

@@ -12,7 +12,7 @@ differs from the named system's defaults, e.g. Oracle's GB300 trays with 8 x 400
 and racks of 16 trays). Every log is given its shape (`--shape LOG=RANKSxNODES`): logs without rank
 lines need it, and so do device lists their posters shortened with "..."; `compare` checks that the
 rank lines a log does show agree with it.
-Runs the model misses by more than that (MISSED below) go to validation/systems_missed.csv instead,
+Runs not held to that (MISSED below: outside NCCL's defaults) go to validation/systems_missed.csv instead,
 with the model under NCCL's own choice and under each algorithm NCCL could have run (rendered in
 platforms/PUBLISHED.md; not checked by the test). Both lists are recomputed from the build: when the
 model changes, rerun this and move runs between RUNS and MISSED.
@@ -50,6 +50,7 @@ RUNS = [
     ("dgx_h100", 8, 64, "h100_ib400_8node"),
     ("dgx_h100", 8, 64, "h100_ib400_ctas24_8node"),
     ("gb200_nvl72", 18, 72, "coreweave_gb200_nvl72_1rack"),
+    ("gb200_nvl72", 36, 144, "coreweave_gb200_nvl72_2rack"),
     ("gb200_nvl72", 360, 1440, "coreweave_gb200_nvl72_20rack", {"algorithm": "nvls: off"}),
     ("mi300x", 1, 8, "amd_mi300x_1node"),
     ("mi300x", 2, 16, "amd_mi300x_2node"),
@@ -63,20 +64,45 @@ RUNS = [
     ("gb300_nvl72", 1, 4, "oci_gb300_1tray", {"platform": OCI_GB300.format(1)}),
     ("gb300_nvl72", 2, 8, "oci_gb300_2tray", {"platform": OCI_GB300.format(2)}),
     ("gb300_nvl72", 16, 64, "oci_gb300_16tray", {"platform": OCI_GB300.format(16)}),
+    ("gb300_nvl72", 32, 128, "oci_gb300_32tray", {"platform": OCI_GB300.format(16)}),
     ("dgx_b200", 1, 8, "gcp_a4_b200_1node"),
     ("dgx_a100", 1, 8, "oci_a100_1node"),
     ("dgx_a100", 2, 16, "oci_a100_2node", {"platform": OCI_A100}),
 ]
 
 
-# Runs the model does not yet predict within 15 % from 1 GiB (platforms/PUBLISHED.md says why):
+# Runs compared but not held to 15 %, each for a reason platforms/PUBLISHED.md gives: Google Cloud's
+# two A4 nodes ran NCCL under Google's tuner plugin, whose configuration is not published (it may set
+# the algorithm, protocol and channels), with four times NCCL's NVLS chunk, so they are not NCCL's
+# defaults, which the model follows; from 2 GiB they lie within 12 %, at 1 GiB 15.4 % above.
 # (system, nodes, ranks, log, algorithms NCCL could have run[, settings as in RUNS]).
 MISSED = [
-    ("gb200_nvl72", 36, 144, "coreweave_gb200_nvl72_2rack", ["nvls_tree", "ring", "tree"]),
-    ("gb300_nvl72", 32, 128, "oci_gb300_32tray", ["nvls_tree", "ring", "tree"], {"platform": OCI_GB300.format(16)}),
     ("dgx_b200", 2, 16, "gcp_a4_b200_2node", ["nvls_tree", "ring", "tree"]),
 ]
 MISSED_OUT = os.path.join(DATA, "validation/systems_missed.csv")
+
+# Runs of RUNS whose algorithm the model's choice is checked against the others NCCL could have run
+# (platforms/PUBLISHED.md: which algorithm the two-rack NVL72 runs ran): the same table as MISSED's.
+ALTERNATIVES = [
+    ("gb200_nvl72", 36, 144, "coreweave_gb200_nvl72_2rack", ["nvls_tree", "ring", "tree"]),
+    ("gb300_nvl72", 32, 128, "oci_gb300_32tray", ["nvls_tree", "ring", "tree"], {"platform": OCI_GB300.format(16)}),
+]
+ALTERNATIVES_OUT = os.path.join(DATA, "validation/systems_alternatives.csv")
+
+# NVLS runs whose calls are fitted as t = a + S / B (out-of-place rows from 512 MiB), measured and
+# simulated: what an NVLS call costs beyond its rate on one node or rack and across two
+# (kNvlsHeadCallSeconds, kNvlsTreeAcrossDomainsShare; tests/algorithms/test_nccl_nvls.cpp fits the same).
+CALL_FITS = [
+    ("dgx_h100", 1, 8, "h100_q2ndr_1node"),
+    ("dgx_h100", 1, 8, "voltagepark_h100_1node"),
+    ("dgx_h100", 2, 16, "xe9680_h100_2node"),
+    ("dgx_h100", 2, 16, "h100_ib400_2node"),
+    ("gb200_nvl72", 18, 72, "coreweave_gb200_nvl72_1rack"),
+    ("gb200_nvl72", 36, 144, "coreweave_gb200_nvl72_2rack"),
+    ("gb300_nvl72", 16, 64, "oci_gb300_16tray", {"platform": OCI_GB300.format(16)}),
+    ("gb300_nvl72", 32, 128, "oci_gb300_32tray", {"platform": OCI_GB300.format(16)}),
+]
+CALL_FITS_OUT = os.path.join(DATA, "validation/nvls_call_fits.csv")
 
 
 def busbw(nbytes, seconds, ranks):
@@ -84,8 +110,8 @@ def busbw(nbytes, seconds, ranks):
     return nbytes / seconds / 1e9 * 2 * (ranks - 1) / ranks
 
 
-def compare(aggsim, system, nodes, ranks, log, algorithm="auto", nvls="on", settings=None):
-    """`aggsim compare`'s rows from 1 GiB; settings: {"algorithm": keys, "platform": keys} (RUNS)."""
+def compare(aggsim, system, nodes, ranks, log, algorithm="auto", nvls="on", settings=None, smallest=GIB):
+    """`aggsim compare`'s rows from `smallest` bytes; settings: {"algorithm": keys, "platform": keys} (RUNS)."""
     settings = settings or {}
     path = os.path.join(DATA, f"{log}_all_reduce.log")
     platform = settings.get("platform", "")
@@ -100,7 +126,7 @@ def compare(aggsim, system, nodes, ranks, log, algorithm="auto", nvls="on", sett
         args = [aggsim, "compare", "s.yaml", path, "--csv", "c.csv", "--shape", f"{path}={ranks}x{nodes}"]
         subprocess.run(args, cwd=d, check=True, stdout=subprocess.DEVNULL)
         with open(os.path.join(d, "c.csv")) as f:
-            return [r for r in csv.DictReader(f) if int(r["bytes"]) >= GIB]
+            return [r for r in csv.DictReader(f) if int(r["bytes"]) >= smallest]
 
 
 def main():
@@ -122,15 +148,45 @@ def main():
                     "settings", "ranks", "platform_settings"])
         w.writerows(rows)
     print(f"wrote {OUT}: {len(rows)} rows")
-    write_missed(aggsim)
+    write_alternatives(aggsim, MISSED, MISSED_OUT)
+    write_alternatives(aggsim, ALTERNATIVES, ALTERNATIVES_OUT)
+    write_call_fits(aggsim)
 
 
-def write_missed(aggsim):
-    """MISSED's runs: measured busbw beside the model's under NCCL's choice, NCCL's choice with NVLS off
-    (NCCL_NVLS_ENABLE=0, the example jobs' setting) and each forced algorithm."""
-    algorithms = sorted({a for run in MISSED for a in run[4]})
+def fit(x, y):
+    """Least squares y = a + b x: (a, b)."""
+    n = len(x)
+    mx, my = sum(x) / n, sum(y) / n
+    b = sum((u - mx) * (v - my) for u, v in zip(x, y)) / sum((u - mx) ** 2 for u in x)
+    return my - b * mx, b
+
+
+def write_call_fits(aggsim):
+    """CALL_FITS' t = a + S / B, a in ms and B as busbw in GB/s, of the log and of the model."""
     rows = []
-    for system, nodes, ranks, log, algs, *settings in MISSED:
+    for system, nodes, ranks, log, *settings in CALL_FITS:
+        settings = settings[0] if settings else {}
+        r = compare(aggsim, system, nodes, ranks, log, settings=settings, smallest=512 << 20)
+        sizes = [int(x["bytes"]) for x in r]
+        row = [system, nodes, log, r[0]["choice"]]
+        for column in ["measured_s", "simulated_s"]:
+            a, per_byte = fit(sizes, [float(x[column]) for x in r])
+            row += [f"{a * 1e3:.3f}", f"{2 * (ranks - 1) / ranks / per_byte / 1e9:.1f}"]
+        rows.append(row)
+    with open(CALL_FITS_OUT, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["system", "nodes", "log", "choice", "measured_a_ms", "measured_busbw_gb_s", "model_a_ms",
+                    "model_busbw_gb_s"])
+        w.writerows(rows)
+    print(f"wrote {CALL_FITS_OUT}: {len(rows)} rows")
+
+
+def write_alternatives(aggsim, runs, out):
+    """`runs`' measured busbw beside the model's under NCCL's choice, NCCL's choice with NVLS off
+    (NCCL_NVLS_ENABLE=0, the example jobs' setting) and each forced algorithm."""
+    algorithms = sorted({a for run in runs for a in run[4]})
+    rows = []
+    for system, nodes, ranks, log, algs, *settings in runs:
         settings = settings[0] if settings else {}
         by_algorithm = {a: compare(aggsim, system, nodes, ranks, log, a, settings=settings) for a in ["auto"] + algs}
         by_algorithm["nvls_off"] = compare(aggsim, system, nodes, ranks, log, nvls="off",
@@ -147,13 +203,13 @@ def write_missed(aggsim):
                 row.append(f"{simulated:.1f} ({100 * (simulated / measured - 1):+.0f} %)")
             row += [r["choice"], by_algorithm["nvls_off"][i]["choice"], settings.get("platform", "")]
             rows.append(row)
-    with open(MISSED_OUT, "w", newline="") as f:
+    with open(out, "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["system", "nodes", "log", "size", "measured_busbw_gb_s", "nccl_choice_gb_s",
                     "nvls_off_gb_s"] + [f"{a}_gb_s" for a in algorithms] + ["choice", "nvls_off_choice",
                                                                              "platform_settings"])
         w.writerows(rows)
-    print(f"wrote {MISSED_OUT}: {len(rows)} rows")
+    print(f"wrote {out}: {len(rows)} rows")
 
 
 if __name__ == "__main__":
