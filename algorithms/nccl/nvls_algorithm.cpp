@@ -162,7 +162,8 @@ void nvls_costs_for_calls(ProtocolCosts& costs, const NcclSystem& system, const 
     costs.nvls_efficiency = nccl_blackwell_nvls_port_share(node_graph, port_GBps);
   }
   // Across NVLink domains of several trays NVLS runs as NVLS-Tree, at a share of the switch's rate.
-  if (!calibrated && view.nodes() > 1 && view.nodes_span_trays()) costs.nvls_efficiency *= kNvlsTreeAcrossDomainsShare;
+  if (!calibrated && view.nodes() > 1 && view.nodes_span_trays())
+    costs.nvls_efficiency *= kNvlsTreeAcrossDomainsShare;
   costs.nvls_efficiency /= view.nvlink_efficiency();
 }
 
