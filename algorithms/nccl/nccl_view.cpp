@@ -157,7 +157,7 @@ double NcclView::intra_total_bandwidth() const {
 }
 
 DomainGraph NcclView::domain_graph(GpuArch arch) const {
-  if (!spans_trays_ || nodes() < 2) return {};
+  if (!across_tray_domains()) return {};
   return nccl_domain_graph(nccl_nvlink_GBps(arch, intra_bw_ / 1e9), nics_, nic_bw_ / 1e9);
 }
 

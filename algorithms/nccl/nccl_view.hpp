@@ -62,8 +62,9 @@ class NcclView {
   bool nvswitch() const { return nvswitch_; }  // every node's GPUs sit on a switch that reduces
   bool xgmi_mesh() const { return mesh_; }     // the nodes' GPUs form a full xGMI mesh
   int nics_per_node() const { return nics_; }
-  // Each node is an NVLink domain of several trays, each with its own NICs (multi-node NVLink).
-  bool nodes_span_trays() const { return spans_trays_; }
+  // Several nodes, each an NVLink domain of several trays with their own NICs (multi-node NVLink:
+  // NCCL fuses each domain's topology and joins the domains by their NICs).
+  bool across_tray_domains() const { return spans_trays_ && nodes() > 1; }
   // B/s of a GPU's port towards the other GPUs of its node: its NVLink signalling rate, of which its
   // links carry nvlink_efficiency() as data (the platform's `nvlink_efficiency`).
   double intra_bandwidth() const { return intra_bw_; }

@@ -42,7 +42,7 @@ double NvlsAlgorithm::nvls_fill(const NcclCallPlan& plan, const Geometry& g) con
   // Across NVLink domains of several trays NVLS-Tree pays it twice (kNvlsTreeAcrossDomainsShare).
   const double heads = view_.system(c_count, options_.arch).nvls_heads;
   const double full_loop = heads * kNvlsChunkSize;
-  const double head_passes = view_.nodes() > 1 && view_.nodes_span_trays() ? 2 : 1;
+  const double head_passes = view_.across_tray_domains() ? 2 : 1;
   const double heads_cost = options_.collective == NcclCollective::all_reduce
                                 ? head_passes * heads * std::min(1.0, plan.data_bytes / c_count / full_loop) *
                                       costs_.nvls_head_latency_s
@@ -162,8 +162,7 @@ void nvls_costs_for_calls(ProtocolCosts& costs, const NcclSystem& system, const 
     costs.nvls_efficiency = nccl_blackwell_nvls_port_share(node_graph, port_GBps);
   }
   // Across NVLink domains of several trays NVLS runs as NVLS-Tree, at a share of the switch's rate.
-  if (!calibrated && view.nodes() > 1 && view.nodes_span_trays())
-    costs.nvls_efficiency *= kNvlsTreeAcrossDomainsShare;
+  if (!calibrated && view.across_tray_domains()) costs.nvls_efficiency *= kNvlsTreeAcrossDomainsShare;
   costs.nvls_efficiency /= view.nvlink_efficiency();
 }
 
