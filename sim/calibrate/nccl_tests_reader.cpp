@@ -188,10 +188,7 @@ class NcclTestsReader {
   void text_line(const std::string& line, const std::string& where) {
     if (line.find("Using devices") != std::string::npos) {
       flush_pending();
-      ranks_.clear();  // a new run's table follows
-      hosts_seen_.clear();
-      abbreviated_where_.clear();
-      in_devices_ = true;
+      begin_device_list();  // a new run's table follows
       if (header_in_run_) ++run_, header_in_run_ = false;
       return;
     }
@@ -218,7 +215,7 @@ class NcclTestsReader {
             fmt::format("{}: the rank number of this 'Rank N ... on HOST' line is beyond {}, the "
                         "most ranks aggsim simulates",
                         where, static_cast<long>(kMaxRanks)));
-      if (!in_devices_) ranks_.clear(), hosts_seen_.clear(), abbreviated_where_.clear(), in_devices_ = true;
+      if (!in_devices_) begin_device_list();
       if (ranks_.empty()) rank_lines_where_ = where;
       ranks_.insert(static_cast<int>(*rank));
       hosts_seen_.insert(r->host);
@@ -267,6 +264,14 @@ class NcclTestsReader {
     if (pending_.empty()) return;
     skip_row(pending_, pending_where_);
     pending_.clear();
+  }
+
+  // A device list starts: the ranks, hosts and "..." line seen so far were another run's.
+  void begin_device_list() {
+    ranks_.clear();
+    hosts_seen_.clear();
+    abbreviated_where_.clear();
+    in_devices_ = true;
   }
 
   // The row's ranks and nodes: --shape's, checked against the rank lines; else the rank lines';
