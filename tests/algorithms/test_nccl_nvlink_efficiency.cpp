@@ -16,17 +16,16 @@ using namespace aggsim::test;
 
 namespace {
 
-// busbw (GB/s) of `aggsim perf` at `size` on `platform`.
-double busbw(const std::string& platform, int ranks, const std::string& size, const std::string& keys = "") {
+// `column` of `aggsim perf`'s one row at `size` on `platform`.
+double perf_at(const char* column, const std::string& platform, int ranks, const std::string& size,
+               const std::string& keys = "") {
   const auto rows = nccl_perf_rows(platform, ranks, size, size, keys);
   REQUIRE(rows.size() == 1);
-  return std::stod(rows[0].at("busbw_GBps"));
+  return std::stod(rows[0].at(column));
 }
 
-std::string time_of(const std::string& platform, int ranks, const std::string& size, const std::string& keys) {
-  const auto rows = nccl_perf_rows(platform, ranks, size, size, keys);
-  REQUIRE(rows.size() == 1);
-  return rows[0].at("time_s");
+double busbw(const std::string& platform, int ranks, const std::string& size, const std::string& keys = "") {
+  return perf_at("busbw_GBps", platform, ranks, size, keys);
 }
 
 }  // namespace
@@ -53,8 +52,8 @@ TEST_CASE("NVLS keeps its rate whatever NVLink's data share: its efficiency is a
     INFO(system);
     const std::string with = fmt::format("{{system: {}, nodes: 1}}", system);
     const std::string without = fmt::format("{{system: {}, nodes: 1, nvlink_efficiency: 1}}", system);
-    const double a = std::stod(time_of(with, 8, "1GiB", ", nccl_algorithm: nvls"));
-    const double b = std::stod(time_of(without, 8, "1GiB", ", nccl_algorithm: nvls"));
+    const double a = perf_at("time_s", with, 8, "1GiB", ", nccl_algorithm: nvls");
+    const double b = perf_at("time_s", without, 8, "1GiB", ", nccl_algorithm: nvls");
     CHECK(a == Approx(b).epsilon(1e-9));
   }
   // NCCL's channel count (from the port's links) does not move either: 8 B200, 9 x 80 GB/s heads.

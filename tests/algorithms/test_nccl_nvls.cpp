@@ -17,6 +17,7 @@
 #include "nccl_fixture.hpp"
 #include "support/cli.hpp"
 #include "support/csv.hpp"
+#include "support/line_fit.hpp"
 #include "support/published_compare.hpp"
 #include "support/refusal.hpp"
 
@@ -91,21 +92,8 @@ CallCost call_cost(const std::string& system, int nodes, int ranks, const std::s
     simulated.push_back(std::stod(row.at("simulated_s")));
   }
   REQUIRE(bytes.size() >= 3);
-  const auto fit = [&](const std::vector<double>& t) {  // {intercept, slope}
-    const double n = static_cast<double>(bytes.size());
-    double sx = 0, st = 0, sxx = 0, sxt = 0;
-    for (std::size_t i = 0; i < bytes.size(); ++i) {
-      sx += bytes[i];
-      st += t[i];
-      sxx += bytes[i] * bytes[i];
-      sxt += bytes[i] * t[i];
-    }
-    const double slope = (n * sxt - sx * st) / (n * sxx - sx * sx);
-    return std::pair{(st - slope * sx) / n, slope};
-  };
-  const auto [a_measured, s_measured] = fit(measured);
-  const auto [a_simulated, s_simulated] = fit(simulated);
-  return {a_measured, a_simulated, 1 / s_measured, 1 / s_simulated};
+  const Line m = least_squares_line(bytes, measured), s = least_squares_line(bytes, simulated);
+  return {m.intercept, s.intercept, 1 / m.slope, 1 / s.slope};
 }
 
 // An NVLS graph as heads, intra- and inter-node speed, for comparisons.

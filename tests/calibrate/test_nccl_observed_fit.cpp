@@ -16,6 +16,7 @@
 #include "sim/scenario/calibration.hpp"
 #include "support/cli.hpp"
 #include "support/csv.hpp"
+#include "support/line_fit.hpp"
 
 using namespace aggsim;
 using namespace aggsim::test;
@@ -108,14 +109,12 @@ TEST_CASE("the NCCL fit runs each point as NCCL's tuning lines say, not as the m
 
   // Closed form from the data: the least-squares line through (size, time) extrapolated to 1 GiB,
   // four times the largest size measured, against the calibrated model run as NCCL ran (ring/LL).
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  std::vector<double> x, y;
   for (const std::uint64_t b : sizes) {
-    const double x = static_cast<double>(b), y = x / kMeasuredBps + kIntercept;
-    sx += x, sy += y, sxx += x * x, sxy += x * y;
+    x.push_back(static_cast<double>(b));
+    y.push_back(x.back() / kMeasuredBps + kIntercept);
   }
-  const double n = static_cast<double>(sizes.size());
-  const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
-  const double intercept = (sy - slope * sx) / n;
+  const auto [intercept, slope] = least_squares_line(x, y);
   write_file(dir / "s_ll.yaml",
              std::string(kScenario).replace(std::string(kScenario).find("{name: nccl_allreduce}"),
                                             std::string("{name: nccl_allreduce}").size(),
