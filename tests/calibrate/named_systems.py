@@ -83,25 +83,20 @@ MISSED_OUT = os.path.join(DATA, "validation/systems_missed.csv")
 
 # Runs of RUNS whose algorithm the model's choice is checked against the others NCCL could have run
 # (platforms/PUBLISHED.md: which algorithm the two-rack NVL72 runs ran): the same table as MISSED's.
-ALTERNATIVES = [
-    ("gb200_nvl72", 36, 144, "coreweave_gb200_nvl72_2rack", ["nvls_tree", "ring", "tree"]),
-    ("gb300_nvl72", 32, 128, "oci_gb300_32tray", ["nvls_tree", "ring", "tree"], {"platform": OCI_GB300.format(16)}),
-]
+def runs_of(logs):
+    """RUNS' entries of these logs, in RUNS' order, with the settings RUNS gives them."""
+    return [run for run in RUNS if run[3] in logs]
+
+
+TWO_RACKS = ["coreweave_gb200_nvl72_2rack", "oci_gb300_32tray"]
+ALTERNATIVES = [(*run[:4], ["nvls_tree", "ring", "tree"], *run[4:]) for run in runs_of(TWO_RACKS)]
 ALTERNATIVES_OUT = os.path.join(DATA, "validation/systems_alternatives.csv")
 
 # NVLS runs whose calls are fitted as t = a + S / B (out-of-place rows from 512 MiB), measured and
 # simulated: what an NVLS call costs beyond its rate on one node or rack and across two
 # (kNvlsHeadCallSeconds, kNvlsTreeAcrossDomainsShare; tests/algorithms/test_nccl_nvls.cpp fits the same).
-CALL_FITS = [
-    ("dgx_h100", 1, 8, "h100_q2ndr_1node"),
-    ("dgx_h100", 1, 8, "voltagepark_h100_1node"),
-    ("dgx_h100", 2, 16, "xe9680_h100_2node"),
-    ("dgx_h100", 2, 16, "h100_ib400_2node"),
-    ("gb200_nvl72", 18, 72, "coreweave_gb200_nvl72_1rack"),
-    ("gb200_nvl72", 36, 144, "coreweave_gb200_nvl72_2rack"),
-    ("gb300_nvl72", 16, 64, "oci_gb300_16tray", {"platform": OCI_GB300.format(16)}),
-    ("gb300_nvl72", 32, 128, "oci_gb300_32tray", {"platform": OCI_GB300.format(16)}),
-]
+CALL_FITS = runs_of(["h100_q2ndr_1node", "voltagepark_h100_1node", "xe9680_h100_2node", "h100_ib400_2node",
+                     "coreweave_gb200_nvl72_1rack", "oci_gb300_16tray"] + TWO_RACKS)
 CALL_FITS_OUT = os.path.join(DATA, "validation/nvls_call_fits.csv")
 
 
